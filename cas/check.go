@@ -1,0 +1,123 @@
+package cas
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+// checkTx validates what an operation changed, against the state it read.
+// The tip was valid (checkTip), so checking every changed entity and the
+// invariants that tie it to others keeps the whole state valid without
+// reading what the operation did not touch.
+func checkTx(tx *Tx) error {
+	paths := make([]string, 0, len(tx.dirty))
+	for p := range tx.dirty {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var ps []contracts.Problem
+	for _, p := range paths {
+		dir, name := splitPath(p)
+		id, _ := idOf(name)
+		switch {
+		case p == MetaFile:
+			m := tx.cache[p].(*Meta)
+			ps = append(ps, contracts.ValidateHeader(&contracts.State{
+				Version: m.Version, Goal: m.Goal, Config: m.Config, Sprint: m.Sprint,
+			})...)
+		case dir == TasksDir || dir == ArchiveDir:
+			t := tx.cache[p].(*contracts.Task)
+			ps = append(ps, checkTask(tx, dir, id, t)...)
+		case dir == AgentsDir:
+			ps = append(ps, contracts.ValidateAgent(id, tx.cache[p].(*contracts.Agent))...)
+		case dir == ListAnomalies:
+			a := tx.cache[p].(*contracts.Anomaly)
+			ps = append(ps, contracts.ValidateAnomaly(a)...)
+			if a.TaskID != "" {
+				if live, archived, err := tx.HasTask(a.TaskID); err != nil {
+					return err
+				} else if !live && !archived {
+					ps = append(ps, contracts.Problem{Where: "anomalies[" + a.ID + "]", Msg: "task_id names unknown task " + a.TaskID})
+				}
+			}
+		case dir == ListDiscovered:
+			ps = append(ps, contracts.ValidateDiscovery(tx.cache[p].(*contracts.Discovery))...)
+		}
+	}
+	return problemsError(contracts.CodeInvalid, "", ps)
+}
+
+// checkTask validates one changed task and its links to other tasks.
+func checkTask(tx *Tx, dir, id string, t *contracts.Task) []contracts.Problem {
+	where := dir + "[" + id + "]"
+	ps := contracts.ValidateTask(t)
+	add := func(msg string) { ps = append(ps, contracts.Problem{Where: where, Msg: msg}) }
+	if t.ID != id {
+		add("stored under the id " + id + " but says " + t.ID)
+	}
+	if dir == ArchiveDir && !t.Status.Terminal() {
+		add("only MERGED, SUPERSEDED or ABANDONED tasks are archived")
+	}
+	other := ArchiveDir
+	if dir == ArchiveDir {
+		other = TasksDir
+	}
+	if p := entityPath(other, id); !tx.deleted[p] {
+		live, archived, err := tx.HasTask(id)
+		if err == nil && live && archived {
+			add("the id is used on the board and in the archive")
+		}
+	}
+	for _, d := range t.DependsOn {
+		dep, err := tx.AnyTask(d)
+		if err != nil {
+			add(err.Error())
+			continue
+		}
+		if dep == nil {
+			add("depends on unknown task " + d)
+			continue
+		}
+		if t.Status == contracts.Claimed && dep.Status != contracts.Merged {
+			add("CLAIMED while its dependency " + d + " is " + string(dep.Status))
+		}
+	}
+	if cycle := findCycle(tx, t); cycle != nil {
+		add("dependency cycle " + strings.Join(cycle, " -> "))
+	}
+	return ps
+}
+
+// findCycle follows depends_on from t and returns a path back to t, if any.
+func findCycle(tx *Tx, t *contracts.Task) []string {
+	seen := map[string]bool{}
+	var path []string
+	var walk func(id string) bool
+	walk = func(id string) bool {
+		cur, err := tx.AnyTask(id)
+		if err != nil || cur == nil {
+			return false
+		}
+		for _, d := range cur.DependsOn {
+			if d == t.ID {
+				path = append(path, id, d)
+				return true
+			}
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if walk(d) {
+				path = append([]string{id}, path...)
+				return true
+			}
+		}
+		return false
+	}
+	if walk(t.ID) {
+		return path
+	}
+	return nil
+}

@@ -1,0 +1,352 @@
+// Package cas is the update loop of the blackboard: read the tip of
+// refs/liza/state, apply an operation, validate, write one commit whose parent
+// is that tip, and move the ref by compare-and-swap. A lost race re-reads the
+// tip and re-applies the whole operation.
+package cas
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// Store is a blackboard in one repository.
+type Store struct {
+	Repo  *refstore.Repo
+	Clock func() time.Time
+	// Budget bounds the time spent retrying lost races (default 30s).
+	Budget time.Duration
+	// Author is the identity of commits made for the human operator.
+	Author refstore.Signature
+}
+
+// Op is one mutation of the blackboard.
+type Op struct {
+	Name    contracts.Op
+	Agent   string // empty for the human operator
+	Request string // optional idempotency key
+	// Apply makes the change on tx. It may return a result to report; the
+	// result is kept with the request id so that a retried request reports
+	// the first result. An error aborts the operation; nothing is written.
+	Apply func(tx *Tx) (any, error)
+	// AllowMissing lets Apply run when there is no state yet (init, import).
+	AllowMissing bool
+	// Replace makes Apply's state the whole new tree (import).
+	Replace func(tx *Tx) (*contracts.State, error)
+}
+
+// Result is what an operation did.
+type Result struct {
+	Commit   refstore.Hash // the commit made, or the tip when nothing changed
+	Value    json.RawMessage
+	Replayed bool // the request id had been applied already
+	Attempts int
+}
+
+// ErrContention is returned when the retry budget is spent.
+var ErrContention = errors.New("contention")
+
+// Update runs op against the tip until it commits, fails validation, or the
+// retry budget is spent.
+func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
+	if op.Request != "" {
+		if err := ValidRequestID(op.Request); err != nil {
+			return nil, err
+		}
+	}
+	budget := s.Budget
+	if budget <= 0 {
+		budget = 30 * time.Second
+	}
+	deadline := time.Now().Add(budget)
+	delay := 2 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		res, err := s.attempt(ctx, op)
+		if err == nil {
+			res.Attempts = attempt
+			return res, nil
+		}
+		if !errors.Is(err, refstore.ErrStale) {
+			return nil, err
+		}
+		// Capped exponential backoff with full jitter.
+		sleep := time.Duration(rand.Int64N(int64(delay)) + 1)
+		if time.Now().Add(sleep).After(deadline) {
+			return nil, contracts.Errorf(contracts.CodeContention,
+				"%s: gave up after %d attempts in %s: %s kept moving", op.Name, attempt, budget, refstore.StateRef)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(sleep):
+		}
+		if delay < 500*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
+	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := ReadSnapshot(s.Repo, tip)
+	if err != nil {
+		return nil, err
+	}
+	if !snap.Exists() && !op.AllowMissing {
+		return nil, contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+	}
+	// A whole-state replacement (import) is how a person repairs a broken
+	// state, so only it may build on a tip that does not validate.
+	if snap.Exists() && op.Replace == nil {
+		if err := s.checkTip(snap); err != nil {
+			return nil, err
+		}
+	}
+	if op.Request != "" {
+		if b, ok, err := snap.ReadFile(requestPath(op.Request)); err != nil {
+			return nil, err
+		} else if ok {
+			var rec requestRecord
+			if err := json.Unmarshal(b, &rec); err != nil {
+				return nil, inconsistent("request record %s: %v", op.Request, err)
+			}
+			if rec.Op != string(op.Name) || rec.Agent != op.Agent {
+				return nil, contracts.Invalidf("request id %s was already used by %s (%s)", op.Request, rec.Op, agentName(rec.Agent))
+			}
+			return &Result{Commit: tip, Value: rec.Result, Replayed: true}, nil
+		}
+	}
+	tx := newTx(snap, s.now(), op.Agent)
+	var value any
+	var newTree refstore.Hash
+	if op.Replace != nil {
+		st, err := op.Replace(tx)
+		if err != nil {
+			return nil, err
+		}
+		if err := problemsError(contracts.CodeInvalid, "", contracts.Validate(st)); err != nil {
+			return nil, err
+		}
+		if newTree, err = s.writeState(st); err != nil {
+			return nil, err
+		}
+	} else {
+		if value, err = op.Apply(tx); err != nil {
+			return nil, err
+		}
+		if err := checkTx(tx); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := json.Marshal(value)
+	if err != nil {
+		return nil, err
+	}
+	if op.Request != "" {
+		rec, _ := json.Marshal(requestRecord{Op: string(op.Name), Agent: op.Agent, Result: raw})
+		tx.putRaw(requestPath(op.Request), rec)
+	}
+	if op.Replace == nil {
+		if !tx.changed() {
+			return &Result{Commit: tip, Value: raw}, nil
+		}
+		if newTree, err = tx.writeTree(); err != nil {
+			return nil, err
+		}
+	} else if op.Request != "" {
+		snap2 := &Snapshot{Repo: s.Repo, Tree: newTree, Commit: tip, dirs: map[string]map[string]refstore.TreeEntry{}}
+		if newTree, err = applyFiles(snap2, "", map[string][]byte{requestPath(op.Request): tx.raw[requestPath(op.Request)]}); err != nil {
+			return nil, err
+		}
+	}
+	if newTree == snap.Tree {
+		return &Result{Commit: tip, Value: raw}, nil
+	}
+	var parents []refstore.Hash
+	if !tip.IsZero() {
+		parents = []refstore.Hash{tip}
+	}
+	msg := commitMessage(op, tx)
+	commit, err := s.Repo.WriteCommit(newTree, parents, s.author(op.Agent, tx.Now), msg)
+	if err != nil {
+		return nil, err
+	}
+	subject, _, _ := strings.Cut(msg, "\n")
+	updates := append([]refstore.RefUpdate{{Name: refstore.StateRef, Old: tip, New: commit}}, tx.refs...)
+	if err := s.Repo.UpdateRefs(ctx, "liza: "+subject, updates...); err != nil {
+		return nil, err
+	}
+	s.markValid(commit)
+	return &Result{Commit: commit, Value: raw}, nil
+}
+
+func (s *Store) now() time.Time {
+	if s.Clock != nil {
+		return s.Clock().UTC().Truncate(time.Second)
+	}
+	return time.Now().UTC().Truncate(time.Second)
+}
+
+func (s *Store) author(agent string, when time.Time) refstore.Signature {
+	if agent != "" {
+		return refstore.Signature{Name: agent, Email: agent + "@liza.invalid", When: when}
+	}
+	a := s.Author
+	if a.Name == "" {
+		a = refstore.Signature{Name: "git-liza", Email: "git-liza@liza.invalid"}
+	}
+	a.When = when
+	return a
+}
+
+// commitMessage is the subject, a blank line and the trailers.
+func commitMessage(op Op, tx *Tx) string {
+	subject := tx.subject
+	if subject == "" {
+		subject = string(op.Name)
+	}
+	var b strings.Builder
+	b.WriteString(subject)
+	b.WriteString("\n\n")
+	fmt.Fprintf(&b, "Liza-Op: %s\n", op.Name)
+	fmt.Fprintf(&b, "Liza-Agent: %s\n", agentName(op.Agent))
+	if tx.task != "" {
+		fmt.Fprintf(&b, "Liza-Task: %s\n", tx.task)
+	}
+	if op.Request != "" {
+		fmt.Fprintf(&b, "Liza-Request: %s\n", op.Request)
+	}
+	return b.String()
+}
+
+func agentName(agent string) string {
+	if agent == "" {
+		return "human"
+	}
+	return agent
+}
+
+// Trailers reads the "Key: value" lines of a commit message's last
+// paragraph.
+func Trailers(msg string) map[string]string {
+	out := map[string]string{}
+	paras := strings.Split(strings.TrimSpace(msg), "\n\n")
+	if len(paras) < 2 {
+		return out
+	}
+	for _, line := range strings.Split(paras[len(paras)-1], "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if ok && !strings.ContainsAny(k, " \t") {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+type requestRecord struct {
+	Op     string          `json:"op"`
+	Agent  string          `json:"agent,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// requestPath spreads request records over 256 subtrees so that no tree an
+// operation rewrites grows without bound.
+func requestPath(id string) string {
+	sum := sha1.Sum([]byte(id))
+	h := hex.EncodeToString(sum[:])
+	return RequestDir + "/" + h[:2] + "/" + h[2:]
+}
+
+// ValidRequestID checks an idempotency key: 1-128 characters of
+// [A-Za-z0-9._:-].
+func ValidRequestID(id string) error {
+	if len(id) == 0 || len(id) > 128 {
+		return contracts.Invalidf("invalid request id %q: 1 to 128 characters", id)
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._:-", c)) {
+			return contracts.Invalidf("invalid request id %q: use letters, digits and . _ : -", id)
+		}
+	}
+	return nil
+}
+
+// writeState stores a whole state as a fresh tree.
+func (s *Store) writeState(st *contracts.State) (refstore.Hash, error) {
+	files, err := splitState(st)
+	if err != nil {
+		return refstore.Hash{}, err
+	}
+	empty := &Snapshot{Repo: s.Repo, dirs: map[string]map[string]refstore.TreeEntry{"": {}}}
+	return applyFiles(empty, "", files)
+}
+
+// applyFiles rewrites the directory dir of snap with files (path -> content,
+// nil to delete), rewriting only the subtrees that change. It returns the
+// zero hash for a directory left empty.
+func applyFiles(snap *Snapshot, dir string, files map[string][]byte) (refstore.Hash, error) {
+	existing, err := snap.Entries(dir)
+	if err != nil {
+		return refstore.Hash{}, err
+	}
+	entries := make(map[string]refstore.TreeEntry, len(existing)+len(files))
+	for k, v := range existing {
+		entries[k] = v
+	}
+	prefix := ""
+	if dir != "" {
+		prefix = dir + "/"
+	}
+	sub := map[string]map[string][]byte{}
+	for p, b := range files {
+		rel := strings.TrimPrefix(p, prefix)
+		if i := strings.IndexByte(rel, '/'); i >= 0 {
+			name := rel[:i]
+			if sub[name] == nil {
+				sub[name] = map[string][]byte{}
+			}
+			sub[name][p] = b
+			continue
+		}
+		if b == nil {
+			delete(entries, rel)
+			continue
+		}
+		id, err := snap.Repo.WriteBlob(b)
+		if err != nil {
+			return refstore.Hash{}, err
+		}
+		entries[rel] = refstore.TreeEntry{Mode: refstore.ModeFile, Name: rel, ID: id}
+	}
+	for name, group := range sub {
+		id, err := applyFiles(snap, prefix+name, group)
+		if err != nil {
+			return refstore.Hash{}, err
+		}
+		if id.IsZero() {
+			delete(entries, name)
+		} else {
+			entries[name] = refstore.TreeEntry{Mode: refstore.ModeTree, Name: name, ID: id}
+		}
+	}
+	if len(entries) == 0 {
+		return refstore.Hash{}, nil
+	}
+	list := make([]refstore.TreeEntry, 0, len(entries))
+	for _, e := range entries {
+		list = append(list, e)
+	}
+	return snap.Repo.WriteTree(list)
+}

@@ -1,0 +1,89 @@
+package cas
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// Every commit git-liza writes was validated against a parent that was
+// valid, so validity carries from commit to commit without re-reading the
+// whole state. A tip that did not come that way (a state fetched from
+// elsewhere, a ref moved by hand, a fresh clone) is validated in full once,
+// then remembered here.
+const validatedFile = "liza/validated"
+
+// validatedKeep is how many recent commit ids the file remembers; losing
+// one to a concurrent writer costs one full validation, never correctness.
+const validatedKeep = 64
+
+func (s *Store) validatedPath() string {
+	return filepath.Join(s.Repo.CommonDir, validatedFile)
+}
+
+func (s *Store) knownValid(commit refstore.Hash) bool {
+	b, err := os.ReadFile(s.validatedPath())
+	if err != nil {
+		return false
+	}
+	return strings.Contains(string(b), commit.String())
+}
+
+// markValid remembers commit as validated. It writes a temporary file and
+// renames it into place, so readers never see a torn file.
+func (s *Store) markValid(commit refstore.Hash) {
+	path := s.validatedPath()
+	old, _ := os.ReadFile(path)
+	lines := strings.Fields(string(old))
+	if len(lines) >= validatedKeep {
+		lines = lines[len(lines)-validatedKeep+1:]
+	}
+	lines = append(lines, commit.String())
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o644) != nil {
+		_ = os.Remove(tmp)
+		return
+	}
+	if os.Rename(tmp, path) != nil {
+		_ = os.Remove(tmp)
+	}
+}
+
+// checkTip refuses to build on a state that does not parse or validate.
+func (s *Store) checkTip(snap *Snapshot) error {
+	if s.knownValid(snap.Commit) {
+		return nil
+	}
+	st, err := snap.Load()
+	if err != nil {
+		return err
+	}
+	if err := problemsError(contracts.CodeInconsistent, "state at "+short(snap.Commit)+" is invalid", contracts.Validate(st)); err != nil {
+		return err
+	}
+	s.markValid(snap.Commit)
+	return nil
+}
+
+// problemsError turns validation problems into one error line: the first
+// problem and how many more there are.
+func problemsError(code contracts.Code, prefix string, problems []contracts.Problem) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	msg := problems[0].String()
+	if prefix != "" {
+		msg = prefix + ": " + msg
+	}
+	if len(problems) > 1 {
+		msg += fmt.Sprintf(" (and %d more problems)", len(problems)-1)
+	}
+	return contracts.Errorf(code, "%s", msg)
+}

@@ -1,0 +1,194 @@
+// Package commands wires git-liza's verbs to the command line: flags, output
+// (text and --json) and the mapping of errors to exit codes.
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// Env is what a command reads and writes besides the repository, so that
+// tests can capture it.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Dir is the directory the command runs in.
+	Dir string
+	// Getenv reads the environment.
+	Getenv func(string) string
+}
+
+// Run parses args (args[0] is the program name), runs the command and
+// returns the process exit code. It never calls os.Exit.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	dir, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "git-liza: %v\n", err)
+		return int(contracts.CodeInvalid)
+	}
+	e := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Dir: dir, Getenv: os.Getenv}
+	return e.Run(ctx, args)
+}
+
+// Run runs one command line in e.
+func (e *Env) Run(ctx context.Context, args []string) int {
+	app := e.app()
+	err := app.Run(ctx, args)
+	if err == nil {
+		return 0
+	}
+	code, msg := exitCode(err)
+	fmt.Fprintf(e.Stderr, "git-liza: %s\n", msg)
+	return int(code)
+}
+
+func (e *Env) app() *cli.Command {
+	return &cli.Command{
+		Name:            "git-liza",
+		Usage:           "coordinate teams of AI coding agents through a blackboard kept in git",
+		Writer:          e.Stdout,
+		ErrWriter:       e.Stderr,
+		Reader:          e.Stdin,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
+		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
+			return contracts.Invalidf("%v", err)
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "agent", Usage: "act as agent `ID` (planner-N, coder-N, code-reviewer-N)", Sources: cli.EnvVars("LIZA_AGENT_ID")},
+			&cli.BoolFlag{Name: "json", Usage: "machine-readable output on stdout"},
+			&cli.StringFlag{Name: "request-id", Usage: "idempotency `KEY`: a retried request with the same key is applied once"},
+			&cli.DurationFlag{Name: "retry-budget", Usage: "how long to keep retrying lost races", Value: 30 * time.Second, Sources: cli.EnvVars("LIZA_RETRY_BUDGET")},
+		},
+		Commands: []*cli.Command{
+			e.initCmd(),
+			e.statusCmd(),
+			e.showCmd(),
+			e.logCmd(),
+			e.validateCmd(),
+			e.importCmd(),
+			e.exportCmd(),
+			e.taskCmd(),
+		},
+	}
+}
+
+// session is what a command that works on the blackboard needs.
+type session struct {
+	*Env
+	cmd   *cli.Command
+	repo  *refstore.Repo
+	store *cas.Store
+	agent string
+	json  bool
+}
+
+// open finds the repository and checks git and the agent id.
+func (e *Env) open(cmd *cli.Command) (*session, error) {
+	return e.openAs(cmd, cmd.String("agent"))
+}
+
+// openAs is open for a given agent id.
+func (e *Env) openAs(cmd *cli.Command, agent string) (*session, error) {
+	if err := refstore.CheckGit(); err != nil {
+		return nil, err
+	}
+	repo, err := refstore.Open(e.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := contracts.ParseAgentID(agent); err != nil {
+		return nil, err
+	}
+	clock, err := e.clock()
+	if err != nil {
+		return nil, err
+	}
+	s := &session{Env: e, cmd: cmd, repo: repo, agent: agent, json: cmd.Bool("json")}
+	s.store = &cas.Store{Repo: repo, Clock: clock, Budget: cmd.Duration("retry-budget"), Author: identity(repo, e.Getenv)}
+	return s, nil
+}
+
+// clock is the one source of time. LIZA_NOW pins it (tests, demos,
+// reproducible histories).
+func (e *Env) clock() (func() time.Time, error) {
+	v := e.Getenv("LIZA_NOW")
+	if v == "" {
+		return time.Now, nil
+	}
+	t, err := contracts.ParseTime(v)
+	if err != nil {
+		return nil, contracts.Invalidf("LIZA_NOW=%q is not a time like 2026-01-17T10:00:00Z", v)
+	}
+	return func() time.Time { return t }, nil
+}
+
+// identity is the author of commits made for the human operator: git's
+// author identity when there is one, else a fixed one.
+func identity(repo *refstore.Repo, getenv func(string) string) refstore.Signature {
+	name, email := getenv("GIT_AUTHOR_NAME"), getenv("GIT_AUTHOR_EMAIL")
+	if name == "" {
+		name, _ = repo.Config("user.name")
+	}
+	if email == "" {
+		email, _ = repo.Config("user.email")
+	}
+	if name == "" {
+		return refstore.Signature{}
+	}
+	if email == "" {
+		email = "unknown"
+	}
+	return refstore.Signature{Name: name, Email: email}
+}
+
+// update runs an operation for the session's agent.
+func (s *session) update(ctx context.Context, op cas.Op) (*cas.Result, error) {
+	if err := contracts.Permit(s.agent, op.Name); err != nil {
+		return nil, err
+	}
+	op.Agent = s.agent
+	op.Request = s.cmd.String("request-id")
+	return s.store.Update(ctx, op)
+}
+
+// printJSON writes v as indented JSON.
+func (s *session) printJSON(v any) error {
+	enc := json.NewEncoder(s.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// args returns the positional arguments, checking their number.
+func args(cmd *cli.Command, min, max int, usage string) ([]string, error) {
+	a := cmd.Args().Slice()
+	if len(a) < min || max >= 0 && len(a) > max {
+		return nil, contracts.Invalidf("usage: git liza %s", usage)
+	}
+	return a, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package contracts
+
+import "strings"
+
+// Claimable reports whether a coder may claim t (seed 004): its status is
+// UNCLAIMED, REJECTED or INTEGRATION_FAILED and every task it depends on is
+// MERGED. statusOf reports the status of another task; an unknown dependency
+// makes t unclaimable.
+func Claimable(t *Task, statusOf func(id string) (Status, bool)) bool {
+	if t == nil {
+		return false
+	}
+	switch t.Status {
+	case Unclaimed, Rejected, IntegrationFailed:
+	default:
+		return false
+	}
+	for _, dep := range t.DependsOn {
+		if statusOf == nil {
+			return false
+		}
+		if s, ok := statusOf(dep); !ok || s != Merged {
+			return false
+		}
+	}
+	return true
+}
+
+// Less orders tasks best first: lowest priority number, then oldest created
+// (tasks with a valid timestamp before those without), then natural id order
+// (task-2 before task-10).
+func Less(a, b *Task) bool {
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
+	ta, errA := ParseTime(a.Created)
+	tb, errB := ParseTime(b.Created)
+	switch {
+	case errA == nil && errB == nil && !ta.Equal(tb):
+		return ta.Before(tb)
+	case errA == nil && errB != nil:
+		return true
+	case errA != nil && errB == nil:
+		return false
+	}
+	return compareNatural(a.ID, b.ID) < 0
+}
+
+// Best returns the best task for agent to claim, or nil: among claimable
+// tasks that skip (when not nil) does not exclude, a REJECTED or
+// INTEGRATION_FAILED task already assigned to agent comes first, then the
+// order of Less.
+func Best(tasks []*Task, statusOf func(string) (Status, bool), agent string, skip func(*Task) bool) *Task {
+	own := func(t *Task) bool {
+		return agent != "" && t.AssignedTo == agent && (t.Status == Rejected || t.Status == IntegrationFailed)
+	}
+	var best *Task
+	for _, t := range tasks {
+		if !Claimable(t, statusOf) || (skip != nil && skip(t)) {
+			continue
+		}
+		if best == nil || own(t) && !own(best) || own(t) == own(best) && Less(t, best) {
+			best = t
+		}
+	}
+	return best
+}
+
+// compareNatural compares strings treating runs of digits as numbers.
+func compareNatural(a, b string) int {
+	x, y := a, b
+	for x != "" && y != "" {
+		cx, cy := leadingRun(x), leadingRun(y)
+		x, y = x[len(cx):], y[len(cy):]
+		if cx == cy {
+			continue
+		}
+		if isDigit(cx[0]) && isDigit(cy[0]) {
+			nx, ny := strings.TrimLeft(cx, "0"), strings.TrimLeft(cy, "0")
+			if len(nx) != len(ny) {
+				return compareInt(len(nx), len(ny))
+			}
+			if c := strings.Compare(nx, ny); c != 0 {
+				return c
+			}
+			continue
+		}
+		return strings.Compare(cx, cy)
+	}
+	if c := compareInt(len(x), len(y)); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+// leadingRun returns the leading run of digits or of non-digits of s.
+func leadingRun(s string) string {
+	digit := isDigit(s[0])
+	i := 1
+	for i < len(s) && isDigit(s[i]) == digit {
+		i++
+	}
+	return s[:i]
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func compareInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,73 @@
+package contracts
+
+import (
+	"regexp"
+	"strings"
+)
+
+// MaxIDLen is the longest id allowed for tasks, agents and other entities.
+const MaxIDLen = 64
+
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+func kebab(id string) bool {
+	return len(id) <= MaxIDLen && idPattern.MatchString(id)
+}
+
+// ValidID checks that id is kebab-case ([a-z0-9-], not starting with a dash)
+// and at most MaxIDLen characters, so it is safe as a file name, a branch
+// name and a ref component.
+func ValidID(id string) error {
+	return validID("id", id)
+}
+
+// ValidTaskID is ValidID with an error message that names a task id.
+func ValidTaskID(id string) error {
+	return validID("task id", id)
+}
+
+func validID(kind, id string) error {
+	if kebab(id) {
+		return nil
+	}
+	return Invalidf("invalid %s %q: ids are kebab-case ([a-z0-9-], at most %d characters)", kind, id, MaxIDLen)
+}
+
+// Role is an agent role. Its values are the seed's agent role enum.
+type Role string
+
+// The roles. RoleHuman is the operator who runs a command with no agent id.
+const (
+	RoleHuman    Role = "human"
+	RolePlanner  Role = "planner"
+	RoleCoder    Role = "coder"
+	RoleReviewer Role = "code_reviewer"
+)
+
+// agentPrefixes maps agent id prefixes to the roles they name.
+var agentPrefixes = []struct {
+	Role   Role
+	Prefix string
+}{
+	{RolePlanner, "planner-"},
+	{RoleCoder, "coder-"},
+	{RoleReviewer, "code-reviewer-"},
+}
+
+// ParseAgentID returns the role an agent id names by its prefix: planner-N,
+// coder-N or code-reviewer-N, where N is any non-empty kebab suffix. The empty
+// id is the human operator.
+func ParseAgentID(id string) (Role, error) {
+	if id == "" {
+		return RoleHuman, nil
+	}
+	if !kebab(id) {
+		return "", Invalidf("invalid agent id %q: ids are kebab-case ([a-z0-9-], at most %d characters)", id, MaxIDLen)
+	}
+	for _, r := range agentPrefixes {
+		if suffix, ok := strings.CutPrefix(id, r.Prefix); ok && kebab(suffix) {
+			return r.Role, nil
+		}
+	}
+	return "", Invalidf("invalid agent id %q: agent ids are planner-N, coder-N or code-reviewer-N", id)
+}

@@ -1,0 +1,318 @@
+// Package contracts is the Liza contract as code: the blackboard schema, the
+// task state machine, role permissions, validation and claimability. It knows
+// nothing about git; every function here is a pure function of the state.
+package contracts
+
+import (
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Extra keeps the fields a struct does not know, so that a state written by a
+// newer tool or edited by hand survives every write unchanged.
+type Extra = map[string]any
+
+// State is the whole blackboard in the seed's state.yaml shape.
+type State struct {
+	Version        int                 `yaml:"version"`
+	Goal           Goal                `yaml:"goal"`
+	Config         Config              `yaml:"config"`
+	Sprint         Sprint              `yaml:"sprint"`
+	Control        *Control            `yaml:"control,omitempty"`
+	CircuitBreaker *CircuitBreaker     `yaml:"circuit_breaker,omitempty"`
+	Agents         map[string]*Agent   `yaml:"agents"`
+	Tasks          []*Task             `yaml:"tasks"`
+	Archive        []*Task             `yaml:"archive,omitempty"`
+	Anomalies      []*Anomaly          `yaml:"anomalies,omitempty"`
+	Discovered     []*Discovery        `yaml:"discovered,omitempty"`
+	Handoff        map[string]*Handoff `yaml:"handoff,omitempty"`
+	HumanNotes     []*HumanNote        `yaml:"human_notes,omitempty"`
+	SpecChanges    []*SpecChange       `yaml:"spec_changes,omitempty"`
+	Extra          Extra               `yaml:",inline"`
+}
+
+// Goal is the goal section.
+type Goal struct {
+	ID               string            `yaml:"id"`
+	Description      string            `yaml:"description"`
+	SpecRef          string            `yaml:"spec_ref,omitempty"`
+	Status           string            `yaml:"status"`
+	Created          string            `yaml:"created,omitempty"`
+	Completed        string            `yaml:"completed,omitempty"`
+	AlignmentHistory []*AlignmentEntry `yaml:"alignment_history,omitempty"`
+	Extra            Extra             `yaml:",inline"`
+}
+
+// AlignmentEntry records how the plan moved relative to the goal: tasks
+// added, rescoped, superseded.
+type AlignmentEntry struct {
+	Time   string     `yaml:"time"`
+	Event  string     `yaml:"event"`
+	Task   string     `yaml:"task,omitempty"`
+	Tasks  StringList `yaml:"tasks,omitempty"`
+	Agent  string     `yaml:"agent,omitempty"`
+	Reason string     `yaml:"reason,omitempty"`
+	Extra  Extra      `yaml:",inline"`
+}
+
+// Config holds the tunables. Zero values are filled from DefaultConfig.
+type Config struct {
+	MaxCoderIterations   int    `yaml:"max_coder_iterations"`
+	MaxReviewCycles      int    `yaml:"max_review_cycles"`
+	LeaseDuration        int    `yaml:"lease_duration"`
+	HeartbeatInterval    int    `yaml:"heartbeat_interval"`
+	CoderPollInterval    int    `yaml:"coder_poll_interval"`
+	ReviewerPollInterval int    `yaml:"reviewer_poll_interval"`
+	PlannerPollInterval  int    `yaml:"planner_poll_interval"`
+	IntegrationBranch    string `yaml:"integration_branch"`
+	MaxInFlight          int    `yaml:"max_in_flight,omitempty"`
+	Extra                Extra  `yaml:",inline"`
+}
+
+// DefaultConfig is the seeds' configuration.
+func DefaultConfig() Config {
+	return Config{
+		MaxCoderIterations:   10,
+		MaxReviewCycles:      5,
+		LeaseDuration:        1800,
+		HeartbeatInterval:    60,
+		CoderPollInterval:    30,
+		ReviewerPollInterval: 30,
+		PlannerPollInterval:  30,
+		IntegrationBranch:    "integration",
+	}
+}
+
+// FillDefaults sets every unset tunable to its seed default.
+func (c *Config) FillDefaults() {
+	d := DefaultConfig()
+	set := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	set(&c.MaxCoderIterations, d.MaxCoderIterations)
+	set(&c.MaxReviewCycles, d.MaxReviewCycles)
+	set(&c.LeaseDuration, d.LeaseDuration)
+	set(&c.HeartbeatInterval, d.HeartbeatInterval)
+	set(&c.CoderPollInterval, d.CoderPollInterval)
+	set(&c.ReviewerPollInterval, d.ReviewerPollInterval)
+	set(&c.PlannerPollInterval, d.PlannerPollInterval)
+	if c.IntegrationBranch == "" {
+		c.IntegrationBranch = d.IntegrationBranch
+	}
+}
+
+// Sprint is the sprint section.
+type Sprint struct {
+	ID            string         `yaml:"id"`
+	GoalRef       string         `yaml:"goal_ref"`
+	Scope         SprintScope    `yaml:"scope"`
+	Timeline      SprintTimeline `yaml:"timeline"`
+	Status        string         `yaml:"status"`
+	Metrics       Extra          `yaml:"metrics,omitempty"`
+	Retrospective any            `yaml:"retrospective,omitempty"`
+	Extra         Extra          `yaml:",inline"`
+}
+
+// SprintScope lists the tasks planned for the sprint and the stretch ones.
+type SprintScope struct {
+	Planned StringList `yaml:"planned"`
+	Stretch StringList `yaml:"stretch"`
+	Extra   Extra      `yaml:",inline"`
+}
+
+// SprintTimeline records when the sprint started, was checkpointed and ended.
+type SprintTimeline struct {
+	Started    string `yaml:"started,omitempty"`
+	Checkpoint string `yaml:"checkpoint,omitempty"`
+	Ended      string `yaml:"ended,omitempty"`
+	Extra      Extra  `yaml:",inline"`
+}
+
+// Control holds the kill switches, so that they travel with the state to
+// every clone.
+type Control struct {
+	Mode   string `yaml:"mode,omitempty"` // RUNNING, PAUSED, CHECKPOINT, ABORTED
+	Since  string `yaml:"since,omitempty"`
+	By     string `yaml:"by,omitempty"`
+	Reason string `yaml:"reason,omitempty"`
+	Extra  Extra  `yaml:",inline"`
+}
+
+// CircuitBreaker is the state of the systemic-failure detector.
+type CircuitBreaker struct {
+	Status      string `yaml:"status"`
+	TriggeredAt string `yaml:"triggered_at,omitempty"`
+	Patterns    []any  `yaml:"patterns,omitempty"`
+	Report      string `yaml:"report,omitempty"`
+	Resolution  string `yaml:"resolution,omitempty"`
+	ResolvedAt  string `yaml:"resolved_at,omitempty"`
+	Extra       Extra  `yaml:",inline"`
+}
+
+// Agent is one entry of the agents section.
+type Agent struct {
+	Role         string `yaml:"role"`
+	Status       string `yaml:"status"`
+	CurrentTask  string `yaml:"current_task,omitempty"`
+	LeaseExpires string `yaml:"lease_expires,omitempty"`
+	Heartbeat    string `yaml:"heartbeat,omitempty"`
+	Generation   int    `yaml:"generation,omitempty"`
+	Started      string `yaml:"started,omitempty"`
+	Host         string `yaml:"host,omitempty"`
+	Extra        Extra  `yaml:",inline"`
+}
+
+// Task is one task. Field names are the seed's.
+type Task struct {
+	ID                  string          `yaml:"id"`
+	Description         string          `yaml:"description"`
+	Status              Status          `yaml:"status"`
+	Priority            int             `yaml:"priority"`
+	Created             string          `yaml:"created,omitempty"`
+	SpecRef             string          `yaml:"spec_ref,omitempty"`
+	DoneWhen            string          `yaml:"done_when,omitempty"`
+	Scope               string          `yaml:"scope,omitempty"`
+	DependsOn           StringList      `yaml:"depends_on"`
+	Paths               StringList      `yaml:"paths,omitempty"`
+	MaxFiles            int             `yaml:"max_files,omitempty"`
+	MaxLOC              int             `yaml:"max_loc,omitempty"`
+	AssignedTo          string          `yaml:"assigned_to,omitempty"`
+	PreviousAssignee    string          `yaml:"previous_assignee,omitempty"`
+	Worktree            string          `yaml:"worktree,omitempty"`
+	BaseCommit          string          `yaml:"base_commit,omitempty"`
+	LeaseExpires        string          `yaml:"lease_expires,omitempty"`
+	Iteration           int             `yaml:"iteration"`
+	ReviewCommit        string          `yaml:"review_commit,omitempty"`
+	ReviewingBy         string          `yaml:"reviewing_by,omitempty"`
+	ReviewLeaseExpires  string          `yaml:"review_lease_expires,omitempty"`
+	ReviewCyclesCurrent int             `yaml:"review_cycles_current,omitempty"`
+	ReviewCyclesTotal   int             `yaml:"review_cycles_total,omitempty"`
+	RejectionReason     string          `yaml:"rejection_reason,omitempty"`
+	RejectionFeedback   string          `yaml:"rejection_feedback,omitempty"`
+	ApprovedBy          string          `yaml:"approved_by,omitempty"`
+	MergeCommit         string          `yaml:"merge_commit,omitempty"`
+	BlockedReason       string          `yaml:"blocked_reason,omitempty"`
+	BlockedQuestions    StringList      `yaml:"blocked_questions,omitempty"`
+	Attempted           StringList      `yaml:"attempted,omitempty"`
+	FailedBy            StringList      `yaml:"failed_by,omitempty"`
+	IntegrationFix      bool            `yaml:"integration_fix,omitempty"`
+	HandoffPending      bool            `yaml:"handoff_pending,omitempty"`
+	Supersedes          StringList      `yaml:"supersedes,omitempty"`
+	SupersededBy        StringList      `yaml:"superseded_by,omitempty"`
+	RescopeReason       string          `yaml:"rescope_reason,omitempty"`
+	History             []*HistoryEvent `yaml:"history"`
+	Extra               Extra           `yaml:",inline"`
+}
+
+// HistoryEvent is one entry of a task's append-only history.
+type HistoryEvent struct {
+	Time       string      `yaml:"time"`
+	Event      string      `yaml:"event"`
+	Agent      string      `yaml:"agent,omitempty"`
+	From       string      `yaml:"from,omitempty"`
+	To         string      `yaml:"to,omitempty"`
+	Reason     string      `yaml:"reason,omitempty"`
+	Commit     string      `yaml:"commit,omitempty"`
+	Checkpoint *Checkpoint `yaml:"checkpoint,omitempty"`
+	Extra      Extra       `yaml:",inline"`
+}
+
+// Checkpoint is the pre-execution checkpoint a coder writes before work.
+type Checkpoint struct {
+	Intent        string     `yaml:"intent"`
+	Assumptions   StringList `yaml:"assumptions,omitempty"`
+	Risks         string     `yaml:"risks,omitempty"`
+	Validation    string     `yaml:"validation"`
+	FilesToModify StringList `yaml:"files_to_modify"`
+	Extra         Extra      `yaml:",inline"`
+}
+
+// Anomaly is one entry of the anomalies section.
+type Anomaly struct {
+	ID        string `yaml:"id"`
+	Type      string `yaml:"type"`
+	TaskID    string `yaml:"task_id,omitempty"`
+	LoggedBy  string `yaml:"logged_by"`
+	Timestamp string `yaml:"timestamp"`
+	Details   Extra  `yaml:"details,omitempty"`
+	Extra     Extra  `yaml:",inline"`
+}
+
+// Discovery is an adjacent problem found during a task and logged, not fixed.
+type Discovery struct {
+	ID              string `yaml:"id"`
+	By              string `yaml:"by"`
+	During          string `yaml:"during,omitempty"`
+	Description     string `yaml:"description"`
+	Severity        string `yaml:"severity,omitempty"`
+	Urgency         string `yaml:"urgency,omitempty"`
+	Recommendation  string `yaml:"recommendation,omitempty"`
+	ConvertedToTask string `yaml:"converted_to_task,omitempty"`
+	Timestamp       string `yaml:"timestamp,omitempty"`
+	Extra           Extra  `yaml:",inline"`
+}
+
+// Handoff is a coder's context-exhaustion handoff for one task.
+type Handoff struct {
+	Agent      string `yaml:"agent"`
+	Time       string `yaml:"time"`
+	Summary    string `yaml:"summary"`
+	NextAction string `yaml:"next_action"`
+	Extra      Extra  `yaml:",inline"`
+}
+
+// HumanNote is a message from a human to the agents.
+type HumanNote struct {
+	Timestamp string `yaml:"timestamp"`
+	Message   string `yaml:"message"`
+	For       string `yaml:"for,omitempty"`
+	By        string `yaml:"by,omitempty"`
+	Extra     Extra  `yaml:",inline"`
+}
+
+// SpecChange records a change to a spec after tasks were written against it.
+type SpecChange struct {
+	Timestamp   string `yaml:"timestamp"`
+	Spec        string `yaml:"spec"`
+	Change      string `yaml:"change"`
+	TriggeredBy string `yaml:"triggered_by,omitempty"`
+	Extra       Extra  `yaml:",inline"`
+}
+
+// StringList is a list of strings that also accepts a single scalar, as
+// hand-edited seed files often write `depends_on: task-1`.
+type StringList []string
+
+// UnmarshalYAML accepts a sequence of scalars, a single scalar or null.
+func (l *StringList) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			*l = nil
+			return nil
+		}
+		*l = StringList{n.Value}
+		return nil
+	case yaml.SequenceNode:
+		var s []string
+		if err := n.Decode(&s); err != nil {
+			return err
+		}
+		*l = s
+		return nil
+	}
+	return &yaml.TypeError{Errors: []string{"line " + strconv.Itoa(n.Line) + ": expected a list of strings"}}
+}
+
+// Contains reports whether s is in the list.
+func (l StringList) Contains(s string) bool {
+	for _, v := range l {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

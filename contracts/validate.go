@@ -1,0 +1,516 @@
+package contracts
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Problem is one thing wrong with a state: where it is and what is wrong.
+type Problem struct {
+	Where string
+	Msg   string
+}
+
+func (p Problem) String() string {
+	if p.Where == "" {
+		return p.Msg
+	}
+	return p.Where + ": " + p.Msg
+}
+
+type problems []Problem
+
+func (ps *problems) add(where, msg string) {
+	*ps = append(*ps, Problem{Where: where, Msg: msg})
+}
+
+func (ps *problems) addf(where, format string, args ...any) {
+	ps.add(where, fmt.Sprintf(format, args...))
+}
+
+// AgentStatuses are the seed's agent statuses.
+var AgentStatuses = []string{"STARTING", "IDLE", "WORKING", "REVIEWING", "WAITING", "HANDOFF"}
+
+// Severities and Urgencies are the seed's values for a discovery.
+var (
+	Severities = []string{"critical", "high", "medium", "low"}
+	Urgencies  = []string{"immediate", "deferred"}
+)
+
+// placedTask is a task with the place it is reported at.
+type placedTask struct {
+	where string
+	*Task
+}
+
+// Validate checks a whole state and returns every problem found, in a
+// stable order: header sections, tasks, dependencies, agent exclusivity,
+// agents, anomalies, discoveries.
+func Validate(s *State) []Problem {
+	if s == nil {
+		return []Problem{{Msg: "no state"}}
+	}
+	ps := problems(ValidateHeader(s))
+
+	tasks := append(placeTasks("tasks", s.Tasks), placeTasks("archive", s.Archive)...)
+	byID := make(map[string]*Task, len(tasks))
+	for _, t := range tasks {
+		if t.Task == nil {
+			ps.add(t.where, "empty task entry")
+			continue
+		}
+		ps = append(ps, validateTask(t.where, t.Task)...)
+		if t.ID == "" {
+			continue
+		}
+		if byID[t.ID] != nil {
+			ps.addf(t.where, "duplicate task id %s (ids are unique across tasks and archive)", t.ID)
+			continue
+		}
+		byID[t.ID] = t.Task
+	}
+	validateDependencies(&ps, tasks, byID)
+	validateExclusivity(&ps, placeTasks("tasks", s.Tasks))
+	validateAgents(&ps, s.Agents)
+	validateAnomalies(&ps, s.Anomalies, byID)
+	validateDiscovered(&ps, s.Discovered)
+	return ps
+}
+
+func placeTasks(section string, list []*Task) []placedTask {
+	placed := make([]placedTask, len(list))
+	for i, t := range list {
+		id := ""
+		if t != nil {
+			id = t.ID
+		}
+		placed[i] = placedTask{entryWhere(section, i, id), t}
+	}
+	return placed
+}
+
+// ValidateHeader checks the sections other than tasks, agents and logs:
+// version, goal, config and sprint.
+func ValidateHeader(s *State) []Problem {
+	var ps problems
+	if s.Version < 1 {
+		ps.addf("version", "version %d: want 1 or more", s.Version)
+	}
+	for _, f := range []struct{ name, value string }{
+		{"id", s.Goal.ID}, {"description", s.Goal.Description}, {"status", s.Goal.Status},
+	} {
+		if f.value == "" {
+			ps.addf("goal", "goal has no %s", f.name)
+		}
+	}
+
+	c := s.Config
+	if c.IntegrationBranch == "" {
+		ps.add("config", "no integration_branch")
+	} else if err := ValidBranch(c.IntegrationBranch); err != nil {
+		ps.addf("config", "integration_branch: %v", err)
+	}
+	for _, f := range []struct {
+		name  string
+		value int
+	}{
+		{"max_coder_iterations", c.MaxCoderIterations},
+		{"max_review_cycles", c.MaxReviewCycles},
+		{"lease_duration", c.LeaseDuration},
+		{"heartbeat_interval", c.HeartbeatInterval},
+		{"coder_poll_interval", c.CoderPollInterval},
+		{"reviewer_poll_interval", c.ReviewerPollInterval},
+		{"planner_poll_interval", c.PlannerPollInterval},
+		{"max_in_flight", c.MaxInFlight},
+	} {
+		if f.value < 0 {
+			ps.addf("config", "%s %d is negative", f.name, f.value)
+		}
+	}
+
+	if s.Sprint.ID == "" {
+		ps.add("sprint", "sprint has no id")
+	}
+	switch {
+	case s.Sprint.GoalRef == "":
+		ps.add("sprint", "sprint has no goal_ref")
+	case s.Goal.ID != "" && s.Sprint.GoalRef != s.Goal.ID:
+		ps.addf("sprint", "goal_ref %q does not match goal.id %q", s.Sprint.GoalRef, s.Goal.ID)
+	}
+	return ps
+}
+
+// ValidateTask checks the rules that concern one task alone: its id,
+// status, priority, the fields its status requires, agent ids, timestamps
+// and counters.
+func ValidateTask(t *Task) []Problem {
+	where := "task"
+	if t != nil && t.ID != "" {
+		where = "tasks[" + t.ID + "]"
+	}
+	return validateTask(where, t)
+}
+
+func validateTask(where string, t *Task) []Problem {
+	var ps problems
+	if t == nil {
+		ps.add(where, "empty task entry")
+		return ps
+	}
+	if err := ValidTaskID(t.ID); err != nil {
+		ps.add(where, err.Error())
+	}
+	if !t.Status.Known() {
+		ps.addf(where, "unknown status %q (want one of %s)", t.Status, joinStatuses(Statuses))
+	}
+	if t.Priority < 1 || t.Priority > 5 {
+		ps.addf(where, "priority %d out of range 1..5", t.Priority)
+	}
+
+	need := func(field, value string) {
+		if value == "" {
+			ps.addf(where, "%s task has no %s", t.Status, field)
+		}
+	}
+	switch t.Status {
+	case Draft:
+		if t.AssignedTo != "" {
+			ps.addf(where, "DRAFT task is assigned to %s", t.AssignedTo)
+		}
+	case Claimed:
+		need("assigned_to", t.AssignedTo)
+		need("worktree", t.Worktree)
+		need("lease_expires", t.LeaseExpires)
+		need("base_commit", t.BaseCommit)
+	case ReadyForReview:
+		need("review_commit", t.ReviewCommit)
+		need("assigned_to", t.AssignedTo)
+	case Rejected:
+		need("rejection_reason", t.RejectionReason)
+	case Approved:
+		need("approved_by", t.ApprovedBy)
+		need("review_commit", t.ReviewCommit)
+	case Blocked:
+		need("blocked_reason", t.BlockedReason)
+		if n := len(t.BlockedQuestions); n == 0 {
+			ps.add(where, "BLOCKED task has no blocked_questions (want 1 to 3)")
+		} else if n > 3 {
+			ps.addf(where, "BLOCKED task has %d blocked_questions (want 1 to 3)", n)
+		}
+	case Superseded:
+		need("superseded_by", strings.Join(t.SupersededBy, ","))
+		need("rescope_reason", t.RescopeReason)
+	case Merged:
+		need("merge_commit", t.MergeCommit)
+		if t.Worktree != "" {
+			ps.addf(where, "MERGED task still has worktree %s", t.Worktree)
+		}
+	}
+	if t.Status.Known() && t.Status != Draft && t.Status != Abandoned {
+		need("done_when", t.DoneWhen)
+		need("spec_ref", t.SpecRef)
+	}
+
+	agent := func(field, id string, want Role) {
+		if id == "" {
+			return
+		}
+		if role, err := ParseAgentID(id); err != nil {
+			ps.addf(where, "%s: %v", field, err)
+		} else if role != want {
+			ps.addf(where, "%s %s is not a %s", field, id, want)
+		}
+	}
+	agent("assigned_to", t.AssignedTo, RoleCoder)
+	agent("reviewing_by", t.ReviewingBy, RoleReviewer)
+	agent("approved_by", t.ApprovedBy, RoleReviewer)
+	if t.ApprovedBy != "" && t.ApprovedBy == t.AssignedTo {
+		ps.addf(where, "approved by its own coder %s (no self-approval)", t.ApprovedBy)
+	}
+
+	stamp := func(field, value string) {
+		if value == "" {
+			return
+		}
+		if _, err := ParseTime(value); err != nil {
+			ps.addf(where, "%s: %v", field, err)
+		}
+	}
+	stamp("created", t.Created)
+	stamp("lease_expires", t.LeaseExpires)
+	stamp("review_lease_expires", t.ReviewLeaseExpires)
+	for i, e := range t.History {
+		if e == nil {
+			ps.addf(where, "history[%d] is empty", i)
+			continue
+		}
+		stamp(fmt.Sprintf("history[%d].time", i), e.Time)
+	}
+
+	if t.Iteration < 0 {
+		ps.addf(where, "iteration %d is negative", t.Iteration)
+	}
+	if t.ReviewCyclesCurrent < 0 || t.ReviewCyclesTotal < 0 {
+		ps.add(where, "review cycle counts are negative")
+	} else if t.ReviewCyclesCurrent > t.ReviewCyclesTotal {
+		ps.addf(where, "review_cycles_current %d exceeds review_cycles_total %d", t.ReviewCyclesCurrent, t.ReviewCyclesTotal)
+	}
+	if t.ID != "" && t.DependsOn.Contains(t.ID) {
+		ps.add(where, "depends on itself")
+	}
+	return ps
+}
+
+func validateDependencies(ps *problems, tasks []placedTask, byID map[string]*Task) {
+	for _, t := range tasks {
+		if t.Task == nil {
+			continue
+		}
+		for _, dep := range t.DependsOn {
+			d := byID[dep]
+			switch {
+			case dep == t.ID:
+			case d == nil:
+				ps.addf(t.where, "depends on unknown task %s", dep)
+			case t.Status == Claimed && d.Status != Merged:
+				ps.addf(t.where, "CLAIMED but dependency %s is %s (dependencies must be MERGED)", dep, d.Status)
+			}
+		}
+	}
+
+	const (
+		unseen = iota
+		active
+		done
+	)
+	color := make(map[string]int, len(byID))
+	where := make(map[string]string, len(tasks))
+	for _, t := range tasks {
+		if t.Task != nil && byID[t.ID] == t.Task {
+			where[t.ID] = t.where
+		}
+	}
+	var stack []string
+	var visit func(id string)
+	visit = func(id string) {
+		color[id] = active
+		stack = append(stack, id)
+		for _, dep := range byID[id].DependsOn {
+			if dep == id || byID[dep] == nil {
+				continue
+			}
+			switch color[dep] {
+			case unseen:
+				visit(dep)
+			case active:
+				cycle := append(slices.Clone(stack[slices.Index(stack, dep):]), dep)
+				ps.addf(where[dep], "dependency cycle %s", strings.Join(cycle, " -> "))
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[id] = done
+	}
+	for _, t := range tasks {
+		if t.Task != nil && byID[t.ID] == t.Task && color[t.ID] == unseen {
+			visit(t.ID)
+		}
+	}
+}
+
+func validateExclusivity(ps *problems, tasks []placedTask) {
+	coding := map[string]string{}
+	reviewing := map[string]string{}
+	for _, t := range tasks {
+		if t.Task == nil {
+			continue
+		}
+		if a := t.AssignedTo; t.Status == Claimed && a != "" {
+			if other, ok := coding[a]; ok {
+				ps.addf(t.where, "%s already holds CLAIMED task %s (one task per agent)", a, other)
+			} else {
+				coding[a] = t.ID
+			}
+		}
+		if a := t.ReviewingBy; t.Status == ReadyForReview && a != "" {
+			if other, ok := reviewing[a]; ok {
+				ps.addf(t.where, "%s already reviews task %s (one review per agent)", a, other)
+			} else {
+				reviewing[a] = t.ID
+			}
+		}
+	}
+}
+
+func validateAgents(ps *problems, agents map[string]*Agent) {
+	ids := make([]string, 0, len(agents))
+	for id := range agents {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		*ps = append(*ps, ValidateAgent(id, agents[id])...)
+	}
+}
+
+// ValidateAgent checks one entry of the agents section: its id, role, status
+// and timestamps.
+func ValidateAgent(id string, a *Agent) []Problem {
+	var ps problems
+	where := "agents[" + id + "]"
+	if a == nil {
+		ps.add(where, "empty agent entry")
+		return ps
+	}
+	if role, err := ParseAgentID(id); err != nil {
+		ps.add(where, err.Error())
+	} else if Role(a.Role) != role {
+		ps.addf(where, "role %q does not match the id (want %s)", a.Role, role)
+	}
+	if !slices.Contains(AgentStatuses, a.Status) {
+		ps.addf(where, "unknown status %q (want one of %s)", a.Status, strings.Join(AgentStatuses, ", "))
+	}
+	for _, f := range []struct{ name, value string }{
+		{"lease_expires", a.LeaseExpires}, {"heartbeat", a.Heartbeat}, {"started", a.Started},
+	} {
+		if f.value == "" {
+			continue
+		}
+		if _, err := ParseTime(f.value); err != nil {
+			ps.addf(where, "%s: %v", f.name, err)
+		}
+	}
+	return ps
+}
+
+func validateAnomalies(ps *problems, anomalies []*Anomaly, byID map[string]*Task) {
+	seen := map[string]bool{}
+	for i, a := range anomalies {
+		where := entryWhere("anomalies", i, a.id())
+		*ps = append(*ps, validateAnomaly(where, a)...)
+		if a == nil {
+			continue
+		}
+		if a.ID != "" {
+			if seen[a.ID] {
+				ps.addf(where, "duplicate anomaly id %s", a.ID)
+			}
+			seen[a.ID] = true
+		}
+		if a.TaskID != "" && byID[a.TaskID] == nil {
+			ps.addf(where, "task_id %s names no task", a.TaskID)
+		}
+	}
+}
+
+// ValidateAnomaly checks one anomaly on its own: its type is known and its
+// required details are present. Whether its id is unique and its task exists
+// depends on the rest of the state; Validate checks those.
+func ValidateAnomaly(a *Anomaly) []Problem {
+	return validateAnomaly(entryWhere("anomalies", -1, a.id()), a)
+}
+
+func validateAnomaly(where string, a *Anomaly) []Problem {
+	var ps problems
+	if a == nil {
+		ps.add(where, "empty anomaly entry")
+		return ps
+	}
+	if t, ok := AnomalyTypes[a.Type]; !ok {
+		ps.addf(where, "unknown anomaly type %q", a.Type)
+	} else if missing := missingDetails(a, t); len(missing) > 0 {
+		ps.addf(where, "%s anomaly lacks details %s", a.Type, strings.Join(missing, ", "))
+	}
+	return ps
+}
+
+func (a *Anomaly) id() string {
+	if a == nil {
+		return ""
+	}
+	return a.ID
+}
+
+func validateDiscovered(ps *problems, discovered []*Discovery) {
+	for i, d := range discovered {
+		*ps = append(*ps, validateDiscovery(entryWhere("discovered", i, d.id()), d)...)
+	}
+}
+
+// ValidateDiscovery checks one entry of the discovered section: its
+// severity and urgency.
+func ValidateDiscovery(d *Discovery) []Problem {
+	return validateDiscovery(entryWhere("discovered", -1, d.id()), d)
+}
+
+func validateDiscovery(where string, d *Discovery) []Problem {
+	var ps problems
+	if d == nil {
+		ps.add(where, "empty discovery entry")
+		return ps
+	}
+	if d.Severity != "" && !slices.Contains(Severities, d.Severity) {
+		ps.addf(where, "unknown severity %q (want one of %s)", d.Severity, strings.Join(Severities, ", "))
+	}
+	if d.Urgency != "" && !slices.Contains(Urgencies, d.Urgency) {
+		ps.addf(where, "unknown urgency %q (want one of %s)", d.Urgency, strings.Join(Urgencies, ", "))
+	}
+	return ps
+}
+
+func (d *Discovery) id() string {
+	if d == nil {
+		return ""
+	}
+	return d.ID
+}
+
+// entryWhere names an entry of a list section by its id, else by its index
+// (i < 0: unknown index).
+func entryWhere(section string, i int, id string) string {
+	switch {
+	case id != "":
+		return section + "[" + id + "]"
+	case i >= 0:
+		return fmt.Sprintf("%s[#%d]", section, i)
+	}
+	return section + "[]"
+}
+
+// ValidBranch checks that name is usable as a git branch name, following
+// the rules of git check-ref-format.
+func ValidBranch(name string) error {
+	bad := func(why string) error {
+		return Invalidf("invalid branch name %q: %s", name, why)
+	}
+	switch {
+	case name == "":
+		return bad("empty")
+	case name == "@":
+		return bad(`"@" is reserved`)
+	case strings.HasPrefix(name, "-"):
+		return bad("starts with a dash")
+	case strings.Contains(name, ".."):
+		return bad(`contains ".."`)
+	case strings.Contains(name, "@{"):
+		return bad(`contains "@{"`)
+	case strings.HasSuffix(name, "."):
+		return bad(`ends with "."`)
+	}
+	for _, r := range name {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune(`~^:?*[\`, r) {
+			return bad(fmt.Sprintf("contains %q", r))
+		}
+	}
+	for _, part := range strings.Split(name, "/") {
+		switch {
+		case part == "":
+			return bad("has an empty path component")
+		case strings.HasPrefix(part, "."):
+			return bad(`has a component starting with "."`)
+		case strings.HasSuffix(part, ".lock"):
+			return bad(`has a component ending with ".lock"`)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+// Package refstore is the only package that talks to git. It finds the
+// repository, reads and writes objects with go-git's storage, and moves refs
+// with git's own update-ref so that lock files, packed refs and reflogs are
+// honoured exactly as every other git command honours them.
+package refstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+// MinGitMajor and MinGitMinor name the oldest git that has everything
+// git-liza uses (merge-tree --write-tree arrived in 2.38).
+const (
+	MinGitMajor = 2
+	MinGitMinor = 38
+)
+
+// GitError is a git command that failed: its arguments, exit code and
+// standard error.
+type GitError struct {
+	Args     []string
+	ExitCode int
+	Stderr   string
+}
+
+func (e *GitError) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	name := "git"
+	if len(e.Args) > 0 {
+		name = "git " + e.Args[0]
+	}
+	if msg == "" {
+		return fmt.Sprintf("%s failed (exit %d)", name, e.ExitCode)
+	}
+	return fmt.Sprintf("%s failed: %s", name, msg)
+}
+
+// Run runs git with args in dir. stdin may be nil. It returns standard
+// output; a failure comes back as *GitError.
+func Run(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
+	if err := CheckGit(); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if err != nil {
+		code := -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if stderr.Len() == 0 {
+			stderr.WriteString(err.Error())
+		}
+		return stdout.Bytes(), &GitError{Args: stripConfig(args), ExitCode: code, Stderr: stderr.String()}
+	}
+	return stdout.Bytes(), nil
+}
+
+// stripConfig drops leading "-c key=value" pairs so that errors name the
+// git subcommand.
+func stripConfig(args []string) []string {
+	for len(args) >= 2 && args[0] == "-c" {
+		args = args[2:]
+	}
+	return args
+}
+
+var (
+	gitOnce sync.Once
+	gitErr  error
+)
+
+// CheckGit verifies, once per process, that git is on PATH and new enough.
+// The error is a *contracts.Error with exit code 5.
+func CheckGit() error {
+	gitOnce.Do(func() { gitErr = checkGit() })
+	return gitErr
+}
+
+func checkGit() error {
+	path, err := exec.LookPath("git")
+	if err != nil {
+		return contracts.Errorf(contracts.CodeMissingDep, "git not found on PATH: git-liza needs git %d.%d or newer", MinGitMajor, MinGitMinor)
+	}
+	out, err := exec.Command(path, "version").Output()
+	if err != nil {
+		return contracts.Errorf(contracts.CodeMissingDep, "cannot run %s version: %v", path, err)
+	}
+	major, minor, ok := parseGitVersion(string(out))
+	if !ok {
+		return contracts.Errorf(contracts.CodeMissingDep, "cannot read the git version from %q", strings.TrimSpace(string(out)))
+	}
+	if major < MinGitMajor || major == MinGitMajor && minor < MinGitMinor {
+		return contracts.Errorf(contracts.CodeMissingDep, "git %d.%d is too old: git-liza needs git %d.%d or newer", major, minor, MinGitMajor, MinGitMinor)
+	}
+	return nil
+}
+
+// parseGitVersion reads "git version 2.39.5" (and vendor suffixes such as
+// "2.39.5.windows.1" or "2.37.1 (Apple Git-137.1)").
+func parseGitVersion(s string) (major, minor int, ok bool) {
+	f := strings.Fields(s)
+	if len(f) < 3 || f[0] != "git" || f[1] != "version" {
+		return 0, 0, false
+	}
+	parts := strings.SplitN(f[2], ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	var err1, err2 error
+	major, err1 = strconv.Atoi(parts[0])
+	minor, err2 = strconv.Atoi(parts[1])
+	return major, minor, err1 == nil && err2 == nil
+}

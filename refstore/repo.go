@@ -1,0 +1,229 @@
+package refstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+// Repo is an opened repository: where its directories are and its object
+// storage. It works the same from the main checkout, from a linked worktree
+// and in a bare repository.
+type Repo struct {
+	// GitDir is this checkout's git directory (.git, or
+	// .git/worktrees/NAME in a linked worktree, or the bare repository).
+	GitDir string
+	// CommonDir holds what all worktrees share: objects and refs.
+	CommonDir string
+	// WorkTree is the top of the current checkout; empty in a bare repository.
+	WorkTree string
+
+	store  *filesystem.Storage
+	config []*config.Config
+}
+
+// ErrNotRepo is returned by Open outside any git repository.
+var ErrNotRepo = contracts.Invalidf("not a git repository (or any of the parent directories)")
+
+// Open finds the repository that contains dir, honouring GIT_DIR,
+// GIT_WORK_TREE and GIT_COMMON_DIR as git does. It does not use
+// git.PlainOpen, which refuses extensions.worktreeConfig and does not see the
+// common dir of a linked worktree.
+func Open(dir string) (*Repo, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Repo{}
+	if gd := os.Getenv("GIT_DIR"); gd != "" {
+		r.GitDir = absFrom(dir, gd)
+		if !isGitDir(r.GitDir) {
+			return nil, contracts.Invalidf("GIT_DIR=%s is not a git directory", gd)
+		}
+		if wt := os.Getenv("GIT_WORK_TREE"); wt != "" {
+			r.WorkTree = absFrom(dir, wt)
+		} else if !isBare(r.GitDir) {
+			r.WorkTree = dir
+		}
+	} else if err := r.discover(dir); err != nil {
+		return nil, err
+	}
+	r.CommonDir = r.GitDir
+	if cd := os.Getenv("GIT_COMMON_DIR"); cd != "" {
+		r.CommonDir = absFrom(dir, cd)
+	} else if b, err := os.ReadFile(filepath.Join(r.GitDir, "commondir")); err == nil {
+		r.CommonDir = absFrom(r.GitDir, strings.TrimSpace(string(b)))
+	}
+	r.CommonDir = filepath.Clean(r.CommonDir)
+	r.store = filesystem.NewStorage(osfs.New(r.CommonDir), cache.NewObjectLRUDefault())
+	return r, nil
+}
+
+// discover walks up from dir looking for .git (a directory, or a file that
+// points at one) or for a bare repository.
+func (r *Repo) discover(dir string) error {
+	for d := dir; ; {
+		dotgit := filepath.Join(d, ".git")
+		if fi, err := os.Stat(dotgit); err == nil {
+			if fi.IsDir() && isGitDir(dotgit) {
+				r.GitDir, r.WorkTree = dotgit, d
+				return nil
+			}
+			if !fi.IsDir() {
+				gd, err := readGitFile(dotgit)
+				if err != nil {
+					return err
+				}
+				r.GitDir, r.WorkTree = gd, d
+				return nil
+			}
+		}
+		if isGitDir(d) {
+			r.GitDir = d
+			return nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ErrNotRepo
+		}
+		d = parent
+	}
+}
+
+// readGitFile reads a "gitdir: PATH" file, as a linked worktree or a
+// submodule has in place of a .git directory.
+func readGitFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	line := strings.TrimSpace(string(b))
+	rest, ok := strings.CutPrefix(line, "gitdir:")
+	if !ok {
+		return "", contracts.Invalidf("%s: not a gitdir file", path)
+	}
+	gd := absFrom(filepath.Dir(path), strings.TrimSpace(rest))
+	if !isGitDir(gd) {
+		return "", contracts.Invalidf("%s points at %s, which is not a git directory", path, gd)
+	}
+	return gd, nil
+}
+
+func isGitDir(d string) bool {
+	if fi, err := os.Stat(filepath.Join(d, "HEAD")); err != nil || fi.IsDir() {
+		return false
+	}
+	if _, err := os.Stat(filepath.Join(d, "commondir")); err == nil {
+		return true
+	}
+	fi, err := os.Stat(filepath.Join(d, "objects"))
+	return err == nil && fi.IsDir()
+}
+
+// isBare reports whether gitDir is a bare repository by its config.
+func isBare(gitDir string) bool {
+	b, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "bare") {
+			return strings.EqualFold(strings.TrimSpace(v), "true")
+		}
+	}
+	return false
+}
+
+func absFrom(base, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}
+
+// Bare reports whether the repository has no work tree here.
+func (r *Repo) Bare() bool { return r.WorkTree == "" }
+
+// MainWorkTree is the top of the repository's main checkout, where
+// .worktrees/ lives; empty for a bare repository.
+func (r *Repo) MainWorkTree() string {
+	if filepath.Base(r.CommonDir) == ".git" {
+		return filepath.Dir(r.CommonDir)
+	}
+	if r.GitDir == r.CommonDir {
+		return r.WorkTree
+	}
+	return ""
+}
+
+// Dir is where git commands for this repository run.
+func (r *Repo) Dir() string {
+	if r.WorkTree != "" {
+		return r.WorkTree
+	}
+	return r.GitDir
+}
+
+// Git runs a git command in this repository.
+func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
+	return Run(ctx, r.Dir(), nil, args...)
+}
+
+// GitInput runs a git command in this repository with stdin.
+func (r *Repo) GitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	return Run(ctx, r.Dir(), stdin, args...)
+}
+
+// ZeroID is the all-zero object id: as an expected old value it means "the
+// ref must not exist".
+var ZeroID = plumbing.ZeroHash
+
+// ReadRef returns the object a ref points at, and whether the ref exists.
+// Symbolic refs are followed.
+func (r *Repo) ReadRef(name string) (plumbing.Hash, bool, error) {
+	ref, err := r.store.Reference(plumbing.ReferenceName(name))
+	for i := 0; err == nil && ref.Type() == plumbing.SymbolicReference && i < 5; i++ {
+		ref, err = r.store.Reference(ref.Target())
+	}
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, false, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, false, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if ref.Type() != plumbing.HashReference {
+		return plumbing.ZeroHash, false, fmt.Errorf("reading %s: too many symbolic refs", name)
+	}
+	return ref.Hash(), true, nil
+}
+
+// Head returns what HEAD of this checkout points at: the branch ref name
+// (empty when detached) and the commit (zero on an unborn branch).
+func (r *Repo) Head() (branch string, commit plumbing.Hash, err error) {
+	b, err := os.ReadFile(filepath.Join(r.GitDir, "HEAD"))
+	if err != nil {
+		return "", plumbing.ZeroHash, err
+	}
+	line := string(bytes.TrimSpace(b))
+	if target, ok := strings.CutPrefix(line, "ref: "); ok {
+		h, _, err := r.ReadRef(target)
+		return target, h, err
+	}
+	if !plumbing.IsHash(line) {
+		return "", plumbing.ZeroHash, fmt.Errorf("HEAD holds %q", line)
+	}
+	return "", plumbing.NewHash(line), nil
+}
