@@ -96,6 +96,11 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 }
 
 func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
+	txn, err := s.Repo.BeginRefs(ctx, "liza: "+string(op.Name))
+	if err != nil {
+		return nil, err
+	}
+	defer txn.Abort()
 	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil {
 		return nil, err
@@ -183,9 +188,8 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	subject, _, _ := strings.Cut(msg, "\n")
 	updates := append([]refstore.RefUpdate{{Name: refstore.StateRef, Old: tip, New: commit}}, tx.refs...)
-	if err := s.Repo.UpdateRefs(ctx, "liza: "+subject, updates...); err != nil {
+	if err := txn.Commit(updates...); err != nil {
 		return nil, err
 	}
 	s.markValid(commit)

@@ -102,10 +102,10 @@ func (e *Env) open(cmd *cli.Command) (*session, error) {
 
 // openAs is open for a given agent id.
 func (e *Env) openAs(cmd *cli.Command, agent string) (*session, error) {
-	if err := refstore.CheckGit(); err != nil {
-		return nil, err
-	}
 	repo, err := refstore.Open(e.Dir)
+	if gerr := refstore.CheckGit(); gerr != nil {
+		return nil, gerr
+	}
 	if err != nil {
 		return nil, err
 	}

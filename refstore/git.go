@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,14 +94,29 @@ var (
 // CheckGit verifies, once per process, that git is on PATH and new enough.
 // The error is a *contracts.Error with exit code 5.
 func CheckGit() error {
-	gitOnce.Do(func() { gitErr = checkGit() })
+	gitOnce.Do(func() { gitErr = checkGit("") })
 	return gitErr
 }
 
-func checkGit() error {
+// checkGitCached is CheckGit with the answer remembered in cacheDir, keyed
+// by the git binary's path, size and modification time, so that a command
+// does not pay for a `git version` process on every run.
+func checkGitCached(cacheDir string) {
+	gitOnce.Do(func() { gitErr = checkGit(cacheDir) })
+}
+
+func checkGit(cacheDir string) error {
 	path, err := exec.LookPath("git")
 	if err != nil {
 		return contracts.Errorf(contracts.CodeMissingDep, "git not found on PATH: git-liza needs git %d.%d or newer", MinGitMajor, MinGitMinor)
+	}
+	var key, cache string
+	if fi, err := os.Stat(path); err == nil && cacheDir != "" {
+		key = fmt.Sprintf("%s %d %d", path, fi.Size(), fi.ModTime().UnixNano())
+		cache = filepath.Join(cacheDir, "liza", "git-version")
+		if b, err := os.ReadFile(cache); err == nil && strings.TrimSpace(string(b)) == key+" ok" {
+			return nil
+		}
 	}
 	out, err := exec.Command(path, "version").Output()
 	if err != nil {
@@ -111,6 +128,12 @@ func checkGit() error {
 	}
 	if major < MinGitMajor || major == MinGitMajor && minor < MinGitMinor {
 		return contracts.Errorf(contracts.CodeMissingDep, "git %d.%d is too old: git-liza needs git %d.%d or newer", major, minor, MinGitMajor, MinGitMinor)
+	}
+	if cache != "" && os.MkdirAll(filepath.Dir(cache), 0o755) == nil {
+		tmp := fmt.Sprintf("%s.%d", cache, os.Getpid())
+		if os.WriteFile(tmp, []byte(key+" ok\n"), 0o644) == nil {
+			_ = os.Rename(tmp, cache)
+		}
 	}
 	return nil
 }

@@ -1,7 +1,10 @@
 package refstore
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"os/exec"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,10 +28,58 @@ var ErrStale = errors.New("ref moved concurrently")
 // UpdateRefs moves every ref in one transaction with git update-ref --stdin,
 // each from its expected old value: all move or none does. A lost race comes
 // back as ErrStale; any other failure as *GitError.
+func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpdate) error {
+	txn, err := r.BeginRefs(ctx, reason)
+	if err != nil {
+		return err
+	}
+	return txn.Commit(updates...)
+}
+
+// RefTxn is a `git update-ref --stdin` process started before its updates
+// are known, so that git's start-up overlaps with building the objects the
+// updates point at. It takes no lock until Commit sends its updates.
 //
 // core.warnAmbiguousRefs is off because git 2.39's update-ref was seen to
 // lose updates under concurrent pack-refs when it resolves ambiguous names.
-func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpdate) error {
+type RefTxn struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr bytes.Buffer
+	args   []string
+	done   bool
+}
+
+// BeginRefs starts a ref transaction; reason is the reflog message.
+func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTxn, error) {
+	if err := CheckGit(); err != nil {
+		return nil, err
+	}
+	args := []string{"-c", "core.warnAmbiguousRefs=false", "update-ref", "--create-reflog", "--stdin"}
+	if reason != "" {
+		args = append(args, "-m", reason)
+	}
+	t := &RefTxn{args: args[2:]}
+	t.cmd = exec.CommandContext(ctx, "git", args...)
+	t.cmd.Dir = r.Dir()
+	t.cmd.Stderr = &t.stderr
+	in, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	t.stdin = in
+	if err := t.cmd.Start(); err != nil {
+		return nil, &GitError{Args: t.args, ExitCode: -1, Stderr: err.Error()}
+	}
+	return t, nil
+}
+
+// Commit sends the updates and waits for git to apply them all or none.
+func (t *RefTxn) Commit(updates ...RefUpdate) error {
+	if t.done {
+		return errors.New("ref transaction already finished")
+	}
+	t.done = true
 	var in strings.Builder
 	in.WriteString("start\n")
 	for _, u := range updates {
@@ -39,16 +90,34 @@ func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpda
 		}
 	}
 	in.WriteString("prepare\ncommit\n")
-	args := []string{"-c", "core.warnAmbiguousRefs=false", "update-ref", "--create-reflog", "--stdin"}
-	if reason != "" {
-		args = append(args, "-m", reason)
+	_, werr := io.WriteString(t.stdin, in.String())
+	t.stdin.Close()
+	err := t.cmd.Wait()
+	if err == nil && werr != nil {
+		err = werr
 	}
-	_, err := Run(ctx, r.Dir(), []byte(in.String()), args...)
-	var ge *GitError
-	if errors.As(err, &ge) && staleRef(ge.Stderr) {
+	if err == nil {
+		return nil
+	}
+	code := -1
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	}
+	if staleRef(t.stderr.String()) {
 		return ErrStale
 	}
-	return err
+	return &GitError{Args: t.args, ExitCode: code, Stderr: t.stderr.String()}
+}
+
+// Abort ends a transaction that will not commit; nothing moves.
+func (t *RefTxn) Abort() {
+	if t.done {
+		return
+	}
+	t.done = true
+	t.stdin.Close()
+	_ = t.cmd.Wait()
 }
 
 // staleRef recognises update-ref's complaints about a ref that moved or is

@@ -2,6 +2,7 @@ package refstore
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ type Repo struct {
 
 	store  *filesystem.Storage
 	config []*config.Config
+	zw     *zlib.Writer
 }
 
 // ErrNotRepo is returned by Open outside any git repository.
@@ -67,6 +69,7 @@ func Open(dir string) (*Repo, error) {
 		r.CommonDir = absFrom(r.GitDir, strings.TrimSpace(string(b)))
 	}
 	r.CommonDir = filepath.Clean(r.CommonDir)
+	checkGitCached(r.CommonDir)
 	r.store = filesystem.NewStorage(osfs.New(r.CommonDir), cache.NewObjectLRUDefault())
 	return r, nil
 }
