@@ -3,10 +3,10 @@ package refstore
 import (
 	"bytes"
 	"context"
-	"io"
-	"os/exec"
 	"errors"
 	"fmt"
+	"io"
+	"os/exec"
 	"strings"
 )
 
