@@ -13,6 +13,7 @@ import (
 // operation reads and writes only what it touches:
 //
 //	liza.yaml                   version, goal, config, sprint, control, circuit_breaker
+//	index                       one line per live task (see IndexFile)
 //	tasks/<id>.yaml             live tasks
 //	archive/<id>.yaml           archived (terminal) tasks
 //	agents/<id>.yaml            agents
@@ -130,6 +131,7 @@ func splitState(s *contracts.State) (map[string][]byte, error) {
 			return nil, err
 		}
 	}
+	files[IndexFile] = encodeIndex(buildIndex(s.Tasks))
 	for _, t := range s.Archive {
 		if err := put(entityPath(ArchiveDir, t.ID), t); err != nil {
 			return nil, err

@@ -24,13 +24,17 @@ type Tx struct {
 	raw     map[string][]byte
 	appends map[string]int // list -> next sequence number
 	refs    []refstore.RefUpdate
+
+	index        map[string]*contracts.Task // live task summaries, loaded on demand
+	taskChanged  map[string]bool            // live tasks put or removed
+	rebuildIndex []*contracts.Task          // set when the stored index must be rebuilt
 }
 
 func newTx(snap *Snapshot, now time.Time, agent string) *Tx {
 	return &Tx{
 		Snap: snap, Now: now, Actor: agent,
 		cache: map[string]any{}, dirty: map[string]bool{}, deleted: map[string]bool{},
-		raw: map[string][]byte{}, appends: map[string]int{},
+		raw: map[string][]byte{}, appends: map[string]int{}, taskChanged: map[string]bool{},
 	}
 }
 
@@ -182,12 +186,69 @@ func (tx *Tx) ids(dir string) ([]string, error) {
 }
 
 // PutTask records a new or changed live task.
-func (tx *Tx) PutTask(t *contracts.Task) { tx.put(entityPath(TasksDir, t.ID), t) }
+func (tx *Tx) PutTask(t *contracts.Task) {
+	tx.put(entityPath(TasksDir, t.ID), t)
+	tx.taskChanged[t.ID] = true
+	if tx.index != nil {
+		tx.index[t.ID] = Summary(t)
+	}
+}
 
 // ArchiveTask moves a live task into the archive.
 func (tx *Tx) ArchiveTask(t *contracts.Task) {
 	tx.remove(entityPath(TasksDir, t.ID))
 	tx.put(entityPath(ArchiveDir, t.ID), t)
+	tx.taskChanged[t.ID] = true
+	if tx.index != nil {
+		delete(tx.index, t.ID)
+	}
+}
+
+// Index returns a summary of every live task (see IndexFile), including
+// this operation's changes so far. Treat it as read-only.
+func (tx *Tx) Index() (map[string]*contracts.Task, error) {
+	if tx.index == nil {
+		idx, err := tx.loadIndex()
+		if err != nil {
+			return nil, err
+		}
+		for id := range tx.taskChanged {
+			if t, ok := tx.cache[entityPath(TasksDir, id)].(*contracts.Task); ok && !tx.deleted[entityPath(TasksDir, id)] {
+				idx[id] = Summary(t)
+			} else {
+				delete(idx, id)
+			}
+		}
+		tx.index = idx
+	}
+	return tx.index, nil
+}
+
+func (tx *Tx) loadIndex() (map[string]*contracts.Task, error) {
+	if tx.rebuildIndex != nil {
+		return buildIndex(tx.rebuildIndex), nil
+	}
+	b, ok, err := tx.Snap.ReadFile(IndexFile)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		idx, err := decodeIndex(b)
+		if err != nil {
+			return nil, inconsistent("%s: %v", IndexFile, err)
+		}
+		return idx, nil
+	}
+	if !tx.Snap.Exists() {
+		return map[string]*contracts.Task{}, nil
+	}
+	// A state written without an index: build it from the tasks once.
+	st, err := tx.Snap.Load()
+	if err != nil {
+		return nil, err
+	}
+	tx.rebuildIndex = st.Tasks
+	return buildIndex(st.Tasks), nil
 }
 
 // Agent returns an agent, or nil.
@@ -277,7 +338,7 @@ func (tx *Tx) putRaw(path string, b []byte) {
 
 // changed reports whether the operation changed anything.
 func (tx *Tx) changed() bool {
-	return len(tx.dirty)+len(tx.deleted)+len(tx.raw) > 0
+	return len(tx.dirty)+len(tx.deleted)+len(tx.raw) > 0 || tx.rebuildIndex != nil
 }
 
 // writeTree stores the changed files and returns the new root tree.
@@ -295,6 +356,14 @@ func (tx *Tx) writeTree() (refstore.Hash, error) {
 	}
 	for p := range tx.deleted {
 		files[p] = nil
+	}
+	if len(tx.taskChanged) > 0 || tx.rebuildIndex != nil {
+		tx.index = nil // re-apply every change as it stands now
+		idx, err := tx.Index()
+		if err != nil {
+			return refstore.Hash{}, err
+		}
+		files[IndexFile] = encodeIndex(idx)
 	}
 	return applyFiles(tx.Snap, "", files)
 }

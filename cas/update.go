@@ -114,8 +114,9 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 	}
 	// A whole-state replacement (import) is how a person repairs a broken
 	// state, so only it may build on a tip that does not validate.
+	var rebuild []*contracts.Task
 	if snap.Exists() && op.Replace == nil {
-		if err := s.checkTip(snap); err != nil {
+		if rebuild, err = s.checkTip(snap); err != nil {
 			return nil, err
 		}
 	}
@@ -134,6 +135,7 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 		}
 	}
 	tx := newTx(snap, s.now(), op.Agent)
+	tx.rebuildIndex = rebuild
 	var value any
 	var newTree refstore.Hash
 	if op.Replace != nil {

@@ -56,20 +56,27 @@ func (s *Store) markValid(commit refstore.Hash) {
 	}
 }
 
-// checkTip refuses to build on a state that does not parse or validate.
-func (s *Store) checkTip(snap *Snapshot) error {
+// checkTip refuses to build on a state that does not parse or validate. It
+// returns the live tasks when the stored index does not match them, so that
+// the operation rewrites it.
+func (s *Store) checkTip(snap *Snapshot) ([]*contracts.Task, error) {
 	if s.knownValid(snap.Commit) {
-		return nil
+		return nil, nil
 	}
 	st, err := snap.Load()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := problemsError(contracts.CodeInconsistent, "state at "+short(snap.Commit)+" is invalid", contracts.Validate(st)); err != nil {
-		return err
+		return nil, err
+	}
+	if b, ok, err := snap.ReadFile(IndexFile); err != nil {
+		return nil, err
+	} else if idx, derr := decodeIndex(b); !ok || derr != nil || !sameIndex(idx, buildIndex(st.Tasks)) {
+		return st.Tasks, nil
 	}
 	s.markValid(snap.Commit)
-	return nil
+	return nil, nil
 }
 
 // problemsError turns validation problems into one error line: the first

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,7 +73,7 @@ func (e *Env) app() *cli.Command {
 			&cli.StringFlag{Name: "request-id", Usage: "idempotency `KEY`: a retried request with the same key is applied once"},
 			&cli.DurationFlag{Name: "retry-budget", Usage: "how long to keep retrying lost races", Value: 30 * time.Second, Sources: cli.EnvVars("LIZA_RETRY_BUDGET")},
 		},
-		Commands: []*cli.Command{
+		Commands: slices.Concat([]*cli.Command{
 			e.initCmd(),
 			e.statusCmd(),
 			e.showCmd(),
@@ -81,7 +82,7 @@ func (e *Env) app() *cli.Command {
 			e.importCmd(),
 			e.exportCmd(),
 			e.taskCmd(),
-		},
+		}, e.lifecycleCmds(), e.leverCmds()),
 	}
 }
 

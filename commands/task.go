@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/urfave/cli/v3"
 
@@ -14,10 +15,10 @@ func (e *Env) taskCmd() *cli.Command {
 	return &cli.Command{
 		Name:  "task",
 		Usage: "plan and steer tasks (planner and human operator)",
-		Commands: []*cli.Command{
+		Commands: slices.Concat([]*cli.Command{
 			e.taskAddCmd(),
 			e.taskFinalizeCmd(),
-		},
+		}, e.taskLeverCmds()),
 	}
 }
 

@@ -1,0 +1,516 @@
+// Command bench times one `task add` with git-liza against the seed's flock+yq
+// baseline, whole process each, on the same machine and in the same run.
+//
+// Run it from the module root:
+//
+//	go run ./bench [-runs 21] [-sizes 100,1000] [-json] [-keep] [-shared ../shared]
+//
+// See bench/README.md for what the numbers mean.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+const (
+	warmups        = 2    // untimed runs of each variant before the timed ones
+	historyTasks   = 100  // tasks in both history repositories
+	historyCommits = 1000 // commits on refs/liza/state in the long-history repository
+)
+
+// goals are the target ratios git-liza/baseline, by number of tasks.
+var goals = map[int]float64{100: 0.30, 1000: 0.10}
+
+const historyGoal = 1.3 // long history may cost at most this times the short one
+
+type options struct {
+	runs   int
+	sizes  []int
+	json   bool
+	keep   bool
+	shared string
+}
+
+// bench holds what every measurement needs: paths and the child environment.
+type bench struct {
+	opt     options
+	tmp     string   // scratch directory, removed at the end unless -keep
+	bin     string   // tmp/bin: git-liza (and yq when installed here); first on PATH
+	gitLiza string   // the freshly built binary
+	yq      string   // mikefarah yq v4
+	scripts string   // shared/bench
+	env     []string // environment of every child process
+}
+
+type stats struct {
+	Median  float64   `json:"median_ms"`
+	P90     float64   `json:"p90_ms"`
+	Samples []float64 `json:"samples_ms"`
+}
+
+type sizeResult struct {
+	Tasks         int      `json:"tasks"`
+	Seed          stats    `json:"seed"`
+	GitLiza       stats    `json:"git_liza"`
+	GitLizaDirect stats    `json:"git_liza_direct"`
+	Ratio         float64  `json:"ratio"`
+	RatioDirect   float64  `json:"ratio_direct"`
+	Goal          *float64 `json:"goal,omitempty"`
+}
+
+type historyResult struct {
+	Tasks        int     `json:"tasks"`
+	ShortCommits int     `json:"short_commits"`
+	LongCommits  int     `json:"long_commits"`
+	Short        stats   `json:"short"`
+	Long         stats   `json:"long"`
+	Ratio        float64 `json:"ratio"`
+	Goal         float64 `json:"goal"`
+}
+
+type report struct {
+	Go      string        `json:"go"`
+	Git     string        `json:"git"`
+	Yq      string        `json:"yq"`
+	NumCPU  int           `json:"nproc"`
+	Runs    int           `json:"runs"`
+	Sizes   []sizeResult  `json:"sizes"`
+	History historyResult `json:"history"`
+}
+
+func main() {
+	var opt options
+	var sizes string
+	flag.IntVar(&opt.runs, "runs", 21, "timed runs per variant")
+	flag.StringVar(&sizes, "sizes", "100,1000", "comma-separated task counts")
+	flag.BoolVar(&opt.json, "json", false, "also print the results as JSON")
+	flag.BoolVar(&opt.keep, "keep", false, "keep the temporary directory")
+	flag.StringVar(&opt.shared, "shared", "../shared", "the shared/ directory, relative to the module root")
+	flag.Parse()
+	for _, s := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fatal(fmt.Errorf("bad -sizes %q: want positive integers separated by commas", sizes))
+		}
+		opt.sizes = append(opt.sizes, n)
+	}
+	if opt.runs < 1 {
+		fatal(errors.New("-runs must be at least 1"))
+	}
+	if err := run(opt); err != nil {
+		fatal(err)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+func run(opt options) error {
+	for _, tool := range []string{"go", "git", "bash", "flock", "python3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s not found on PATH", tool)
+		}
+	}
+	gomod, err := output("", nil, "go", "env", "GOMOD")
+	if err != nil || gomod == "" || gomod == os.DevNull {
+		return fmt.Errorf("run from inside the git-liza module (go env GOMOD: %q, %v)", gomod, err)
+	}
+	root := filepath.Dir(gomod)
+	if !filepath.IsAbs(opt.shared) {
+		opt.shared = filepath.Join(root, opt.shared)
+	}
+	b := &bench{opt: opt, scripts: filepath.Join(opt.shared, "bench")}
+	for _, f := range []string{"gen-state.py", "seed-add.sh", "install-yq.sh"} {
+		if _, err := os.Stat(filepath.Join(b.scripts, f)); err != nil {
+			return fmt.Errorf("baseline scripts missing (set -shared): %v", err)
+		}
+	}
+
+	if b.tmp, err = os.MkdirTemp("", "liza-bench-"); err != nil {
+		return err
+	}
+	if opt.keep {
+		defer fmt.Fprintln(os.Stderr, "kept", b.tmp)
+	} else {
+		defer os.RemoveAll(b.tmp)
+	}
+	b.bin = filepath.Join(b.tmp, "bin")
+	b.gitLiza = filepath.Join(b.bin, "git-liza")
+	b.env = childEnv(b.bin)
+
+	progress("building git-liza")
+	if _, err := output(root, nil, "go", "build", "-o", b.gitLiza, "."); err != nil {
+		return fmt.Errorf("building git-liza: %v", err)
+	}
+	if err := b.findYq(); err != nil {
+		return err
+	}
+
+	rep := report{Runs: opt.runs, NumCPU: runtime.NumCPU()}
+	rep.Go, _ = output("", nil, "go", "version")
+	rep.Git, _ = output("", nil, "git", "version")
+	rep.Yq, _ = output("", nil, b.yq, "--version")
+
+	for _, n := range opt.sizes {
+		r, err := b.measureSize(n)
+		if err != nil {
+			return fmt.Errorf("%d tasks: %v", n, err)
+		}
+		rep.Sizes = append(rep.Sizes, r)
+	}
+	if rep.History, err = b.measureHistory(); err != nil {
+		return fmt.Errorf("history: %v", err)
+	}
+
+	printTable(rep)
+	if opt.json {
+		out, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Println(string(out))
+	}
+	return nil
+}
+
+// childEnv is the environment of every child: PATH starts with bin, so `git liza`
+// finds the fresh build, and nothing that would steer git or git-liza elsewhere
+// (LIZA_NOW, LIZA_AGENT_ID, GIT_DIR, ...) leaks in from the caller.
+func childEnv(bin string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(k, "LIZA_"), k == "PATH",
+			k == "GIT_DIR", k == "GIT_WORK_TREE", k == "GIT_INDEX_FILE",
+			k == "GIT_COMMON_DIR", k == "GIT_OBJECT_DIRECTORY":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// findYq picks mikefarah yq v4 from PATH or ~/go/bin, else installs it into b.bin.
+func (b *bench) findYq() error {
+	var candidates []string
+	if p, err := exec.LookPath("yq"); err == nil {
+		candidates = append(candidates, p)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		candidates = append(candidates, filepath.Join(home, "go", "bin", "yq"))
+	}
+	for _, c := range candidates {
+		if v, err := output("", nil, c, "--version"); err == nil && strings.Contains(v, "mikefarah") {
+			b.yq = c
+			return nil
+		}
+	}
+	progress("mikefarah yq v4 not found; installing it with install-yq.sh")
+	env := append(os.Environ(), "BIN="+b.bin)
+	if _, err := output("", env, "sh", filepath.Join(b.scripts, "install-yq.sh")); err != nil {
+		return fmt.Errorf("mikefarah yq v4 is not on PATH or in ~/go/bin, and install-yq.sh failed: %v", err)
+	}
+	b.yq = filepath.Join(b.bin, "yq")
+	if v, err := output("", nil, b.yq, "--version"); err != nil || !strings.Contains(v, "mikefarah") {
+		return fmt.Errorf("install-yq.sh did not produce mikefarah yq: %q %v", v, err)
+	}
+	return nil
+}
+
+// measureSize times the baseline, `git liza` and `git-liza` adding one task to a
+// state of n tasks, interleaved.
+func (b *bench) measureSize(n int) (sizeResult, error) {
+	progress(fmt.Sprintf("%d tasks: setting up", n))
+	dir := filepath.Join(b.tmp, fmt.Sprintf("size-%d", n))
+	seed, err := b.seedFile(dir, n)
+	if err != nil {
+		return sizeResult{}, err
+	}
+	// The baseline edits its own copy; flock takes STATE.lock beside it.
+	state := filepath.Join(dir, "state.yaml")
+	if err := copyFile(seed, state); err != nil {
+		return sizeResult{}, err
+	}
+	repo := filepath.Join(dir, "repo")
+	if err := b.newRepo(repo, seed); err != nil {
+		return sizeResult{}, err
+	}
+
+	progress(fmt.Sprintf("%d tasks: timing %d+%d runs of each", n, warmups, b.opt.runs))
+	yqEnv := append(slices.Clip(b.env), "YQ="+b.yq)
+	samples, err := b.interleave([]func(id string) *exec.Cmd{
+		func(id string) *exec.Cmd {
+			return command(dir, yqEnv, "bash", filepath.Join(b.scripts, "seed-add.sh"), state, id)
+		},
+		func(id string) *exec.Cmd {
+			return command(repo, b.env, "git", append([]string{"liza"}, addArgs(id)...)...)
+		},
+		func(id string) *exec.Cmd { return command(repo, b.env, b.gitLiza, addArgs(id)...) },
+	})
+	if err != nil {
+		return sizeResult{}, err
+	}
+	r := sizeResult{Tasks: n, Seed: summarize(samples[0]), GitLiza: summarize(samples[1]), GitLizaDirect: summarize(samples[2])}
+	r.Ratio = r.GitLiza.Median / r.Seed.Median
+	r.RatioDirect = r.GitLizaDirect.Median / r.Seed.Median
+	if g, ok := goals[n]; ok {
+		r.Goal = &g
+	}
+	return r, nil
+}
+
+// measureHistory times `git liza task add` on two repositories holding the same
+// state, one whose refs/liza/state has 2 commits and one with historyCommits.
+func (b *bench) measureHistory() (historyResult, error) {
+	progress(fmt.Sprintf("history: setting up %d and %d commits", 2, historyCommits))
+	dir := filepath.Join(b.tmp, "history")
+	seed, err := b.seedFile(dir, historyTasks)
+	if err != nil {
+		return historyResult{}, err
+	}
+	short, long := filepath.Join(dir, "short"), filepath.Join(dir, "long")
+	for _, repo := range []string{short, long} {
+		if err := b.newRepo(repo, seed); err != nil {
+			return historyResult{}, err
+		}
+	}
+	// The import is commit 1 and the warm-up add below is the last, so the long
+	// history needs historyCommits-2 filler commits between them.
+	if err := b.padHistory(long, historyCommits-2); err != nil {
+		return historyResult{}, err
+	}
+	r := historyResult{Tasks: historyTasks, Goal: historyGoal}
+	for _, c := range []struct {
+		repo    string
+		commits *int
+	}{{short, &r.ShortCommits}, {long, &r.LongCommits}} {
+		// The first add after a tip git-liza did not write validates the whole
+		// state once; that one-off cost is not what is measured here.
+		if err := timeErr(command(c.repo, b.env, "git", append([]string{"liza"}, addArgs("warm-up")...)...)); err != nil {
+			return r, err
+		}
+		out, err := output(c.repo, b.env, "git", "rev-list", "--count", "refs/liza/state")
+		if err != nil {
+			return r, err
+		}
+		*c.commits, _ = strconv.Atoi(out)
+	}
+
+	progress(fmt.Sprintf("history: timing %d+%d runs of each", warmups, b.opt.runs))
+	samples, err := b.interleave([]func(id string) *exec.Cmd{
+		func(id string) *exec.Cmd {
+			return command(short, b.env, "git", append([]string{"liza"}, addArgs(id)...)...)
+		},
+		func(id string) *exec.Cmd {
+			return command(long, b.env, "git", append([]string{"liza"}, addArgs(id)...)...)
+		},
+	})
+	if err != nil {
+		return r, err
+	}
+	r.Short, r.Long = summarize(samples[0]), summarize(samples[1])
+	r.Ratio = r.Long.Median / r.Short.Median
+	return r, nil
+}
+
+// interleave runs each variant warmups+runs times, rotating the order every
+// iteration so that no variant always runs first (or right after a given
+// other one), and returns the timed samples of each variant in milliseconds.
+// Every run gets a fresh task id.
+func (b *bench) interleave(variants []func(id string) *exec.Cmd) ([][]float64, error) {
+	samples := make([][]float64, len(variants))
+	for it := 0; it < warmups+b.opt.runs; it++ {
+		for k := range variants {
+			v := (it + k) % len(variants)
+			cmd := variants[v](fmt.Sprintf("bench-%c-%d", 'a'+v, it))
+			d, err := timeRun(cmd)
+			if err != nil {
+				return nil, err
+			}
+			if it >= warmups {
+				samples[v] = append(samples[v], float64(d.Microseconds())/1000)
+			}
+		}
+	}
+	return samples, nil
+}
+
+// timeRun runs cmd and returns its wall-clock time, process start to exit.
+// The command is fully built (binary looked up, buffers attached) beforehand.
+func timeRun(cmd *exec.Cmd) (time.Duration, error) {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		return d, fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out.Bytes())
+	}
+	return d, nil
+}
+
+func timeErr(cmd *exec.Cmd) error { _, err := timeRun(cmd); return err }
+
+// addArgs is one task add, with the same content the baseline script writes.
+func addArgs(id string) []string {
+	return []string{"--agent", "planner-1", "task", "add", "--id", id,
+		"--desc", "Added task " + id, "--spec", "specs/vision.md",
+		"--done", "tests pass", "--scope", "IN: src/" + id}
+}
+
+// seedFile writes dir/seed.yaml with n tasks, as gen-state.py prints it.
+func (b *bench) seedFile(dir string, n int) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	out, err := exec.Command("python3", filepath.Join(b.scripts, "gen-state.py"), strconv.Itoa(n)).Output()
+	if err != nil {
+		return "", fmt.Errorf("gen-state.py: %v", err)
+	}
+	seed := filepath.Join(dir, "seed.yaml")
+	return seed, os.WriteFile(seed, out, 0o644)
+}
+
+// newRepo makes a git repository at dir with specs/vision.md committed, and
+// imports seed into refs/liza/state.
+func (b *bench) newRepo(dir, seed string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "specs"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "specs", "vision.md"), []byte("# Vision\n\nRetry logic for all API calls.\n"), 0o644); err != nil {
+		return err
+	}
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"config", "user.name", "Bench"},
+		{"config", "user.email", "bench@liza.invalid"},
+		{"config", "commit.gpgsign", "false"},
+		{"add", "specs"},
+		{"commit", "-q", "-m", "vision"},
+		{"liza", "import", seed},
+	} {
+		if _, err := output(dir, b.env, "git", args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// padHistory puts n commits on top of refs/liza/state, each with the tip's tree,
+// in one git fast-import (a commit with `from` and no file changes keeps its
+// parent's tree). They go to a scratch ref first; then refs/liza/state moves.
+func (b *bench) padHistory(repo string, n int) error {
+	tip, err := output(repo, b.env, "git", "rev-parse", "refs/liza/state")
+	if err != nil {
+		return err
+	}
+	const scratch = "refs/bench/history"
+	var stream bytes.Buffer
+	now := time.Now().Unix()
+	for i := 1; i <= n; i++ {
+		msg := fmt.Sprintf("note %d\n\nLiza-Op: note\nLiza-Agent: human\n", i)
+		fmt.Fprintf(&stream, "commit %s\ncommitter human <human@liza.invalid> %d +0000\ndata %d\n%s", scratch, now, len(msg), msg)
+		if i == 1 {
+			fmt.Fprintf(&stream, "from %s\n", tip)
+		}
+		stream.WriteString("\n")
+	}
+	cmd := command(repo, b.env, "git", "fast-import", "--quiet")
+	cmd.Stdin = &stream
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git fast-import: %v\n%s", err, out)
+	}
+	last, err := output(repo, b.env, "git", "rev-parse", scratch)
+	if err != nil {
+		return err
+	}
+	if _, err := output(repo, b.env, "git", "update-ref", "refs/liza/state", last, tip); err != nil {
+		return err
+	}
+	_, err = output(repo, b.env, "git", "update-ref", "-d", scratch)
+	return err
+}
+
+func command(dir string, env []string, name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	return cmd
+}
+
+// output runs a command and returns its trimmed stdout; the error carries stderr.
+func output(dir string, env []string, name string, args ...string) (string, error) {
+	cmd := command(dir, env, name, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o644)
+}
+
+func summarize(ms []float64) stats {
+	s := slices.Clone(ms)
+	slices.Sort(s)
+	n := len(s)
+	med := s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	p90 := s[int(math.Ceil(0.9*float64(n)))-1] // nearest rank
+	return stats{Median: med, P90: p90, Samples: ms}
+}
+
+func progress(msg string) { fmt.Fprintln(os.Stderr, "bench:", msg) }
+
+func printTable(r report) {
+	fmt.Printf("machine: %s; %s; nproc %d; %s\n\n", r.Go, r.Git, r.NumCPU, r.Yq)
+	fmt.Printf("task add, whole process, median (p90) of %d runs, ms\n", r.Runs)
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "tasks\tseed(flock+yq)\tgit liza\tgit-liza\tratio(git liza)\tratio(git-liza)\tgoal")
+	for _, s := range r.Sizes {
+		goal, mark := "-", func(float64) string { return "" }
+		if s.Goal != nil {
+			goal = fmt.Sprintf("<= %.2f", *s.Goal)
+			mark = func(x float64) string { return verdict(x <= *s.Goal) }
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%.3f%s\t%.3f%s\t%s\n", s.Tasks,
+			ms(s.Seed), ms(s.GitLiza), ms(s.GitLizaDirect),
+			s.Ratio, mark(s.Ratio), s.RatioDirect, mark(s.RatioDirect), goal)
+	}
+	w.Flush()
+	h := r.History
+	fmt.Printf("\nhistory (%d tasks, git liza task add): %d commits %s ms, %d commits %s ms, ratio %.3f%s (goal <= %.1fx)\n",
+		h.Tasks, h.ShortCommits, ms(h.Short), h.LongCommits, ms(h.Long), h.Ratio, verdict(h.Ratio <= h.Goal), h.Goal)
+}
+
+func ms(s stats) string { return fmt.Sprintf("%.1f (%.1f)", s.Median, s.P90) }
+
+func verdict(ok bool) string {
+	if ok {
+		return " ok"
+	}
+	return " MISSED"
+}
