@@ -96,11 +96,6 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 }
 
 func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
-	txn, err := s.Repo.BeginRefs(ctx, "liza: "+string(op.Name))
-	if err != nil {
-		return nil, err
-	}
-	defer txn.Abort()
 	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil {
 		return nil, err
@@ -191,7 +186,7 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 		return nil, err
 	}
 	updates := append([]refstore.RefUpdate{{Name: refstore.StateRef, Old: tip, New: commit}}, tx.refs...)
-	if err := txn.Commit(updates...); err != nil {
+	if err := s.Repo.UpdateRefs(ctx, "liza: "+string(op.Name), updates...); err != nil {
 		return nil, err
 	}
 	s.markValid(commit)

@@ -36,9 +36,8 @@ func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpda
 	return txn.Commit(updates...)
 }
 
-// RefTxn is a `git update-ref --stdin` process started before its updates
-// are known, so that git's start-up overlaps with building the objects the
-// updates point at. It takes no lock until Commit sends its updates.
+// RefTxn is a running `git update-ref --stdin` process. It takes no lock
+// until Commit sends its updates.
 //
 // core.warnAmbiguousRefs is off because git 2.39's update-ref was seen to
 // lose updates under concurrent pack-refs when it resolves ambiguous names.
