@@ -21,6 +21,11 @@ func checkTx(tx *Tx) error {
 	for _, p := range paths {
 		dir, name := splitPath(p)
 		id, _ := idOf(name)
+		if p != MetaFile {
+			if err := safeEntityPath(p); err != nil {
+				return err
+			}
+		}
 		switch {
 		case p == MetaFile:
 			m := tx.cache[p].(*Meta)
@@ -35,6 +40,11 @@ func checkTx(tx *Tx) error {
 		case dir == ListAnomalies:
 			a := tx.cache[p].(*contracts.Anomaly)
 			ps = append(ps, contracts.ValidateAnomaly(a)...)
+			if dup, err := duplicateAnomaly(tx, p, a.ID); err != nil {
+				return err
+			} else if dup {
+				ps = append(ps, contracts.Problem{Where: "anomalies[" + a.ID + "]", Msg: "duplicate anomaly id"})
+			}
 			if a.TaskID != "" {
 				if live, archived, err := tx.HasTask(a.TaskID); err != nil {
 					return err
@@ -87,7 +97,68 @@ func checkTask(tx *Tx, dir, id string, t *contracts.Task) []contracts.Problem {
 	if cycle := findCycle(tx, t); cycle != nil {
 		add("dependency cycle " + strings.Join(cycle, " -> "))
 	}
+	if dir == TasksDir {
+		if msg, err := heldTwice(tx, t); err != nil {
+			add(err.Error())
+		} else if msg != "" {
+			add(msg)
+		}
+	}
 	return ps
+}
+
+// heldTwice checks that the agent a task is active for holds no other
+// active task: one CLAIMED task per coder, one review per reviewer.
+func heldTwice(tx *Tx, t *contracts.Task) (string, error) {
+	if t.Status != contracts.Claimed && t.Status != contracts.ReadyForReview {
+		return "", nil
+	}
+	idx, err := tx.Index()
+	if err != nil {
+		return "", err
+	}
+	for _, o := range idx {
+		if o.ID == t.ID {
+			continue
+		}
+		if t.Status == contracts.Claimed && t.AssignedTo != "" && o.Status == contracts.Claimed && o.AssignedTo == t.AssignedTo {
+			return t.AssignedTo + " also holds CLAIMED task " + o.ID, nil
+		}
+		if t.Status == contracts.ReadyForReview && t.ReviewingBy != "" && o.Status == contracts.ReadyForReview && o.ReviewingBy == t.ReviewingBy {
+			return t.ReviewingBy + " also reviews task " + o.ID, nil
+		}
+	}
+	return "", nil
+}
+
+// duplicateAnomaly reports whether another anomaly than the one at path
+// has the id.
+func duplicateAnomaly(tx *Tx, path, id string) (bool, error) {
+	list, err := tx.Anomalies()
+	if err != nil {
+		return false, err
+	}
+	n := 0
+	for _, a := range list {
+		if a.ID == id {
+			n++
+		}
+	}
+	return n > 1, nil
+}
+
+// safeEntityPath refuses a path that an entity id would have turned into
+// something other than <dir>/<id>.yaml or <list>/<n>.yaml: ids become tree
+// entries and, for tasks, branch names and directories.
+func safeEntityPath(p string) error {
+	parts := strings.Split(p, "/")
+	if len(parts) != 2 {
+		return contracts.Invalidf("invalid id in %q: ids are kebab-case", p)
+	}
+	if id, ok := idOf(parts[1]); !ok || id == "" || id == "." || id == ".." {
+		return contracts.Invalidf("invalid entity file %q", p)
+	}
+	return nil
 }
 
 // findCycle follows depends_on from t and returns a path back to t, if any.

@@ -95,6 +95,29 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 	}
 }
 
+// View runs fn on a read-only transaction at the tip for agent, after the
+// same validity check an update makes. Whatever fn changes is discarded.
+func (s *Store) View(agent string, fn func(tx *Tx) error) error {
+	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil {
+		return err
+	}
+	snap, err := ReadSnapshot(s.Repo, tip)
+	if err != nil {
+		return err
+	}
+	if !snap.Exists() {
+		return contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+	}
+	rebuild, err := s.checkTip(snap)
+	if err != nil {
+		return err
+	}
+	tx := newTx(snap, s.now(), agent)
+	tx.rebuildIndex = rebuild
+	return fn(tx)
+}
+
 func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil {
@@ -313,6 +336,11 @@ func applyFiles(snap *Snapshot, dir string, files map[string][]byte) (refstore.H
 	sub := map[string]map[string][]byte{}
 	for p, b := range files {
 		rel := strings.TrimPrefix(p, prefix)
+		for _, part := range strings.Split(rel, "/") {
+			if part == "" || part == "." || part == ".." {
+				return refstore.Hash{}, contracts.Invalidf("invalid path %q in the state tree", p)
+			}
+		}
 		if i := strings.IndexByte(rel, '/'); i >= 0 {
 			name := rel[:i]
 			if sub[name] == nil {

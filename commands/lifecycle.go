@@ -3,4 +3,9 @@ package commands
 import "github.com/urfave/cli/v3"
 
 // lifecycleCmds are the coder's and the code reviewer's steps.
-func (e *Env) lifecycleCmds() []*cli.Command { return nil }
+func (e *Env) lifecycleCmds() []*cli.Command {
+	return []*cli.Command{
+		e.claimCmd(), e.checkpointCmd(), e.heartbeatCmd(), e.submitCmd(), e.handoffCmd(),
+		e.reviewCmd(), e.verdictCmd(), e.mergeCmd(),
+	}
+}

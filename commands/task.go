@@ -91,6 +91,11 @@ func (s *session) addTask(ctx context.Context, t *contracts.Task) error {
 	if t.MaxFiles < 0 || t.MaxLOC < 0 {
 		return contracts.Invalidf("--max-files and --max-loc take positive numbers")
 	}
+	for _, p := range t.Paths {
+		if err := contracts.ValidPath(p); err != nil {
+			return err
+		}
+	}
 	for _, d := range t.DependsOn {
 		if err := contracts.ValidTaskID(d); err != nil {
 			return err

@@ -106,10 +106,13 @@ func configParameters() map[string]string {
 		}
 		s = rest
 		k, v := tok, ""
-		if strings.HasPrefix(s, "=") {
+		if strings.HasPrefix(s, "='") {
 			if v, s, ok = quoted(s[1:]); !ok {
 				break
 			}
+		} else if strings.HasPrefix(s, "=") {
+			// `git -c key` (no value) is exported as 'key'= : a boolean true.
+			s, v = s[1:], "true"
 		} else if i := strings.IndexByte(tok, '='); i >= 0 {
 			k, v = tok[:i], tok[i+1:]
 		}

@@ -38,14 +38,14 @@ func TestConfigFiles(t *testing.T) {
 	git(t, dir, "config", "--add", "liza.multi", "second")
 
 	r := open(t, dir)
-	wantConfig(t, r, "user.name", "Repo Name")               // repository beats global
-	wantConfig(t, r, "user.email", "global@example.com")     // global only
+	wantConfig(t, r, "user.name", "Repo Name")                // repository beats global
+	wantConfig(t, r, "user.email", "global@example.com")      // global only
 	wantConfig(t, r, "liza.integrationBranch", "from-global") // camelCase key
 	wantConfig(t, r, "liza.integrationbranch", "from-global") // keys are case-insensitive
 	wantConfig(t, r, "remote.origin.url", "https://example.com/repo.git")
 	wantConfig(t, r, "url.https://example.com/a.b.insteadOf", "ex:") // dots in the subsection
-	wantConfig(t, r, "liza.multi", "second")                          // last one wins
-	wantConfig(t, r, "remote.Origin.url", "")                         // subsections are case-sensitive
+	wantConfig(t, r, "liza.multi", "second")                         // last one wins
+	wantConfig(t, r, "remote.Origin.url", "")                        // subsections are case-sensitive
 	wantConfig(t, r, "remote.upstream.url", "")
 	wantConfig(t, r, "liza.nothing", "")
 }

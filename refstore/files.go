@@ -3,6 +3,7 @@ package refstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -54,4 +55,74 @@ func (r *Repo) ResolveCommit(ctx context.Context, rev string) (Hash, error) {
 		return Hash{}, err
 	}
 	return plumbing.NewHash(s), nil
+}
+
+// IsAncestor reports whether commit a is an ancestor of (or equal to) b.
+func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	_, err := r.Git(ctx, "merge-base", "--is-ancestor", a, b)
+	var ge *GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// MergeTree merges theirs into ours without touching any checkout, with
+// `git merge-tree --write-tree`. It returns the merged tree, or the paths
+// in conflict (and a zero tree).
+func (r *Repo) MergeTree(ctx context.Context, ours, theirs Hash) (Hash, []string, error) {
+	out, err := r.Git(ctx, "merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", ours.String(), theirs.String())
+	var ge *GitError
+	conflicted := errors.As(err, &ge) && ge.ExitCode == 1
+	if err != nil && !conflicted {
+		return Hash{}, nil, err
+	}
+	fields := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
+	if len(fields) == 0 || !plumbing.IsHash(fields[0]) {
+		return Hash{}, nil, &GitError{Args: []string{"merge-tree"}, ExitCode: 0, Stderr: "unexpected output: " + string(out)}
+	}
+	if !conflicted {
+		return plumbing.NewHash(fields[0]), nil, nil
+	}
+	var paths []string
+	for _, f := range fields[1:] {
+		if f != "" {
+			paths = append(paths, f)
+		}
+	}
+	return Hash{}, paths, nil
+}
+
+// FileChange is one file a diff touches, with the lines added and removed
+// (both -1 for a binary file).
+type FileChange struct {
+	Path    string
+	Added   int
+	Removed int
+}
+
+// DiffFiles lists the files that differ between two commits, renames
+// counted as a deletion and an addition.
+func (r *Repo) DiffFiles(ctx context.Context, from, to Hash) ([]FileChange, error) {
+	out, err := r.Git(ctx, "diff", "--numstat", "--no-renames", "-z", from.String(), to.String(), "--")
+	if err != nil {
+		return nil, err
+	}
+	var changes []FileChange
+	for _, rec := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if rec == "" {
+			continue
+		}
+		parts := strings.SplitN(rec, "\t", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		c := FileChange{Path: parts[2], Added: -1, Removed: -1}
+		if parts[0] != "-" {
+			c.Added, _ = strconv.Atoi(parts[0])
+			c.Removed, _ = strconv.Atoi(parts[1])
+		}
+		changes = append(changes, c)
+	}
+	return changes, nil
 }

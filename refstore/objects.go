@@ -25,6 +25,14 @@ const (
 // Hash is a git object id.
 type Hash = plumbing.Hash
 
+// ParseHash reads a full hexadecimal object id.
+func ParseHash(s string) (Hash, bool) {
+	if !plumbing.IsHash(s) {
+		return Hash{}, false
+	}
+	return plumbing.NewHash(s), true
+}
+
 // TreeEntry is one entry of a tree object.
 type TreeEntry struct {
 	Mode string

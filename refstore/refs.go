@@ -122,6 +122,11 @@ func (t *RefTxn) Abort() {
 // staleRef recognises update-ref's complaints about a ref that moved or is
 // locked by a concurrent writer.
 func staleRef(stderr string) bool {
+	// A name clash (refs/heads/a/b exists, so refs/heads/a cannot) is
+	// permanent, however the message continues.
+	if strings.Contains(stderr, "exists; cannot create") || strings.Contains(stderr, "at the same time") {
+		return false
+	}
 	for _, s := range []string{
 		"but expected",
 		"reference already exists",

@@ -1,0 +1,492 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/worktree"
+)
+
+func (e *Env) claimCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "claim",
+		Usage:     "claim task ID, or the best claimable task, with its worktree .worktrees/ID on branch task/ID",
+		ArgsUsage: "[ID]",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "no-worktree", Usage: "record the claim only; the agent works in its own checkout"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			a, err := args(cmd, 0, 1, "claim [ID] [--no-worktree]")
+			if err != nil {
+				return err
+			}
+			s, err := e.open(cmd)
+			if err != nil {
+				return err
+			}
+			id := ""
+			if len(a) == 1 {
+				id = a[0]
+				if err := contracts.ValidTaskID(id); err != nil {
+					return err
+				}
+			}
+			return s.claim(ctx, id, cmd.Bool("no-worktree"))
+		},
+	}
+}
+
+// claimKind says how a claim takes its task.
+type claimKind string
+
+const (
+	claimFresh    claimKind = "claimed"    // UNCLAIMED
+	claimOwn      claimKind = "resumed"    // the same coder takes back its REJECTED or INTEGRATION_FAILED task
+	claimTakeover claimKind = "taken_over" // another coder takes a REJECTED or INTEGRATION_FAILED task whose lease ended
+	claimExpired  claimKind = "reclaimed"  // a CLAIMED task whose lease ran out
+)
+
+// errPickAgain means the task chosen for a claim without ID stopped being
+// claimable before the claim committed; the next best one is tried.
+var errPickAgain = errors.New("pick again")
+
+// claimResult is what a claim reports.
+type claimResult struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	AssignedTo   string `json:"assigned_to"`
+	Kind         string `json:"kind"`
+	Worktree     string `json:"worktree"`
+	Branch       string `json:"branch,omitempty"`
+	BaseCommit   string `json:"base_commit"`
+	LeaseExpires string `json:"lease_expires"`
+	Iteration    int    `json:"iteration"`
+	Commit       string `json:"commit,omitempty"`
+	Replayed     bool   `json:"replayed,omitempty"`
+}
+
+// claim runs the seed's three-phase claim: check against the current state,
+// make the worktree outside the compare-and-swap, then commit the claim
+// after checking again. A claim that does not commit removes the worktree
+// it made, so no task is CLAIMED without its worktree and no worktree is
+// left behind by a failed claim.
+func (s *session) claim(ctx context.Context, id string, noWorktree bool) error {
+	if err := contracts.Permit(s.agent, contracts.OpClaim); err != nil {
+		return err
+	}
+	skip := map[string]bool{}
+	for {
+		plan, err := s.planClaim(id, skip)
+		if err != nil {
+			return err
+		}
+		created := false
+		if !noWorktree {
+			created, err = s.prepareWorktree(ctx, plan)
+			if errors.Is(err, worktree.ErrBusy) {
+				if id != "" {
+					return contracts.Errorf(contracts.CodeContention, "task %s is being claimed by another process here; try again", plan.id)
+				}
+				skip[plan.id] = true
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		}
+		res, err := s.update(ctx, cas.Op{Name: contracts.OpClaim, Apply: func(tx *cas.Tx) (any, error) {
+			return s.applyClaim(tx, plan, id == "", noWorktree)
+		}})
+		if created {
+			if err != nil {
+				_ = worktree.Remove(ctx, s.repo, plan.id, "", true)
+			} else if uerr := worktree.Unlock(ctx, s.repo, plan.id); uerr != nil {
+				return uerr
+			}
+		}
+		if errors.Is(err, errPickAgain) {
+			skip[plan.id] = true
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var out claimResult
+		if err := json.Unmarshal(res.Value, &out); err != nil {
+			return err
+		}
+		out.Commit, out.Replayed = res.Commit.String(), res.Replayed
+		if s.json {
+			return s.printJSON(out)
+		}
+		where := out.Worktree
+		if out.Branch != "" {
+			where += " on " + out.Branch
+		}
+		fmt.Fprintf(s.Stdout, "%s %s by %s: %s from %s, lease until %s\n", out.ID, out.Kind, out.AssignedTo, where, short(out.BaseCommit), out.LeaseExpires)
+		return nil
+	}
+}
+
+type claimPlan struct {
+	id   string
+	kind claimKind
+	base refstore.Hash // where a new task branch starts
+}
+
+// planClaim is phase one: choose and check the task against the tip
+// without writing anything.
+func (s *session) planClaim(id string, skip map[string]bool) (*claimPlan, error) {
+	var plan *claimPlan
+	err := s.store.View(s.agent, func(tx *cas.Tx) error {
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		integ, err := s.integrationTip(m.Config.IntegrationBranch)
+		if err != nil {
+			return err
+		}
+		if id == "" {
+			best, err := bestClaim(tx, s.agent, skip)
+			if err != nil {
+				return err
+			}
+			if best == "" {
+				return contracts.Invalidf("no claimable task for %s", s.agent)
+			}
+			id = best
+		}
+		t, err := tx.MustTask(id)
+		if err != nil {
+			return err
+		}
+		kind, err := checkClaim(tx, t, s.agent)
+		if err != nil {
+			return err
+		}
+		plan = &claimPlan{id: id, kind: kind, base: integ}
+		// Work already on the task's branch keeps the base it started from;
+		// an integration fix starts over from the integration tip, into
+		// which the coder merges its branch.
+		if t.BaseCommit != "" && t.Status != contracts.IntegrationFailed {
+			_, hasBranch, err := s.repo.ReadRef(worktree.BranchRef(id))
+			if err != nil {
+				return err
+			}
+			if kind != claimFresh || hasBranch {
+				plan.base, _ = refstore.ParseHash(t.BaseCommit)
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errPickAgain) {
+		return nil, contracts.Invalidf("no claimable task for %s", s.agent)
+	}
+	return plan, err
+}
+
+// prepareWorktree is phase two: the worktree exists when it returns, and
+// created says whether this call made it (and must remove it if the claim
+// does not commit).
+func (s *session) prepareWorktree(ctx context.Context, plan *claimPlan) (bool, error) {
+	info, err := worktree.Inspect(ctx, s.repo, plan.id)
+	if err != nil {
+		return false, err
+	}
+	if info.Exists && info.Locked == "" {
+		// Work kept from an earlier claim of this task: the claim takes it on.
+		return false, nil
+	}
+	if err := worktree.Create(ctx, s.repo, plan.id, plan.base, s.agent); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// applyClaim is phase three, run inside the compare-and-swap: check again
+// and record the claim.
+func (s *session) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool) (any, error) {
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	t, err := tx.MustTask(plan.id)
+	if err != nil {
+		return nil, err
+	}
+	kind, err := checkClaim(tx, t, s.agent)
+	if err != nil {
+		if auto {
+			return nil, errPickAgain
+		}
+		return nil, err
+	}
+	now := tx.NowString()
+	lease := contracts.FormatTime(tx.Now.Add(time.Duration(m.Config.LeaseDuration) * time.Second))
+	from := t.Status
+	prev := t.AssignedTo
+	switch kind {
+	case claimTakeover, claimExpired:
+		t.PreviousAssignee = prev
+		if !t.FailedBy.Contains(prev) && prev != "" {
+			t.FailedBy = append(t.FailedBy, prev)
+		}
+		if kind == claimTakeover {
+			t.ReviewCyclesCurrent = 0
+		}
+	}
+	if from == contracts.IntegrationFailed {
+		t.IntegrationFix = true
+	}
+	t.Status = contracts.Claimed
+	t.AssignedTo = s.agent
+	t.LeaseExpires = lease
+	t.Iteration++
+	t.BaseCommit = plan.base.String()
+	branch := ""
+	if noWorktree {
+		t.Worktree = s.ownCheckout()
+	} else {
+		t.Worktree = worktree.Rel(t.ID)
+		branch = worktree.Branch(t.ID)
+	}
+	ev := &contracts.HistoryEvent{Time: now, Event: string(kind), Agent: s.agent, From: string(from), To: string(contracts.Claimed)}
+	if prev != "" && prev != s.agent {
+		ev.Reason = "previous assignee " + prev
+	}
+	t.History = append(t.History, ev)
+	tx.PutTask(t)
+	if err := setAgent(tx, s.agent, contracts.RoleCoder, "WORKING", t.ID, lease); err != nil {
+		return nil, err
+	}
+	if len(t.FailedBy) >= 2 && kind != claimFresh && kind != claimOwn {
+		if err := logSystemAnomaly(tx, "hypothesis_exhaustion", t.ID, contracts.Extra{"failed_by": strings.Join(t.FailedBy, ",")}); err != nil {
+			return nil, err
+		}
+	}
+	tx.Describe(fmt.Sprintf("claim %s (%s)", t.ID, s.agent), t.ID)
+	return claimResult{ID: t.ID, Status: string(t.Status), AssignedTo: s.agent, Kind: string(kind), Worktree: t.Worktree,
+		Branch: branch, BaseCommit: t.BaseCommit, LeaseExpires: lease, Iteration: t.Iteration}, nil
+}
+
+// checkClaim decides whether agent may claim t now, and how.
+func checkClaim(tx *cas.Tx, t *contracts.Task, agent string) (claimKind, error) {
+	now := tx.Now
+	var kind claimKind
+	switch t.Status {
+	case contracts.Unclaimed:
+		kind = claimFresh
+	case contracts.Rejected, contracts.IntegrationFailed:
+		switch {
+		case t.AssignedTo == agent:
+			kind = claimOwn
+		case t.AssignedTo == "" || leaseOver(t.LeaseExpires, now):
+			kind = claimTakeover
+		default:
+			return "", contracts.Invalidf("task %s is %s and still leased to %s until %s", t.ID, t.Status, t.AssignedTo, t.LeaseExpires)
+		}
+	case contracts.Claimed:
+		switch {
+		case t.AssignedTo == agent:
+			return "", contracts.Invalidf("%s already holds task %s", agent, t.ID)
+		case leaseOver(t.LeaseExpires, now):
+			kind = claimExpired
+		default:
+			return "", contracts.Invalidf("task %s is claimed by %s until %s", t.ID, t.AssignedTo, t.LeaseExpires)
+		}
+	case contracts.Draft:
+		return "", contracts.Invalidf("task %s is DRAFT: the planner has not finalized it", t.ID)
+	default:
+		return "", contracts.Invalidf("task %s is %s: it cannot be claimed", t.ID, t.Status)
+	}
+	for _, d := range t.DependsOn {
+		st, err := taskStatus(tx, d)
+		if err != nil {
+			return "", err
+		}
+		if st != contracts.Merged {
+			return "", contracts.Invalidf("task %s depends on %s, which is %s", t.ID, d, orUnknown(st))
+		}
+	}
+	idx, err := tx.Index()
+	if err != nil {
+		return "", err
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return "", err
+	}
+	inFlight := 0
+	for _, o := range idx {
+		if o.ID == t.ID {
+			continue
+		}
+		if o.Status == contracts.Claimed && o.AssignedTo == agent {
+			return "", contracts.Invalidf("%s already holds task %s: submit, hand off or release it first", agent, o.ID)
+		}
+		if !o.Status.InFlight() {
+			continue
+		}
+		inFlight++
+		if a, b, ok := contracts.PathsOverlap(t.Paths, o.Paths); ok {
+			return "", contracts.Invalidf("task %s owns %s, which overlaps %s owned by %s (%s)", t.ID, a, b, o.ID, o.Status)
+		}
+	}
+	if max := m.Config.MaxInFlight; max > 0 && !t.Status.InFlight() && inFlight >= max {
+		return "", contracts.Invalidf("%d tasks are in flight and max_in_flight is %d", inFlight, max)
+	}
+	return kind, nil
+}
+
+// bestClaim chooses the task a claim without ID takes: the best claimable
+// task in seed order (the agent's own rejected work first), else the oldest
+// claim whose lease ran out. Tasks in skip, and tasks the agent may not
+// take, are passed over.
+func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
+	idx, err := tx.Index()
+	if err != nil {
+		return "", err
+	}
+	tasks := make([]*contracts.Task, 0, len(idx))
+	for _, t := range idx {
+		tasks = append(tasks, t)
+	}
+	statusOf := func(id string) (contracts.Status, bool) {
+		st, err := taskStatus(tx, id)
+		return st, err == nil && st != ""
+	}
+	ok := func(t *contracts.Task) bool {
+		if skip[t.ID] {
+			return false
+		}
+		_, err := checkClaim(tx, t, agent)
+		return err == nil
+	}
+	if best := contracts.Best(tasks, statusOf, agent, func(t *contracts.Task) bool { return !ok(t) }); best != nil {
+		return best.ID, nil
+	}
+	var expired *contracts.Task
+	for _, t := range tasks {
+		if t.Status == contracts.Claimed && leaseOver(t.LeaseExpires, tx.Now) && ok(t) && (expired == nil || contracts.Less(t, expired)) {
+			expired = t
+		}
+	}
+	if expired != nil {
+		return expired.ID, nil
+	}
+	return "", nil
+}
+
+// taskStatus is the status of a live or archived task ("" when unknown),
+// read from the index for live tasks.
+func taskStatus(tx *cas.Tx, id string) (contracts.Status, error) {
+	idx, err := tx.Index()
+	if err != nil {
+		return "", err
+	}
+	if t, ok := idx[id]; ok {
+		return t.Status, nil
+	}
+	t, err := tx.ArchivedTask(id)
+	if err != nil || t == nil {
+		return "", err
+	}
+	return t.Status, nil
+}
+
+func orUnknown(s contracts.Status) string {
+	if s == "" {
+		return "unknown"
+	}
+	return string(s)
+}
+
+// leaseOver reports whether a lease has ended (an unreadable or missing
+// lease counts as ended).
+func leaseOver(expires string, now time.Time) bool {
+	t, err := contracts.ParseTime(expires)
+	return err != nil || !t.After(now)
+}
+
+// setAgent records an agent's status and current task, creating its entry
+// when the agent runs without a supervisor.
+func setAgent(tx *cas.Tx, id string, role contracts.Role, status, task, lease string) error {
+	a, err := tx.Agent(id)
+	if err != nil {
+		return err
+	}
+	if a == nil {
+		a = &contracts.Agent{Role: string(role), Started: tx.NowString()}
+	}
+	a.Status, a.CurrentTask, a.LeaseExpires, a.Heartbeat = status, task, lease, tx.NowString()
+	tx.PutAgent(id, a)
+	return nil
+}
+
+// logSystemAnomaly appends an anomaly git-liza logs on its own account
+// (hypothesis exhaustion, review deadlock), once per type and task.
+func logSystemAnomaly(tx *cas.Tx, typ, task string, details contracts.Extra) error {
+	list, err := tx.Anomalies()
+	if err != nil {
+		return err
+	}
+	for _, a := range list {
+		if a.Type == typ && a.TaskID == task {
+			return nil
+		}
+	}
+	logger := tx.Actor
+	if logger == "" {
+		logger = "human"
+	}
+	_, err = tx.Append(cas.ListAnomalies, &contracts.Anomaly{
+		ID: fmt.Sprintf("anomaly-%d", len(list)+1), Type: typ, TaskID: task, LoggedBy: logger,
+		Timestamp: tx.NowString(), Details: details,
+	})
+	return err
+}
+
+// integrationTip is the commit the integration branch points at.
+func (s *session) integrationTip(branch string) (refstore.Hash, error) {
+	tip, ok, err := s.repo.ReadRef("refs/heads/" + branch)
+	if err != nil {
+		return refstore.Hash{}, err
+	}
+	if !ok {
+		return refstore.Hash{}, contracts.Invalidf("integration branch %s does not exist", branch)
+	}
+	return tip, nil
+}
+
+// ownCheckout is where an agent that manages its own checkout works,
+// relative to the main checkout when it lies inside it.
+func (s *session) ownCheckout() string {
+	dir := s.repo.WorkTree
+	if dir == "" {
+		return s.repo.GitDir
+	}
+	if root := s.repo.MainWorkTree(); root != "" {
+		if rel, err := filepath.Rel(root, dir); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return dir
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

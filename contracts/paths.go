@@ -1,0 +1,110 @@
+package contracts
+
+import (
+	"path"
+	"strings"
+)
+
+// Owned paths (seed 001's write ownership): a task may declare the paths it
+// writes, as directories ("src/retry", "src/retry/") or globs
+// ("src/*.go", "docs/**"). Two in-flight tasks may not own overlapping
+// paths, and a submission may not touch files outside its task's paths.
+
+// literalPrefix is the part of a pattern before its first wildcard.
+func literalPrefix(p string) string {
+	if i := strings.IndexAny(p, "*?["); i >= 0 {
+		return p[:i]
+	}
+	return p
+}
+
+func cleanPattern(p string) string {
+	p = strings.TrimPrefix(strings.TrimSpace(p), "./")
+	return strings.TrimSuffix(p, "/")
+}
+
+// PathMatches reports whether file lies under pattern: the pattern itself,
+// a file below it when it names a directory, or a match of the glob (where
+// "**" matches any number of directories).
+func PathMatches(pattern, file string) bool {
+	pattern, file = cleanPattern(pattern), strings.TrimPrefix(file, "./")
+	if pattern == "" || pattern == "**" {
+		return true
+	}
+	if !strings.ContainsAny(pattern, "*?[") {
+		return file == pattern || strings.HasPrefix(file, pattern+"/")
+	}
+	if strings.HasSuffix(pattern, "/**") {
+		base := strings.TrimSuffix(pattern, "/**")
+		if !strings.ContainsAny(base, "*?[") {
+			return file == base || strings.HasPrefix(file, base+"/")
+		}
+	}
+	if ok, _ := path.Match(pattern, file); ok {
+		return true
+	}
+	// A glob naming directories covers what is below them.
+	for dir := path.Dir(file); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if ok, _ := path.Match(pattern, dir); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// PathsOverlap reports whether two sets of owned paths may name a common
+// file, and the first pair that does. Globs are compared by their literal
+// prefixes, so the answer errs on the side of overlap. An empty set owns
+// nothing.
+func PathsOverlap(a, b StringList) (string, string, bool) {
+	for _, x := range a {
+		for _, y := range b {
+			px, py := literalPrefix(cleanPattern(x)), literalPrefix(cleanPattern(y))
+			if prefixOverlap(px, py, x != px, y != py) {
+				return x, y, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// prefixOverlap compares two literal prefixes; a glob's prefix may end
+// mid-name ("src/ret" of "src/ret*"), a plain path's may not.
+func prefixOverlap(x, y string, xGlob, yGlob bool) bool {
+	if x == "" || y == "" || x == y {
+		return true
+	}
+	under := func(short, long string, shortGlob bool) bool {
+		if !strings.HasPrefix(long, short) {
+			return false
+		}
+		return shortGlob || strings.HasSuffix(short, "/") || long[len(short)] == '/'
+	}
+	if len(x) <= len(y) {
+		return under(x, y, xGlob)
+	}
+	return under(y, x, yGlob)
+}
+
+// ValidPath checks an owned-path pattern: relative, no "..", no separators
+// that the index or the command line use.
+func ValidPath(p string) error {
+	c := cleanPattern(p)
+	switch {
+	case c == "":
+		return Invalidf("empty path in --paths")
+	case strings.HasPrefix(c, "/"):
+		return Invalidf("path %q must be relative to the repository", p)
+	case strings.ContainsAny(c, "\t\n,"):
+		return Invalidf("path %q has a tab, newline or comma", p)
+	}
+	for _, part := range strings.Split(c, "/") {
+		if part == ".." {
+			return Invalidf("path %q leaves the repository", p)
+		}
+	}
+	if _, err := path.Match(c, ""); err != nil {
+		return Invalidf("path %q is not a valid glob", p)
+	}
+	return nil
+}
