@@ -115,6 +115,18 @@ func (s *Snapshot) IDs(dir string) ([]string, error) {
 	return ids, nil
 }
 
+// Task reads one task from the board or, failing that, the archive; nil
+// when there is none.
+func (s *Snapshot) Task(id string) (*contracts.Task, error) {
+	for _, dir := range []string{TasksDir, ArchiveDir} {
+		t := new(contracts.Task)
+		if ok, err := s.decode(entityPath(dir, id), t); err != nil || ok {
+			return t, err
+		}
+	}
+	return nil, nil
+}
+
 // Load reads the whole state.
 func (s *Snapshot) Load() (*contracts.State, error) {
 	st := &contracts.State{Agents: map[string]*contracts.Agent{}, Tasks: []*contracts.Task{}}

@@ -30,16 +30,16 @@ func (e *Env) showCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			st, err := s.loadState(ctx, cmd.String("at"))
-			if err != nil {
-				return err
-			}
 			if len(a) == 1 {
-				t, err := findTask(st, a[0])
+				t, err := s.oneTask(ctx, cmd.String("at"), a[0])
 				if err != nil {
 					return err
 				}
 				return s.printDoc(t)
+			}
+			st, err := s.loadState(ctx, cmd.String("at"))
+			if err != nil {
+				return err
 			}
 			if !cmd.Bool("all") {
 				st.Archive = nil
@@ -102,18 +102,23 @@ func (s *session) loadState(ctx context.Context, rev string) (*contracts.State, 
 	return snap.Load()
 }
 
-func findTask(st *contracts.State, id string) (*contracts.Task, error) {
+// oneTask reads one task, live or archived, without reading the others.
+func (s *session) oneTask(ctx context.Context, rev, id string) (*contracts.Task, error) {
 	if err := contracts.ValidTaskID(id); err != nil {
 		return nil, err
 	}
-	for _, list := range [][]*contracts.Task{st.Tasks, st.Archive} {
-		for _, t := range list {
-			if t.ID == id {
-				return t, nil
-			}
-		}
+	snap, err := s.snapshot(ctx, rev)
+	if err != nil {
+		return nil, err
 	}
-	return nil, contracts.Invalidf("no task %s", id)
+	t, err := snap.Task(id)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, contracts.Invalidf("no task %s", id)
+	}
+	return t, nil
 }
 
 // printDoc prints v as YAML, or as JSON with the same field names.
