@@ -6,12 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 )
 
 // StateRef is where the blackboard lives.
 const StateRef = "refs/liza/state"
+
+// RefUpdateEnv is set in the environment of the update-ref processes
+// git-liza runs, so that its reference-transaction hook can tell git-liza's
+// moves of refs/liza/state from anyone else's.
+const RefUpdateEnv = "GIT_LIZA_REF_UPDATE"
 
 // RefUpdate moves Name from Old to New. A zero Old means the ref must not
 // exist yet; a zero New deletes it.
@@ -61,6 +67,7 @@ func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTxn, error) {
 	t := &RefTxn{args: args[2:]}
 	t.cmd = exec.CommandContext(ctx, "git", args...)
 	t.cmd.Dir = r.Dir()
+	t.cmd.Env = append(os.Environ(), RefUpdateEnv+"=1")
 	t.cmd.Stderr = &t.stderr
 	in, err := t.cmd.StdinPipe()
 	if err != nil {
