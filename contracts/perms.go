@@ -63,8 +63,8 @@ var permissions = map[Op][]Role{
 	OpAbandon:    {RoleHuman, RolePlanner},
 	OpRelease:    {RoleHuman, RolePlanner, RoleReviewer}, // a reviewer releases its own review
 	OpArchive:    {RoleHuman, RolePlanner},
-	OpAnomaly:    {RolePlanner, RoleCoder, RoleReviewer},
-	OpDiscover:   {RolePlanner, RoleCoder, RoleReviewer},
+	OpAnomaly:    {RoleHuman, RolePlanner, RoleCoder, RoleReviewer},
+	OpDiscover:   {RoleHuman, RolePlanner, RoleCoder, RoleReviewer},
 	OpNote:       {RoleHuman, RolePlanner, RoleCoder, RoleReviewer},
 	OpPause:      {RoleHuman},
 	OpResume:     {RoleHuman},
@@ -161,7 +161,8 @@ func CheckAnomaly(a *Anomaly, role Role) error {
 	if !ok {
 		return Invalidf("unknown anomaly type %q (known: %s)", a.Type, strings.Join(anomalyTypeNames(), ", "))
 	}
-	if !hasRole(t.LoggedBy, role) {
+	// The human operator is the escalation point and may log any type.
+	if role != RoleHuman && !hasRole(t.LoggedBy, role) {
 		return Invalidf("%s may not log %s anomalies (logged by: %s)", role, a.Type, joinRoles(t.LoggedBy))
 	}
 	if missing := missingDetails(a, t); len(missing) > 0 {

@@ -19,7 +19,7 @@ func TestPermissions(t *testing.T) {
 		OpReview: R, OpVerdict: R, OpMerge: R,
 		OpBlock: H | P | C, OpUnblock: H | P, OpSupersede: H | P, OpAbandon: H | P,
 		OpRelease: H | P | R, OpArchive: H | P,
-		OpAnomaly: P | C | R, OpDiscover: P | C | R, OpNote: H | P | C | R,
+		OpAnomaly: H | P | C | R, OpDiscover: H | P | C | R, OpNote: H | P | C | R,
 		OpPause: H, OpResume: H, OpAbort: H, OpRegister: P | C | R, OpSprint: H | P,
 	}
 	if len(want) != len(Ops()) {
