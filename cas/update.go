@@ -27,7 +27,17 @@ type Store struct {
 	Budget time.Duration
 	// Author is the identity of commits made for the human operator.
 	Author refstore.Signature
+	// Remote, when set (git config liza.remote), is the remote whose
+	// refs/liza/state is the blackboard: every update is built on the
+	// remote's tip and lands by an atomic push that names the old value.
+	Remote string
+	// Offline makes a Store with a Remote commit locally only; sync
+	// publishes the operations later.
+	Offline bool
 }
+
+// remoteMode reports whether updates go through the remote.
+func (s *Store) remoteMode() bool { return s.Remote != "" && !s.Offline }
 
 // Op is one mutation of the blackboard.
 type Op struct {
@@ -42,6 +52,9 @@ type Op struct {
 	AllowMissing bool
 	// Replace makes Apply's state the whole new tree (import).
 	Replace func(tx *Tx) (*contracts.State, error)
+	// Command is the command line that asked for the operation, recorded
+	// in the commit so that sync can apply it again on another tip.
+	Command []string
 }
 
 // Result is what an operation did.
@@ -98,7 +111,7 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 // View runs fn on a read-only transaction at the tip for agent, after the
 // same validity check an update makes. Whatever fn changes is discarded.
 func (s *Store) View(agent string, fn func(tx *Tx) error) error {
-	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
+	tip, err := s.tip(context.Background())
 	if err != nil {
 		return err
 	}
@@ -118,8 +131,36 @@ func (s *Store) View(agent string, fn func(tx *Tx) error) error {
 	return fn(tx)
 }
 
+// tip is the commit an operation builds on: refs/liza/state, or in remote
+// mode the remote's, fetched now. Every attempt fetches: an operation
+// checked against a stale copy could be refused for a state the remote no
+// longer has.
+func (s *Store) tip(ctx context.Context) (refstore.Hash, error) {
+	if !s.remoteMode() {
+		tip, _, err := s.Repo.ReadRef(refstore.StateRef)
+		return tip, err
+	}
+	got, err := s.Repo.Fetch(ctx, s.Remote, refstore.StateRef)
+	if err != nil {
+		return refstore.Hash{}, err
+	}
+	tip := got[refstore.StateRef]
+	local, _, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil || local == tip || local.IsZero() {
+		return tip, err
+	}
+	behind, err := s.Repo.IsAncestor(ctx, local.String(), tip.String())
+	if err != nil {
+		return tip, err
+	}
+	if !behind {
+		return tip, contracts.Invalidf("%s has operations that are not on %s yet: run git liza sync", refstore.StateRef, s.Remote)
+	}
+	return tip, nil
+}
+
 func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
-	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
+	tip, err := s.tip(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +250,11 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 		return nil, err
 	}
 	updates := append([]refstore.RefUpdate{{Name: refstore.StateRef, Old: tip, New: commit}}, tx.refs...)
-	if err := s.Repo.UpdateRefs(ctx, "liza: "+string(op.Name), updates...); err != nil {
+	if s.remoteMode() {
+		if err := s.publish(ctx, op, updates); err != nil {
+			return nil, err
+		}
+	} else if err := s.Repo.UpdateRefs(ctx, "liza: "+string(op.Name), updates...); err != nil {
 		return nil, err
 	}
 	s.markValid(commit)
@@ -251,6 +296,10 @@ func commitMessage(op Op, tx *Tx) string {
 	}
 	if op.Request != "" {
 		fmt.Fprintf(&b, "Liza-Request: %s\n", op.Request)
+	}
+	if len(op.Command) > 0 {
+		cmd, _ := json.Marshal(op.Command)
+		fmt.Fprintf(&b, "Liza-Command: %s\n", cmd)
 	}
 	return b.String()
 }

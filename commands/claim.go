@@ -153,7 +153,7 @@ func (s *session) planClaim(id string, skip map[string]bool) (*claimPlan, error)
 		if err != nil {
 			return err
 		}
-		integ, err := s.integrationTip(m.Config.IntegrationBranch)
+		integ, err := s.integrationTip(context.Background(), m.Config.IntegrationBranch)
 		if err != nil {
 			return err
 		}
@@ -180,7 +180,7 @@ func (s *session) planClaim(id string, skip map[string]bool) (*claimPlan, error)
 		// an integration fix starts over from the integration tip, into
 		// which the coder merges its branch.
 		if t.BaseCommit != "" && t.Status != contracts.IntegrationFailed {
-			_, hasBranch, err := s.repo.ReadRef(worktree.BranchRef(id))
+			_, hasBranch, err := s.taskBranch(context.Background(), id)
 			if err != nil {
 				return err
 			}
@@ -194,6 +194,21 @@ func (s *session) planClaim(id string, skip map[string]bool) (*claimPlan, error)
 		return nil, contracts.Invalidf("no claimable task for %s", s.agent)
 	}
 	return plan, err
+}
+
+// taskBranch finds task/ID here, or in remote mode on the remote, where
+// another machine's coder published it; a branch found only on the remote
+// is created here so the worktree can check it out.
+func (s *session) taskBranch(ctx context.Context, id string) (refstore.Hash, bool, error) {
+	tip, ok, err := s.repo.ReadRef(worktree.BranchRef(id))
+	if err != nil || ok || s.remote() == "" {
+		return tip, ok, err
+	}
+	if tip, ok, err = s.branchTip(ctx, worktree.BranchRef(id)); err != nil || !ok {
+		return tip, ok, err
+	}
+	err = s.repo.UpdateRefs(ctx, "liza: "+worktree.Branch(id)+" from "+s.remote(), refstore.RefUpdate{Name: worktree.BranchRef(id), New: tip})
+	return tip, err == nil, err
 }
 
 // prepareWorktree is phase two: the worktree exists when it returns, and
@@ -457,9 +472,10 @@ func logSystemAnomaly(tx *cas.Tx, typ, task string, details contracts.Extra) err
 	return err
 }
 
-// integrationTip is the commit the integration branch points at.
-func (s *session) integrationTip(branch string) (refstore.Hash, error) {
-	tip, ok, err := s.repo.ReadRef("refs/heads/" + branch)
+// integrationTip is the commit the integration branch points at (on the
+// remote, in remote mode).
+func (s *session) integrationTip(ctx context.Context, branch string) (refstore.Hash, error) {
+	tip, ok, err := s.branchTip(ctx, "refs/heads/"+branch)
 	if err != nil {
 		return refstore.Hash{}, err
 	}

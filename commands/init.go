@@ -85,7 +85,7 @@ func (s *session) initState(ctx context.Context, goal, spec, branch string) erro
 					Timeline: contracts.SprintTimeline{Started: now},
 				},
 			})
-			if _, ok, err := s.repo.ReadRef(integ); err != nil {
+			if _, ok, err := s.branchTip(ctx, integ); err != nil {
 				return nil, err
 			} else if !ok {
 				tx.MoveRef(refstore.RefUpdate{Name: integ, Old: refstore.ZeroID, New: head})
@@ -96,6 +96,11 @@ func (s *session) initState(ctx context.Context, goal, spec, branch string) erro
 	})
 	if err != nil {
 		return err
+	}
+	if r := s.remote(); r != "" {
+		if err := s.ensureRefspec(ctx, r); err != nil {
+			return err
+		}
 	}
 	if s.json {
 		return s.printJSON(map[string]any{"goal": "goal-1", "description": goal, "integration_branch": branch, "commit": res.Commit.String()})

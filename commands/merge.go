@@ -73,7 +73,7 @@ func (s *session) merge(ctx context.Context, id string) error {
 			return contracts.Invalidf("task %s is %s, not APPROVED", id, t.Status)
 		}
 		review, _ := refstore.ParseHash(t.ReviewCommit)
-		if tip, ok, err := s.repo.ReadRef(worktree.BranchRef(id)); err != nil {
+		if tip, ok, err := s.branchTip(ctx, worktree.BranchRef(id)); err != nil {
 			return err
 		} else if !ok {
 			return contracts.Invalidf("there is no branch %s here to merge", worktree.Branch(id))
@@ -83,7 +83,7 @@ func (s *session) merge(ctx context.Context, id string) error {
 		if err := s.integrationNotCheckedOut(ctx, branch); err != nil {
 			return err
 		}
-		integ, ok, err := s.repo.ReadRef(branch)
+		integ, ok, err := s.branchTip(ctx, branch)
 		if err != nil {
 			return err
 		}
@@ -119,7 +119,7 @@ func (s *session) merge(ctx context.Context, id string) error {
 			if cur.Status != contracts.Approved || cur.ReviewCommit != t.ReviewCommit {
 				return nil, contracts.Invalidf("task %s changed while merging (now %s); nothing merged", id, cur.Status)
 			}
-			if now, _, err := s.repo.ReadRef(branch); err != nil {
+			if now, _, err := s.branchTip(ctx, branch); err != nil {
 				return nil, err
 			} else if now != integ {
 				return nil, errIntegrationMoved
@@ -152,6 +152,10 @@ func (s *session) merge(ctx context.Context, id string) error {
 		cleanup := ""
 		if err := worktree.Remove(ctx, s.repo, id, branch, false); err != nil {
 			cleanup = fmt.Sprintf(" (worktree kept: %v)", err)
+		}
+		if r := s.remote(); r != "" {
+			// The task branch has served its purpose on the remote too.
+			_ = s.repo.Push(ctx, r, refstore.RefUpdate{Name: worktree.BranchRef(id), Old: review})
 		}
 		if s.json {
 			return s.printJSON(map[string]any{"id": id, "status": contracts.Merged, "merge_commit": result.String(), "integration_branch": strings.TrimPrefix(branch, "refs/heads/"), "commit": res.Commit.String(), "replayed": res.Replayed})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/worktree"
 )
 
 func (e *Env) reviewCmd() *cli.Command {
@@ -101,6 +102,13 @@ func (s *session) review(ctx context.Context, id string) error {
 		return err
 	}
 	out.Commit = res.Commit.String()
+	if s.remote() != "" {
+		// Bring the reviewed commits here; the reviewer reads them from
+		// refs/liza/remotes/<remote>/heads/task/<id>.
+		if _, _, err := s.branchTip(ctx, worktree.BranchRef(out.ID)); err != nil {
+			return err
+		}
+	}
 	if s.json {
 		return s.printJSON(out)
 	}

@@ -29,6 +29,8 @@ type Env struct {
 	Dir string
 	// Getenv reads the environment.
 	Getenv func(string) string
+
+	argv []string // the command line being run
 }
 
 // Run parses args (args[0] is the program name), runs the command and
@@ -45,6 +47,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // Run runs one command line in e.
 func (e *Env) Run(ctx context.Context, args []string) int {
+	e.argv = args
 	app := e.app()
 	err := app.Run(ctx, args)
 	if err == nil {
@@ -71,6 +74,7 @@ func (e *Env) app() *cli.Command {
 			&cli.StringFlag{Name: "agent", Usage: "act as agent `ID` (planner-N, coder-N, code-reviewer-N)", Sources: cli.EnvVars("LIZA_AGENT_ID")},
 			&cli.BoolFlag{Name: "json", Usage: "machine-readable output on stdout"},
 			&cli.StringFlag{Name: "request-id", Usage: "idempotency `KEY`: a retried request with the same key is applied once"},
+			&cli.BoolFlag{Name: "offline", Usage: "with liza.remote set: commit locally; git liza sync publishes later"},
 			&cli.DurationFlag{Name: "retry-budget", Usage: "how long to keep retrying lost races", Value: 30 * time.Second, Sources: cli.EnvVars("LIZA_RETRY_BUDGET")},
 		},
 		Commands: slices.Concat([]*cli.Command{
@@ -118,7 +122,13 @@ func (e *Env) openAs(cmd *cli.Command, agent string) (*session, error) {
 		return nil, err
 	}
 	s := &session{Env: e, cmd: cmd, repo: repo, agent: agent, json: cmd.Bool("json")}
-	s.store = &cas.Store{Repo: repo, Clock: clock, Budget: cmd.Duration("retry-budget"), Author: identity(repo, e.Getenv)}
+	s.store = &cas.Store{Repo: repo, Clock: clock, Budget: cmd.Duration("retry-budget"), Author: identity(repo, e.Getenv),
+		Remote: repo.RemoteOf(), Offline: cmd.Bool("offline")}
+	if s.store.Remote != "" {
+		if err := repo.CheckRemote(s.store.Remote); err != nil {
+			return nil, contracts.Invalidf("liza.remote names %s, but %v", s.store.Remote, err)
+		}
+	}
 	return s, nil
 }
 
@@ -162,7 +172,46 @@ func (s *session) update(ctx context.Context, op cas.Op) (*cas.Result, error) {
 	}
 	op.Agent = s.agent
 	op.Request = s.cmd.String("request-id")
+	op.Command = s.command()
 	return s.store.Update(ctx, op)
+}
+
+// command is the command line to record with an operation, so that sync
+// can run it again on the remote's state: without the program name and
+// without --offline.
+func (s *session) command() []string {
+	if len(s.argv) < 2 {
+		return nil
+	}
+	out := make([]string, 0, len(s.argv)-1)
+	for _, a := range s.argv[1:] {
+		if a != "--offline" && a != "--offline=true" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// remote is the remote of remote mode, or "" (local mode, or --offline).
+func (s *session) remote() string {
+	if s.store.Offline {
+		return ""
+	}
+	return s.store.Remote
+}
+
+// branchTip is where a branch is: on the remote in remote mode (fetched
+// now into its tracking ref, so its commits are here too), else here.
+func (s *session) branchTip(ctx context.Context, ref string) (refstore.Hash, bool, error) {
+	if r := s.remote(); r != "" {
+		got, err := s.repo.Fetch(ctx, r, ref)
+		if err != nil {
+			return refstore.Hash{}, false, err
+		}
+		h, ok := got[ref]
+		return h, ok, nil
+	}
+	return s.repo.ReadRef(ref)
 }
 
 // printJSON writes v as indented JSON.

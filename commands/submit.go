@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,9 @@ func (s *session) submit(ctx context.Context, id, rev string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.publishBranch(ctx, id); err != nil {
+		return err
+	}
 	res, err := s.update(ctx, cas.Op{Name: contracts.OpSubmit, Apply: func(tx *cas.Tx) (any, error) {
 		cur, err := tx.MustTask(id)
 		if err != nil {
@@ -97,6 +101,40 @@ func (s *session) submit(ctx context.Context, id, rev string) error {
 	}
 	fmt.Fprintf(s.Stdout, "%s submitted for review at %s (%s..%s)\n", id, short(commit.String()), short(t.BaseCommit), short(commit.String()))
 	return nil
+}
+
+// publishBranch pushes task/ID in remote mode, so that a reviewer on
+// another machine can fetch the commit it reviews. The remote's branch must
+// be an ancestor of ours: work on a task branch only moves forward.
+func (s *session) publishBranch(ctx context.Context, id string) error {
+	r := s.remote()
+	if r == "" {
+		return nil
+	}
+	ref := worktree.BranchRef(id)
+	local, ok, err := s.repo.ReadRef(ref)
+	if err != nil || !ok {
+		return err
+	}
+	remote, _, err := s.branchTip(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if remote == local {
+		return nil
+	}
+	if !remote.IsZero() {
+		if ff, err := s.repo.IsAncestor(ctx, remote.String(), local.String()); err != nil {
+			return err
+		} else if !ff {
+			return contracts.Invalidf("%s on %s has commits that %s lacks: merge them first", worktree.Branch(id), r, worktree.Branch(id))
+		}
+	}
+	err = s.repo.Push(ctx, r, refstore.RefUpdate{Name: ref, Old: remote, New: local})
+	if errors.Is(err, refstore.ErrStale) {
+		return contracts.Errorf(contracts.CodeContention, "%s moved on %s while submitting; submit again", worktree.Branch(id), r)
+	}
+	return err
 }
 
 func checkSubmitter(t *contracts.Task, agent string) error {

@@ -1,0 +1,50 @@
+package cas
+
+import (
+	"context"
+	"errors"
+
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// publish lands an operation on the remote: one atomic push of the state
+// commit and any other ref the operation moves, each with the value the
+// remote must still hold. Only then do the local refs follow, so an
+// operation counts once the remote has it. A push that loses a race is
+// ErrStale: the caller fetches and applies the operation again.
+func (s *Store) publish(ctx context.Context, op Op, updates []refstore.RefUpdate) error {
+	if err := s.Repo.Push(ctx, s.Remote, updates...); err != nil {
+		return err
+	}
+	var local []refstore.RefUpdate
+	for _, u := range updates {
+		tracking := refstore.TrackingRef(s.Remote, u.Name)
+		was, _, err := s.Repo.ReadRef(tracking)
+		if err != nil {
+			return err
+		}
+		local = append(local, refstore.RefUpdate{Name: tracking, Old: was, New: u.New})
+		// The local ref follows when it was behind the remote (or did not
+		// exist); a local ref that went its own way is left alone.
+		cur, ok, err := s.Repo.ReadRef(u.Name)
+		if err != nil {
+			return err
+		}
+		follow := !ok || cur == u.Old
+		if !follow && !u.New.IsZero() {
+			if follow, err = s.Repo.IsAncestor(ctx, cur.String(), u.New.String()); err != nil {
+				return err
+			}
+		}
+		if follow {
+			local = append(local, refstore.RefUpdate{Name: u.Name, Old: cur, New: u.New})
+		}
+	}
+	err := s.Repo.UpdateRefs(ctx, "liza: "+string(op.Name)+" (published to "+s.Remote+")", local...)
+	if errors.Is(err, refstore.ErrStale) {
+		// Another local process moved a ref meanwhile; the remote has the
+		// operation, and the next fetch brings the local refs up to date.
+		return nil
+	}
+	return err
+}

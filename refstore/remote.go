@@ -1,0 +1,192 @@
+package refstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+// TrackingRef is where the last known value of a remote's ref is kept:
+// refs/liza/remotes/<remote>/state for refs/liza/state, and
+// refs/liza/remotes/<remote>/heads/<branch> for a branch. Keeping them
+// apart from refs/remotes leaves git's own remote-tracking branches alone.
+func TrackingRef(remote, ref string) string {
+	return "refs/liza/remotes/" + remote + "/" + strings.TrimPrefix(ref, "refs/liza/")
+}
+
+// ErrUnreachable wraps a failure to talk to a remote at all.
+type ErrUnreachable struct {
+	Remote string
+	Err    error
+}
+
+func (e *ErrUnreachable) Error() string {
+	return fmt.Sprintf("remote %s is unreachable (%v); pass --offline to commit locally and `git liza sync` later", e.Remote, e.Err)
+}
+
+func (e *ErrUnreachable) Unwrap() error { return e.Err }
+
+// ErrRejected is a push the remote refused for a reason other than a lost
+// race: its hooks declined it, or it is not allowed.
+type ErrRejected struct {
+	Remote string
+	Ref    string
+	Reason string
+}
+
+func (e *ErrRejected) Error() string {
+	return fmt.Sprintf("remote %s refused %s: %s", e.Remote, e.Ref, e.Reason)
+}
+
+// Fetch fetches refs from a remote into their tracking refs (see
+// TrackingRef), forcing them to whatever the remote has, and returns the
+// remote's values. A ref the remote lacks is missing from the result and
+// removed from tracking.
+func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[string]Hash, error) {
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", remote}
+	for _, ref := range refs {
+		args = append(args, "+"+ref+":"+TrackingRef(remote, ref))
+	}
+	_, err := r.Git(ctx, args...)
+	var ge *GitError
+	if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
+		return r.fetchSome(ctx, remote, refs)
+	}
+	if err != nil {
+		return nil, &ErrUnreachable{Remote: remote, Err: err}
+	}
+	got := map[string]Hash{}
+	for _, ref := range refs {
+		if h, ok, err := r.ReadRef(TrackingRef(remote, ref)); err != nil {
+			return nil, err
+		} else if ok {
+			got[ref] = h
+		}
+	}
+	return got, nil
+}
+
+// fetchSome is Fetch when some refs may be missing on the remote: it asks
+// which exist first.
+func (r *Repo) fetchSome(ctx context.Context, remote string, refs []string) (map[string]Hash, error) {
+	out, err := r.Git(ctx, "ls-remote", "--", remote)
+	if err != nil {
+		return nil, &ErrUnreachable{Remote: remote, Err: err}
+	}
+	have := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if _, name, ok := strings.Cut(line, "\t"); ok {
+			have[name] = true
+		}
+	}
+	var present []string
+	var drop []RefUpdate
+	for _, ref := range refs {
+		if have[ref] {
+			present = append(present, ref)
+		} else if old, ok, _ := r.ReadRef(TrackingRef(remote, ref)); ok {
+			drop = append(drop, RefUpdate{Name: TrackingRef(remote, ref), Old: old})
+		}
+	}
+	if len(drop) > 0 {
+		if err := r.UpdateRefs(ctx, "liza: "+remote+" has no such ref", drop...); err != nil && !errors.Is(err, ErrStale) {
+			return nil, err
+		}
+	}
+	if len(present) == 0 {
+		return map[string]Hash{}, nil
+	}
+	return r.Fetch(ctx, remote, present...)
+}
+
+// Push moves refs on a remote, atomically: each update names the value the
+// remote must still have (zero: the ref must not exist) and the value to
+// set. A remote that moved any of them returns ErrStale and nothing moves.
+func (r *Repo) Push(ctx context.Context, remote string, updates ...RefUpdate) error {
+	args := []string{"push", "--quiet", "--atomic", "--porcelain"}
+	for _, u := range updates {
+		old := ""
+		if !u.Old.IsZero() {
+			old = u.Old.String()
+		}
+		args = append(args, "--force-with-lease="+u.Name+":"+old)
+	}
+	args = append(args, "--", remote)
+	for _, u := range updates {
+		if u.New.IsZero() {
+			args = append(args, ":"+u.Name)
+		} else {
+			args = append(args, u.New.String()+":"+u.Name)
+		}
+	}
+	out, err := r.Git(ctx, args...)
+	if err == nil {
+		return nil
+	}
+	var ge *GitError
+	if !errors.As(err, &ge) {
+		return err
+	}
+	report := string(out) + "\n" + ge.Stderr
+	for _, line := range strings.Split(string(out), "\n") {
+		// --porcelain: "<flag>\t<from>:<to>\t<summary> (<reason>)"
+		f := strings.Split(line, "\t")
+		if len(f) < 3 || f[0] != "!" {
+			continue
+		}
+		summary := f[2]
+		switch {
+		case strings.Contains(summary, "stale info"), strings.Contains(summary, "fetch first"),
+			strings.Contains(summary, "non-fast-forward"), strings.Contains(summary, "cannot lock ref"),
+			strings.Contains(summary, "incorrect old value"), strings.Contains(summary, "failed to update ref"):
+			return ErrStale
+		case strings.Contains(summary, "atomic push failed"):
+			continue
+		}
+		_, to, _ := strings.Cut(f[1], ":")
+		return &ErrRejected{Remote: remote, Ref: to, Reason: remoteReason(ge.Stderr, summary)}
+	}
+	if strings.Contains(report, "atomic push failed") || strings.Contains(report, "stale info") {
+		return ErrStale
+	}
+	return &ErrUnreachable{Remote: remote, Err: err}
+}
+
+// remoteReason picks what the remote's hooks said ("remote: ..." lines),
+// else the push summary.
+func remoteReason(stderr, summary string) string {
+	var lines []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if rest, ok := strings.CutPrefix(l, "remote: "); ok && strings.TrimSpace(rest) != "" {
+			lines = append(lines, strings.TrimSpace(rest))
+		}
+	}
+	if len(lines) > 0 {
+		return strings.Join(lines, "; ")
+	}
+	return summary
+}
+
+// RemoteOf returns the remote configured for the blackboard (git config
+// liza.remote), or "".
+func (r *Repo) RemoteOf() string {
+	v, _ := r.Config("liza.remote")
+	return v
+}
+
+// CheckRemote verifies that a remote is configured.
+func (r *Repo) CheckRemote(name string) error {
+	if name == "" {
+		return contracts.Invalidf("no remote named")
+	}
+	if strings.HasPrefix(name, "-") {
+		return contracts.Invalidf("invalid remote name %q", name)
+	}
+	if _, ok := r.Config("remote." + name + ".url"); !ok {
+		return contracts.Invalidf("no remote %q: add it with git remote add", name)
+	}
+	return nil
+}
