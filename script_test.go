@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,8 +33,9 @@ func TestScript(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		Setup:               setupScript,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"repo":  cmdRepo,
-			"exits": cmdExits,
+			"repo":     cmdRepo,
+			"exits":    cmdExits,
+			"freeport": cmdFreePort,
 		},
 	})
 }
@@ -105,4 +107,17 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("exit code %d, want %d", got, want)
 	}
+}
+
+// cmdFreePort sets the environment variable VAR to a TCP port on 127.0.0.1
+// that is free now: freeport VAR.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	port := l.Addr().(*net.TCPAddr).Port
+	ts.Check(l.Close())
+	ts.Setenv(args[0], strconv.Itoa(port))
 }

@@ -93,7 +93,7 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 		}
 		// Capped exponential backoff with full jitter.
 		sleep := time.Duration(rand.Int64N(int64(delay)) + 1)
-		if time.Now().Add(sleep).After(deadline) {
+		if attempt > 1 && time.Now().Add(sleep).After(deadline) {
 			return nil, contracts.Errorf(contracts.CodeContention,
 				"%s: gave up after %d attempts in %s: %s kept moving", op.Name, attempt, budget, refstore.StateRef)
 		}

@@ -140,8 +140,12 @@ func (s *session) publishState(ctx context.Context, remote string, theirs, ours 
 		}
 		return err
 	}
-	return s.repo.UpdateRefs(ctx, "liza: sync with "+remote,
-		refstore.RefUpdate{Name: refstore.TrackingRef(remote, refstore.StateRef), New: ours})
+	tracking := refstore.TrackingRef(remote, refstore.StateRef)
+	was, _, err := s.repo.ReadRef(tracking)
+	if err != nil {
+		return err
+	}
+	return s.repo.UpdateRefs(ctx, "liza: sync with "+remote, refstore.RefUpdate{Name: tracking, Old: was, New: ours})
 }
 
 // replay applies the local operations again on the remote's state.

@@ -14,7 +14,10 @@ import (
 // refs/liza/remotes/<remote>/heads/<branch> for a branch. Keeping them
 // apart from refs/remotes leaves git's own remote-tracking branches alone.
 func TrackingRef(remote, ref string) string {
-	return "refs/liza/remotes/" + remote + "/" + strings.TrimPrefix(ref, "refs/liza/")
+	if rest, ok := strings.CutPrefix(ref, "refs/liza/"); ok {
+		return "refs/liza/remotes/" + remote + "/" + rest
+	}
+	return "refs/liza/remotes/" + remote + "/" + strings.TrimPrefix(ref, "refs/")
 }
 
 // ErrUnreachable wraps a failure to talk to a remote at all.
