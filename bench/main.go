@@ -1,5 +1,7 @@
-// Command bench times one `task add` with git-liza against the seed's flock+yq
-// baseline, whole process each, on the same machine and in the same run.
+// Command bench times one `task add` and one `claim` with git-liza against the
+// seed's flock+yq baseline, whole process each, on the same machine and in the
+// same run; and, without a baseline, a claim that creates its worktree and a
+// merge.
 //
 // Run it from the module root:
 //
@@ -30,6 +32,7 @@ const (
 	warmups        = 2    // untimed runs of each variant before the timed ones
 	historyTasks   = 100  // tasks in both history repositories
 	historyCommits = 1000 // commits on refs/liza/state in the long-history repository
+	lifecycleTasks = 100  // tasks in the repositories of the worktree claim and merge timings
 )
 
 // goals are the target ratios git-liza/baseline, by number of tasks.
@@ -82,14 +85,24 @@ type historyResult struct {
 	Goal         float64 `json:"goal"`
 }
 
+// soloResult is a command timed without a baseline.
+type soloResult struct {
+	Tasks   int    `json:"tasks"`
+	Command string `json:"command"`
+	Stats   stats  `json:"stats"`
+}
+
 type report struct {
-	Go      string        `json:"go"`
-	Git     string        `json:"git"`
-	Yq      string        `json:"yq"`
-	NumCPU  int           `json:"nproc"`
-	Runs    int           `json:"runs"`
-	Sizes   []sizeResult  `json:"sizes"`
-	History historyResult `json:"history"`
+	Go            string        `json:"go"`
+	Git           string        `json:"git"`
+	Yq            string        `json:"yq"`
+	NumCPU        int           `json:"nproc"`
+	Runs          int           `json:"runs"`
+	Sizes         []sizeResult  `json:"sizes"`
+	History       historyResult `json:"history"`
+	Claims        []sizeResult  `json:"claims"`
+	ClaimWorktree soloResult    `json:"claim_worktree"`
+	Merge         soloResult    `json:"merge"`
 }
 
 func main() {
@@ -136,7 +149,7 @@ func run(opt options) error {
 		opt.shared = filepath.Join(root, opt.shared)
 	}
 	b := &bench{opt: opt, scripts: filepath.Join(opt.shared, "bench")}
-	for _, f := range []string{"gen-state.py", "seed-add.sh", "install-yq.sh"} {
+	for _, f := range []string{"gen-state.py", "seed-add.sh", "seed-claim.sh", "install-yq.sh"} {
 		if _, err := os.Stat(filepath.Join(b.scripts, f)); err != nil {
 			return fmt.Errorf("baseline scripts missing (set -shared): %v", err)
 		}
@@ -176,6 +189,19 @@ func run(opt options) error {
 	}
 	if rep.History, err = b.measureHistory(); err != nil {
 		return fmt.Errorf("history: %v", err)
+	}
+	for _, n := range opt.sizes {
+		r, err := b.measureClaim(n)
+		if err != nil {
+			return fmt.Errorf("claim, %d tasks: %v", n, err)
+		}
+		rep.Claims = append(rep.Claims, r)
+	}
+	if rep.ClaimWorktree, err = b.measureClaimWorktree(); err != nil {
+		return fmt.Errorf("claim with worktree: %v", err)
+	}
+	if rep.Merge, err = b.measureMerge(); err != nil {
+		return fmt.Errorf("merge: %v", err)
 	}
 
 	printTable(rep)
@@ -332,11 +358,21 @@ func (b *bench) measureHistory() (historyResult, error) {
 // other one), and returns the timed samples of each variant in milliseconds.
 // Every run gets a fresh task id.
 func (b *bench) interleave(variants []func(id string) *exec.Cmd) ([][]float64, error) {
+	runs := make([]func(it int) *exec.Cmd, len(variants))
+	for v, f := range variants {
+		runs[v] = func(it int) *exec.Cmd { return f(fmt.Sprintf("bench-%c-%d", 'a'+v, it)) }
+	}
+	return b.interleaveRuns(runs)
+}
+
+// interleaveRuns is interleave for variants that pick their own arguments
+// from the iteration number (0 to warmups+runs-1).
+func (b *bench) interleaveRuns(variants []func(it int) *exec.Cmd) ([][]float64, error) {
 	samples := make([][]float64, len(variants))
 	for it := 0; it < warmups+b.opt.runs; it++ {
 		for k := range variants {
 			v := (it + k) % len(variants)
-			cmd := variants[v](fmt.Sprintf("bench-%c-%d", 'a'+v, it))
+			cmd := variants[v](it)
 			d, err := timeRun(cmd)
 			if err != nil {
 				return nil, err
@@ -347,6 +383,155 @@ func (b *bench) interleave(variants []func(id string) *exec.Cmd) ([][]float64, e
 		}
 	}
 	return samples, nil
+}
+
+// measureClaim times the baseline, `git liza` and `git-liza` claiming one
+// UNCLAIMED task (without a worktree) in a state of n tasks, interleaved. Run
+// it takes task-(it+1) for coder-(it+1): a coder holds one task at a time. The
+// two git-liza variants claim in repositories of their own, so each finds its
+// task unclaimed.
+func (b *bench) measureClaim(n int) (sizeResult, error) {
+	if total := warmups + b.opt.runs; total > n {
+		return sizeResult{}, fmt.Errorf("%d runs need %d unclaimed tasks, and the state has %d", b.opt.runs, total, n)
+	}
+	progress(fmt.Sprintf("claim, %d tasks: setting up", n))
+	dir := filepath.Join(b.tmp, fmt.Sprintf("claim-%d", n))
+	seed, err := b.seedFile(dir, n)
+	if err != nil {
+		return sizeResult{}, err
+	}
+	state := filepath.Join(dir, "state.yaml")
+	if err := copyFile(seed, state); err != nil {
+		return sizeResult{}, err
+	}
+	viaGit, direct := filepath.Join(dir, "repo-git"), filepath.Join(dir, "repo-direct")
+	for _, repo := range []string{viaGit, direct} {
+		if err := b.newRepo(repo, seed); err != nil {
+			return sizeResult{}, err
+		}
+	}
+
+	progress(fmt.Sprintf("claim, %d tasks: timing %d+%d runs of each", n, warmups, b.opt.runs))
+	yqEnv := append(slices.Clip(b.env), "YQ="+b.yq)
+	samples, err := b.interleaveRuns([]func(it int) *exec.Cmd{
+		func(it int) *exec.Cmd {
+			return command(dir, yqEnv, "bash", filepath.Join(b.scripts, "seed-claim.sh"), state, taskID(it), coderID(it))
+		},
+		func(it int) *exec.Cmd {
+			return command(viaGit, b.env, "git", append([]string{"liza"}, claimArgs(it, true)...)...)
+		},
+		func(it int) *exec.Cmd { return command(direct, b.env, b.gitLiza, claimArgs(it, true)...) },
+	})
+	if err != nil {
+		return sizeResult{}, err
+	}
+	// seed-claim.sh exits 0 whether or not its select matched: check that
+	// every run claimed its task.
+	data, err := os.ReadFile(state)
+	if err != nil {
+		return sizeResult{}, err
+	}
+	if got, want := strings.Count(string(data), "status: CLAIMED"), warmups+b.opt.runs; got != want {
+		return sizeResult{}, fmt.Errorf("the baseline claimed %d tasks, want %d", got, want)
+	}
+	r := sizeResult{Tasks: n, Seed: summarize(samples[0]), GitLiza: summarize(samples[1]), GitLizaDirect: summarize(samples[2])}
+	r.Ratio = r.GitLiza.Median / r.Seed.Median
+	r.RatioDirect = r.GitLizaDirect.Median / r.Seed.Median
+	if g, ok := goals[n]; ok {
+		r.Goal = &g
+	}
+	return r, nil
+}
+
+// measureClaimWorktree times `git liza claim ID` making .worktrees/ID on
+// branch task/ID, in a state of lifecycleTasks tasks. The worktrees of the
+// earlier runs stay, as a team's do.
+func (b *bench) measureClaimWorktree() (soloResult, error) {
+	progress("claim with worktree: setting up")
+	repo := filepath.Join(b.tmp, "claim-worktree", "repo")
+	if err := b.lifecycleRepo(repo); err != nil {
+		return soloResult{}, err
+	}
+	progress(fmt.Sprintf("claim with worktree: timing %d+%d runs", warmups, b.opt.runs))
+	samples, err := b.interleaveRuns([]func(it int) *exec.Cmd{
+		func(it int) *exec.Cmd {
+			return command(repo, b.env, "git", append([]string{"liza"}, claimArgs(it, false)...)...)
+		},
+	})
+	if err != nil {
+		return soloResult{}, err
+	}
+	return soloResult{Tasks: lifecycleTasks, Command: "git liza --agent coder-N claim ID", Stats: summarize(samples[0])}, nil
+}
+
+// measureMerge times `git liza merge ID` of approved tasks. Every task is
+// first claimed from the same integration tip, given one commit adding a file
+// of its own in its worktree, submitted, reviewed and approved (untimed); then
+// the tasks merge one after another, so after the first (a fast-forward, and a
+// warm-up) each merge builds a merge commit with git merge-tree. Each merge
+// also removes the task's worktree and branch.
+func (b *bench) measureMerge() (soloResult, error) {
+	total := warmups + b.opt.runs
+	progress(fmt.Sprintf("merge: setting up %d approved tasks", total))
+	repo := filepath.Join(b.tmp, "merge", "repo")
+	if err := b.lifecycleRepo(repo); err != nil {
+		return soloResult{}, err
+	}
+	for it := 0; it < total; it++ {
+		id, coder := taskID(it), coderID(it)
+		wt := filepath.Join(repo, ".worktrees", id)
+		if _, err := output(repo, b.env, "git", append([]string{"liza"}, claimArgs(it, false)...)...); err != nil {
+			return soloResult{}, err
+		}
+		if err := os.WriteFile(filepath.Join(wt, id+".txt"), []byte(id+"\n"), 0o644); err != nil {
+			return soloResult{}, err
+		}
+		for _, args := range [][]string{
+			{"-C", wt, "add", id + ".txt"},
+			{"-C", wt, "commit", "-q", "-m", "work on " + id},
+			{"liza", "--agent", coder, "submit", id},
+			{"liza", "--agent", "code-reviewer-1", "review", id},
+			{"liza", "--agent", "code-reviewer-1", "verdict", id, "approve"},
+		} {
+			if _, err := output(repo, b.env, "git", args...); err != nil {
+				return soloResult{}, err
+			}
+		}
+	}
+	progress(fmt.Sprintf("merge: timing %d+%d runs", warmups, b.opt.runs))
+	samples, err := b.interleaveRuns([]func(it int) *exec.Cmd{
+		func(it int) *exec.Cmd {
+			return command(repo, b.env, "git", "liza", "--agent", "code-reviewer-1", "merge", taskID(it))
+		},
+	})
+	if err != nil {
+		return soloResult{}, err
+	}
+	return soloResult{Tasks: lifecycleTasks, Command: "git liza --agent code-reviewer-1 merge ID", Stats: summarize(samples[0])}, nil
+}
+
+// lifecycleRepo makes a repository holding a state of lifecycleTasks
+// UNCLAIMED tasks.
+func (b *bench) lifecycleRepo(repo string) error {
+	seed, err := b.seedFile(filepath.Dir(repo), lifecycleTasks)
+	if err != nil {
+		return err
+	}
+	return b.newRepo(repo, seed)
+}
+
+// taskID and coderID are the task run it claims and the coder claiming it
+// (gen-state.py numbers its tasks from task-1).
+func taskID(it int) string  { return fmt.Sprintf("task-%d", it+1) }
+func coderID(it int) string { return fmt.Sprintf("coder-%d", it+1) }
+
+// claimArgs is run it's claim, with or without a worktree.
+func claimArgs(it int, noWorktree bool) []string {
+	args := []string{"--agent", coderID(it), "claim", taskID(it)}
+	if noWorktree {
+		args = append(args, "--no-worktree")
+	}
+	return args
 }
 
 // timeRun runs cmd and returns its wall-clock time, process start to exit.
@@ -488,9 +673,24 @@ func progress(msg string) { fmt.Fprintln(os.Stderr, "bench:", msg) }
 func printTable(r report) {
 	fmt.Printf("machine: %s; %s; nproc %d; %s\n\n", r.Go, r.Git, r.NumCPU, r.Yq)
 	fmt.Printf("task add, whole process, median (p90) of %d runs, ms\n", r.Runs)
+	printRatios(r.Sizes)
+	h := r.History
+	fmt.Printf("\nhistory (%d tasks, git liza task add): %d commits %s ms, %d commits %s ms, ratio %.3f%s (goal <= %.1fx)\n",
+		h.Tasks, h.ShortCommits, ms(h.Short), h.LongCommits, ms(h.Long), h.Ratio, verdict(h.Ratio <= h.Goal), h.Goal)
+
+	fmt.Printf("\nclaim ID --no-worktree, whole process, median (p90) of %d runs, ms\n", r.Runs)
+	printRatios(r.Claims)
+	fmt.Println()
+	for _, s := range []soloResult{r.ClaimWorktree, r.Merge} {
+		fmt.Printf("%s (%d tasks, no baseline): %s ms\n", s.Command, s.Tasks, ms(s.Stats))
+	}
+}
+
+// printRatios prints a table of git-liza against the baseline, by number of tasks.
+func printRatios(rows []sizeResult) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "tasks\tseed(flock+yq)\tgit liza\tgit-liza\tratio(git liza)\tratio(git-liza)\tgoal")
-	for _, s := range r.Sizes {
+	for _, s := range rows {
 		goal, mark := "-", func(float64) string { return "" }
 		if s.Goal != nil {
 			goal = fmt.Sprintf("<= %.2f", *s.Goal)
@@ -501,9 +701,6 @@ func printTable(r report) {
 			s.Ratio, mark(s.Ratio), s.RatioDirect, mark(s.RatioDirect), goal)
 	}
 	w.Flush()
-	h := r.History
-	fmt.Printf("\nhistory (%d tasks, git liza task add): %d commits %s ms, %d commits %s ms, ratio %.3f%s (goal <= %.1fx)\n",
-		h.Tasks, h.ShortCommits, ms(h.Short), h.LongCommits, ms(h.Long), h.Ratio, verdict(h.Ratio <= h.Goal), h.Goal)
 }
 
 func ms(s stats) string { return fmt.Sprintf("%.1f (%.1f)", s.Median, s.P90) }

@@ -9,3 +9,8 @@ func (e *Env) lifecycleCmds() []*cli.Command {
 		e.reviewCmd(), e.verdictCmd(), e.mergeCmd(),
 	}
 }
+
+// gitCmds manage worktrees, hooks and sharing.
+func (e *Env) gitCmds() []*cli.Command {
+	return []*cli.Command{e.worktreeCmd(), e.hooksCmd(), e.hookCmd(), e.syncCmd()}
+}

@@ -210,10 +210,10 @@ func (s *session) integrationTest(ctx context.Context, id string, result refstor
 	}
 	defer os.RemoveAll(dir)
 	wt := filepath.Join(dir, "tree")
-	if _, err := s.repo.Git(ctx, "worktree", "add", "--quiet", "--detach", wt, result.String()); err != nil {
+	if err := worktree.AddDetached(ctx, s.repo, wt, result); err != nil {
 		return "", err
 	}
-	defer s.repo.Git(context.WithoutCancel(ctx), "worktree", "remove", "--force", wt)
+	defer worktree.RemoveDetached(context.WithoutCancel(ctx), s.repo, wt)
 	logDir := filepath.Join(s.repo.CommonDir, "liza", "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return "", err
@@ -262,18 +262,9 @@ func (s *session) integrationFailed(ctx context.Context, id, reason string) erro
 // integrationNotCheckedOut refuses to move a branch someone has checked
 // out: their checkout would silently fall behind its own HEAD.
 func (s *session) integrationNotCheckedOut(ctx context.Context, branch string) error {
-	out, err := s.repo.Git(ctx, "worktree", "list", "--porcelain", "-z")
-	if err != nil {
+	path, err := worktree.CheckedOut(ctx, s.repo, branch)
+	if err != nil || path == "" {
 		return err
 	}
-	var path string
-	for _, line := range strings.Split(string(out), "\x00") {
-		if p, ok := strings.CutPrefix(line, "worktree "); ok {
-			path = p
-		}
-		if line == "branch "+branch {
-			return contracts.Invalidf("%s is checked out in %s: switch that checkout to another branch so the merge does not move it underneath", strings.TrimPrefix(branch, "refs/heads/"), path)
-		}
-	}
-	return nil
+	return contracts.Invalidf("%s is checked out in %s: switch that checkout to another branch so the merge does not move it underneath", strings.TrimPrefix(branch, "refs/heads/"), path)
 }

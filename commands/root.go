@@ -86,7 +86,7 @@ func (e *Env) app() *cli.Command {
 			e.importCmd(),
 			e.exportCmd(),
 			e.taskCmd(),
-		}, e.lifecycleCmds(), e.leverCmds()),
+		}, e.lifecycleCmds(), e.leverCmds(), e.gitCmds()),
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
 )
@@ -53,8 +55,17 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[st
 	for _, ref := range refs {
 		args = append(args, "+"+ref+":"+TrackingRef(remote, ref))
 	}
-	_, err := r.Git(ctx, args...)
+	var err error
 	var ge *GitError
+	// Two fetches in one clone race on the tracking ref's lock; the loser
+	// fetches again.
+	for try := 0; ; try++ {
+		_, err = r.Git(ctx, args...)
+		if err == nil || try == 20 || !errors.As(err, &ge) || !lostRace(ge.Stderr) {
+			break
+		}
+		time.Sleep(time.Duration(2+rand.IntN(5*(try+1))) * time.Millisecond)
+	}
 	if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
 		return r.fetchSome(ctx, remote, refs)
 	}
@@ -137,25 +148,35 @@ func (r *Repo) Push(ctx context.Context, remote string, updates ...RefUpdate) er
 	for _, line := range strings.Split(string(out), "\n") {
 		// --porcelain: "<flag>\t<from>:<to>\t<summary> (<reason>)"
 		f := strings.Split(line, "\t")
-		if len(f) < 3 || f[0] != "!" {
-			continue
-		}
-		summary := f[2]
-		switch {
-		case strings.Contains(summary, "stale info"), strings.Contains(summary, "fetch first"),
-			strings.Contains(summary, "non-fast-forward"), strings.Contains(summary, "cannot lock ref"),
-			strings.Contains(summary, "incorrect old value"), strings.Contains(summary, "failed to update ref"):
-			return ErrStale
-		case strings.Contains(summary, "atomic push failed"):
+		if len(f) < 3 || f[0] != "!" || strings.Contains(f[2], "atomic push failed") {
 			continue
 		}
 		_, to, _ := strings.Cut(f[1], ":")
-		return &ErrRejected{Remote: remote, Ref: to, Reason: remoteReason(ge.Stderr, summary)}
+		if strings.Contains(f[2], "hook declined") {
+			return &ErrRejected{Remote: remote, Ref: to, Reason: remoteReason(ge.Stderr, f[2])}
+		}
+		if lostRace(f[2]) || lostRace(ge.Stderr) {
+			return ErrStale
+		}
+		return &ErrRejected{Remote: remote, Ref: to, Reason: remoteReason(ge.Stderr, f[2])}
 	}
-	if strings.Contains(report, "atomic push failed") || strings.Contains(report, "stale info") {
+	if strings.Contains(report, "atomic push failed") || lostRace(report) {
 		return ErrStale
 	}
 	return &ErrUnreachable{Remote: remote, Err: err}
+}
+
+// lostRace recognises a push refused because a ref was not where we said
+// it was, on our side (stale lease) or the remote's (its lock or old-value
+// check).
+func lostRace(s string) bool {
+	for _, m := range []string{"stale info", "fetch first", "non-fast-forward", "cannot lock ref",
+		"incorrect old value", "but expected", "failed to update ref", "failed to lock"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // remoteReason picks what the remote's hooks said ("remote: ..." lines),

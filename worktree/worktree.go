@@ -85,7 +85,12 @@ func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.H
 	if err := ensureExcluded(repo); err != nil {
 		return err
 	}
-	if info, err := Inspect(ctx, repo, id); err != nil {
+	unlock, err := lockRepo(repo)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if info, err := inspect(ctx, repo, id); err != nil {
 		return err
 	} else if info.Exists {
 		if !orphanedClaim(info.Locked) {
@@ -115,7 +120,7 @@ func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.H
 		}
 		switch {
 		case strings.Contains(ge.Stderr, "already exists"), strings.Contains(ge.Stderr, "already checked out"),
-			strings.Contains(ge.Stderr, "is already used by worktree"):
+			strings.Contains(ge.Stderr, "is already used by worktree"), strings.Contains(ge.Stderr, "is a missing but"):
 			return ErrBusy
 		case strings.Contains(ge.Stderr, ".lock") && try < 20:
 			time.Sleep(time.Duration(5+try*5) * time.Millisecond)
@@ -131,8 +136,37 @@ func Unlock(ctx context.Context, repo *refstore.Repo, id string) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := lockRepo(repo)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	_, err = repo.Git(ctx, "worktree", "unlock", path)
 	return err
+}
+
+// lockRepo serialises git-liza's worktree commands on this machine. Git
+// does not: two worktree adds of one path on an existing branch both write
+// into the same directory (and the loser's cleanup deletes it), and
+// worktree add, list, unlock, remove and branch -D die ("failed to read
+// .git/worktrees/X/commondir", "failed to read .../locked") when they
+// read a worktree another process is creating, unlocking or removing. The
+// lock is an flock on a file in the common git directory: the kernel
+// releases it when the process ends, however it ends.
+func lockRepo(repo *refstore.Repo) (func(), error) {
+	dir := filepath.Join(repo.CommonDir, "liza")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "worktrees.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
+	}
+	return func() { f.Close() }, nil
 }
 
 // orphanedClaim reports whether a lock reason names a claim whose process
@@ -156,11 +190,25 @@ func orphanedClaim(reason string) bool {
 
 // Inspect reports on a task's worktree.
 func Inspect(ctx context.Context, repo *refstore.Repo, id string) (Info, error) {
+	unlock, err := lockRepo(repo)
+	if err != nil {
+		return Info{}, err
+	}
+	info, err := inspect(ctx, repo, id)
+	unlock()
+	if err != nil {
+		return Info{}, err
+	}
+	return info, fillDirty(ctx, &info)
+}
+
+// inspect is Inspect without Dirty, for a caller holding lockRepo.
+func inspect(ctx context.Context, repo *refstore.Repo, id string) (Info, error) {
 	path, err := Path(repo, id)
 	if err != nil {
 		return Info{}, err
 	}
-	list, err := List(ctx, repo)
+	list, err := list(ctx, repo)
 	if err != nil {
 		return Info{}, err
 	}
@@ -174,6 +222,44 @@ func Inspect(ctx context.Context, repo *refstore.Repo, id string) (Info, error) 
 
 // List reports every worktree under .worktrees/.
 func List(ctx context.Context, repo *refstore.Repo) ([]Info, error) {
+	unlock, err := lockRepo(repo)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := list(ctx, repo)
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	for i := range infos {
+		if err := fillDirty(ctx, &infos[i]); err != nil {
+			return nil, err
+		}
+	}
+	return infos, nil
+}
+
+// fillDirty asks git whether a worktree is dirty. One removed meanwhile
+// is reported absent.
+func fillDirty(ctx context.Context, w *Info) error {
+	if !w.Exists {
+		return nil
+	}
+	dirty, err := Dirty(ctx, w.Path)
+	if err != nil {
+		if _, serr := os.Stat(w.Path); os.IsNotExist(serr) {
+			w.Exists = false
+			return nil
+		}
+		return err
+	}
+	w.Dirty = dirty
+	return nil
+}
+
+// list reports every worktree under .worktrees/, not whether it is dirty,
+// for a caller holding lockRepo.
+func list(ctx context.Context, repo *refstore.Repo) ([]Info, error) {
 	root, err := Root(repo)
 	if err != nil {
 		return nil, err
@@ -210,11 +296,6 @@ func List(ctx context.Context, repo *refstore.Repo) ([]Info, error) {
 		w.ID = strings.TrimPrefix(w.Path, prefix)
 		if fi, err := os.Stat(w.Path); err == nil && fi.IsDir() {
 			w.Exists = true
-			dirty, err := Dirty(ctx, w.Path)
-			if err != nil {
-				return nil, err
-			}
-			w.Dirty = dirty
 		}
 		infos = append(infos, w)
 	}
@@ -254,6 +335,11 @@ func Remove(ctx context.Context, repo *refstore.Repo, id, integration string, fo
 			}
 		}
 	}
+	unlock, err := lockRepo(repo)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if info.Exists || info.Prunable {
 		if err := forceRemove(ctx, repo, info.Path); err != nil {
 			return err
@@ -277,6 +363,17 @@ func BranchMerged(ctx context.Context, repo *refstore.Repo, id, integration stri
 		return true, err
 	}
 	return repo.IsAncestor(ctx, tip.String(), integration)
+}
+
+// Prune forgets worktrees whose directory is gone (git worktree prune).
+func Prune(ctx context.Context, repo *refstore.Repo) error {
+	unlock, err := lockRepo(repo)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = repo.Git(ctx, "worktree", "prune")
+	return err
 }
 
 // forceRemove removes a worktree even when locked.
@@ -317,4 +414,51 @@ func ensureExcluded(repo *refstore.Repo) error {
 	}
 	_, err = f.WriteString(line + "\n")
 	return err
+}
+
+// AddDetached checks out commit in a throwaway worktree at path (a merge's
+// integration test runs there), serialised with the task worktrees' own
+// registry commands.
+func AddDetached(ctx context.Context, repo *refstore.Repo, path string, commit refstore.Hash) error {
+	unlock, err := lockRepo(repo)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = repo.Git(ctx, "worktree", "add", "--quiet", "--detach", path, commit.String())
+	return err
+}
+
+// RemoveDetached removes a worktree AddDetached made.
+func RemoveDetached(ctx context.Context, repo *refstore.Repo, path string) error {
+	unlock, err := lockRepo(repo)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return forceRemove(ctx, repo, path)
+}
+
+// CheckedOut returns the checkout that has branch (a full ref name) checked
+// out, or "".
+func CheckedOut(ctx context.Context, repo *refstore.Repo, branch string) (string, error) {
+	unlock, err := lockRepo(repo)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	out, err := repo.Git(ctx, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return "", err
+	}
+	var path string
+	for _, line := range strings.Split(string(out), "\x00") {
+		if p, ok := strings.CutPrefix(line, "worktree "); ok {
+			path = p
+		}
+		if line == "branch "+branch {
+			return path, nil
+		}
+	}
+	return "", nil
 }

@@ -1,0 +1,322 @@
+package hooks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+const stateRef = refstore.StateRef
+
+// Location is a hooks directory: where it is, and how to name it to a
+// person (relative to the top of the main checkout when it is inside it).
+type Location struct {
+	Dir     string `json:"-"`
+	Display string `json:"dir"`
+}
+
+// Locate finds the directory git runs repo's hooks from: core.hooksPath
+// when set (a relative path is relative to the top of the work tree, or to
+// the git directory of a bare repository, as git takes it), else the hooks
+// directory of the common git directory, which every worktree shares.
+func Locate(repo *refstore.Repo) (Location, error) {
+	dir := filepath.Join(repo.CommonDir, "hooks")
+	if p, ok := repo.Config("core.hooksPath"); ok && p != "" {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return Location{}, contracts.Invalidf("core.hooksPath %s: %v", p, err)
+			}
+			p = filepath.Join(home, rest)
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(repo.Dir(), p)
+		}
+		dir = filepath.Clean(p)
+	}
+	base := repo.MainWorkTree()
+	if base == "" {
+		base = repo.Dir()
+	}
+	display := dir
+	if rel, err := filepath.Rel(base, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		display = filepath.ToSlash(rel)
+	}
+	return Location{Dir: dir, Display: display}, nil
+}
+
+// Path is the file of hook name.
+func (l Location) Path(name string) string { return filepath.Join(l.Dir, name) }
+
+func (l Location) display(name string) string {
+	if l.Display == "." {
+		return name
+	}
+	return l.Display + "/" + name
+}
+
+// Script is hook name's script for this location.
+func (l Location) Script(name string, chained bool) string {
+	return Script(name, l.display(name), chained)
+}
+
+// Kind says whose a hook file is.
+type Kind string
+
+// The kinds of hook file.
+const (
+	Ours    Kind = "ours"
+	Foreign Kind = "foreign"
+	Absent  Kind = "absent"
+)
+
+// Status is one hook as found on disk.
+type Status struct {
+	Name string `json:"name"`
+	Kind Kind   `json:"state"`
+	// Chained names the foreign hook ours runs first, when there is one.
+	Chained string `json:"chained,omitempty"`
+	// Current is false for a hook of ours written by another version.
+	Current bool `json:"current"`
+}
+
+func (s Status) String() string {
+	switch {
+	case s.Kind == Ours && s.Chained != "" && !s.Current:
+		return fmt.Sprintf("ours chaining %s (outdated: run git liza hooks install)", s.Chained)
+	case s.Kind == Ours && s.Chained != "":
+		return "ours chaining " + s.Chained
+	case s.Kind == Ours && !s.Current:
+		return "ours (outdated: run git liza hooks install)"
+	}
+	return string(s.Kind)
+}
+
+// IsOurs reports whether a hook script carries our marker.
+func IsOurs(content []byte) bool {
+	for _, line := range bytes.Split(content, []byte("\n")) {
+		if string(bytes.TrimRight(line, "\r")) == Marker {
+			return true
+		}
+	}
+	return false
+}
+
+// inspect reads hook name.
+func (l Location) inspect(name string) (Status, []byte, error) {
+	st := Status{Name: name, Kind: Absent}
+	b, err := os.ReadFile(l.Path(name))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return st, nil, fmt.Errorf("reading hook %s: %w", l.display(name), err)
+	case IsOurs(b):
+		st.Kind = Ours
+	default:
+		st.Kind = Foreign
+	}
+	chained := exists(l.Path(name + ChainSuffix))
+	if chained && st.Kind == Ours {
+		st.Chained = name + ChainSuffix
+	}
+	if st.Kind == Ours {
+		st.Current = string(b) == l.Script(name, chained)
+	}
+	return st, b, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// Status reports on each hook.
+func (l Location) Status(names []string) ([]Status, error) {
+	out := make([]Status, 0, len(names))
+	for _, n := range names {
+		st, _, err := l.inspect(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Change is what install or uninstall did to one hook.
+type Change struct {
+	Name   string `json:"name"`
+	Action string `json:"action"`
+	// Chained names the hook kept beside ours (install) or put back in its
+	// place (uninstall).
+	Chained string `json:"chained,omitempty"`
+}
+
+// The actions reported.
+const (
+	Installed        = "installed"
+	AlreadyInstalled = "already installed"
+	Updated          = "updated"
+	Removed          = "removed"
+	LeftAlone        = "left alone"
+)
+
+func (c Change) String() string {
+	switch {
+	case c.Action == Installed && c.Chained != "":
+		return fmt.Sprintf("%s: installed, running the hook that was there (kept as %s) first", c.Name, c.Chained)
+	case c.Action == Removed && c.Chained != "":
+		return fmt.Sprintf("%s: removed, the hook it ran put back from %s", c.Name, c.Chained)
+	case c.Action == LeftAlone:
+		return c.Name + ": not git-liza's, left alone"
+	}
+	return c.Name + ": " + c.Action
+}
+
+// Install writes our scripts for names. A hook that is already ours and
+// current is left untouched, so installing twice changes nothing. A hook
+// that is not ours makes Install refuse before it writes anything, unless
+// force is set: then the hook is kept as NAME.liza-chained and ours runs it
+// first.
+func (l Location) Install(names []string, force bool) ([]Change, error) {
+	type plan struct {
+		name    string
+		chain   bool // move the foreign hook aside first
+		chained bool // write the chaining script
+		action  string
+	}
+	var plans []plan
+	var foreign, clash []string
+	for _, n := range names {
+		st, _, err := l.inspect(n)
+		if err != nil {
+			return nil, err
+		}
+		hasChained := exists(l.Path(n + ChainSuffix))
+		switch st.Kind {
+		case Absent:
+			plans = append(plans, plan{name: n, chained: hasChained, action: Installed})
+		case Ours:
+			action := AlreadyInstalled
+			if !st.Current {
+				action = Updated
+			}
+			plans = append(plans, plan{name: n, chained: hasChained, action: action})
+		case Foreign:
+			switch {
+			case !force:
+				foreign = append(foreign, l.display(n))
+			case hasChained:
+				clash = append(clash, l.display(n))
+			default:
+				plans = append(plans, plan{name: n, chain: true, chained: true, action: Installed})
+			}
+		}
+	}
+	if len(clash) > 0 {
+		return nil, contracts.Invalidf("%s not git-liza's, and %s%s already exists: move one of them away, then install again",
+			listIs(clash), clash[0], ChainSuffix)
+	}
+	switch {
+	case len(foreign) == 1:
+		return nil, contracts.Invalidf("%s is not git-liza's: move it away, or pass --force to keep it as %s%s and run it before git-liza's",
+			foreign[0], foreign[0], ChainSuffix)
+	case len(foreign) > 1:
+		return nil, contracts.Invalidf("%s are not git-liza's: move them away, or pass --force to keep each as NAME%s and run it before git-liza's",
+			strings.Join(foreign, ", "), ChainSuffix)
+	}
+	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", l.Display, err)
+	}
+	var out []Change
+	for _, p := range plans {
+		if p.action != AlreadyInstalled {
+			path := l.Path(p.name)
+			if p.chain {
+				if err := os.Rename(path, path+ChainSuffix); err != nil {
+					return out, fmt.Errorf("keeping %s: %w", l.display(p.name), err)
+				}
+			}
+			if err := writeExecutable(path, l.Script(p.name, p.chained)); err != nil {
+				return out, err
+			}
+		}
+		c := Change{Name: p.name, Action: p.action}
+		if p.chain {
+			c.Chained = p.name + ChainSuffix
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// listIs is "A is" or "A, B are".
+func listIs(files []string) string {
+	if len(files) == 1 {
+		return files[0] + " is"
+	}
+	return strings.Join(files, ", ") + " are"
+}
+
+// Uninstall removes our scripts for names and puts back the hooks they
+// chained. Hooks that are not ours are left alone.
+func (l Location) Uninstall(names []string) ([]Change, error) {
+	var out []Change
+	for _, n := range names {
+		st, _, err := l.inspect(n)
+		if err != nil {
+			return out, err
+		}
+		path := l.Path(n)
+		chained := path + ChainSuffix
+		switch st.Kind {
+		case Foreign:
+			out = append(out, Change{Name: n, Action: LeftAlone})
+			continue
+		case Ours:
+			if err := os.Remove(path); err != nil {
+				return out, fmt.Errorf("removing %s: %w", l.display(n), err)
+			}
+		}
+		if exists(chained) {
+			if err := os.Rename(chained, path); err != nil {
+				return out, fmt.Errorf("restoring %s: %w", l.display(n), err)
+			}
+			out = append(out, Change{Name: n, Action: Removed, Chained: n + ChainSuffix})
+		} else if st.Kind == Ours {
+			out = append(out, Change{Name: n, Action: Removed})
+		}
+	}
+	return out, nil
+}
+
+// writeExecutable replaces path with content, mode 0755, through a
+// temporary file and a rename, so that git never runs half a script.
+func writeExecutable(path, content string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.WriteString(content)
+	if err := f.Close(); werr == nil {
+		werr = err
+	}
+	if werr == nil {
+		werr = os.Chmod(f.Name(), 0o755)
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		return fmt.Errorf("writing hook %s: %w", path, werr)
+	}
+	return nil
+}
