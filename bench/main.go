@@ -1,11 +1,14 @@
 // Command bench times one `task add` and one `claim` with git-liza against the
 // seed's flock+yq baseline, whole process each, on the same machine and in the
 // same run; and, without a baseline, a claim that creates its worktree and a
-// merge.
+// merge. Then remote mode: one `task add` in a clone whose blackboard lives on
+// a file:// remote and on a `git daemon` on 127.0.0.1, against local mode; and
+// the throughput of 1 to 8 clones adding tasks at once through one remote,
+// checking that no operation was lost.
 //
 // Run it from the module root:
 //
-//	go run ./bench [-runs 21] [-sizes 100,1000] [-json] [-keep] [-shared ../shared]
+//	go run ./bench [-runs 21] [-sizes 100,1000] [-remote=false] [-json] [-keep] [-shared ../shared]
 //
 // See bench/README.md for what the numbers mean.
 package main
@@ -17,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 )
@@ -33,7 +38,12 @@ const (
 	historyTasks   = 100  // tasks in both history repositories
 	historyCommits = 1000 // commits on refs/liza/state in the long-history repository
 	lifecycleTasks = 100  // tasks in the repositories of the worktree claim and merge timings
+	remoteTasks    = 100  // tasks on the remotes of the remote-mode timings
+	contendAdds    = 10   // tasks each clone adds in the contention runs
 )
+
+// contendClones are the numbers of clones contending on one remote.
+var contendClones = []int{1, 2, 4, 8}
 
 // goals are the target ratios git-liza/baseline, by number of tasks.
 var goals = map[int]float64{100: 0.30, 1000: 0.10}
@@ -46,6 +56,7 @@ type options struct {
 	json   bool
 	keep   bool
 	shared string
+	remote bool
 }
 
 // bench holds what every measurement needs: paths and the child environment.
@@ -92,17 +103,43 @@ type soloResult struct {
 	Stats   stats  `json:"stats"`
 }
 
+// remoteResult is one task add in local mode and in remote mode over two
+// transports, interleaved.
+type remoteResult struct {
+	Tasks       int     `json:"tasks"`
+	Local       stats   `json:"local"`
+	File        stats   `json:"file"`
+	Daemon      stats   `json:"git_daemon"`
+	RatioFile   float64 `json:"ratio_file"`
+	RatioDaemon float64 `json:"ratio_git_daemon"`
+}
+
+// contentionResult is Clones clones adding AddsPerClone tasks each, all at
+// once, through one file:// remote.
+type contentionResult struct {
+	Clones       int     `json:"clones"`
+	AddsPerClone int     `json:"adds_per_clone"`
+	WallMS       float64 `json:"wall_ms"`
+	OpsPerSec    float64 `json:"ops_per_sec"`
+	Add          stats   `json:"add"`           // each add, whole process, retries included
+	SetupCommits int     `json:"setup_commits"` // on the remote's refs/liza/state before the adds
+	Commits      int     `json:"commits"`       // and after
+	Lost         int     `json:"lost"`
+}
+
 type report struct {
-	Go            string        `json:"go"`
-	Git           string        `json:"git"`
-	Yq            string        `json:"yq"`
-	NumCPU        int           `json:"nproc"`
-	Runs          int           `json:"runs"`
-	Sizes         []sizeResult  `json:"sizes"`
-	History       historyResult `json:"history"`
-	Claims        []sizeResult  `json:"claims"`
-	ClaimWorktree soloResult    `json:"claim_worktree"`
-	Merge         soloResult    `json:"merge"`
+	Go            string             `json:"go"`
+	Git           string             `json:"git"`
+	Yq            string             `json:"yq"`
+	NumCPU        int                `json:"nproc"`
+	Runs          int                `json:"runs"`
+	Sizes         []sizeResult       `json:"sizes"`
+	History       historyResult      `json:"history"`
+	Claims        []sizeResult       `json:"claims"`
+	ClaimWorktree soloResult         `json:"claim_worktree"`
+	Merge         soloResult         `json:"merge"`
+	Remote        *remoteResult      `json:"remote,omitempty"`
+	Contention    []contentionResult `json:"contention,omitempty"`
 }
 
 func main() {
@@ -113,6 +150,7 @@ func main() {
 	flag.BoolVar(&opt.json, "json", false, "also print the results as JSON")
 	flag.BoolVar(&opt.keep, "keep", false, "keep the temporary directory")
 	flag.StringVar(&opt.shared, "shared", "../shared", "the shared/ directory, relative to the module root")
+	flag.BoolVar(&opt.remote, "remote", true, "also time remote mode (file:// and git daemon) and clones contending on one remote")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -202,6 +240,20 @@ func run(opt options) error {
 	}
 	if rep.Merge, err = b.measureMerge(); err != nil {
 		return fmt.Errorf("merge: %v", err)
+	}
+	if opt.remote {
+		r, err := b.measureRemote()
+		if err != nil {
+			return fmt.Errorf("remote mode: %v", err)
+		}
+		rep.Remote = &r
+		for _, n := range contendClones {
+			c, err := b.measureContention(n)
+			if err != nil {
+				return fmt.Errorf("contention, %d clones: %v", n, err)
+			}
+			rep.Contention = append(rep.Contention, c)
+		}
 	}
 
 	printTable(rep)
@@ -510,6 +562,216 @@ func (b *bench) measureMerge() (soloResult, error) {
 	return soloResult{Tasks: lifecycleTasks, Command: "git liza --agent code-reviewer-1 merge ID", Stats: summarize(samples[0])}, nil
 }
 
+// measureRemote times `git liza task add` on a state of remoteTasks tasks in
+// three setups, interleaved: a repository in local mode (no liza.remote); a
+// clone in remote mode whose remote is a bare repository reached over
+// file://; and one whose remote is served by git daemon on 127.0.0.1. In
+// remote mode every add fetches the remote's refs/liza/state and pushes the
+// new commit atomically. The daemon is stopped on the way out, error or not.
+func (b *bench) measureRemote() (remoteResult, error) {
+	progress("remote mode: setting up local, file:// and git daemon")
+	dir := filepath.Join(b.tmp, "remote")
+	seed, err := b.seedFile(dir, remoteTasks)
+	if err != nil {
+		return remoteResult{}, err
+	}
+	local := filepath.Join(dir, "local")
+	if err := b.newRepo(local, seed); err != nil {
+		return remoteResult{}, err
+	}
+	fileHub, err := b.newHub(filepath.Join(dir, "file"), seed)
+	if err != nil {
+		return remoteResult{}, err
+	}
+	viaFile := filepath.Join(dir, "file-clone")
+	if err := b.remoteClone("file://"+fileHub, viaFile); err != nil {
+		return remoteResult{}, err
+	}
+	served := filepath.Join(dir, "served")
+	if _, err := b.newHub(served, seed); err != nil {
+		return remoteResult{}, err
+	}
+	url, stop, err := b.startDaemon(served, "hub.git")
+	if err != nil {
+		return remoteResult{}, err
+	}
+	defer stop()
+	viaDaemon := filepath.Join(dir, "daemon-clone")
+	if err := b.remoteClone(url, viaDaemon); err != nil {
+		return remoteResult{}, err
+	}
+
+	progress(fmt.Sprintf("remote mode: timing %d+%d runs of each", warmups, b.opt.runs))
+	add := func(repo string) func(id string) *exec.Cmd {
+		return func(id string) *exec.Cmd {
+			return command(repo, b.env, "git", append([]string{"liza"}, addArgs(id)...)...)
+		}
+	}
+	samples, err := b.interleave([]func(id string) *exec.Cmd{add(local), add(viaFile), add(viaDaemon)})
+	if err != nil {
+		return remoteResult{}, err
+	}
+	r := remoteResult{Tasks: remoteTasks, Local: summarize(samples[0]), File: summarize(samples[1]), Daemon: summarize(samples[2])}
+	r.RatioFile = r.File.Median / r.Local.Median
+	r.RatioDaemon = r.Daemon.Median / r.Local.Median
+	return r, nil
+}
+
+// measureContention has n clones of one file:// remote add contendAdds
+// tasks each, all at once: one goroutine per clone runs that clone's adds
+// one process after another, as an agent would, and all of them start
+// together. Then it checks on the remote that no operation was lost: its
+// refs/liza/state holds exactly n*contendAdds commits on top of the setup's
+// tip, and every task added is in the state once.
+func (b *bench) measureContention(n int) (contentionResult, error) {
+	progress(fmt.Sprintf("contention, %d clones: setting up", n))
+	dir := filepath.Join(b.tmp, fmt.Sprintf("contend-%d", n))
+	seed, err := b.seedFile(dir, remoteTasks)
+	if err != nil {
+		return contentionResult{}, err
+	}
+	hub, err := b.newHub(dir, seed)
+	if err != nil {
+		return contentionResult{}, err
+	}
+	clones := make([]string, n)
+	for c := range clones {
+		clones[c] = filepath.Join(dir, fmt.Sprintf("c%d", c+1))
+		if err := b.remoteClone("file://"+hub, clones[c]); err != nil {
+			return contentionResult{}, err
+		}
+	}
+	setupTip, err := output(hub, b.env, "git", "rev-parse", "refs/liza/state")
+	if err != nil {
+		return contentionResult{}, err
+	}
+	r := contentionResult{Clones: n, AddsPerClone: contendAdds}
+	if r.SetupCommits, err = b.countCommits(hub, "refs/liza/state"); err != nil {
+		return r, err
+	}
+
+	progress(fmt.Sprintf("contention, %d clones: %d adds each, all at once", n, contendAdds))
+	start := make(chan struct{})
+	samples := make([][]float64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for c, clone := range clones {
+		// Every command is built before the start, as timeRun wants them.
+		cmds := make([]*exec.Cmd, contendAdds)
+		for i := range cmds {
+			args := addArgs(contendID(c, i))
+			args[1] = fmt.Sprintf("planner-%d", c+1) // the --agent value
+			cmds[i] = command(clone, b.env, "git", append([]string{"liza"}, args...)...)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for _, cmd := range cmds {
+				d, err := timeRun(cmd)
+				if err != nil {
+					errs[c] = err
+					return
+				}
+				samples[c] = append(samples[c], float64(d.Microseconds())/1000)
+			}
+		}()
+	}
+	began := time.Now()
+	close(start)
+	wg.Wait()
+	wall := time.Since(began)
+	if err := errors.Join(errs...); err != nil {
+		return r, err
+	}
+	want := n * contendAdds
+	r.WallMS = float64(wall.Microseconds()) / 1000
+	r.OpsPerSec = float64(want) / wall.Seconds()
+	r.Add = summarize(slices.Concat(samples...))
+
+	// Every add above exited 0, so the remote acknowledged it: check that
+	// it is there, once, and that nothing else is.
+	if r.Commits, err = b.countCommits(hub, "refs/liza/state"); err != nil {
+		return r, err
+	}
+	since, err := b.countCommits(hub, setupTip+"..refs/liza/state")
+	if err != nil {
+		return r, err
+	}
+	ids, total, err := b.taskIDs(hub)
+	if err != nil {
+		return r, err
+	}
+	var lost, twice []string
+	for c := 0; c < n; c++ {
+		for i := 0; i < contendAdds; i++ {
+			switch id := contendID(c, i); ids[id] {
+			case 0:
+				lost = append(lost, id)
+			case 1:
+			default:
+				twice = append(twice, id)
+			}
+		}
+	}
+	r.Lost = len(lost)
+	var problems []string
+	if len(lost) > 0 {
+		problems = append(problems, fmt.Sprintf("LOST %d of %d acknowledged adds: %s", len(lost), want, strings.Join(lost, " ")))
+	}
+	if len(twice) > 0 {
+		problems = append(problems, fmt.Sprintf("%d tasks are in the state more than once: %s", len(twice), strings.Join(twice, " ")))
+	}
+	if since != want || r.Commits != r.SetupCommits+want {
+		problems = append(problems, fmt.Sprintf("the remote's refs/liza/state has %d commits, %d of them on top of the setup's %d; want %d and %d",
+			r.Commits, since, r.SetupCommits, r.SetupCommits+want, want))
+	}
+	if total != remoteTasks+want {
+		problems = append(problems, fmt.Sprintf("the remote's state has %d tasks, want %d", total, remoteTasks+want))
+	}
+	if len(problems) > 0 {
+		return r, errors.New(strings.Join(problems, "; "))
+	}
+	return r, nil
+}
+
+// contendID is the id of the i-th task clone c adds (both from 0).
+func contendID(c, i int) string { return fmt.Sprintf("c%d-%d", c+1, i+1) }
+
+// countCommits returns `git rev-list --count rev` in repo.
+func (b *bench) countCommits(repo, rev string) (int, error) {
+	out, err := output(repo, b.env, "git", "rev-list", "--count", rev)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(out)
+}
+
+// taskIDs reads the state of repo with `git liza show --json --all` and
+// returns how many times each task id occurs in it, live or archived, and
+// the number of tasks.
+func (b *bench) taskIDs(repo string) (map[string]int, int, error) {
+	out, err := output(repo, b.env, "git", "liza", "show", "--json", "--all")
+	if err != nil {
+		return nil, 0, err
+	}
+	type task struct {
+		ID string `json:"id"`
+	}
+	var st struct {
+		Tasks   []task `json:"tasks"`
+		Archive []task `json:"archive"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		return nil, 0, fmt.Errorf("git liza show --json: %v", err)
+	}
+	ids := map[string]int{}
+	for _, t := range slices.Concat(st.Tasks, st.Archive) {
+		ids[t.ID]++
+	}
+	return ids, len(st.Tasks) + len(st.Archive), nil
+}
+
 // lifecycleRepo makes a repository holding a state of lifecycleTasks
 // UNCLAIMED tasks.
 func (b *bench) lifecycleRepo(repo string) error {
@@ -573,6 +835,15 @@ func (b *bench) seedFile(dir string, n int) (string, error) {
 // newRepo makes a git repository at dir with specs/vision.md committed, and
 // imports seed into refs/liza/state.
 func (b *bench) newRepo(dir, seed string) error {
+	if err := b.initRepo(dir); err != nil {
+		return err
+	}
+	_, err := output(dir, b.env, "git", "liza", "import", seed)
+	return err
+}
+
+// initRepo makes a git repository at dir with specs/vision.md committed.
+func (b *bench) initRepo(dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "specs"), 0o755); err != nil {
 		return err
 	}
@@ -586,13 +857,117 @@ func (b *bench) newRepo(dir, seed string) error {
 		{"config", "commit.gpgsign", "false"},
 		{"add", "specs"},
 		{"commit", "-q", "-m", "vision"},
-		{"liza", "import", seed},
 	} {
 		if _, err := output(dir, b.env, "git", args...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// newHub makes dir/hub.git, a bare repository standing for a team's shared
+// remote, and returns its path. It is a bare clone of a fresh repository
+// (dir/src) to which a first clone (dir/publisher) publishes the state: it
+// imports seed without liza.remote, then turns remote mode on and runs
+// `git liza sync origin`, which pushes refs/liza/state and the integration
+// branch.
+func (b *bench) newHub(dir, seed string) (string, error) {
+	src, hub, pub := filepath.Join(dir, "src"), filepath.Join(dir, "hub.git"), filepath.Join(dir, "publisher")
+	if err := b.initRepo(src); err != nil {
+		return "", err
+	}
+	if _, err := output(dir, b.env, "git", "clone", "-q", "--bare", src, hub); err != nil {
+		return "", err
+	}
+	if err := b.clone("file://"+hub, pub); err != nil {
+		return "", err
+	}
+	for _, args := range [][]string{
+		{"liza", "import", seed},
+		{"config", "liza.remote", "origin"},
+		{"liza", "sync", "origin"},
+	} {
+		if _, err := output(pub, b.env, "git", args...); err != nil {
+			return "", err
+		}
+	}
+	return hub, nil
+}
+
+// remoteClone clones url into dir in remote mode (liza.remote is origin)
+// and fetches the blackboard with `git liza sync`.
+func (b *bench) remoteClone(url, dir string) error {
+	if err := b.clone(url, dir, "liza.remote=origin"); err != nil {
+		return err
+	}
+	_, err := output(dir, b.env, "git", "liza", "sync")
+	return err
+}
+
+// clone clones url into dir with the bench's identity and any further
+// config (KEY=VALUE) set in the clone.
+func (b *bench) clone(url, dir string, config ...string) error {
+	args := []string{"clone", "-q"}
+	for _, c := range append([]string{"user.name=Bench", "user.email=bench@liza.invalid", "commit.gpgsign=false"}, config...) {
+		args = append(args, "-c", c)
+	}
+	_, err := output("", b.env, "git", append(args, "--", url, dir)...)
+	return err
+}
+
+// startDaemon serves the repositories under base with git daemon on a free
+// port of 127.0.0.1, pushes allowed, and waits until `git ls-remote` of
+// base/repo answers. It returns repo's git:// URL and stop, which kills the
+// daemon and waits for it. git-daemon runs directly rather than through
+// `git daemon`, so that the kill reaches the server itself.
+func (b *bench) startDaemon(base, repo string) (string, func(), error) {
+	execPath, err := output("", b.env, "git", "--exec-path")
+	if err != nil {
+		return "", nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := command(base, b.env, filepath.Join(execPath, "git-daemon"), "--reuseaddr", "--listen=127.0.0.1",
+		"--port="+strconv.Itoa(port), "--base-path="+base, "--export-all", "--enable=receive-pack", base)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("git daemon: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() {
+		cmd.Process.Kill()
+		<-exited
+	}
+	url := fmt.Sprintf("git://127.0.0.1:%d/%s", port, repo)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := output("", b.env, "git", "ls-remote", url); err == nil {
+			return url, stop, nil
+		}
+		select {
+		case err := <-exited:
+			return "", nil, fmt.Errorf("git daemon exited before answering (%v)\n%s", err, log.Bytes())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, fmt.Errorf("git daemon on port %d did not answer git ls-remote %s within 10s\n%s", port, url, log.Bytes())
+		}
+	}
+}
+
+// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // padHistory puts n commits on top of refs/liza/state, each with the tip's tree,
@@ -683,6 +1058,27 @@ func printTable(r report) {
 	fmt.Println()
 	for _, s := range []soloResult{r.ClaimWorktree, r.Merge} {
 		fmt.Printf("%s (%d tasks, no baseline): %s ms\n", s.Command, s.Tasks, ms(s.Stats))
+	}
+
+	if m := r.Remote; m != nil {
+		fmt.Printf("\nremote mode: git liza task add (%d tasks), whole process, median (p90) of %d runs, ms\n", m.Tasks, r.Runs)
+		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "local\tfile://\tgit daemon\tratio(file://)\tratio(git daemon)")
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.2f\t%.2f\n", ms(m.Local), ms(m.File), ms(m.Daemon), m.RatioFile, m.RatioDaemon)
+		w.Flush()
+	}
+	if len(r.Contention) > 0 {
+		fmt.Printf("\nclones contending on one file:// remote (%d tasks), %d adds per clone, all started at once\n", remoteTasks, contendAdds)
+		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "clones\tadds\twall ms\tops/s\tadd ms, median (p90)\tcommits (setup+adds)\tlost")
+		lost := 0
+		for _, c := range r.Contention {
+			fmt.Fprintf(w, "%d\t%d\t%.0f\t%.1f\t%s\t%d+%d\t%d\n", c.Clones, c.Clones*c.AddsPerClone, c.WallMS, c.OpsPerSec,
+				ms(c.Add), c.SetupCommits, c.Commits-c.SetupCommits, c.Lost)
+			lost += c.Lost
+		}
+		w.Flush()
+		fmt.Printf("lost: %d (every acknowledged add is on the remote once, one commit each)\n", lost)
 	}
 }
 

@@ -132,19 +132,8 @@ func (e *Env) openAs(cmd *cli.Command, agent string) (*session, error) {
 	return s, nil
 }
 
-// clock is the one source of time. LIZA_NOW pins it (tests, demos,
-// reproducible histories).
-func (e *Env) clock() (func() time.Time, error) {
-	v := e.Getenv("LIZA_NOW")
-	if v == "" {
-		return time.Now, nil
-	}
-	t, err := contracts.ParseTime(v)
-	if err != nil {
-		return nil, contracts.Invalidf("LIZA_NOW=%q is not a time like 2026-01-17T10:00:00Z", v)
-	}
-	return func() time.Time { return t }, nil
-}
+// clock is the one source of time (see cas.ClockFromEnv).
+func (e *Env) clock() (func() time.Time, error) { return cas.ClockFromEnv(e.Getenv) }
 
 // identity is the author of commits made for the human operator: git's
 // author identity when there is one, else a fixed one.

@@ -314,18 +314,8 @@ func renew(tx *cas.Tx, id, agent string) error {
 	return nil
 }
 
-// clock is the time source; LIZA_NOW pins it as it does for every command.
-func (h *Handler) clock() (func() time.Time, error) {
-	v := h.Getenv("LIZA_NOW")
-	if v == "" {
-		return time.Now, nil
-	}
-	t, err := contracts.ParseTime(v)
-	if err != nil {
-		return nil, contracts.Invalidf("LIZA_NOW=%q is not a time like 2026-01-17T10:00:00Z", v)
-	}
-	return func() time.Time { return t }, nil
-}
+// clock is the one source of time (see cas.ClockFromEnv).
+func (h *Handler) clock() (func() time.Time, error) { return cas.ClockFromEnv(h.Getenv) }
 
 // referenceTransaction refuses, in the prepared state, any move of
 // refs/liza/state that git-liza did not make: its own update-ref processes
