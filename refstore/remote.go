@@ -57,11 +57,12 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[st
 	}
 	var err error
 	var ge *GitError
-	// Two fetches in one clone race on the tracking ref's lock; the loser
-	// fetches again.
+	// Two fetches in one clone race on the tracking ref's lock, and a fetch
+	// that walks the worktrees' HEADs can meet one a claim is creating
+	// ("bad object worktrees/ID/HEAD"); both pass, so fetch again.
 	for try := 0; ; try++ {
 		_, err = r.Git(ctx, args...)
-		if err == nil || try == 20 || !errors.As(err, &ge) || !lostRace(ge.Stderr) {
+		if err == nil || try == 20 || !errors.As(err, &ge) || !(lostRace(ge.Stderr) || strings.Contains(ge.Stderr, "worktrees/")) {
 			break
 		}
 		time.Sleep(time.Duration(2+rand.IntN(5*(try+1))) * time.Millisecond)
