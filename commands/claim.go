@@ -85,6 +85,21 @@ func (s *session) claim(ctx context.Context, id string, noWorktree bool) error {
 		return err
 	}
 	skip := map[string]bool{}
+	if noWorktree {
+		// No worktree to make between checking and committing: one pass
+		// inside the compare-and-swap plans and records the claim.
+		res, err := s.update(ctx, cas.Op{Name: contracts.OpClaim, Apply: func(tx *cas.Tx) (any, error) {
+			plan, err := s.plan(tx, id, skip)
+			if err != nil {
+				return nil, err
+			}
+			return s.applyClaim(tx, plan, false, true)
+		}})
+		if err != nil {
+			return err
+		}
+		return s.reportClaim(res)
+	}
 	for {
 		plan, err := s.planClaim(id, skip)
 		if err != nil {
@@ -121,21 +136,26 @@ func (s *session) claim(ctx context.Context, id string, noWorktree bool) error {
 		if err != nil {
 			return err
 		}
-		var out claimResult
-		if err := json.Unmarshal(res.Value, &out); err != nil {
-			return err
-		}
-		out.Commit, out.Replayed = res.Commit.String(), res.Replayed
-		if s.json {
-			return s.printJSON(out)
-		}
-		where := out.Worktree
-		if out.Branch != "" {
-			where += " on " + out.Branch
-		}
-		fmt.Fprintf(s.Stdout, "%s %s by %s: %s from %s, lease until %s\n", out.ID, out.Kind, out.AssignedTo, where, short(out.BaseCommit), out.LeaseExpires)
-		return nil
+		return s.reportClaim(res)
 	}
+}
+
+// reportClaim prints what a claim did.
+func (s *session) reportClaim(res *cas.Result) error {
+	var out claimResult
+	if err := json.Unmarshal(res.Value, &out); err != nil {
+		return err
+	}
+	out.Commit, out.Replayed = res.Commit.String(), res.Replayed
+	if s.json {
+		return s.printJSON(out)
+	}
+	where := out.Worktree
+	if out.Branch != "" {
+		where += " on " + out.Branch
+	}
+	fmt.Fprintf(s.Stdout, "%s %s by %s: %s from %s, lease until %s\n", out.ID, out.Kind, out.AssignedTo, where, short(out.BaseCommit), out.LeaseExpires)
+	return nil
 }
 
 type claimPlan struct {
@@ -149,51 +169,56 @@ type claimPlan struct {
 func (s *session) planClaim(id string, skip map[string]bool) (*claimPlan, error) {
 	var plan *claimPlan
 	err := s.store.View(s.agent, func(tx *cas.Tx) error {
-		m, err := tx.Meta()
-		if err != nil {
-			return err
-		}
-		integ, err := s.integrationTip(context.Background(), m.Config.IntegrationBranch)
-		if err != nil {
-			return err
-		}
-		if id == "" {
-			best, err := bestClaim(tx, s.agent, skip)
-			if err != nil {
-				return err
-			}
-			if best == "" {
-				return contracts.Invalidf("no claimable task for %s", s.agent)
-			}
-			id = best
-		}
-		t, err := tx.MustTask(id)
-		if err != nil {
-			return err
-		}
-		kind, err := checkClaim(tx, t, s.agent)
-		if err != nil {
-			return err
-		}
-		plan = &claimPlan{id: id, kind: kind, base: integ}
-		// Work already on the task's branch keeps the base it started from;
-		// an integration fix starts over from the integration tip, into
-		// which the coder merges its branch.
-		if t.BaseCommit != "" && t.Status != contracts.IntegrationFailed {
-			_, hasBranch, err := s.taskBranch(context.Background(), id)
-			if err != nil {
-				return err
-			}
-			if kind != claimFresh || hasBranch {
-				plan.base, _ = refstore.ParseHash(t.BaseCommit)
-			}
-		}
-		return nil
+		var err error
+		plan, err = s.plan(tx, id, skip)
+		return err
 	})
-	if errors.Is(err, errPickAgain) {
-		return nil, contracts.Invalidf("no claimable task for %s", s.agent)
-	}
 	return plan, err
+}
+
+// plan chooses the task (id, or the best one not in skip), checks that the
+// agent may claim it, and says from which commit its branch starts.
+func (s *session) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan, error) {
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	integ, err := s.integrationTip(context.Background(), m.Config.IntegrationBranch)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		best, err := bestClaim(tx, s.agent, skip)
+		if err != nil {
+			return nil, err
+		}
+		if best == "" {
+			return nil, contracts.Invalidf("no claimable task for %s", s.agent)
+		}
+		id = best
+	}
+	t, err := tx.MustTask(id)
+	if err != nil {
+		return nil, err
+	}
+	kind, err := checkClaim(tx, t, s.agent)
+	if err != nil {
+		return nil, err
+	}
+	plan := &claimPlan{id: id, kind: kind, base: integ}
+	// Work already on the task's branch keeps the base it started from;
+	// an integration fix starts over from the integration tip, into
+	// which the coder merges its branch.
+	if t.BaseCommit != "" && t.Status != contracts.IntegrationFailed {
+		_, hasBranch, err := s.taskBranch(context.Background(), id)
+		if err != nil {
+			return nil, err
+		}
+		if kind != claimFresh || hasBranch {
+			plan.base, _ = refstore.ParseHash(t.BaseCommit)
+		}
+	}
+	return plan, nil
 }
 
 // taskBranch finds task/ID here, or in remote mode on the remote, where
