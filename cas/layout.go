@@ -3,7 +3,6 @@ package cas
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -74,37 +73,8 @@ func SortTasks(ts []*contracts.Task) {
 		if a.Created != b.Created {
 			return a.Created < b.Created
 		}
-		return NaturalLess(a.ID, b.ID)
+		return contracts.NaturalLess(a.ID, b.ID)
 	})
-}
-
-// NaturalLess orders ids so that task-2 comes before task-10.
-func NaturalLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := digitsPrefix(a), digitsPrefix(b)
-		if da != "" && db != "" {
-			na, _ := strconv.ParseUint(da, 10, 64)
-			nb, _ := strconv.ParseUint(db, 10, 64)
-			if na != nb {
-				return na < nb
-			}
-			a, b = a[len(da):], b[len(db):]
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
-}
-
-func digitsPrefix(s string) string {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i]
 }
 
 // splitState cuts a whole state into the files of the tree.

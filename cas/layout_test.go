@@ -32,7 +32,7 @@ func TestNaturalLess(t *testing.T) {
 		{"x2y", "x2z", true},
 		{"v1.10", "v1.9", false},
 	} {
-		if got := NaturalLess(c.a, c.b); got != c.less {
+		if got := contracts.NaturalLess(c.a, c.b); got != c.less {
 			t.Errorf("NaturalLess(%q, %q) = %v, want %v", c.a, c.b, got, c.less)
 		}
 	}

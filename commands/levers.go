@@ -507,9 +507,9 @@ func (e *Env) taskArchiveCmd() *cli.Command {
 						}
 						slices.SortFunc(names, func(x, y string) int {
 							switch {
-							case cas.NaturalLess(x, y):
+							case contracts.NaturalLess(x, y):
 								return -1
-							case cas.NaturalLess(y, x):
+							case contracts.NaturalLess(y, x):
 								return 1
 							}
 							return 0

@@ -66,6 +66,9 @@ func Best(tasks []*Task, statusOf func(string) (Status, bool), agent string, ski
 	return best
 }
 
+// NaturalLess orders ids so that task-2 comes before task-10.
+func NaturalLess(a, b string) bool { return compareNatural(a, b) < 0 }
+
 // compareNatural compares strings treating runs of digits as numbers.
 func compareNatural(a, b string) int {
 	x, y := a, b
