@@ -257,7 +257,7 @@ func (s *session) prepareWorktree(ctx context.Context, plan *claimPlan) (bool, e
 // applyClaim is phase three, run inside the compare-and-swap: check again
 // and record the claim.
 func (s *session) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool) (any, error) {
-	m, err := tx.Meta()
+	_, lease, err := tx.Lease()
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +273,6 @@ func (s *session) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool)
 		return nil, err
 	}
 	now := tx.NowString()
-	lease := contracts.FormatTime(tx.Now.Add(time.Duration(m.Config.LeaseDuration) * time.Second))
 	from := t.Status
 	prev := t.AssignedTo
 	switch kind {

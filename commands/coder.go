@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -38,16 +37,11 @@ func (e *Env) heartbeatCmd() *cli.Command {
 // default 30-minute lease), however often the heartbeat runs.
 func (s *session) heartbeat(ctx context.Context) error {
 	res, err := s.update(ctx, cas.Op{Name: contracts.OpHeartbeat, Apply: func(tx *cas.Tx) (any, error) {
-		m, err := tx.Meta()
+		term, lease, err := tx.Lease()
 		if err != nil {
 			return nil, err
 		}
-		term := time.Duration(m.Config.LeaseDuration) * time.Second
-		lease := contracts.FormatTime(tx.Now.Add(term))
-		due := func(expires string) bool {
-			t, err := contracts.ParseTime(expires)
-			return err != nil || t.Sub(tx.Now) < term/2
-		}
+		due := func(expires string) bool { return cas.LeaseDue(expires, tx.Now, term) }
 		idx, err := tx.Index()
 		if err != nil {
 			return nil, err

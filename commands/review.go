@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -73,11 +72,10 @@ func (s *session) review(ctx context.Context, id string) error {
 		if err := checkReviewClaim(tx, t, s.agent); err != nil {
 			return nil, err
 		}
-		m, err := tx.Meta()
+		_, lease, err := tx.Lease()
 		if err != nil {
 			return nil, err
 		}
-		lease := contracts.FormatTime(tx.Now.Add(time.Duration(m.Config.LeaseDuration) * time.Second))
 		prev := t.ReviewingBy
 		t.ReviewingBy, t.ReviewLeaseExpires = s.agent, lease
 		ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: "review_claimed", Agent: s.agent}

@@ -285,7 +285,7 @@ func (h *Handler) renewLease(ctx context.Context) error {
 
 // renew extends agent's lease on task id when it is past half its term.
 func renew(tx *cas.Tx, id, agent string) error {
-	m, err := tx.Meta()
+	term, lease, err := tx.Lease()
 	if err != nil {
 		return err
 	}
@@ -293,15 +293,9 @@ func renew(tx *cas.Tx, id, agent string) error {
 	if err != nil || t == nil || t.Status != contracts.Claimed || t.AssignedTo != agent {
 		return err
 	}
-	term := time.Duration(m.Config.LeaseDuration) * time.Second
-	due := func(expires string) bool {
-		at, err := contracts.ParseTime(expires)
-		return err != nil || at.Sub(tx.Now) < term/2
-	}
-	if !due(t.LeaseExpires) {
+	if !cas.LeaseDue(t.LeaseExpires, tx.Now, term) {
 		return nil
 	}
-	lease := contracts.FormatTime(tx.Now.Add(term))
 	t.LeaseExpires = lease
 	tx.PutTask(t)
 	if a, err := tx.Agent(agent); err != nil {
