@@ -25,15 +25,7 @@ func (e *Env) claimCmd() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "no-worktree", Usage: "record the claim only; the agent works in its own checkout"},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 0, 1, "claim [ID] [--no-worktree]")
-			if err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
+		Action: e.action(0, 1, "claim [ID] [--no-worktree]", func(ctx context.Context, s *session, a []string) error {
 			id := ""
 			if len(a) == 1 {
 				id = a[0]
@@ -41,8 +33,8 @@ func (e *Env) claimCmd() *cli.Command {
 					return err
 				}
 			}
-			return s.claim(ctx, id, cmd.Bool("no-worktree"))
-		},
+			return s.claim(ctx, id, s.cmd.Bool("no-worktree"))
+		}),
 	}
 }
 

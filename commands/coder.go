@@ -17,16 +17,9 @@ func (e *Env) heartbeatCmd() *cli.Command {
 	return &cli.Command{
 		Name:  "heartbeat",
 		Usage: "keep your leases alive (writes only when a lease is past half its term)",
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if _, err := args(cmd, 0, 0, "heartbeat"); err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
+		Action: e.action(0, 0, "heartbeat", func(ctx context.Context, s *session, _ []string) error {
 			return s.heartbeat(ctx)
-		},
+		}),
 	}
 }
 

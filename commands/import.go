@@ -18,17 +18,9 @@ func (e *Env) importCmd() *cli.Command {
 		Name:      "import",
 		Usage:     "make a seed-format state.yaml (- for stdin) the state, in one commit",
 		ArgsUsage: "PATH",
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 1, 1, "import PATH")
-			if err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
+		Action: e.action(1, 1, "import PATH", func(ctx context.Context, s *session, a []string) error {
 			return s.importState(ctx, a[0])
-		},
+		}),
 	}
 }
 

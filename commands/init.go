@@ -21,17 +21,9 @@ func (e *Env) initCmd() *cli.Command {
 			&cli.StringFlag{Name: "spec", Usage: "`PATH` of the goal's vision document"},
 			&cli.StringFlag{Name: "integration-branch", Usage: "branch approved work merges into (default: git config liza.integrationBranch, else integration)"},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 1, 1, "init [--spec PATH] [--integration-branch NAME] GOAL")
-			if err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
-			return s.initState(ctx, strings.TrimSpace(a[0]), cmd.String("spec"), cmd.String("integration-branch"))
-		},
+		Action: e.action(1, 1, "init [--spec PATH] [--integration-branch NAME] GOAL", func(ctx context.Context, s *session, a []string) error {
+			return s.initState(ctx, strings.TrimSpace(a[0]), s.cmd.String("spec"), s.cmd.String("integration-branch"))
+		}),
 	}
 }
 

@@ -215,15 +215,7 @@ func (e *Env) taskUnblockCmd() *cli.Command {
 		Name:      "unblock",
 		Usage:     "BLOCKED -> UNCLAIMED, keeping the worktree for the next claim",
 		ArgsUsage: "ID",
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 1, 1, "task unblock ID")
-			if err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
+		Action: e.action(1, 1, "task unblock ID", func(ctx context.Context, s *session, a []string) error {
 			return s.lever(ctx, contracts.OpUnblock, a[0], "unblocked", func(tx *cas.Tx, t *contracts.Task) (leverChange, error) {
 				if t.Status != contracts.Blocked {
 					return leverChange{}, contracts.Invalidf("task %s is %s, not BLOCKED", t.ID, t.Status)
@@ -237,7 +229,7 @@ func (e *Env) taskUnblockCmd() *cli.Command {
 				t.LeaseExpires = ""
 				return leverChange{To: contracts.Unclaimed, Verb: "unblocked"}, nil
 			})
-		},
+		}),
 	}
 }
 

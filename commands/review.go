@@ -18,15 +18,7 @@ func (e *Env) reviewCmd() *cli.Command {
 		Name:      "review",
 		Usage:     "claim the review of task ID, or of the best task awaiting review, and print its diff range",
 		ArgsUsage: "[ID]",
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 0, 1, "review [ID]")
-			if err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
+		Action: e.action(0, 1, "review [ID]", func(ctx context.Context, s *session, a []string) error {
 			id := ""
 			if len(a) == 1 {
 				if id = a[0]; contracts.ValidTaskID(id) != nil {
@@ -34,7 +26,7 @@ func (e *Env) reviewCmd() *cli.Command {
 				}
 			}
 			return s.review(ctx, id)
-		},
+		}),
 	}
 }
 

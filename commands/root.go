@@ -100,6 +100,23 @@ type session struct {
 	json  bool
 }
 
+// action is the Action of a command that takes min to max positional
+// arguments (max -1: any number) and works on the blackboard for the
+// caller's agent.
+func (e *Env) action(min, max int, usage string, run func(ctx context.Context, s *session, a []string) error) cli.ActionFunc {
+	return func(ctx context.Context, cmd *cli.Command) error {
+		a, err := args(cmd, min, max, usage)
+		if err != nil {
+			return err
+		}
+		s, err := e.open(cmd)
+		if err != nil {
+			return err
+		}
+		return run(ctx, s, a)
+	}
+}
+
 // open finds the repository and checks git and the agent id.
 func (e *Env) open(cmd *cli.Command) (*session, error) {
 	return e.openAs(cmd, cmd.String("agent"))

@@ -21,31 +21,23 @@ func (e *Env) showCmd() *cli.Command {
 		Usage:     "print the state as seed-format YAML (--json: JSON with the seed's field names), or one task",
 		ArgsUsage: "[ID]",
 		Flags:     []cli.Flag{atFlag(), &cli.BoolFlag{Name: "all", Usage: "include archived tasks"}},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 0, 1, "show [--at REV] [--all] [ID]")
-			if err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
+		Action: e.action(0, 1, "show [--at REV] [--all] [ID]", func(ctx context.Context, s *session, a []string) error {
 			if len(a) == 1 {
-				t, err := s.oneTask(ctx, cmd.String("at"), a[0])
+				t, err := s.oneTask(ctx, s.cmd.String("at"), a[0])
 				if err != nil {
 					return err
 				}
 				return s.printDoc(t)
 			}
-			st, err := s.loadState(ctx, cmd.String("at"))
+			st, err := s.loadState(ctx, s.cmd.String("at"))
 			if err != nil {
 				return err
 			}
-			if !cmd.Bool("all") {
+			if !s.cmd.Bool("all") {
 				st.Archive = nil
 			}
 			return s.printDoc(st)
-		},
+		}),
 	}
 }
 
@@ -54,20 +46,13 @@ func (e *Env) exportCmd() *cli.Command {
 		Name:  "export",
 		Usage: "print the whole state, archive included, as a seed-format state.yaml",
 		Flags: []cli.Flag{atFlag()},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if _, err := args(cmd, 0, 0, "export [--at REV]"); err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
-			st, err := s.loadState(ctx, cmd.String("at"))
+		Action: e.action(0, 0, "export [--at REV]", func(ctx context.Context, s *session, _ []string) error {
+			st, err := s.loadState(ctx, s.cmd.String("at"))
 			if err != nil {
 				return err
 			}
 			return s.printDoc(st)
-		},
+		}),
 	}
 }
 

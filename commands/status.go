@@ -19,21 +19,14 @@ func (e *Env) statusCmd() *cli.Command {
 		Name:  "status",
 		Usage: "the board: tasks by status, agents and their leases, sprint",
 		Flags: []cli.Flag{atFlag()},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if _, err := args(cmd, 0, 0, "status [--at REV]"); err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
-			st, err := s.loadState(ctx, cmd.String("at"))
+		Action: e.action(0, 0, "status [--at REV]", func(ctx context.Context, s *session, _ []string) error {
+			st, err := s.loadState(ctx, s.cmd.String("at"))
 			if err != nil {
 				return err
 			}
 			now, _ := e.clock()
 			return s.printStatus(st, now())
-		},
+		}),
 	}
 }
 

@@ -20,21 +20,13 @@ func (e *Env) submitCmd() *cli.Command {
 		Name:      "submit",
 		Usage:     "submit COMMIT (default: the tip of task/ID) for review",
 		ArgsUsage: "ID [COMMIT]",
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 1, 2, "submit ID [COMMIT]")
-			if err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
+		Action: e.action(1, 2, "submit ID [COMMIT]", func(ctx context.Context, s *session, a []string) error {
 			rev := ""
 			if len(a) == 2 {
 				rev = a[1]
 			}
 			return s.submit(ctx, a[0], rev)
-		},
+		}),
 	}
 }
 

@@ -19,15 +19,7 @@ func (e *Env) syncCmd() *cli.Command {
 		Name:      "sync",
 		Usage:     "bring the blackboard up to date with REMOTE (default: liza.remote) and publish what is only here",
 		ArgsUsage: "[REMOTE]",
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 0, 1, "sync [REMOTE]")
-			if err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
+		Action: e.action(0, 1, "sync [REMOTE]", func(ctx context.Context, s *session, a []string) error {
 			remote := s.store.Remote
 			if len(a) == 1 {
 				remote = a[0]
@@ -39,7 +31,7 @@ func (e *Env) syncCmd() *cli.Command {
 				return err
 			}
 			return s.sync(ctx, remote)
-		},
+		}),
 	}
 }
 

@@ -39,32 +39,25 @@ func (e *Env) taskAddCmd() *cli.Command {
 			&cli.IntFlag{Name: "max-loc", Usage: "most lines a submission may add and remove"},
 			&cli.BoolFlag{Name: "draft", Usage: "keep the task in DRAFT until `task finalize`"},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if _, err := args(cmd, 0, 0, "task add --id ID --desc TEXT --spec REF --done TEXT --scope TEXT [--priority N] [--depends A,B] [--draft]"); err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
+		Action: e.action(0, 0, "task add --id ID --desc TEXT --spec REF --done TEXT --scope TEXT [--priority N] [--depends A,B] [--draft]", func(ctx context.Context, s *session, _ []string) error {
 			t := &contracts.Task{
-				ID:          cmd.String("id"),
-				Description: cmd.String("desc"),
-				SpecRef:     cmd.String("spec"),
-				DoneWhen:    cmd.String("done"),
-				Scope:       cmd.String("scope"),
-				Priority:    cmd.Int("priority"),
-				DependsOn:   contracts.StringList(splitList(cmd.StringSlice("depends"))),
-				Paths:       contracts.StringList(splitList(cmd.StringSlice("paths"))),
-				MaxFiles:    cmd.Int("max-files"),
-				MaxLOC:      cmd.Int("max-loc"),
+				ID:          s.cmd.String("id"),
+				Description: s.cmd.String("desc"),
+				SpecRef:     s.cmd.String("spec"),
+				DoneWhen:    s.cmd.String("done"),
+				Scope:       s.cmd.String("scope"),
+				Priority:    s.cmd.Int("priority"),
+				DependsOn:   contracts.StringList(splitList(s.cmd.StringSlice("depends"))),
+				Paths:       contracts.StringList(splitList(s.cmd.StringSlice("paths"))),
+				MaxFiles:    s.cmd.Int("max-files"),
+				MaxLOC:      s.cmd.Int("max-loc"),
 				Status:      contracts.Unclaimed,
 			}
-			if cmd.Bool("draft") {
+			if s.cmd.Bool("draft") {
 				t.Status = contracts.Draft
 			}
 			return s.addTask(ctx, t)
-		},
+		}),
 	}
 }
 
@@ -158,15 +151,7 @@ func (e *Env) taskFinalizeCmd() *cli.Command {
 		Name:      "finalize",
 		Usage:     "DRAFT -> UNCLAIMED once spec_ref and done_when are set",
 		ArgsUsage: "ID",
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 1, 1, "task finalize ID")
-			if err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
+		Action: e.action(1, 1, "task finalize ID", func(ctx context.Context, s *session, a []string) error {
 			return s.transition(ctx, contracts.OpFinalize, a[0], contracts.Unclaimed, "finalized", func(tx *cas.Tx, t *contracts.Task) error {
 				if t.Status != contracts.Draft {
 					return contracts.Invalidf("task %s is %s, not DRAFT", t.ID, t.Status)
@@ -178,7 +163,7 @@ func (e *Env) taskFinalizeCmd() *cli.Command {
 				}
 				return nil
 			})
-		},
+		}),
 	}
 }
 

@@ -22,30 +22,16 @@ func (e *Env) worktreeCmd() *cli.Command {
 			{
 				Name:  "list",
 				Usage: "every task worktree with its task, and the tasks whose worktree is missing here",
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					if _, err := args(cmd, 0, 0, "worktree list"); err != nil {
-						return err
-					}
-					s, err := e.open(cmd)
-					if err != nil {
-						return err
-					}
+				Action: e.action(0, 0, "worktree list", func(ctx context.Context, s *session, _ []string) error {
 					return s.worktreeList(ctx)
-				},
+				}),
 			},
 			{
 				Name:  "prune",
 				Usage: "remove clean, merged worktrees of finished or unknown tasks; forget worktrees whose directory is gone",
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					if _, err := args(cmd, 0, 0, "worktree prune"); err != nil {
-						return err
-					}
-					s, err := e.open(cmd)
-					if err != nil {
-						return err
-					}
+				Action: e.action(0, 0, "worktree prune", func(ctx context.Context, s *session, _ []string) error {
 					return s.worktreePrune(ctx)
-				},
+				}),
 			},
 			{
 				Name:      "delete",
