@@ -17,6 +17,7 @@ type Tx struct {
 
 	subject string
 	task    string
+	body    string
 
 	cache   map[string]any  // decoded files, by path
 	dirty   map[string]bool // paths to write from cache
@@ -42,6 +43,10 @@ func newTx(snap *Snapshot, now time.Time, agent string) *Tx {
 func (tx *Tx) Describe(subject, task string) {
 	tx.subject, tx.task = subject, task
 }
+
+// Body sets a paragraph for the commit message between the subject and
+// the trailers: a report that belongs in the audit log.
+func (tx *Tx) Body(text string) { tx.body = text }
 
 // MoveRef adds a ref move to the transaction that moves the state ref: both
 // move or neither does, and a concurrent move of either is a lost race.

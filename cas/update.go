@@ -55,6 +55,11 @@ type Op struct {
 	// Command is the command line that asked for the operation, recorded
 	// in the commit so that sync can apply it again on another tip.
 	Command []string
+	// Generation, when not zero, is the registration generation of the
+	// supervisor the agent runs under. The operation is refused unless the
+	// agent's entry still carries it, so a supervisor replaced by a newer
+	// registration of the same id cannot act.
+	Generation int
 }
 
 // Result is what an operation did.
@@ -195,6 +200,11 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 	}
 	tx := newTx(snap, s.now(), op.Agent)
 	tx.rebuildIndex = rebuild
+	if op.Generation != 0 {
+		if err := checkGeneration(tx, op); err != nil {
+			return nil, err
+		}
+	}
 	var value any
 	var newTree refstore.Hash
 	if op.Replace != nil {
@@ -289,6 +299,10 @@ func commitMessage(op Op, tx *Tx) string {
 	var b strings.Builder
 	b.WriteString(subject)
 	b.WriteString("\n\n")
+	if body := strings.TrimSpace(tx.body); body != "" {
+		b.WriteString(body)
+		b.WriteString("\n\n")
+	}
 	fmt.Fprintf(&b, "Liza-Op: %s\n", op.Name)
 	fmt.Fprintf(&b, "Liza-Agent: %s\n", agentName(op.Agent))
 	if tx.task != "" {
@@ -302,6 +316,25 @@ func commitMessage(op Op, tx *Tx) string {
 		fmt.Fprintf(&b, "Liza-Command: %s\n", cmd)
 	}
 	return b.String()
+}
+
+// checkGeneration refuses an operation from a supervisor whose
+// registration has been superseded.
+func checkGeneration(tx *Tx, op Op) error {
+	if op.Agent == "" {
+		return contracts.Invalidf("a supervisor generation needs an agent id")
+	}
+	a, err := tx.Agent(op.Agent)
+	if err != nil {
+		return err
+	}
+	if a == nil {
+		return contracts.Invalidf("%s is not registered (generation %d): its supervisor was stopped", op.Agent, op.Generation)
+	}
+	if a.Generation != op.Generation {
+		return contracts.Invalidf("stale supervisor: %s is now generation %d, this process is generation %d", op.Agent, a.Generation, op.Generation)
+	}
+	return nil
 }
 
 func agentName(agent string) string {

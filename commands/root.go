@@ -75,6 +75,7 @@ func (e *Env) app() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "machine-readable output on stdout"},
 			&cli.StringFlag{Name: "request-id", Usage: "idempotency `KEY`: a retried request with the same key is applied once"},
 			&cli.BoolFlag{Name: "offline", Usage: "with liza.remote set: commit locally; git liza sync publishes later"},
+			&cli.IntFlag{Name: "generation", Usage: "supervisor registration `N` the agent runs under; refused once a newer registration of the id exists", Sources: cli.EnvVars("LIZA_AGENT_GENERATION"), Hidden: true},
 			&cli.DurationFlag{Name: "retry-budget", Usage: "how long to keep retrying lost races", Value: 30 * time.Second, Sources: cli.EnvVars("LIZA_RETRY_BUDGET")},
 		},
 		Commands: slices.Concat([]*cli.Command{
@@ -179,6 +180,9 @@ func (s *session) update(ctx context.Context, op cas.Op) (*cas.Result, error) {
 	op.Agent = s.agent
 	op.Request = s.cmd.String("request-id")
 	op.Command = s.command()
+	if s.agent != "" {
+		op.Generation = int(s.cmd.Int("generation"))
+	}
 	return s.store.Update(ctx, op)
 }
 
