@@ -138,6 +138,16 @@ func ValidateHeader(s *State) []Problem {
 	case s.Goal.ID != "" && s.Sprint.GoalRef != s.Goal.ID:
 		ps.addf("sprint", "goal_ref %q does not match goal.id %q", s.Sprint.GoalRef, s.Goal.ID)
 	}
+	if c := s.Control; c != nil {
+		if c.Mode != "" && !slices.Contains(Modes, c.Mode) {
+			ps.addf("control", "unknown mode %q (want one of %s)", c.Mode, strings.Join(Modes, ", "))
+		}
+		if c.Since != "" {
+			if _, err := ParseTime(c.Since); err != nil {
+				ps.addf("control", "since: %v", err)
+			}
+		}
+	}
 	return ps
 }
 
