@@ -67,7 +67,14 @@ type Config struct {
 	PlannerPollInterval  int    `yaml:"planner_poll_interval"`
 	IntegrationBranch    string `yaml:"integration_branch"`
 	MaxInFlight          int    `yaml:"max_in_flight,omitempty"`
-	Extra                Extra  `yaml:",inline"`
+	// The alarm thresholds, in seconds. Zero means the default (see
+	// Config.StallAfter and the others); FillDefaults leaves them zero so
+	// that a state that does not set them is written without them.
+	StallThreshold           int   `yaml:"stall_threshold,omitempty"`
+	DraftStaleThreshold      int   `yaml:"draft_stale_threshold,omitempty"`
+	PauseStaleThreshold      int   `yaml:"pause_stale_threshold,omitempty"`
+	CheckpointStaleThreshold int   `yaml:"checkpoint_stale_threshold,omitempty"`
+	Extra                    Extra `yaml:",inline"`
 }
 
 // DefaultConfig is the seeds' configuration.
@@ -162,7 +169,11 @@ type Agent struct {
 	Generation   int    `yaml:"generation,omitempty"`
 	Started      string `yaml:"started,omitempty"`
 	Host         string `yaml:"host,omitempty"`
-	Extra        Extra  `yaml:",inline"`
+	// SupervisorLease is held by the supervisor registered as this agent
+	// (git liza agent) while it runs; a second registration of the same
+	// id is refused until it ends.
+	SupervisorLease string `yaml:"supervisor_lease,omitempty"`
+	Extra           Extra  `yaml:",inline"`
 }
 
 // Task is one task. Field names are the seed's.

@@ -123,6 +123,10 @@ func ValidateHeader(s *State) []Problem {
 		{"reviewer_poll_interval", c.ReviewerPollInterval},
 		{"planner_poll_interval", c.PlannerPollInterval},
 		{"max_in_flight", c.MaxInFlight},
+		{"stall_threshold", c.StallThreshold},
+		{"draft_stale_threshold", c.DraftStaleThreshold},
+		{"pause_stale_threshold", c.PauseStaleThreshold},
+		{"checkpoint_stale_threshold", c.CheckpointStaleThreshold},
 	} {
 		if f.value < 0 {
 			ps.addf("config", "%s %d is negative", f.name, f.value)
@@ -145,6 +149,16 @@ func ValidateHeader(s *State) []Problem {
 		if c.Since != "" {
 			if _, err := ParseTime(c.Since); err != nil {
 				ps.addf("control", "since: %v", err)
+			}
+		}
+	}
+	if cb := s.CircuitBreaker; cb != nil {
+		if !slices.Contains(BreakerStatuses, cb.Status) {
+			ps.addf("circuit_breaker", "unknown status %q (want one of %s)", cb.Status, strings.Join(BreakerStatuses, ", "))
+		}
+		for _, f := range []struct{ name, value string }{{"triggered_at", cb.TriggeredAt}, {"resolved_at", cb.ResolvedAt}} {
+			if _, err := ParseTime(f.value); f.value != "" && err != nil {
+				ps.addf("circuit_breaker", "%s: %v", f.name, err)
 			}
 		}
 	}

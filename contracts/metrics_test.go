@@ -1,0 +1,209 @@
+package contracts
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func ev(at, event, agent string) *HistoryEvent {
+	return &HistoryEvent{Time: at, Event: event, Agent: agent}
+}
+
+// sprintHistory is a small known sprint (started 09:00): t1 rejected 20
+// minutes after its submit, approved 30 minutes after its second, merged;
+// t2 claimed and blocked; t3 never claimed; t0 archived with an approval
+// before the sprint.
+func sprintHistory() *State {
+	t1 := task("t1", Merged)
+	t1.MergeCommit, t1.ApprovedBy, t1.AssignedTo = "abc", "code-reviewer-1", "coder-1"
+	t1.Iteration, t1.ReviewCyclesTotal, t1.ReviewCyclesCurrent = 2, 1, 1
+	t1.History = append(t1.History,
+		ev("2026-01-17T10:00:00Z", "claimed", "coder-1"),
+		ev("2026-01-17T10:10:00Z", "submitted", "coder-1"),
+		ev("2026-01-17T10:30:00Z", "rejected", "code-reviewer-1"),
+		ev("2026-01-17T10:40:00Z", "resumed", "coder-1"),
+		ev("2026-01-17T10:50:00Z", "submitted", "coder-1"),
+		ev("2026-01-17T11:20:00Z", "approved", "code-reviewer-1"),
+		ev("2026-01-17T11:30:00Z", "merged", "code-reviewer-1"))
+
+	t2 := task("t2", Blocked)
+	t2.BlockedReason, t2.BlockedQuestions = "spec unclear", StringList{"JSON or YAML?", "Which encoding?"}
+	t2.Iteration = 1
+	t2.History = append(t2.History,
+		ev("2026-01-17T10:05:00Z", "claimed", "coder-2"),
+		&HistoryEvent{Time: "2026-01-17T10:20:00Z", Event: "blocked", Agent: "coder-2", From: "CLAIMED", To: "BLOCKED"})
+
+	t3 := task("t3", Unclaimed)
+
+	t0 := task("t0", Merged)
+	t0.MergeCommit, t0.Iteration = "def", 1
+	t0.History = append(t0.History,
+		ev("2026-01-17T08:00:00Z", "claimed", "coder-1"),
+		ev("2026-01-17T08:10:00Z", "submitted", "coder-1"),
+		ev("2026-01-17T08:20:00Z", "approved", "code-reviewer-1"),
+		ev("2026-01-17T08:30:00Z", "merged", "code-reviewer-1"))
+
+	st := sprintState(t1, t2, t3)
+	st.Archive = []*Task{t0}
+	st.Sprint.Scope.Planned = StringList{"t1", "t2", "t3"}
+	st.Anomalies = []*Anomaly{
+		{ID: "anomaly-1", Type: "spec_ambiguity", TaskID: "t1", LoggedBy: "coder-1", Timestamp: before},
+		{ID: "anomaly-2", Type: "spec_ambiguity", TaskID: "t2", LoggedBy: "coder-2", Timestamp: "2026-01-17T10:20:00Z"},
+	}
+	return st
+}
+
+var noon = time.Date(2026, 1, 17, 12, 0, 0, 0, time.UTC)
+
+func TestSprintMetrics(t *testing.T) {
+	got := SprintMetrics(sprintHistory(), noon)
+	want := Metrics{
+		ComputedAt:   "2026-01-17T12:00:00Z",
+		TasksPlanned: 3, TasksTotal: 4,
+		TasksMerged: 2, TasksInProgress: 0, TasksBlocked: 1, TasksUnclaimed: 1,
+		ByStatus:          map[string]int{"MERGED": 2, "BLOCKED": 1, "UNCLAIMED": 1},
+		ReviewCyclesTotal: 1,
+		AvgIterations:     1.333, // (2 + 1 + 1) / 3 claimed tasks
+		Approvals:         1, Rejections: 1, ApprovalRate: 0.5,
+		SubmitToVerdictMeanSeconds: 1500, SubmitToVerdictMaxSeconds: 1800,
+		TasksEverBlocked: 1, BlockedShare: 0.25,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("SprintMetrics:\n got %+v\nwant %+v", got, want)
+	}
+
+	// Without a sprint start, t0's approval counts too.
+	st := sprintHistory()
+	st.Sprint.Timeline.Started = ""
+	all := SprintMetrics(st, noon)
+	if all.Approvals != 2 || all.ApprovalRate != 0.667 || all.SubmitToVerdictMeanSeconds != 1200 || all.SubmitToVerdictMaxSeconds != 1800 {
+		t.Errorf("whole history: approvals %d rate %v mean %v max %v", all.Approvals, all.ApprovalRate, all.SubmitToVerdictMeanSeconds, all.SubmitToVerdictMaxSeconds)
+	}
+
+	// An empty sprint has zero everywhere and no division by zero.
+	empty := SprintMetrics(sprintState(), noon)
+	if empty.ApprovalRate != 0 || empty.AvgIterations != 0 || empty.BlockedShare != 0 || empty.TasksTotal != 0 {
+		t.Errorf("empty sprint: %+v", empty)
+	}
+
+	// A verdict without a submit before it has no latency.
+	lone := task("t1", Rejected)
+	lone.RejectionReason = "x"
+	lone.History = append(lone.History, ev(during, "rejected", "code-reviewer-1"))
+	m := SprintMetrics(sprintState(lone), noon)
+	if m.Rejections != 1 || m.SubmitToVerdictMaxSeconds != 0 || m.SubmitToVerdictMeanSeconds != 0 {
+		t.Errorf("unpaired verdict: %+v", m)
+	}
+}
+
+func TestMergeMetrics(t *testing.T) {
+	m := SprintMetrics(sprintHistory(), noon)
+	stored, changed, err := MergeMetrics(Extra{"velocity": "kept"}, m)
+	if err != nil || !changed {
+		t.Fatalf("first merge: changed %v err %v", changed, err)
+	}
+	if stored["velocity"] != "kept" || stored["approval_rate"] != 0.5 || stored["computed_at"] != "2026-01-17T12:00:00Z" {
+		t.Errorf("merged metrics %v", stored)
+	}
+
+	// Read back from YAML, as the state holds them.
+	data, err := EncodeYAML(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Extra
+	if err := DecodeYAML(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	later := SprintMetrics(sprintHistory(), noon.Add(time.Hour))
+	same, changed, err := MergeMetrics(back, later)
+	if err != nil || changed {
+		t.Errorf("same values an hour later: changed %v err %v", changed, err)
+	}
+	if same["computed_at"] != "2026-01-17T12:00:00Z" {
+		t.Errorf("unchanged metrics keep their computed_at, got %v", same["computed_at"])
+	}
+
+	st := sprintHistory()
+	st.Tasks[2].Status = Blocked
+	moved, changed, err := MergeMetrics(back, SprintMetrics(st, noon.Add(time.Hour)))
+	if err != nil || !changed {
+		t.Fatalf("a new blocked task: changed %v err %v", changed, err)
+	}
+	if moved["tasks_blocked"] != 2 || moved["computed_at"] != "2026-01-17T13:00:00Z" || moved["velocity"] != "kept" {
+		t.Errorf("changed metrics %v", moved)
+	}
+	if back["tasks_blocked"] != 1 {
+		t.Errorf("MergeMetrics modified the stored map: %v", back)
+	}
+}
+
+func TestSprintSummary(t *testing.T) {
+	st := sprintHistory()
+	s := SprintSummary(st, noon)
+	if s.Total != 4 || !reflect.DeepEqual(s.Counts, map[string]int{"MERGED": 2, "BLOCKED": 1, "UNCLAIMED": 1}) {
+		t.Errorf("counts: total %d %v", s.Total, s.Counts)
+	}
+	wantSpans := []TaskSpan{
+		{ID: "t0", Status: Merged, Started: "2026-01-17T08:00:00Z", Ended: "2026-01-17T08:30:00Z", Seconds: 1800},
+		{ID: "t1", Status: Merged, Started: "2026-01-17T10:00:00Z", Ended: "2026-01-17T11:30:00Z", Seconds: 5400},
+		{ID: "t2", Status: Blocked, Started: "2026-01-17T10:05:00Z", Seconds: 6900, Open: true},
+	}
+	if !reflect.DeepEqual(s.Tasks, wantSpans) {
+		t.Errorf("spans:\n got %+v\nwant %+v", s.Tasks, wantSpans)
+	}
+	wantAnomalies := []SummaryAnomaly{{ID: "anomaly-2", Type: "spec_ambiguity", Task: "t2", By: "coder-2", Time: "2026-01-17T10:20:00Z"}}
+	if !reflect.DeepEqual(s.Anomalies, wantAnomalies) {
+		t.Errorf("anomalies (the one before the sprint left out): %+v", s.Anomalies)
+	}
+	wantBlocked := []BlockedTask{{ID: "t2", Reason: "spec unclear", Questions: []string{"JSON or YAML?", "Which encoding?"}}}
+	if !reflect.DeepEqual(s.Blocked, wantBlocked) {
+		t.Errorf("blocked: %+v", s.Blocked)
+	}
+	wantChecklist := []string{
+		"Answer the questions of task t2 with `git liza note --for t2 MESSAGE`, then `git liza task unblock t2`",
+		"Review the anomalies: `git liza show --json | jq .anomalies`",
+		"Check that the merged work and the open tasks still serve goal goal-1",
+		"Resume the team: `git liza resume`",
+	}
+	if !reflect.DeepEqual(s.Checklist, wantChecklist) {
+		t.Errorf("checklist:\n%q", s.Checklist)
+	}
+
+	md := s.Markdown()
+	for _, want := range []string{
+		"Sprint sprint-1 checkpoint, 2026-01-17T12:00:00Z\n" + strings.Repeat("=", 48) + "\n",
+		"Tasks: 4 (UNCLAIMED 1, BLOCKED 1, MERGED 2)\n",
+		"| t1 | MERGED | 2026-01-17T10:00:00Z | 2026-01-17T11:30:00Z | 1h30m0s |\n",
+		"| t2 | BLOCKED | 2026-01-17T10:05:00Z | open | 1h55m0s |\n",
+		"- anomaly-2 spec_ambiguity on t2 by coder-2 at 2026-01-17T10:20:00Z\n",
+		"- t2: spec unclear\n  - JSON or YAML?\n  - Which encoding?\n",
+		"- [ ] Resume the team: `git liza resume`\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "#") {
+			t.Errorf("line %q would be dropped by git's message clean-up", line)
+		}
+	}
+
+	// A triggered circuit breaker adds its line to the checklist; an
+	// empty sprint says so.
+	st = sprintState()
+	st.CircuitBreaker = &CircuitBreaker{Status: BreakerTriggered}
+	s = SprintSummary(st, noon)
+	if !strings.Contains(strings.Join(s.Checklist, "\n"), "git liza analyze --resolve TEXT") {
+		t.Errorf("checklist without the circuit breaker: %q", s.Checklist)
+	}
+	md = s.Markdown()
+	for _, want := range []string{"Tasks: 0\n", "No task was claimed.", "Circuit breaker TRIGGERED"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("empty summary lacks %q:\n%s", want, md)
+		}
+	}
+}
