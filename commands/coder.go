@@ -65,8 +65,11 @@ func (s *session) heartbeat(ctx context.Context) error {
 		}
 		if a, err := tx.Agent(s.agent); err != nil {
 			return nil, err
-		} else if a != nil && (len(renewed) > 0 || due(a.LeaseExpires)) {
+		} else if a != nil && (len(renewed) > 0 || due(a.LeaseExpires) || a.SupervisorLease != "" && due(a.SupervisorLease)) {
 			a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
+			if a.SupervisorLease != "" {
+				a.SupervisorLease = lease
+			}
 			tx.PutAgent(s.agent, a)
 			renewed = append(renewed, "")
 		}

@@ -87,7 +87,7 @@ func (e *Env) app() *cli.Command {
 			e.importCmd(),
 			e.exportCmd(),
 			e.taskCmd(),
-		}, e.lifecycleCmds(), e.leverCmds(), e.gitCmds()),
+		}, e.lifecycleCmds(), e.controlCmds(), e.supervisorCmds(), e.leverCmds(), e.gitCmds()),
 	}
 }
 

@@ -17,15 +17,28 @@ import (
 func (e *Env) statusCmd() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "the board: tasks by status, agents and their leases, sprint",
+		Usage: "the board: tasks by status, agents and their leases, sprint, kill switches, alarms",
 		Flags: []cli.Flag{atFlag()},
 		Action: e.action(0, 0, "status [--at REV]", func(ctx context.Context, s *session, _ []string) error {
-			st, err := s.loadState(ctx, s.cmd.String("at"))
+			rev := s.cmd.String("at")
+			snap, err := s.snapshot(ctx, rev)
 			if err != nil {
 				return err
 			}
 			now, _ := e.clock()
-			return s.printStatus(st, now())
+			// The kill-switch files are those of the checkout now, so
+			// they count only on the board at the tip.
+			obs, err := s.observe(snap, rev == "", now())
+			if err != nil {
+				return err
+			}
+			if obs.State == nil {
+				return obs.Err
+			}
+			b := board(obs.State, now())
+			b.Switches, b.Alarms = obs.Switches, obs.Alarms
+			b.Mode = contracts.EffectiveMode(obs.Switches)
+			return s.printStatus(b)
 		}),
 	}
 }
@@ -43,6 +56,8 @@ type Board struct {
 	Agents            []BoardAgent               `json:"agents"`
 	Archived          int                        `json:"archived"`
 	Anomalies         int                        `json:"anomalies"`
+	Switches          []contracts.Switch         `json:"switches"`
+	Alarms            []contracts.Alarm          `json:"alarms"`
 	byStatus          map[contracts.Status][]int `json:"-"`
 }
 
@@ -74,6 +89,7 @@ func board(st *contracts.State, now time.Time) *Board {
 		IntegrationBranch: st.Config.IntegrationBranch,
 		Counts:            map[contracts.Status]int{}, byStatus: map[contracts.Status][]int{},
 		Tasks: []BoardTask{}, Agents: []BoardAgent{},
+		Switches: []contracts.Switch{}, Alarms: []contracts.Alarm{},
 		Archived: len(st.Archive), Anomalies: len(st.Anomalies),
 	}
 	if st.Control != nil && st.Control.Mode != "" {
@@ -115,8 +131,7 @@ func leaseLeft(expires string, now time.Time) string {
 	return fmt.Sprintf("%s left", d)
 }
 
-func (s *session) printStatus(st *contracts.State, now time.Time) error {
-	b := board(st, now)
+func (s *session) printStatus(b *Board) error {
 	if s.json {
 		return s.printJSON(b)
 	}
@@ -163,6 +178,29 @@ func (s *session) printStatus(st *contracts.State, now time.Time) error {
 	}
 	if b.Anomalies > 0 {
 		fmt.Fprintf(w, "\nAnomalies: %d (git liza show --json | jq .anomalies)\n", b.Anomalies)
+	}
+	if len(b.Switches) > 0 {
+		fmt.Fprintf(w, "\nKill switches: %d\n", len(b.Switches))
+		for _, sw := range b.Switches {
+			cells := []string{sw.Mode, sw.Source, "since unknown"}
+			if !sw.Since.IsZero() {
+				cells[2] = "since " + contracts.FormatTime(sw.Since)
+			}
+			if sw.By != "" {
+				cells = append(cells, "by "+sw.By)
+			}
+			if sw.Reason != "" {
+				cells = append(cells, sw.Reason)
+			}
+			fmt.Fprintf(tw, "  %s\n", strings.Join(cells, "\t"))
+		}
+		tw.Flush()
+	}
+	if len(b.Alarms) > 0 {
+		fmt.Fprintf(w, "\nAlarms: %d\n", len(b.Alarms))
+		for _, a := range b.Alarms {
+			fmt.Fprintf(w, "  %s\n", a.Message)
+		}
 	}
 	return nil
 }

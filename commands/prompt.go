@@ -1,0 +1,207 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/worktree"
+)
+
+const promptUsage = "prompt ROLE [--task ID] [--trigger T] | prompt --list | prompt --text NAME"
+
+func (e *Env) promptCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "prompt",
+		Usage:     "print the prompt a supervisor gives ROLE (planner, coder, code-reviewer) now, or the contract texts it is made of",
+		ArgsUsage: "ROLE",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "task", Usage: "the task `ID` of the coder's assignment or of the review"},
+			&cli.StringFlag{Name: "trigger", Usage: "the planner's wake `TRIGGER` (default: the most urgent one present)"},
+			&cli.BoolFlag{Name: "list", Usage: "list the embedded contract texts"},
+			&cli.StringFlag{Name: "text", Usage: "print the embedded contract text `NAME` (see --list)"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			list, text := cmd.Bool("list"), cmd.String("text")
+			if list || text != "" {
+				if cmd.Args().Len() > 0 || list && text != "" || cmd.String("task") != "" || cmd.String("trigger") != "" {
+					return contracts.Invalidf("usage: git liza %s", promptUsage)
+				}
+				if list {
+					return e.printTextNames(cmd.Bool("json"))
+				}
+				return e.printText(text, cmd.Bool("json"))
+			}
+			a, err := args(cmd, 1, 1, promptUsage)
+			if err != nil {
+				return err
+			}
+			role, err := contracts.ParseRole(a[0])
+			if err != nil {
+				return err
+			}
+			s, err := e.open(cmd)
+			if err != nil {
+				return err
+			}
+			return s.prompt(ctx, role, cmd.String("task"), cmd.String("trigger"))
+		},
+	}
+}
+
+// prompt prints the prompt a supervisor would give an agent of role, built
+// from the current state.
+func (s *session) prompt(ctx context.Context, role contracts.Role, taskID, trigger string) error {
+	needsTask := role == contracts.RoleCoder || role == contracts.RoleReviewer
+	switch {
+	case needsTask && taskID == "":
+		return contracts.Invalidf("a %s prompt needs --task ID", promptRole(role))
+	case !needsTask && taskID != "":
+		return contracts.Invalidf("--task is for coder and code-reviewer prompts")
+	case role != contracts.RolePlanner && trigger != "":
+		return contracts.Invalidf("--trigger is for planner prompts")
+	}
+	if s.agent != "" {
+		if r, _ := contracts.ParseAgentID(s.agent); r != role {
+			return contracts.Invalidf("agent %s is not a %s", s.agent, promptRole(role))
+		}
+	}
+	st, err := s.loadState(ctx, "")
+	if err != nil {
+		return err
+	}
+	pc := contracts.PromptContext{Role: role, AgentID: s.agent, ProjectRoot: s.repo.MainWorkTree()}
+	switch role {
+	case contracts.RolePlanner:
+		pl := contracts.Planning(st)
+		if trigger != "" {
+			t := strings.ToUpper(trigger)
+			if !contracts.KnownTrigger(t) {
+				return contracts.Invalidf("unknown trigger %q (triggers: %s)", trigger, strings.Join(contracts.WakeTriggers, ", "))
+			}
+			pl.Trigger = t
+		}
+		pc.Planning = &pl
+		pc.HumanNotes = st.HumanNotes
+		if pc.AgentID == "" {
+			pc.AgentID = "planner-1"
+		}
+	default:
+		if err := contracts.ValidTaskID(taskID); err != nil {
+			return err
+		}
+		t := promptTask(st, taskID)
+		if t == nil {
+			return contracts.Invalidf("no task %s", taskID)
+		}
+		pc.Task = t
+		if pc.AgentID == "" {
+			pc.AgentID = promptAgent(role, t)
+		}
+		if filepath.IsAbs(t.Worktree) {
+			pc.Worktree = t.Worktree
+		} else if path, err := worktree.Path(s.repo, t.ID); err == nil {
+			pc.Worktree = path
+		}
+		if t.HandoffPending {
+			pc.Handoff = st.Handoff[t.ID]
+		}
+		pc.HumanNotes = contracts.NotesFor(st.HumanNotes, pc.AgentID, t.ID)
+	}
+	if a := st.Agents[pc.AgentID]; a != nil {
+		pc.Generation = a.Generation
+	}
+	p, err := contracts.BuildPrompt(pc)
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return s.printJSON(map[string]any{"role": string(role), "bytes": len(p), "prompt": p})
+	}
+	_, err = io.WriteString(s.Stdout, p)
+	return err
+}
+
+// promptTask returns the live or archived task id, or nil.
+func promptTask(st *contracts.State, id string) *contracts.Task {
+	for _, list := range [][]*contracts.Task{st.Tasks, st.Archive} {
+		for _, t := range list {
+			if t != nil && t.ID == id {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
+// promptAgent is the agent a prompt is for when none is named: the task's
+// coder or reviewer, else the first agent of the role.
+func promptAgent(role contracts.Role, t *contracts.Task) string {
+	if role == contracts.RoleReviewer {
+		if t.ReviewingBy != "" {
+			return t.ReviewingBy
+		}
+		return "code-reviewer-1"
+	}
+	if t.AssignedTo != "" {
+		return t.AssignedTo
+	}
+	return "coder-1"
+}
+
+// promptRole is a role as the prompt command spells it.
+func promptRole(r contracts.Role) string {
+	if r == contracts.RoleReviewer {
+		return "code-reviewer"
+	}
+	return string(r)
+}
+
+// printTextNames lists the embedded contract texts.
+func (e *Env) printTextNames(asJSON bool) error {
+	names := contracts.TextNames()
+	if asJSON {
+		type entry struct {
+			Name  string `json:"name"`
+			Bytes int    `json:"bytes"`
+		}
+		out := struct {
+			Texts []entry `json:"texts"`
+		}{Texts: []entry{}}
+		for _, n := range names {
+			t, _ := contracts.Text(n)
+			out.Texts = append(out.Texts, entry{n, len(t)})
+		}
+		return e.promptJSON(out)
+	}
+	for _, n := range names {
+		fmt.Fprintln(e.Stdout, n)
+	}
+	return nil
+}
+
+// printText prints one embedded contract text.
+func (e *Env) printText(name string, asJSON bool) error {
+	t, ok := contracts.Text(name)
+	if !ok {
+		return contracts.Invalidf("no contract text %q (texts: %s)", name, strings.Join(contracts.TextNames(), ", "))
+	}
+	if asJSON {
+		return e.promptJSON(map[string]any{"name": strings.TrimSuffix(name, ".md"), "bytes": len(t), "text": t})
+	}
+	_, err := io.WriteString(e.Stdout, t)
+	return err
+}
+
+// promptJSON writes v as indented JSON, for commands that need no blackboard.
+func (e *Env) promptJSON(v any) error {
+	enc := json.NewEncoder(e.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,171 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+func (e *Env) sprintCmd() *cli.Command {
+	const usage = "usage: git liza sprint checkpoint | metrics"
+	return &cli.Command{
+		Name:  "sprint",
+		Usage: "sprint reports: checkpoint (halt the team and summarise the sprint) and metrics",
+		Commands: []*cli.Command{
+			{
+				Name:   "checkpoint",
+				Usage:  "halt the team in CHECKPOINT and record the sprint summary for the human",
+				Action: e.action(0, 0, "sprint checkpoint", func(ctx context.Context, s *session, _ []string) error { return s.sprintCheckpoint(ctx) }),
+			},
+			{
+				Name:   "metrics",
+				Usage:  "recompute sprint.metrics from the tasks and their histories (written only when they changed)",
+				Action: e.action(0, 0, "sprint metrics", func(ctx context.Context, s *session, _ []string) error { return s.sprintMetrics(ctx) }),
+			},
+		},
+		Action: func(context.Context, *cli.Command) error { return contracts.Invalidf("%s", usage) },
+	}
+}
+
+// checkpointResult is what sprint checkpoint reports.
+type checkpointResult struct {
+	contracts.Summary
+	Mode   string `json:"mode"`
+	Commit string `json:"commit,omitempty"`
+}
+
+func (s *session) sprintCheckpoint(ctx context.Context) error {
+	res, err := s.update(ctx, cas.Op{Name: contracts.OpSprint, Apply: func(tx *cas.Tx) (any, error) {
+		st, err := tx.Snap.Load()
+		if err != nil {
+			return nil, err
+		}
+		m, err := tx.Meta()
+		if err != nil {
+			return nil, err
+		}
+		now := tx.NowString()
+		m.Sprint.Timeline.Checkpoint = now
+		// A checkpoint halts a running team; a checkpoint, pause or abort
+		// already in force stays as it was set.
+		if modeOf(m.Control) == contracts.ModeRunning {
+			m.Control = &contracts.Control{Mode: contracts.ModeCheckpoint, Since: now, By: actor(tx.Actor), Reason: "sprint checkpoint"}
+		}
+		st.Sprint, st.Control = m.Sprint, m.Control
+		sum := contracts.SprintSummary(st, tx.Now)
+		tx.PutMeta(m)
+		tx.Describe("sprint checkpoint"+by(tx.Actor), "")
+		tx.Body(sum.Markdown())
+		return checkpointResult{Summary: sum, Mode: modeOf(m.Control)}, nil
+	}})
+	if err != nil {
+		return err
+	}
+	var out checkpointResult
+	if err := json.Unmarshal(res.Value, &out); err != nil {
+		return contracts.Errorf(contracts.CodeInconsistent, "request result: %v", err)
+	}
+	out.Commit = res.Commit.String()
+	if s.json {
+		return s.printJSON(out)
+	}
+	fmt.Fprint(s.Stdout, out.Markdown())
+	fmt.Fprintf(s.Stdout, "\nthe team is in %s; git liza resume lets it go on\n", out.Mode)
+	return nil
+}
+
+// metricsResult is what sprint metrics reports.
+type metricsResult struct {
+	Sprint string `json:"sprint"`
+	contracts.Metrics
+	// StoredAt is the computed_at of the values in sprint.metrics.
+	StoredAt string `json:"stored_at"`
+	Changed  bool   `json:"changed"`
+	Commit   string `json:"commit,omitempty"`
+}
+
+func (s *session) sprintMetrics(ctx context.Context) error {
+	res, err := s.update(ctx, cas.Op{Name: contracts.OpSprint, Apply: func(tx *cas.Tx) (any, error) {
+		st, err := tx.Snap.Load()
+		if err != nil {
+			return nil, err
+		}
+		m, err := tx.Meta()
+		if err != nil {
+			return nil, err
+		}
+		metrics := contracts.SprintMetrics(st, tx.Now)
+		merged, changed, err := contracts.MergeMetrics(m.Sprint.Metrics, metrics)
+		if err != nil {
+			return nil, err
+		}
+		out := metricsResult{Sprint: m.Sprint.ID, Metrics: metrics, StoredAt: metrics.ComputedAt, Changed: changed}
+		if !changed {
+			if at, ok := m.Sprint.Metrics["computed_at"].(string); ok {
+				out.StoredAt = at
+			}
+			return out, nil
+		}
+		m.Sprint.Metrics = merged
+		tx.PutMeta(m)
+		tx.Describe("sprint metrics"+by(tx.Actor), "")
+		return out, nil
+	}})
+	if err != nil {
+		return err
+	}
+	var out metricsResult
+	if err := json.Unmarshal(res.Value, &out); err != nil {
+		return contracts.Errorf(contracts.CodeInconsistent, "request result: %v", err)
+	}
+	out.Commit = res.Commit.String()
+	if s.json {
+		return s.printJSON(out)
+	}
+	m := out.Metrics
+	fmt.Fprintf(s.Stdout, "%s metrics as of %s\n", out.Sprint, m.ComputedAt)
+	var byStatus []string
+	for _, st := range contracts.Statuses {
+		if n := m.ByStatus[string(st)]; n > 0 {
+			byStatus = append(byStatus, fmt.Sprintf("%s %d", st, n))
+		}
+	}
+	tw := tabwriter.NewWriter(s.Stdout, 0, 2, 2, ' ', 0)
+	for _, row := range []struct {
+		name  string
+		value any
+	}{
+		{"tasks_planned", m.TasksPlanned},
+		{"tasks_total", m.TasksTotal},
+		{"tasks_merged", m.TasksMerged},
+		{"tasks_in_progress", m.TasksInProgress},
+		{"tasks_blocked", m.TasksBlocked},
+		{"tasks_unclaimed", m.TasksUnclaimed},
+		{"by_status", strings.Join(byStatus, ", ")},
+		{"review_cycles_total", m.ReviewCyclesTotal},
+		{"avg_iterations", m.AvgIterations},
+		{"approvals", m.Approvals},
+		{"rejections", m.Rejections},
+		{"approval_rate", m.ApprovalRate},
+		{"submit_to_verdict_mean_seconds", m.SubmitToVerdictMeanSeconds},
+		{"submit_to_verdict_max_seconds", m.SubmitToVerdictMaxSeconds},
+		{"tasks_ever_blocked", m.TasksEverBlocked},
+		{"blocked_share", m.BlockedShare},
+	} {
+		fmt.Fprintf(tw, "%s\t%v\n", row.name, row.value)
+	}
+	tw.Flush()
+	if out.Changed {
+		fmt.Fprintln(s.Stdout, "sprint.metrics updated")
+	} else {
+		fmt.Fprintf(s.Stdout, "sprint.metrics unchanged since %s\n", out.StoredAt)
+	}
+	return nil
+}
