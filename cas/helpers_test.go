@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -241,7 +239,7 @@ func gitCommitState(t *testing.T, s *Store, files map[string]string) refstore.Ha
 	}
 	c := git(t, dir, args...)
 	git(t, dir, "update-ref", refstore.StateRef, c, old.String())
-	return plumbing.NewHash(c)
+	return hashOf(c)
 }
 
 // tipFile reads one file of the state at the ref.
@@ -266,4 +264,10 @@ func lsTree(t *testing.T, s *Store, tree refstore.Hash) []string {
 		return nil
 	}
 	return strings.Split(out, "\n")
+}
+
+// hashOf reads an object id that git printed.
+func hashOf(s string) refstore.Hash {
+	h, _ := refstore.ParseHash(strings.TrimSpace(s))
+	return h
 }

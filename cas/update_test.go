@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -197,7 +195,7 @@ func bump(t *testing.T, s *Store, msg string) refstore.Hash {
 	old := tip(t, s)
 	c := git(t, dir, "commit-tree", old.String()+"^{tree}", "-p", old.String(), "-m", msg)
 	git(t, dir, "update-ref", refstore.StateRef, c, old.String())
-	return plumbing.NewHash(c)
+	return hashOf(c)
 }
 
 func TestRetryAfterLostRaceToAnotherStore(t *testing.T) {
@@ -289,7 +287,7 @@ func TestContextCancelStopsRetry(t *testing.T) {
 func TestMoveRefMovesTogether(t *testing.T) {
 	s := initStore(t)
 	dir := s.Repo.Dir()
-	head := plumbing.NewHash(git(t, dir, "rev-parse", "HEAD"))
+	head := hashOf(git(t, dir, "rev-parse", "HEAD"))
 
 	res := mustUpdate(t, s, Op{Name: contracts.OpInit, Apply: func(tx *Tx) (any, error) {
 		tx.PutTask(task("task-1"))

@@ -4,57 +4,51 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing/format/config"
 )
 
 // Config returns the value git would give for key ("user.name",
 // "remote.origin.url"), reading the same files in the same order: system,
 // global, repository, worktree, then `git -c` values passed down in
 // GIT_CONFIG_PARAMETERS. It reads files instead of running git config so
-// that hot paths stay one process; include directives are not followed.
+// that hot paths stay one process; include.path is followed, includeIf is
+// not.
 func (r *Repo) Config(key string) (string, bool) {
-	if r.config == nil {
-		r.config = loadConfigs(r)
-	}
-	section, sub, name := splitKey(key)
+	r.configOnce.Do(func() { r.config = loadConfigs(r) })
+	want := normalKey(key)
 	val, found := "", false
-	for _, c := range r.config {
-		s := c.Section(section)
-		var opts config.Options
-		if sub == "" {
-			opts = s.Options
-		} else if s.HasSubsection(sub) {
-			opts = s.Subsection(sub).Options
-		}
-		for _, o := range opts {
-			if o.IsKey(name) {
-				val, found = o.Value, true
-			}
+	for _, e := range r.config {
+		if e.Key == want {
+			val, found = e.Value, true
 		}
 	}
-	if v, ok := configParameters()[strings.ToLower(key)]; ok {
+	if v, ok := configParameters()[want]; ok {
 		val, found = v, true
 	}
 	return val, found
 }
 
-func splitKey(key string) (section, sub, name string) {
+// normalKey spells a key as configEntry does: section and name in lower
+// case, the subsection as given.
+func normalKey(key string) string {
 	first := strings.IndexByte(key, '.')
 	last := strings.LastIndexByte(key, '.')
 	if first < 0 {
-		return key, "", ""
+		return strings.ToLower(key)
 	}
 	if first == last {
-		return key[:first], "", key[last+1:]
+		return strings.ToLower(key)
 	}
-	return key[:first], key[first+1 : last], key[last+1:]
+	return strings.ToLower(key[:first]) + key[first:last] + strings.ToLower(key[last:])
 }
 
-func loadConfigs(r *Repo) []*config.Config {
+func loadConfigs(r *Repo) []configEntry {
 	var files []string
 	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
-		files = append(files, "/etc/gitconfig")
+		sys := os.Getenv("GIT_CONFIG_SYSTEM")
+		if sys == "" {
+			sys = "/etc/gitconfig"
+		}
+		files = append(files, sys)
 	}
 	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
 		files = append(files, g)
@@ -72,22 +66,16 @@ func loadConfigs(r *Repo) []*config.Config {
 		}
 	}
 	files = append(files, filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree"))
-	var out []*config.Config
+	var out []configEntry
 	seen := map[string]bool{}
 	for _, f := range files {
-		if seen[f] {
+		if seen[f] || f == os.DevNull {
 			continue
 		}
 		seen[f] = true
-		fh, err := os.Open(f)
-		if err != nil {
-			continue
-		}
-		c := config.New()
-		if config.NewDecoder(fh).Decode(c) == nil {
-			out = append(out, c)
-		}
-		fh.Close()
+		// A file that is missing or does not parse is skipped, as if
+		// empty; git itself would refuse to run in the second case.
+		out, _ = parseConfigFile(f, 0, out)
 	}
 	return out
 }
@@ -116,7 +104,7 @@ func configParameters() map[string]string {
 		} else if i := strings.IndexByte(tok, '='); i >= 0 {
 			k, v = tok[:i], tok[i+1:]
 		}
-		out[strings.ToLower(k)] = v
+		out[normalKey(k)] = v
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package refstore
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -118,4 +119,72 @@ func TestConfigParametersValuelessKey(t *testing.T) {
 	t.Setenv("GIT_CONFIG_PARAMETERS", params)
 	r := open(t, dir)
 	wantConfig(t, r, "user.name", "After Flag")
+}
+
+// The parser reads the syntax git accepts the way git reads it.
+func TestConfigSyntaxLikeGit(t *testing.T) {
+	dir := newRepo(t)
+	inc := filepath.Join(t.TempDir(), "included")
+	writeFile(t, inc, "[liza]\n\tfromInclude = yes\n")
+	writeFile(t, filepath.Join(dir, ".git", "config"), `[core]
+	repositoryformatversion = 0
+	bare = false
+; a comment
+# another
+[liza] remote = origin ; trailing comment
+	spaced =   several   words   here  
+	quoted = x"  kept  ;#  "y
+	escaped = tab\there \"q\" back\\slash
+	continued = first \
+second
+	flag
+	empty =
+	Mixed-Case = value
+[Liza "Sub.Section"]
+	key = sub value
+[liza.old]
+	key = old style
+[include]
+	path = `+inc+`
+`)
+	r := open(t, dir)
+	for key, want := range map[string]string{
+		"liza.remote":                  "origin",
+		"liza.spaced":                  "several   words   here",
+		"liza.quoted":                  "x  kept  ;#  y",
+		"liza.escaped":                 "tab\there \"q\" back\\slash",
+		"liza.continued":               "first second",
+		"liza.mixed-case":              "value",
+		"LIZA.MIXED-CASE":              "value",
+		"liza.Sub.Section.key":         "sub value",
+		"liza.old.key":                 "old style",
+		"liza.fromInclude":             "yes",
+		"liza.sub.section.key":         "",
+		"liza.nosuchkey":               "",
+		"core.repositoryformatversion": "0",
+	} {
+		wantConfig(t, r, key, want)
+	}
+	// A bare name is true; an empty value is empty (git --get prints "").
+	if v, ok := r.Config("liza.flag"); !ok || v != "true" {
+		t.Errorf("liza.flag = %q, %v", v, ok)
+	}
+	if v, ok := r.Config("liza.empty"); !ok || v != "" {
+		t.Errorf("liza.empty = %q, %v", v, ok)
+	}
+}
+
+func TestConfigSyntaxErrors(t *testing.T) {
+	for _, text := range []string{
+		"key = outside\n",
+		"[sec\n",
+		"[sec \"unterminated]\n",
+		"[sec]\n\tk = \"open\n",
+		"[sec]\n\tk = bad \\q escape\n",
+		"[sec]\n\t= novalue\n",
+	} {
+		if _, err := parseConfig(text); err == nil {
+			t.Errorf("parseConfig(%q) accepted", text)
+		}
+	}
 }

@@ -6,13 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/liza-dev/git-liza/contracts"
 )
 
 // FileAt reports whether path names a file (or directory) in the tree of
-// commit. It walks trees with go-git and starts no process.
+// commit. It walks trees in-process and starts no process.
 func (r *Repo) FileAt(commit Hash, path string) (bool, error) {
 	c, err := r.ReadCommit(commit)
 	if err != nil {
@@ -48,13 +46,14 @@ func (r *Repo) ResolveCommit(ctx context.Context, rev string) (Hash, error) {
 	out, err := r.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	s := strings.TrimSpace(string(out))
 	var ge *GitError
-	if errors.As(err, &ge) || err == nil && !plumbing.IsHash(s) {
+	h, ok := ParseHash(s)
+	if errors.As(err, &ge) || err == nil && !ok {
 		return Hash{}, contracts.Invalidf("unknown revision %q", rev)
 	}
 	if err != nil {
 		return Hash{}, err
 	}
-	return plumbing.NewHash(s), nil
+	return h, nil
 }
 
 // IsAncestor reports whether commit a is an ancestor of (or equal to) b.
@@ -78,11 +77,12 @@ func (r *Repo) MergeTree(ctx context.Context, ours, theirs Hash) (Hash, []string
 		return Hash{}, nil, err
 	}
 	fields := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
-	if len(fields) == 0 || !plumbing.IsHash(fields[0]) {
+	tree, ok := ParseHash(fields[0])
+	if !ok {
 		return Hash{}, nil, &GitError{Args: []string{"merge-tree"}, ExitCode: 0, Stderr: "unexpected output: " + string(out)}
 	}
 	if !conflicted {
-		return plumbing.NewHash(fields[0]), nil, nil
+		return tree, nil, nil
 	}
 	var paths []string
 	for _, f := range fields[1:] {

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/liza-dev/git-liza/contracts"
 )
 
@@ -126,10 +124,11 @@ func realpath(t *testing.T, p string) string {
 
 func hashOf(t *testing.T, s string) Hash {
 	t.Helper()
-	if !plumbing.IsHash(s) {
+	h, ok := ParseHash(s)
+	if !ok {
 		t.Fatalf("%q is not an object id", s)
 	}
-	return plumbing.NewHash(s)
+	return h
 }
 
 // wantCode fails unless err is a *contracts.Error with code.

@@ -3,17 +3,11 @@ package refstore
 import (
 	"bytes"
 	"compress/zlib"
-	"crypto/sha1"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Object modes used in trees.
@@ -21,17 +15,6 @@ const (
 	ModeFile = "100644"
 	ModeTree = "40000"
 )
-
-// Hash is a git object id.
-type Hash = plumbing.Hash
-
-// ParseHash reads a full hexadecimal object id.
-func ParseHash(s string) (Hash, bool) {
-	if !plumbing.IsHash(s) {
-		return Hash{}, false
-	}
-	return plumbing.NewHash(s), true
-}
 
 // TreeEntry is one entry of a tree object.
 type TreeEntry struct {
@@ -98,139 +81,206 @@ func parseSignature(s string) Signature {
 	return sig
 }
 
-func (r *Repo) readObject(id Hash, want plumbing.ObjectType) ([]byte, error) {
-	obj, err := r.store.EncodedObject(want, id)
+func (r *Repo) readObject(id Hash, want objType) ([]byte, error) {
+	t, data, err := r.odb.read(id)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s %s: %w", want, id, err)
 	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return nil, err
+	if t != want {
+		return nil, fmt.Errorf("reading %s %s: it is a %s", want, id, t)
 	}
-	defer rd.Close()
-	return io.ReadAll(rd)
+	return data, nil
 }
 
-// writeObject stores a loose object the way git does: deflated, written to
-// a temporary file beside its final place, then renamed into it. Writing it
-// here rather than through go-git's object writer halves the cost of an
-// update, most of which is object writes.
-func (r *Repo) writeObject(t plumbing.ObjectType, data []byte) (Hash, error) {
-	header := fmt.Sprintf("%s %d\x00", t, len(data))
-	h := sha1.New()
-	h.Write([]byte(header))
-	h.Write(data)
-	var id Hash
-	copy(id[:], h.Sum(nil))
-	hex := id.String()
-	dir := filepath.Join(r.CommonDir, "objects", hex[:2])
-	final := filepath.Join(dir, hex[2:])
-	if _, err := os.Stat(final); err == nil {
-		return id, nil
+// looseCompression is the zlib level for loose objects: core.looseCompression,
+// else core.compression, as git reads them. Unset, git-liza stores its
+// objects uncompressed: they are small, most are replaced by the next
+// operation, and the first gc packs them (with deltas, which compress the
+// blackboard's history far better than zlib does one object at a time),
+// while a compressor costs a short-lived process more than the bytes it
+// saves.
+func (r *Repo) looseCompression() int {
+	for _, key := range []string{"core.looseCompression", "core.compression"} {
+		v, ok := r.Config(key)
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			continue
+		}
+		if n == -1 {
+			return zlib.DefaultCompression
+		}
+		if n >= 0 && n <= 9 {
+			return n
+		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Hash{}, err
-	}
-	f, err := os.CreateTemp(dir, "tmp_obj_")
-	if err != nil {
-		return Hash{}, err
-	}
-	defer os.Remove(f.Name())
-	// One compressor serves every object of the process: allocating a
-	// fresh one per object costs more than compressing.
-	if r.zw == nil {
-		r.zw, _ = zlib.NewWriterLevel(f, zlib.BestSpeed)
-	} else {
-		r.zw.Reset(f)
-	}
-	zw := r.zw
-	_, werr := zw.Write([]byte(header))
-	if werr == nil {
-		_, werr = zw.Write(data)
-	}
-	if err := zw.Close(); werr == nil {
-		werr = err
-	}
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	if werr == nil {
-		werr = os.Chmod(f.Name(), 0o444)
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), final)
-	}
-	if werr != nil {
-		return Hash{}, fmt.Errorf("writing object %s: %w", hex, werr)
-	}
-	return id, nil
+	return zlib.NoCompression
 }
 
 // ReadBlob returns a blob's contents.
 func (r *Repo) ReadBlob(id Hash) ([]byte, error) {
-	return r.readObject(id, plumbing.BlobObject)
+	return r.readObject(id, objBlob)
 }
 
 // WriteBlob stores data as a blob.
 func (r *Repo) WriteBlob(data []byte) (Hash, error) {
-	return r.writeObject(plumbing.BlobObject, data)
+	return r.odb.write(objBlob, data)
 }
 
 // ReadTree returns a tree's entries in tree order.
 func (r *Repo) ReadTree(id Hash) ([]TreeEntry, error) {
-	data, err := r.readObject(id, plumbing.TreeObject)
+	data, err := r.readObject(id, objTree)
 	if err != nil {
 		return nil, err
 	}
-	var entries []TreeEntry
+	n := 0
+	for rest := data; len(rest) > 0; n++ {
+		nul := bytes.IndexByte(rest, 0)
+		if nul < 0 || len(rest) < nul+21 {
+			return nil, fmt.Errorf("tree %s is corrupt", id)
+		}
+		rest = rest[nul+21:]
+	}
+	entries := make([]TreeEntry, 0, n)
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
 		nul := bytes.IndexByte(data, 0)
-		if sp < 0 || nul < sp || len(data) < nul+1+20 {
+		if sp < 0 || nul < sp {
 			return nil, fmt.Errorf("tree %s is corrupt", id)
 		}
 		var h Hash
 		copy(h[:], data[nul+1:nul+21])
-		entries = append(entries, TreeEntry{Mode: string(data[:sp]), Name: string(data[sp+1 : nul]), ID: h})
+		entries = append(entries, TreeEntry{Mode: internMode(data[:sp]), Name: string(data[sp+1 : nul]), ID: h})
 		data = data[nul+21:]
 	}
 	return entries, nil
+}
+
+// internMode returns the usual modes without allocating.
+func internMode(b []byte) string {
+	switch string(b) {
+	case ModeFile:
+		return ModeFile
+	case ModeTree:
+		return ModeTree
+	case "100755":
+		return "100755"
+	case "120000":
+		return "120000"
+	case "160000":
+		return "160000"
+	}
+	return string(b)
 }
 
 // WriteTree stores a tree. Entries are sorted the way git sorts them, so the
 // caller may pass them in any order.
 func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
 	SortTree(entries)
-	var b bytes.Buffer
+	size := 0
+	for _, e := range entries {
+		size += len(e.Mode) + len(e.Name) + 22
+	}
+	b := make([]byte, 0, size)
 	for _, e := range entries {
 		mode := e.Mode
 		if mode == "040000" {
 			mode = ModeTree
 		}
-		b.WriteString(mode)
-		b.WriteByte(' ')
-		b.WriteString(e.Name)
-		b.WriteByte(0)
-		b.Write(e.ID[:])
+		b = append(b, mode...)
+		b = append(b, ' ')
+		b = append(b, e.Name...)
+		b = append(b, 0)
+		b = append(b, e.ID[:]...)
 	}
-	return r.writeObject(plumbing.TreeObject, b.Bytes())
+	return r.odb.write(objTree, b)
 }
 
 // SortTree sorts entries in git's tree order, where a subtree sorts as if its
 // name ended in "/".
 func SortTree(entries []TreeEntry) {
-	key := func(e TreeEntry) string {
-		if e.IsTree() {
-			return e.Name + "/"
-		}
-		return e.Name
+	if slices.IsSortedFunc(entries, compareEntries) {
+		return
 	}
-	sort.Slice(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
+	slices.SortFunc(entries, compareEntries)
+}
+
+// compareEntries orders two entries as git orders a tree.
+func compareEntries(a, b TreeEntry) int {
+	return compareTreeNames(a.Name, a.IsTree(), b.Name, b.IsTree())
+}
+
+// compareTreeNames compares names in tree order: byte by byte, with a
+// tree's name followed by an implicit "/".
+func compareTreeNames(a string, aTree bool, b string, bTree bool) int {
+	n := min(len(a), len(b))
+	if c := strings.Compare(a[:n], b[:n]); c != 0 {
+		return c
+	}
+	next := func(s string, tree bool) int {
+		if len(s) > n {
+			return int(s[n])
+		}
+		if tree {
+			return '/'
+		}
+		return 0
+	}
+	return next(a, aTree) - next(b, bTree)
+}
+
+// FindEntry looks name up in entries sorted in tree order, whether it names
+// a file or a subtree.
+func FindEntry(entries []TreeEntry, name string) (TreeEntry, bool) {
+	for _, tree := range []bool{false, true} {
+		i, ok := slices.BinarySearchFunc(entries, name, func(e TreeEntry, name string) int {
+			return compareTreeNames(e.Name, e.IsTree(), name, tree)
+		})
+		if ok {
+			return entries[i], true
+		}
+	}
+	return TreeEntry{}, false
+}
+
+// EditTree applies edits to entries sorted in tree order and returns the
+// new list, also sorted: an edit with a zero ID deletes the entry of that
+// name, any other adds or replaces it. entries is not changed.
+func EditTree(entries []TreeEntry, edits []TreeEntry) []TreeEntry {
+	last := make(map[string]TreeEntry, len(edits)) // the last edit of each name wins
+	for _, e := range edits {
+		last[e.Name] = e
+	}
+	put := make([]TreeEntry, 0, len(last))
+	for _, e := range last {
+		if !e.ID.IsZero() {
+			put = append(put, e)
+		}
+	}
+	SortTree(put)
+	out := make([]TreeEntry, 0, len(entries)+len(put))
+	i := 0
+	for _, p := range put {
+		for ; i < len(entries) && compareEntries(entries[i], p) < 0; i++ {
+			if _, ok := last[entries[i].Name]; !ok {
+				out = append(out, entries[i])
+			}
+		}
+		out = append(out, p)
+	}
+	for ; i < len(entries); i++ {
+		if _, ok := last[entries[i].Name]; !ok {
+			out = append(out, entries[i])
+		}
+	}
+	return out
 }
 
 // ReadCommit parses a commit object.
 func (r *Repo) ReadCommit(id Hash) (*Commit, error) {
-	data, err := r.readObject(id, plumbing.CommitObject)
+	data, err := r.readObject(id, objCommit)
 	if err != nil {
 		return nil, err
 	}
@@ -241,9 +291,9 @@ func (r *Repo) ReadCommit(id Hash) (*Commit, error) {
 		k, v, _ := strings.Cut(line, " ")
 		switch k {
 		case "tree":
-			c.Tree = plumbing.NewHash(v)
+			c.Tree = mustHash(v)
 		case "parent":
-			c.Parents = append(c.Parents, plumbing.NewHash(v))
+			c.Parents = append(c.Parents, mustHash(v))
 		case "author":
 			c.Author = parseSignature(v)
 		case "committer":
@@ -269,10 +319,10 @@ func (r *Repo) WriteCommit(tree Hash, parents []Hash, author Signature, message 
 	if !strings.HasSuffix(message, "\n") {
 		b.WriteByte('\n')
 	}
-	return r.writeObject(plumbing.CommitObject, []byte(b.String()))
+	return r.odb.write(objCommit, []byte(b.String()))
 }
 
 // HasObject reports whether the object exists.
 func (r *Repo) HasObject(id Hash) bool {
-	return r.store.HasEncodedObject(id) == nil
+	return r.odb.has(id)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -373,5 +374,76 @@ func TestResolveCommit(t *testing.T) {
 	for _, rev := range []string{"nope", "HEAD~5", "HEAD^{tree}", "--all", "-h", git(t, dir, "rev-parse", "HEAD:README")} {
 		_, err := r.ResolveCommit(ctx, rev)
 		wantCode(t, err, contracts.CodeInvalid)
+	}
+}
+
+// EditTree and FindEntry agree with git's own tree order: every edited
+// list is what git mktree makes of the same entries, and every name is
+// found.
+func TestEditTreeMatchesMktree(t *testing.T) {
+	dir := newRepo(t)
+	r := open(t, dir)
+	blob, err := r.WriteBlob([]byte("x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := r.WriteTree([]TreeEntry{{Mode: ModeFile, Name: "f", ID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := func(name string, tree bool) TreeEntry {
+		if tree {
+			return TreeEntry{Mode: ModeTree, Name: name, ID: sub}
+		}
+		return TreeEntry{Mode: ModeFile, Name: name, ID: blob}
+	}
+	names := []string{"a", "a-b", "a.b", "a0", "ab", "b", "task-1.yaml", "task-10.yaml", "task-2.yaml", "z"}
+	var list []TreeEntry
+	for i, n := range names {
+		list = append(list, entry(n, i%3 == 0))
+	}
+	SortTree(list)
+	steps := [][]TreeEntry{
+		{entry("a-c", false), {Name: "b"}},                      // add and delete
+		{entry("a", false), entry("ab", true)},                  // a tree becomes a file, a file a tree
+		{{Name: "no-such"}, entry("task-3.yaml", false)},        // deleting nothing
+		{entry("a", true), {Name: "a-b"}, {Name: "a.b"}},        // and back
+		{{Name: "z"}, {Name: "task-1.yaml"}, entry("0", false)}, // first and last
+		{entry("a-b", true), entry("a-b", true), {Name: "a-c"}}, // the same edit twice
+	}
+	for n, edits := range steps {
+		list = EditTree(list, edits)
+		var mk strings.Builder
+		for _, e := range list {
+			typ := "blob"
+			if e.IsTree() {
+				typ = "tree"
+			}
+			fmt.Fprintf(&mk, "%s %s %s\t%s\n", e.Mode, typ, e.ID, e.Name)
+		}
+		want := gitIn(t, dir, []byte(mk.String()), "mktree")
+		got, err := r.WriteTree(slices.Clone(list))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want {
+			t.Fatalf("step %d: EditTree order differs from git mktree:\n%s", n, mk.String())
+		}
+		if !slices.IsSortedFunc(list, compareEntries) {
+			t.Fatalf("step %d: not sorted", n)
+		}
+		seen := map[string]bool{}
+		for _, e := range list {
+			if seen[e.Name] {
+				t.Fatalf("step %d: %s twice", n, e.Name)
+			}
+			seen[e.Name] = true
+			if f, ok := FindEntry(list, e.Name); !ok || f != e {
+				t.Fatalf("step %d: FindEntry(%s) = %+v, %v", n, e.Name, f, ok)
+			}
+		}
+		if _, ok := FindEntry(list, "no-such"); ok {
+			t.Fatal("found a missing name")
+		}
 	}
 }

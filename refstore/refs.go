@@ -1,6 +1,7 @@
 package refstore
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -42,20 +43,25 @@ func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpda
 	return txn.Commit(updates...)
 }
 
-// RefTxn is a running `git update-ref --stdin` process. It takes no lock
-// until Commit sends its updates.
+// RefTxn is a `git update-ref --stdin` process. It takes no lock until
+// Commit sends its updates, so a caller may start it before it knows what
+// to write, and the process's start-up then overlaps the caller's work.
 //
 // core.warnAmbiguousRefs is off because git 2.39's update-ref was seen to
 // lose updates under concurrent pack-refs when it resolves ambiguous names.
 type RefTxn struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stderr bytes.Buffer
-	args   []string
-	done   bool
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  io.ReadCloser
+	stderr  bytes.Buffer
+	args    []string
+	started chan error // the result of starting the process
+	done    bool
 }
 
-// BeginRefs starts a ref transaction; reason is the reflog message.
+// BeginRefs starts a ref transaction; reason is the reflog message. The
+// process is started in the background: an error starting it is reported
+// by Commit.
 func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTxn, error) {
 	if err := CheckGit(); err != nil {
 		return nil, err
@@ -64,7 +70,7 @@ func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTxn, error) {
 	if reason != "" {
 		args = append(args, "-m", reason)
 	}
-	t := &RefTxn{args: args[2:]}
+	t := &RefTxn{args: args[2:], started: make(chan error, 1)}
 	t.cmd = exec.CommandContext(ctx, "git", args...)
 	t.cmd.Dir = r.Dir()
 	t.cmd.Env = append(os.Environ(), RefUpdateEnv+"=1")
@@ -74,10 +80,24 @@ func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTxn, error) {
 		return nil, err
 	}
 	t.stdin = in
-	if err := t.cmd.Start(); err != nil {
-		return nil, &GitError{Args: t.args, ExitCode: -1, Stderr: err.Error()}
+	if t.stdout, err = t.cmd.StdoutPipe(); err != nil {
+		return nil, err
 	}
+	// Starting a process blocks the calling thread until the child has
+	// run exec; in a goroutine, the caller goes on meanwhile.
+	go func() { t.started <- t.cmd.Start() }()
 	return t, nil
+}
+
+// wait waits until the process has started, and says why it could not.
+func (t *RefTxn) wait() error {
+	err := <-t.started
+	t.started <- err
+	if err != nil {
+		t.stdin.Close()
+		return &GitError{Args: t.args, ExitCode: -1, Stderr: err.Error()}
+	}
+	return nil
 }
 
 // Commit sends the updates and waits for git to apply them all or none.
@@ -86,6 +106,9 @@ func (t *RefTxn) Commit(updates ...RefUpdate) error {
 		return errors.New("ref transaction already finished")
 	}
 	t.done = true
+	if err := t.wait(); err != nil {
+		return err
+	}
 	var in strings.Builder
 	in.WriteString("start\n")
 	for _, u := range updates {
@@ -98,12 +121,28 @@ func (t *RefTxn) Commit(updates ...RefUpdate) error {
 	in.WriteString("prepare\ncommit\n")
 	_, werr := io.WriteString(t.stdin, in.String())
 	t.stdin.Close()
+	// git answers each command on stdout; "commit: ok" comes once every
+	// ref has moved and the reflogs are written. The process's own exit
+	// is not waited for then.
+	var out bytes.Buffer
+	br := bufio.NewReader(t.stdout)
+	for werr == nil {
+		line, err := br.ReadString('\n')
+		out.WriteString(line)
+		if line == "commit: ok\n" {
+			go t.cmd.Wait()
+			return nil
+		}
+		if err != nil {
+			break
+		}
+	}
 	err := t.cmd.Wait()
-	if err == nil && werr != nil {
+	if err == nil {
 		err = werr
 	}
 	if err == nil {
-		return nil
+		err = fmt.Errorf("update-ref ended without committing: %q", out.String())
 	}
 	code := -1
 	var ee *exec.ExitError
@@ -116,14 +155,20 @@ func (t *RefTxn) Commit(updates ...RefUpdate) error {
 	return &GitError{Args: t.args, ExitCode: code, Stderr: t.stderr.String()}
 }
 
-// Abort ends a transaction that will not commit; nothing moves.
+// Abort ends a transaction that will not commit; nothing moves. It does
+// not wait for the process to end.
 func (t *RefTxn) Abort() {
 	if t.done {
 		return
 	}
 	t.done = true
-	t.stdin.Close()
-	_ = t.cmd.Wait()
+	go func() {
+		if t.wait() == nil {
+			t.stdin.Close()
+			_, _ = io.Copy(io.Discard, t.stdout)
+			_ = t.cmd.Wait()
+		}
+	}()
 }
 
 // staleRef recognises update-ref's complaints about a ref that moved or is

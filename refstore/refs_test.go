@@ -14,7 +14,7 @@ func twoCommits(t *testing.T) (*Repo, Hash, Hash) {
 	return open(t, dir), hashOf(t, git(t, dir, "rev-parse", "HEAD~1")), hashOf(t, git(t, dir, "rev-parse", "HEAD"))
 }
 
-// wantRef checks a ref with go-git's reader and with git itself; a zero want
+// wantRef checks a ref with ReadRef and with git itself; a zero want
 // means the ref must not exist.
 func wantRef(t *testing.T, r *Repo, name string, want Hash) {
 	t.Helper()

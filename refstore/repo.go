@@ -2,19 +2,15 @@ package refstore
 
 import (
 	"bytes"
-	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/format/config"
-	"github.com/go-git/go-git/v5/storage/filesystem"
+	"sync"
+	"syscall"
 
 	"github.com/liza-dev/git-liza/contracts"
 )
@@ -31,9 +27,10 @@ type Repo struct {
 	// WorkTree is the top of the current checkout; empty in a bare repository.
 	WorkTree string
 
-	store  *filesystem.Storage
-	config []*config.Config
-	zw     *zlib.Writer
+	odb *odb
+
+	configOnce sync.Once
+	config     []configEntry
 }
 
 // ErrNotRepo is returned by Open outside any git repository.
@@ -70,7 +67,8 @@ func Open(dir string) (*Repo, error) {
 	}
 	r.CommonDir = filepath.Clean(r.CommonDir)
 	checkGitCached(r.CommonDir)
-	r.store = filesystem.NewStorage(osfs.New(r.CommonDir), cache.NewObjectLRUDefault())
+	r.odb = newODB(filepath.Join(r.CommonDir, "objects"))
+	r.odb.levelOf = r.looseCompression
 	return r, nil
 }
 
@@ -190,43 +188,133 @@ func (r *Repo) GitInput(ctx context.Context, stdin []byte, args ...string) ([]by
 	return Run(ctx, r.Dir(), stdin, args...)
 }
 
-// ZeroID is the all-zero object id: as an expected old value it means "the
-// ref must not exist".
-var ZeroID = plumbing.ZeroHash
-
 // ReadRef returns the object a ref points at, and whether the ref exists.
-// Symbolic refs are followed.
-func (r *Repo) ReadRef(name string) (plumbing.Hash, bool, error) {
-	ref, err := r.store.Reference(plumbing.ReferenceName(name))
-	for i := 0; err == nil && ref.Type() == plumbing.SymbolicReference && i < 5; i++ {
-		ref, err = r.store.Reference(ref.Target())
+// Symbolic refs are followed. It reads the ref files and packed-refs as
+// git's files backend lays them out; a repository whose refs are stored
+// otherwise (extensions.refStorage) is asked through git rev-parse.
+func (r *Repo) ReadRef(name string) (Hash, bool, error) {
+	if !validRefPath(name) {
+		return Hash{}, false, fmt.Errorf("reading %s: not a ref name", name)
 	}
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return plumbing.ZeroHash, false, nil
+	if v, ok := r.Config("extensions.refstorage"); ok && !strings.EqualFold(v, "files") {
+		return r.revParseRef(name)
+	}
+	for range 5 {
+		target, h, ok, err := r.readRefOnce(name)
+		if err != nil || !ok || target == "" {
+			return h, ok, err
+		}
+		if !validRefPath(target) {
+			return Hash{}, false, fmt.Errorf("reading %s: points at %q", name, target)
+		}
+		name = target
+	}
+	return Hash{}, false, fmt.Errorf("reading %s: too many symbolic refs", name)
+}
+
+// readRefOnce reads one ref: its value, or the target of a symbolic ref.
+func (r *Repo) readRefOnce(name string) (target string, h Hash, ok bool, err error) {
+	dir := r.CommonDir
+	if name == "HEAD" || strings.HasPrefix(name, "refs/worktree/") || strings.HasPrefix(name, "refs/bisect/") || strings.HasPrefix(name, "refs/rewritten/") {
+		dir = r.GitDir
+	}
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	switch {
+	case err == nil:
+		line := strings.TrimSpace(string(b))
+		if t, ok := strings.CutPrefix(line, "ref:"); ok {
+			return strings.TrimSpace(t), Hash{}, true, nil
+		}
+		if h, ok := ParseHash(line); ok {
+			return "", h, true, nil
+		}
+		return "", Hash{}, false, fmt.Errorf("reading %s: %q is not an object id", name, line)
+	case errors.Is(err, fs.ErrNotExist), isDirErr(err):
+	default:
+		return "", Hash{}, false, fmt.Errorf("reading %s: %w", name, err)
+	}
+	h, ok, err = r.packedRef(name)
+	return "", h, ok, err
+}
+
+// packedRef looks name up in packed-refs: "<id> <name>" lines, each
+// possibly followed by a "^<id>" line with what a tag peels to.
+func (r *Repo) packedRef(name string) (Hash, bool, error) {
+	b, err := os.ReadFile(filepath.Join(r.CommonDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Hash{}, false, nil
 	}
 	if err != nil {
-		return plumbing.ZeroHash, false, fmt.Errorf("reading %s: %w", name, err)
+		return Hash{}, false, fmt.Errorf("reading packed-refs: %w", err)
 	}
-	if ref.Type() != plumbing.HashReference {
-		return plumbing.ZeroHash, false, fmt.Errorf("reading %s: too many symbolic refs", name)
+	needle := []byte(" " + name + "\n")
+	for from := 0; ; {
+		i := bytes.Index(b[from:], needle)
+		if i < 0 {
+			return Hash{}, false, nil
+		}
+		i += from
+		from = i + len(needle)
+		if start := i - 2*len(Hash{}); start == 0 || start > 0 && b[start-1] == '\n' {
+			if h, ok := ParseHash(string(b[start:i])); ok {
+				return h, true, nil
+			}
+		}
 	}
-	return ref.Hash(), true, nil
+}
+
+// revParseRef reads a ref through git, for ref storage this package does
+// not read itself.
+func (r *Repo) revParseRef(name string) (Hash, bool, error) {
+	out, err := r.Git(context.Background(), "rev-parse", "--verify", "--quiet", "--end-of-options", name)
+	var ge *GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return Hash{}, false, nil
+	}
+	if err != nil {
+		return Hash{}, false, err
+	}
+	h, ok := ParseHash(strings.TrimSpace(string(out)))
+	if !ok {
+		return Hash{}, false, fmt.Errorf("reading %s: git rev-parse printed %q", name, out)
+	}
+	return h, true, nil
+}
+
+// validRefPath accepts the ref names git-liza reads: HEAD or refs/...,
+// with no component that could leave the git directory.
+func validRefPath(name string) bool {
+	if name != "HEAD" && !strings.HasPrefix(name, "refs/") {
+		return false
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == "" || part == "." || part == ".." || strings.ContainsAny(part, "\\\x00") {
+			return false
+		}
+	}
+	return true
+}
+
+func isDirErr(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && errors.Is(pe.Err, syscall.EISDIR)
 }
 
 // Head returns what HEAD of this checkout points at: the branch ref name
 // (empty when detached) and the commit (zero on an unborn branch).
-func (r *Repo) Head() (branch string, commit plumbing.Hash, err error) {
+func (r *Repo) Head() (branch string, commit Hash, err error) {
 	b, err := os.ReadFile(filepath.Join(r.GitDir, "HEAD"))
 	if err != nil {
-		return "", plumbing.ZeroHash, err
+		return "", Hash{}, err
 	}
 	line := string(bytes.TrimSpace(b))
 	if target, ok := strings.CutPrefix(line, "ref: "); ok {
 		h, _, err := r.ReadRef(target)
 		return target, h, err
 	}
-	if !plumbing.IsHash(line) {
-		return "", plumbing.ZeroHash, fmt.Errorf("HEAD holds %q", line)
+	h, ok := ParseHash(line)
+	if !ok {
+		return "", Hash{}, fmt.Errorf("HEAD holds %q", line)
 	}
-	return "", plumbing.NewHash(line), nil
+	return "", h, nil
 }

@@ -1,0 +1,536 @@
+package refstore
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"hash/adler32"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// objType is a git object type, numbered as in pack files.
+type objType byte
+
+const (
+	objCommit   objType = 1
+	objTree     objType = 2
+	objBlob     objType = 3
+	objTag      objType = 4
+	objOfsDelta objType = 6
+	objRefDelta objType = 7
+)
+
+func (t objType) String() string {
+	switch t {
+	case objCommit:
+		return "commit"
+	case objTree:
+		return "tree"
+	case objBlob:
+		return "blob"
+	case objTag:
+		return "tag"
+	}
+	return "type-" + strconv.Itoa(int(t))
+}
+
+func parseObjType(s string) (objType, bool) {
+	switch s {
+	case "commit":
+		return objCommit, true
+	case "tree":
+		return objTree, true
+	case "blob":
+		return objBlob, true
+	case "tag":
+		return objTag, true
+	}
+	return 0, false
+}
+
+// errNoObject is wrapped by reads of an object the repository does not
+// have.
+var errNoObject = errors.New("object not found")
+
+// odb is a repository's object database: loose objects and packs in its
+// objects directory and in its alternates. It reads the formats directly
+// (zlib, pack index version 1 and 2, offset and reference deltas) so that
+// a command opens no more than the files it needs: an object is found in
+// a pack by a binary search of the pack's index on disk, not by loading
+// the index.
+//
+// It is safe for concurrent use.
+type odb struct {
+	// dirs are the object directories, the repository's own first (where
+	// new objects go), then its alternates.
+	dirs []string
+
+	mu      sync.Mutex
+	packs   []*pack
+	scanned bool
+	cache   map[cacheKey]cachedObject // resolved delta bases
+	cached  int                       // bytes held by cache
+
+	// levelOf reads the zlib level for new loose objects; it is asked
+	// once, at the first write.
+	levelOf   func() int
+	levelOnce sync.Once
+	level     int
+}
+
+// compression is the zlib level of new loose objects.
+func (o *odb) compression() int {
+	o.levelOnce.Do(func() {
+		if o.levelOf != nil {
+			o.level = o.levelOf()
+		}
+	})
+	return o.level
+}
+
+// maxCached bounds the memory kept for delta bases.
+const maxCached = 32 << 20
+
+type cacheKey struct {
+	p   *pack
+	off int64
+}
+
+type cachedObject struct {
+	t    objType
+	data []byte
+}
+
+// newODB opens the object database whose own directory is objects,
+// honouring GIT_OBJECT_DIRECTORY and GIT_ALTERNATE_OBJECT_DIRECTORIES as git
+// does (git sets both for hooks that run during a push).
+func newODB(objects string) *odb {
+	if d := os.Getenv("GIT_OBJECT_DIRECTORY"); d != "" {
+		objects = d
+	}
+	o := &odb{cache: map[cacheKey]cachedObject{}}
+	seen := map[string]bool{}
+	var add func(dir string, depth int)
+	add = func(dir string, depth int) {
+		dir = filepath.Clean(dir)
+		if seen[dir] || depth > 5 {
+			return
+		}
+		seen[dir] = true
+		o.dirs = append(o.dirs, dir)
+		b, err := os.ReadFile(filepath.Join(dir, "info", "alternates"))
+		if err != nil {
+			return
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || line[0] == '#' {
+				continue
+			}
+			if line[0] == '"' {
+				if u, err := strconv.Unquote(line); err == nil {
+					line = u
+				}
+			}
+			add(absFrom(dir, line), depth+1)
+		}
+	}
+	add(objects, 0)
+	for _, d := range filepath.SplitList(os.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")) {
+		if d != "" {
+			add(d, 1)
+		}
+	}
+	return o
+}
+
+// read returns an object's type and contents.
+func (o *odb) read(id Hash) (objType, []byte, error) {
+	for rescanned := false; ; rescanned = true {
+		t, data, ok, err := o.readLoose(id)
+		if ok || err != nil {
+			return t, data, err
+		}
+		t, data, ok, err = o.readPacked(id, rescanned)
+		if ok || err != nil {
+			return t, data, err
+		}
+		// A concurrent gc may have moved the object from a loose file
+		// into a pack this process has not seen: look again once.
+		if rescanned {
+			return 0, nil, fmt.Errorf("%w: %s", errNoObject, id)
+		}
+	}
+}
+
+// has reports whether the object exists, without reading it.
+func (o *odb) has(id Hash) bool {
+	hex := id.String()
+	for _, d := range o.dirs {
+		if _, err := os.Stat(filepath.Join(d, hex[:2], hex[2:])); err == nil {
+			return true
+		}
+	}
+	for _, rescan := range []bool{false, true} {
+		packs, err := o.packList(rescan)
+		if err != nil {
+			return false
+		}
+		for _, p := range packs {
+			if _, ok, err := p.find(id); ok && err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (o *odb) readLoose(id Hash) (objType, []byte, bool, error) {
+	hex := id.String()
+	for _, d := range o.dirs {
+		raw, err := os.ReadFile(filepath.Join(d, hex[:2], hex[2:]))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, nil, false, err
+		}
+		t, data, err := inflateLoose(raw)
+		if err != nil {
+			return 0, nil, false, fmt.Errorf("loose object %s: %w", id, err)
+		}
+		return t, data, true, nil
+	}
+	return 0, nil, false, nil
+}
+
+// inflateLoose decodes a loose object file: zlib over "TYPE SIZE\0DATA".
+func inflateLoose(raw []byte) (objType, []byte, error) {
+	zr, err := newInflater(bytes.NewReader(raw))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer putInflater(zr)
+	br := bufio.NewReaderSize(zr, 64)
+	header, err := br.ReadString(0)
+	if err != nil {
+		return 0, nil, fmt.Errorf("no header: %w", err)
+	}
+	kind, sizeText, ok := strings.Cut(strings.TrimSuffix(header, "\x00"), " ")
+	t, known := parseObjType(kind)
+	size, serr := strconv.Atoi(sizeText)
+	if !ok || !known || serr != nil || size < 0 {
+		return 0, nil, fmt.Errorf("bad header %q", header)
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(br, data); err != nil {
+		return 0, nil, fmt.Errorf("short object: %w", err)
+	}
+	return t, data, nil
+}
+
+// packList returns the packs of every object directory, newest first,
+// looking at the directories again when rescan is set.
+func (o *odb) packList(rescan bool) ([]*pack, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.scanned && !rescan {
+		return o.packs, nil
+	}
+	known := map[string]*pack{}
+	for _, p := range o.packs {
+		known[p.path] = p
+	}
+	type found struct {
+		p     *pack
+		mtime int64
+	}
+	var list []found
+	for _, d := range o.dirs {
+		names, err := filepath.Glob(filepath.Join(d, "pack", "pack-*.idx"))
+		if err != nil {
+			return nil, err
+		}
+		for _, idx := range names {
+			path := strings.TrimSuffix(idx, ".idx")
+			fi, err := os.Stat(path + ".pack")
+			if err != nil {
+				continue
+			}
+			p := known[path]
+			if p == nil {
+				p = &pack{path: path}
+			}
+			list = append(list, found{p, fi.ModTime().UnixNano()})
+		}
+	}
+	slices.SortStableFunc(list, func(a, b found) int {
+		switch {
+		case a.mtime > b.mtime:
+			return -1
+		case a.mtime < b.mtime:
+			return 1
+		}
+		return 0
+	})
+	o.packs = o.packs[:0]
+	for _, f := range list {
+		o.packs = append(o.packs, f.p)
+	}
+	o.scanned = true
+	return o.packs, nil
+}
+
+func (o *odb) readPacked(id Hash, rescan bool) (objType, []byte, bool, error) {
+	packs, err := o.packList(rescan)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	for _, p := range packs {
+		off, ok, err := p.find(id)
+		if err != nil {
+			return 0, nil, false, err
+		}
+		if !ok {
+			continue
+		}
+		t, data, err := o.unpack(p, off)
+		if err != nil {
+			return 0, nil, false, fmt.Errorf("object %s in %s.pack: %w", id, filepath.Base(p.path), err)
+		}
+		return t, data, true, nil
+	}
+	return 0, nil, false, nil
+}
+
+// unpack reads the object at off in p, resolving its chain of deltas.
+func (o *odb) unpack(p *pack, off int64) (objType, []byte, error) {
+	var deltas [][]byte
+	var keys []cacheKey
+	var t objType
+	var data []byte
+	for {
+		key := cacheKey{p, off}
+		o.mu.Lock()
+		c, hit := o.cache[key]
+		o.mu.Unlock()
+		if hit {
+			t, data = c.t, c.data
+			if len(deltas) == 0 {
+				// The caller owns what it gets; the cache keeps its copy.
+				data = slices.Clone(data)
+			}
+			break
+		}
+		e, err := p.entry(off)
+		if err != nil {
+			return 0, nil, err
+		}
+		if e.t != objOfsDelta && e.t != objRefDelta {
+			t, data = e.t, e.data
+			break
+		}
+		deltas = append(deltas, e.data)
+		keys = append(keys, key)
+		if len(deltas) > 10000 {
+			return 0, nil, errors.New("delta chain too long")
+		}
+		if e.t == objOfsDelta {
+			off = e.base
+			continue
+		}
+		// A reference delta names its base, which is usually in the
+		// same pack but may be anywhere.
+		boff, ok, err := p.find(e.baseID)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !ok {
+			t, data, err = o.read(e.baseID)
+			if err != nil {
+				return 0, nil, err
+			}
+			break
+		}
+		off = boff
+	}
+	for i := len(deltas) - 1; i >= 0; i-- {
+		var err error
+		if data, err = applyDelta(data, deltas[i]); err != nil {
+			return 0, nil, err
+		}
+		if i > 0 {
+			// Only bases: the object asked for goes to the caller.
+			o.remember(keys[i], t, data)
+		}
+	}
+	return t, data, nil
+}
+
+// remember keeps a resolved delta base for the next object built on it.
+func (o *odb) remember(key cacheKey, t objType, data []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.cached+len(data) > maxCached {
+		clear(o.cache)
+		o.cached = 0
+	}
+	if _, ok := o.cache[key]; !ok {
+		o.cache[key] = cachedObject{t, data}
+		o.cached += len(data)
+	}
+}
+
+// write stores data as a loose object of type t the way git does: the
+// header and data deflated into a temporary file beside its final place,
+// which is then renamed into place. An object that exists already is not
+// written again.
+func (o *odb) write(t objType, data []byte) (Hash, error) {
+	header := t.String() + " " + strconv.Itoa(len(data)) + "\x00"
+	h := sha1.New()
+	io.WriteString(h, header)
+	h.Write(data)
+	var id Hash
+	h.Sum(id[:0])
+	hex := id.String()
+	dir := filepath.Join(o.dirs[0], hex[:2])
+	final := filepath.Join(dir, hex[2:])
+	if _, err := os.Stat(final); err == nil {
+		return id, nil
+	}
+	buf := deflate(o.compression(), header, data)
+	defer putBuffer(buf)
+	f, tmp, err := createTemp(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			f, tmp, err = createTemp(dir)
+		}
+	}
+	if err != nil {
+		return Hash{}, fmt.Errorf("writing object %s: %w", hex, err)
+	}
+	_, err = f.Write(buf.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return Hash{}, fmt.Errorf("writing object %s: %w", hex, err)
+	}
+	return id, nil
+}
+
+// createTemp makes a new read-only file in dir for an object being
+// written; git's own temporary objects are named tmp_obj_*.
+func createTemp(dir string) (*os.File, string, error) {
+	for range 100 {
+		name := filepath.Join(dir, "tmp_obj_"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, name, err
+	}
+	return nil, "", fmt.Errorf("no free temporary name in %s", dir)
+}
+
+var (
+	bufferPool   = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	deflaterPool sync.Pool // *deflater
+	inflaterPool sync.Pool
+)
+
+// deflater is a reusable zlib writer and its level.
+type deflater struct {
+	w     *zlib.Writer
+	level int
+}
+
+// deflate encodes header and data as one zlib stream at level, 0 meaning
+// stored without compression.
+func deflate(level int, header string, data []byte) *bytes.Buffer {
+	buf := bufferPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	if level == 0 {
+		storeZlib(buf, header, data)
+		return buf
+	}
+	d, ok := deflaterPool.Get().(*deflater)
+	if ok && d.level == level {
+		d.w.Reset(buf)
+	} else {
+		w, _ := zlib.NewWriterLevel(buf, level)
+		d = &deflater{w, level}
+	}
+	io.WriteString(d.w, header)
+	d.w.Write(data)
+	d.w.Close()
+	deflaterPool.Put(d)
+	return buf
+}
+
+// storeZlib writes a zlib stream of stored (uncompressed) deflate blocks
+// (RFC 1950, RFC 1951 section 3.2.4): what git writes with
+// core.looseCompression 0.
+func storeZlib(buf *bytes.Buffer, header string, data []byte) {
+	buf.Grow(len(header) + len(data) + 16 + 5*(len(data)/0xffff))
+	buf.Write([]byte{0x78, 0x01})
+	total := len(header) + len(data)
+	for pos, first := 0, true; first || pos < total; first = false {
+		n := min(total-pos, 0xffff)
+		final := byte(0)
+		if pos+n == total {
+			final = 1
+		}
+		buf.Write([]byte{final, byte(n), byte(n >> 8), ^byte(n), ^byte(n >> 8)})
+		end := pos + n
+		if pos < len(header) {
+			h := min(end, len(header))
+			buf.WriteString(header[pos:h])
+			pos = h
+		}
+		if pos < end {
+			buf.Write(data[pos-len(header) : end-len(header)])
+		}
+		pos = end
+	}
+	sum := adler32.New()
+	io.WriteString(sum, header)
+	sum.Write(data)
+	buf.Write(sum.Sum(nil))
+}
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 {
+		bufferPool.Put(b)
+	}
+}
+
+// newInflater returns a zlib reader of r, reusing a pooled decompressor.
+func newInflater(r io.Reader) (io.ReadCloser, error) {
+	if zr, ok := inflaterPool.Get().(io.ReadCloser); ok {
+		if err := zr.(zlib.Resetter).Reset(r, nil); err != nil {
+			return nil, err
+		}
+		return zr, nil
+	}
+	return zlib.NewReader(r)
+}
+
+func putInflater(zr io.ReadCloser) {
+	inflaterPool.Put(zr)
+}

@@ -1,0 +1,284 @@
+package refstore
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// pack is one pack file and its index (gitformat-pack(5)). The index is
+// read with positioned reads as it is searched, never loaded whole, so
+// finding an object costs the same in a pack of a hundred objects as in
+// one of millions.
+type pack struct {
+	path string // without .idx or .pack
+
+	once   sync.Once
+	err    error
+	idx    *os.File
+	pk     *os.File
+	size   int64 // of the .pack
+	v2     bool
+	count  uint32
+	fanout [256]uint32
+}
+
+func (p *pack) open() error {
+	p.once.Do(func() { p.err = p.load() })
+	return p.err
+}
+
+func (p *pack) load() error {
+	idx, err := os.Open(p.path + ".idx")
+	if err != nil {
+		return err
+	}
+	p.idx = idx
+	var head [8 + 256*4]byte
+	if _, err := idx.ReadAt(head[:], 0); err != nil {
+		return fmt.Errorf("%s.idx: %w", p.path, err)
+	}
+	table := head[:256*4]
+	if bytes.Equal(head[:4], []byte{0xff, 't', 'O', 'c'}) {
+		if v := binary.BigEndian.Uint32(head[4:8]); v != 2 {
+			return fmt.Errorf("%s.idx: unsupported index version %d", p.path, v)
+		}
+		p.v2, table = true, head[8:]
+	}
+	for i := range p.fanout {
+		p.fanout[i] = binary.BigEndian.Uint32(table[4*i:])
+		if i > 0 && p.fanout[i] < p.fanout[i-1] {
+			return fmt.Errorf("%s.idx: corrupt fan-out table", p.path)
+		}
+	}
+	p.count = p.fanout[255]
+	pk, err := os.Open(p.path + ".pack")
+	if err != nil {
+		return err
+	}
+	p.pk = pk
+	fi, err := pk.Stat()
+	if err != nil {
+		return err
+	}
+	p.size = fi.Size()
+	return nil
+}
+
+// name reads the id of the i-th object in index order.
+func (p *pack) name(i uint32) (Hash, error) {
+	var h Hash
+	at := int64(256*4) + int64(i)*24 + 4 // v1: offset, then id
+	if p.v2 {
+		at = 8 + 256*4 + int64(i)*20
+	}
+	_, err := p.idx.ReadAt(h[:], at)
+	return h, err
+}
+
+// find looks id up in the index and returns its offset in the pack.
+func (p *pack) find(id Hash) (int64, bool, error) {
+	if err := p.open(); err != nil {
+		return 0, false, err
+	}
+	lo := uint32(0)
+	if id[0] > 0 {
+		lo = p.fanout[id[0]-1]
+	}
+	hi := p.fanout[id[0]]
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		h, err := p.name(mid)
+		if err != nil {
+			return 0, false, fmt.Errorf("%s.idx: %w", p.path, err)
+		}
+		switch c := bytes.Compare(id[:], h[:]); {
+		case c == 0:
+			off, err := p.offset(mid)
+			return off, err == nil, err
+		case c < 0:
+			hi = mid
+		default:
+			lo = mid + 1
+		}
+	}
+	return 0, false, nil
+}
+
+// offset reads the pack offset of the i-th object in index order.
+func (p *pack) offset(i uint32) (int64, error) {
+	var b [8]byte
+	if !p.v2 {
+		if _, err := p.idx.ReadAt(b[:4], int64(256*4)+int64(i)*24); err != nil {
+			return 0, err
+		}
+		return int64(binary.BigEndian.Uint32(b[:4])), nil
+	}
+	n := int64(p.count)
+	small := 8 + 256*4 + n*20 + n*4
+	if _, err := p.idx.ReadAt(b[:4], small+int64(i)*4); err != nil {
+		return 0, err
+	}
+	off := binary.BigEndian.Uint32(b[:4])
+	if off&0x80000000 == 0 {
+		return int64(off), nil
+	}
+	large := small + n*4 + int64(off&0x7fffffff)*8
+	if _, err := p.idx.ReadAt(b[:], large); err != nil {
+		return 0, err
+	}
+	return int64(binary.BigEndian.Uint64(b[:])), nil
+}
+
+// packEntry is one entry of a pack: a whole object, or a delta with where
+// its base is.
+type packEntry struct {
+	t      objType
+	data   []byte // the object, or the delta
+	base   int64  // offset of the base of an offset delta
+	baseID Hash   // the base of a reference delta
+}
+
+// entry reads the entry at off.
+func (p *pack) entry(off int64) (*packEntry, error) {
+	if off < 12 || off >= p.size {
+		return nil, fmt.Errorf("offset %d out of range", off)
+	}
+	var head [64]byte
+	n, err := p.pk.ReadAt(head[:], off)
+	if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
+		return nil, err
+	}
+	b := head[:n]
+	e := &packEntry{t: objType(b[0] >> 4 & 7)}
+	size := uint64(b[0] & 15)
+	i, shift := 1, 4
+	for c := b[0]; c&0x80 != 0; shift += 7 {
+		if i >= len(b) || shift > 60 {
+			return nil, errors.New("corrupt entry header")
+		}
+		c = b[i]
+		i++
+		size |= uint64(c&0x7f) << shift
+	}
+	switch e.t {
+	case objCommit, objTree, objBlob, objTag:
+	case objOfsDelta:
+		if i >= len(b) {
+			return nil, errors.New("corrupt delta offset")
+		}
+		c := b[i]
+		i++
+		rel := int64(c & 0x7f)
+		for c&0x80 != 0 {
+			if i >= len(b) || rel > 1<<55 {
+				return nil, errors.New("corrupt delta offset")
+			}
+			c = b[i]
+			i++
+			rel = (rel+1)<<7 | int64(c&0x7f)
+		}
+		if rel <= 0 || rel > off {
+			return nil, fmt.Errorf("delta base offset %d out of range", rel)
+		}
+		e.base = off - rel
+	case objRefDelta:
+		if i+20 > len(b) {
+			return nil, errors.New("corrupt delta base id")
+		}
+		copy(e.baseID[:], b[i:i+20])
+		i += 20
+	default:
+		return nil, fmt.Errorf("unknown entry type %d", e.t)
+	}
+	if size > uint64(p.size)*1032+1<<20 {
+		// Deflate expands at most about 1032 times.
+		return nil, fmt.Errorf("entry claims %d bytes", size)
+	}
+	start := off + int64(i)
+	zr, err := newInflater(bufio.NewReaderSize(io.NewSectionReader(p.pk, start, p.size-start), 4096))
+	if err != nil {
+		return nil, err
+	}
+	defer putInflater(zr)
+	e.data = make([]byte, size)
+	if _, err := io.ReadFull(zr, e.data); err != nil {
+		return nil, fmt.Errorf("inflating entry at %d: %w", off, err)
+	}
+	return e, nil
+}
+
+// applyDelta rebuilds an object from its base and a delta: the sizes of
+// the base and the result, then instructions that copy a range of the base
+// or insert literal bytes.
+func applyDelta(base, delta []byte) ([]byte, error) {
+	src, delta, ok := deltaSize(delta)
+	if !ok || src != uint64(len(base)) {
+		return nil, fmt.Errorf("delta expects a base of %d bytes, got %d", src, len(base))
+	}
+	dst, delta, ok := deltaSize(delta)
+	if !ok || dst > 1<<40 {
+		return nil, errors.New("corrupt delta: result size")
+	}
+	out := make([]byte, 0, dst)
+	for len(delta) > 0 {
+		cmd := delta[0]
+		delta = delta[1:]
+		switch {
+		case cmd&0x80 != 0:
+			var off, size uint64
+			for i := range 7 {
+				if cmd&(1<<i) == 0 {
+					continue
+				}
+				if len(delta) == 0 {
+					return nil, errors.New("corrupt delta: truncated copy")
+				}
+				if i < 4 {
+					off |= uint64(delta[0]) << (8 * i)
+				} else {
+					size |= uint64(delta[0]) << (8 * (i - 4))
+				}
+				delta = delta[1:]
+			}
+			if size == 0 {
+				size = 0x10000
+			}
+			if off+size > uint64(len(base)) || uint64(len(out))+size > dst {
+				return nil, errors.New("corrupt delta: copy out of range")
+			}
+			out = append(out, base[off:off+size]...)
+		case cmd != 0:
+			n := int(cmd)
+			if n > len(delta) || uint64(len(out)+n) > dst {
+				return nil, errors.New("corrupt delta: truncated insert")
+			}
+			out = append(out, delta[:n]...)
+			delta = delta[n:]
+		default:
+			return nil, errors.New("corrupt delta: reserved instruction")
+		}
+	}
+	if uint64(len(out)) != dst {
+		return nil, fmt.Errorf("delta made %d bytes, expected %d", len(out), dst)
+	}
+	return out, nil
+}
+
+// deltaSize reads a size at the start of a delta: little-endian groups of
+// seven bits, the high bit saying another follows.
+func deltaSize(b []byte) (uint64, []byte, bool) {
+	var v uint64
+	for i, shift := 0, 0; i < len(b) && shift < 64; i, shift = i+1, shift+7 {
+		v |= uint64(b[i]&0x7f) << shift
+		if b[i]&0x80 == 0 {
+			return v, b[i+1:], true
+		}
+	}
+	return 0, nil, false
+}
