@@ -121,21 +121,24 @@ func TestValidatedCacheIsTrusted(t *testing.T) {
 func TestMarkValidKeepsRecent(t *testing.T) {
 	s := newStore(t)
 	var ids []refstore.Hash
-	for i := 0; i < validatedKeep+6; i++ {
+	for i := 0; i < 3*validatedKeep; i++ {
 		id := refstore.Hash{byte(i), 1}
 		ids = append(ids, id)
 		s.markValid(id)
-	}
-	b, err := os.ReadFile(s.validatedPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(strings.Fields(string(b))); n != validatedKeep {
-		t.Fatalf("%d ids kept, want %d", n, validatedKeep)
+		b, err := os.ReadFile(s.validatedPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(strings.Fields(string(b))); n > 2*validatedKeep || n < min(i+1, validatedKeep) {
+			t.Fatalf("after %d marks the file holds %d ids", i+1, n)
+		}
 	}
 	for i, id := range ids {
-		if want := i >= 6; s.knownValid(id) != want {
-			t.Errorf("id %d known valid = %v, want %v", i, !want, want)
+		if i >= len(ids)-validatedKeep && !s.knownValid(id) {
+			t.Errorf("recent id %d forgotten", i)
+		}
+		if i < validatedKeep && s.knownValid(id) {
+			t.Errorf("old id %d still kept", i)
 		}
 	}
 	if m, _ := filepath.Glob(s.validatedPath() + ".*"); len(m) > 0 {

@@ -12,16 +12,16 @@ import (
 // a file is read only when asked for, so an operation costs what it touches.
 type Snapshot struct {
 	Repo   *refstore.Repo
-	Commit refstore.Hash // zero when there is no state yet
-	Tree   refstore.Hash // zero when there is no state yet
-	dirs   map[string]map[string]refstore.TreeEntry
+	Commit refstore.Hash                   // zero when there is no state yet
+	Tree   refstore.Hash                   // zero when there is no state yet
+	dirs   map[string][]refstore.TreeEntry // directories read, in tree order
 }
 
 // ReadSnapshot opens the state at commit; a zero commit is the empty state.
 func ReadSnapshot(repo *refstore.Repo, commit refstore.Hash) (*Snapshot, error) {
-	s := &Snapshot{Repo: repo, Commit: commit, dirs: map[string]map[string]refstore.TreeEntry{}}
+	s := &Snapshot{Repo: repo, Commit: commit, dirs: map[string][]refstore.TreeEntry{}}
 	if commit.IsZero() {
-		s.dirs[""] = map[string]refstore.TreeEntry{}
+		s.dirs[""] = nil
 		return s, nil
 	}
 	c, err := repo.ReadCommit(commit)
@@ -35,26 +35,24 @@ func ReadSnapshot(repo *refstore.Repo, commit refstore.Hash) (*Snapshot, error) 
 // Exists reports whether the snapshot holds a state.
 func (s *Snapshot) Exists() bool { return !s.Commit.IsZero() }
 
-// Entries lists a directory of the tree ("" is the root). A missing
-// directory is empty.
-func (s *Snapshot) Entries(dir string) (map[string]refstore.TreeEntry, error) {
-	if m, ok := s.dirs[dir]; ok {
-		return m, nil
+// Entries lists a directory of the tree ("" is the root) in tree order. A
+// missing directory is empty. Treat the list as read-only.
+func (s *Snapshot) Entries(dir string) ([]refstore.TreeEntry, error) {
+	if list, ok := s.dirs[dir]; ok {
+		return list, nil
 	}
 	var id refstore.Hash
 	if dir == "" {
 		id = s.Tree
 	} else {
 		parent, name := splitPath(dir)
-		pe, err := s.Entries(parent)
+		e, ok, err := s.entry(parent, name)
 		if err != nil {
 			return nil, err
 		}
-		e, ok := pe[name]
 		if !ok || !e.IsTree() {
-			m := map[string]refstore.TreeEntry{}
-			s.dirs[dir] = m
-			return m, nil
+			s.dirs[dir] = nil
+			return nil, nil
 		}
 		id = e.ID
 	}
@@ -62,24 +60,25 @@ func (s *Snapshot) Entries(dir string) (map[string]refstore.TreeEntry, error) {
 	if err != nil {
 		return nil, inconsistent("reading state tree %s: %v", dir, err)
 	}
-	m := make(map[string]refstore.TreeEntry, len(entries))
-	for _, e := range entries {
-		m[e.Name] = e
+	s.dirs[dir] = entries
+	return entries, nil
+}
+
+// entry looks up one name in a directory.
+func (s *Snapshot) entry(dir, name string) (refstore.TreeEntry, bool, error) {
+	list, err := s.Entries(dir)
+	if err != nil {
+		return refstore.TreeEntry{}, false, err
 	}
-	s.dirs[dir] = m
-	return m, nil
+	e, ok := refstore.FindEntry(list, name)
+	return e, ok, nil
 }
 
 // ReadFile returns a file of the tree, and whether it exists.
 func (s *Snapshot) ReadFile(path string) ([]byte, bool, error) {
-	dir, name := splitPath(path)
-	m, err := s.Entries(dir)
-	if err != nil {
+	e, ok, err := s.entry(splitPath(path))
+	if err != nil || !ok || e.IsTree() {
 		return nil, false, err
-	}
-	e, ok := m[name]
-	if !ok || e.IsTree() {
-		return nil, false, nil
 	}
 	b, err := s.Repo.ReadBlob(e.ID)
 	if err != nil {
@@ -100,19 +99,32 @@ func (s *Snapshot) decode(path string, v any) (bool, error) {
 	return true, nil
 }
 
-// IDs lists the entity ids of a directory (file names without .yaml).
+// IDs lists the entity ids of a directory (file names without .yaml), in
+// tree order.
 func (s *Snapshot) IDs(dir string) ([]string, error) {
-	m, err := s.Entries(dir)
+	list, err := s.Entries(dir)
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, len(m))
-	for name := range m {
-		if id, ok := idOf(name); ok {
+	ids := make([]string, 0, len(list))
+	for _, e := range list {
+		if id, ok := idOf(e.Name); ok && !e.IsTree() {
 			ids = append(ids, id)
 		}
 	}
 	return ids, nil
+}
+
+// count is the number of entity files in a directory.
+func (s *Snapshot) count(dir string) (int, error) {
+	list, err := s.Entries(dir)
+	n := 0
+	for _, e := range list {
+		if _, ok := idOf(e.Name); ok && !e.IsTree() {
+			n++
+		}
+	}
+	return n, err
 }
 
 // Task reads one task from the board or, failing that, the archive; nil

@@ -29,6 +29,7 @@ type Tx struct {
 	index        map[string]*contracts.Task // live task summaries, loaded on demand
 	taskChanged  map[string]bool            // live tasks put or removed
 	rebuildIndex []*contracts.Task          // set when the stored index must be rebuilt
+	rawIndex     []byte                     // the stored index, once read
 }
 
 func newTx(snap *Snapshot, now time.Time, agent string) *Tx {
@@ -147,12 +148,8 @@ func (tx *Tx) HasTask(id string) (live, archived bool, err error) {
 		if tx.dirty[p] {
 			return true, nil
 		}
-		m, err := tx.Snap.Entries(dir)
-		if err != nil {
-			return false, err
-		}
-		_, ok := m[id+".yaml"]
-		return ok, nil
+		_, ok, err := tx.Snap.entry(dir, id+".yaml")
+		return ok, err
 	}
 	if live, err = has(TasksDir); err != nil {
 		return
@@ -233,7 +230,7 @@ func (tx *Tx) loadIndex() (map[string]*contracts.Task, error) {
 	if tx.rebuildIndex != nil {
 		return buildIndex(tx.rebuildIndex), nil
 	}
-	b, ok, err := tx.Snap.ReadFile(IndexFile)
+	b, ok, err := tx.storedIndex()
 	if err != nil {
 		return nil, err
 	}
@@ -280,11 +277,11 @@ func (tx *Tx) PutHandoff(task string, h *contracts.Handoff) {
 func (tx *Tx) Append(list string, v any) (int, error) {
 	n, ok := tx.appends[list]
 	if !ok {
-		ids, err := tx.Snap.IDs(list)
+		count, err := tx.Snap.count(list)
 		if err != nil {
 			return 0, err
 		}
-		n = len(ids) + 1
+		n = count + 1
 	}
 	tx.appends[list] = n + 1
 	tx.put(list+"/"+seqName(n), v)
@@ -297,8 +294,7 @@ func (tx *Tx) ListLen(list string) (int, error) {
 	if n, ok := tx.appends[list]; ok {
 		return n - 1, nil
 	}
-	ids, err := tx.Snap.IDs(list)
-	return len(ids), err
+	return tx.Snap.count(list)
 }
 
 // Anomalies returns every anomaly, in order.
@@ -363,12 +359,55 @@ func (tx *Tx) writeTree() (refstore.Hash, error) {
 		files[p] = nil
 	}
 	if len(tx.taskChanged) > 0 || tx.rebuildIndex != nil {
-		tx.index = nil // re-apply every change as it stands now
-		idx, err := tx.Index()
+		b, err := tx.newIndex()
 		if err != nil {
 			return refstore.Hash{}, err
 		}
-		files[IndexFile] = encodeIndex(idx)
+		files[IndexFile] = b
 	}
 	return applyFiles(tx.Snap, "", files)
+}
+
+// newIndex is the index after this operation's changes: the stored one
+// with the changed tasks' lines rewritten, or rebuilt whole when there is
+// none to patch.
+func (tx *Tx) newIndex() ([]byte, error) {
+	if tx.rebuildIndex == nil {
+		raw, ok, err := tx.storedIndex()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			changed := make(map[string]*contracts.Task, len(tx.taskChanged))
+			for id := range tx.taskChanged {
+				changed[id] = nil
+				if t, ok := tx.cache[entityPath(TasksDir, id)].(*contracts.Task); ok && !tx.deleted[entityPath(TasksDir, id)] {
+					changed[id] = Summary(t)
+				}
+			}
+			b, err := patchIndex(raw, changed)
+			if err != nil {
+				return nil, inconsistent("%s: %v", IndexFile, err)
+			}
+			return b, nil
+		}
+	}
+	tx.index = nil // re-apply every change as it stands now
+	idx, err := tx.Index()
+	if err != nil {
+		return nil, err
+	}
+	return encodeIndex(idx), nil
+}
+
+// storedIndex is the index file of the snapshot, read once.
+func (tx *Tx) storedIndex() ([]byte, bool, error) {
+	if tx.rawIndex == nil {
+		b, ok, err := tx.Snap.ReadFile(IndexFile)
+		if err != nil || !ok {
+			return nil, ok, err
+		}
+		tx.rawIndex = b
+	}
+	return tx.rawIndex, true, nil
 }

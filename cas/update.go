@@ -165,6 +165,17 @@ func (s *Store) tip(ctx context.Context) (refstore.Hash, error) {
 }
 
 func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
+	// The update-ref process is started first so that its start-up
+	// overlaps the work below; it holds no lock until it is given the
+	// updates, and is told to stop if there are none.
+	var txn *refstore.RefTxn
+	if !s.remoteMode() {
+		var err error
+		if txn, err = s.Repo.BeginRefs(ctx, "liza: "+string(op.Name)); err != nil {
+			return nil, err
+		}
+		defer txn.Abort()
+	}
 	tip, err := s.tip(ctx)
 	if err != nil {
 		return nil, err
@@ -242,7 +253,7 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 			return nil, err
 		}
 	} else if op.Request != "" {
-		snap2 := &Snapshot{Repo: s.Repo, Tree: newTree, Commit: tip, dirs: map[string]map[string]refstore.TreeEntry{}}
+		snap2 := &Snapshot{Repo: s.Repo, Tree: newTree, Commit: tip, dirs: map[string][]refstore.TreeEntry{}}
 		if newTree, err = applyFiles(snap2, "", map[string][]byte{requestPath(op.Request): tx.raw[requestPath(op.Request)]}); err != nil {
 			return nil, err
 		}
@@ -264,7 +275,7 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 		if err := s.publish(ctx, op, updates); err != nil {
 			return nil, err
 		}
-	} else if err := s.Repo.UpdateRefs(ctx, "liza: "+string(op.Name), updates...); err != nil {
+	} else if err := txn.Commit(updates...); err != nil {
 		return nil, err
 	}
 	s.markValid(commit)
@@ -395,7 +406,7 @@ func (s *Store) writeState(st *contracts.State) (refstore.Hash, error) {
 	if err != nil {
 		return refstore.Hash{}, err
 	}
-	empty := &Snapshot{Repo: s.Repo, dirs: map[string]map[string]refstore.TreeEntry{"": {}}}
+	empty := &Snapshot{Repo: s.Repo, dirs: map[string][]refstore.TreeEntry{"": nil}}
 	return applyFiles(empty, "", files)
 }
 
@@ -407,14 +418,11 @@ func applyFiles(snap *Snapshot, dir string, files map[string][]byte) (refstore.H
 	if err != nil {
 		return refstore.Hash{}, err
 	}
-	entries := make(map[string]refstore.TreeEntry, len(existing)+len(files))
-	for k, v := range existing {
-		entries[k] = v
-	}
 	prefix := ""
 	if dir != "" {
 		prefix = dir + "/"
 	}
+	edits := make([]refstore.TreeEntry, 0, len(files))
 	sub := map[string]map[string][]byte{}
 	for p, b := range files {
 		rel := strings.TrimPrefix(p, prefix)
@@ -431,33 +439,24 @@ func applyFiles(snap *Snapshot, dir string, files map[string][]byte) (refstore.H
 			sub[name][p] = b
 			continue
 		}
-		if b == nil {
-			delete(entries, rel)
-			continue
+		e := refstore.TreeEntry{Mode: refstore.ModeFile, Name: rel}
+		if b != nil {
+			if e.ID, err = snap.Repo.WriteBlob(b); err != nil {
+				return refstore.Hash{}, err
+			}
 		}
-		id, err := snap.Repo.WriteBlob(b)
-		if err != nil {
-			return refstore.Hash{}, err
-		}
-		entries[rel] = refstore.TreeEntry{Mode: refstore.ModeFile, Name: rel, ID: id}
+		edits = append(edits, e)
 	}
 	for name, group := range sub {
 		id, err := applyFiles(snap, prefix+name, group)
 		if err != nil {
 			return refstore.Hash{}, err
 		}
-		if id.IsZero() {
-			delete(entries, name)
-		} else {
-			entries[name] = refstore.TreeEntry{Mode: refstore.ModeTree, Name: name, ID: id}
-		}
+		edits = append(edits, refstore.TreeEntry{Mode: refstore.ModeTree, Name: name, ID: id})
 	}
-	if len(entries) == 0 {
+	list := refstore.EditTree(existing, edits)
+	if len(list) == 0 {
 		return refstore.Hash{}, nil
-	}
-	list := make([]refstore.TreeEntry, 0, len(entries))
-	for _, e := range entries {
-		list = append(list, e)
 	}
 	return snap.Repo.WriteTree(list)
 }

@@ -33,10 +33,26 @@ func (s *Store) knownValid(commit refstore.Hash) bool {
 	return strings.Contains(string(b), commit.String())
 }
 
-// markValid remembers commit as validated. It writes a temporary file and
-// renames it into place, so readers never see a torn file.
+// markValid remembers commit as validated. It appends one line (an append
+// this small is atomic); once the file holds twice validatedKeep lines it
+// is rewritten with the recent half, through a temporary file renamed into
+// place, so readers never see a torn file.
 func (s *Store) markValid(commit refstore.Hash) {
 	path := s.validatedPath()
+	line := commit.String() + "\n"
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		fi, serr := f.Stat()
+		if serr == nil && fi.Size() < int64(2*validatedKeep*len(line)) {
+			_, err = f.WriteString(line)
+			f.Close()
+			if err == nil {
+				return
+			}
+		} else {
+			f.Close()
+		}
+	}
 	old, _ := os.ReadFile(path)
 	lines := strings.Fields(string(old))
 	if len(lines) >= validatedKeep {

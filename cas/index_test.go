@@ -1,0 +1,92 @@
+package cas
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+func summary(id string, r *rand.Rand) *contracts.Task {
+	statuses := []contracts.Status{contracts.Unclaimed, contracts.Claimed, contracts.ReadyForReview, contracts.Merged}
+	t := &contracts.Task{ID: id, Status: statuses[r.IntN(len(statuses))], Priority: 1 + r.IntN(5), Created: "2026-01-17T10:00:00Z",
+		DependsOn: contracts.StringList{}, Paths: contracts.StringList{}}
+	if t.Status == contracts.Claimed {
+		t.AssignedTo, t.LeaseExpires = "coder-1", "2026-01-17T10:30:00Z"
+	}
+	if r.IntN(3) == 0 {
+		t.DependsOn = contracts.StringList{"task-1", "task-2"}
+	}
+	if r.IntN(4) == 0 {
+		t.Paths = contracts.StringList{"src/**", "docs/a.md"}
+	}
+	return t
+}
+
+// Patching a stored index gives the bytes a full rewrite gives, and
+// decoding them gives the patched set back.
+func TestPatchIndexMatchesEncode(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	idx := map[string]*contracts.Task{}
+	for i := range 50 {
+		id := fmt.Sprintf("task-%d", i*2)
+		idx[id] = summary(id, r)
+	}
+	raw := encodeIndex(idx)
+	for round := range 200 {
+		changed := map[string]*contracts.Task{}
+		for range 1 + r.IntN(4) {
+			id := fmt.Sprintf("task-%d", r.IntN(120))
+			if r.IntN(3) == 0 {
+				changed[id] = nil
+				delete(idx, id)
+			} else {
+				changed[id] = summary(id, r)
+				idx[id] = changed[id]
+			}
+		}
+		patched, err := patchIndex(raw, changed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := encodeIndex(idx); !bytes.Equal(patched, want) {
+			t.Fatalf("round %d: patched index\n%s\nwant\n%s", round, patched, want)
+		}
+		back, err := decodeIndex(patched)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, idx) {
+			t.Fatalf("round %d: decoded index differs", round)
+		}
+		raw = patched
+	}
+	// The empty board.
+	if got, err := patchIndex(encodeIndex(nil), map[string]*contracts.Task{"a": nil}); err != nil || string(got) != indexHeader+"\n" {
+		t.Fatalf("empty: %q, %v", got, err)
+	}
+}
+
+func TestIndexFormatErrors(t *testing.T) {
+	good := encodeIndex(map[string]*contracts.Task{"a": {ID: "a", Status: contracts.Unclaimed, Priority: 1}})
+	for name, raw := range map[string]string{
+		"no header":       "a\tUNCLAIMED\t1\t-\t-\t-\t-\t-\t-\t-\n",
+		"no final line":   string(good[:len(good)-1]),
+		"short line":      indexHeader + "\na\tUNCLAIMED\t1\n",
+		"long line":       indexHeader + "\na\tUNCLAIMED\t1\t-\t-\t-\t-\t-\t-\t-\textra\n",
+		"bad priority":    indexHeader + "\na\tUNCLAIMED\tx\t-\t-\t-\t-\t-\t-\t-\n",
+		"empty id fields": indexHeader + "\n\n",
+	} {
+		if _, err := decodeIndex([]byte(raw)); err == nil {
+			t.Errorf("decodeIndex %s: accepted", name)
+		}
+		if name == "no header" || name == "no final line" {
+			if _, err := patchIndex([]byte(raw), map[string]*contracts.Task{"b": nil}); err == nil {
+				t.Errorf("patchIndex %s: accepted", name)
+			}
+		}
+	}
+}
