@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +38,7 @@ type Env struct {
 // Run parses args (args[0] is the program name), runs the command and
 // returns the process exit code. It never calls os.Exit.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	shortLived()
 	dir, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintf(stderr, "git-liza: %v\n", err)
@@ -49,6 +52,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func (e *Env) Run(ctx context.Context, args []string) int {
 	e.argv = args
 	app := e.app()
+	app.Commands = only(app, args)
 	err := app.Run(ctx, args)
 	if err == nil {
 		return 0
@@ -89,6 +93,41 @@ func (e *Env) app() *cli.Command {
 			e.taskCmd(),
 		}, e.lifecycleCmds(), e.controlCmds(), e.supervisorCmds(), e.leverCmds(), e.gitCmds()),
 	}
+}
+
+// only narrows the commands of app to the one args name, when they name
+// one: the command line library prepares every command it holds before it
+// runs one, which costs a short-lived process more than the work of most
+// commands. Help, a mistyped name and anything unusual keep them all.
+func only(app *cli.Command, args []string) []*cli.Command {
+	valued := map[string]bool{}
+	for _, f := range app.Flags {
+		if _, isBool := f.(*cli.BoolFlag); !isBool {
+			for _, n := range f.Names() {
+				valued[n] = true
+			}
+		}
+	}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" {
+			break
+		}
+		if strings.HasPrefix(a, "-") {
+			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if valued[name] && !hasValue {
+				i++
+			}
+			continue
+		}
+		for _, c := range app.Commands {
+			if c.HasName(a) && !c.Hidden || c.Name == a {
+				return []*cli.Command{c}
+			}
+		}
+		break
+	}
+	return app.Commands
 }
 
 // session is what a command that works on the blackboard needs.
@@ -251,4 +290,28 @@ func splitList(vals []string) []string {
 		}
 	}
 	return out
+}
+
+// shortLived sets the garbage collector for a process that runs one
+// command and exits: collecting costs more than the memory it would free,
+// so it runs only if the heap nears memoryLimit. A GOGC or GOMEMLIMIT set
+// by the user is left alone. Commands that keep running call longLived.
+func shortLived() {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(memoryLimit)
+	}
+}
+
+// memoryLimit bounds the heap of a short-lived command before the
+// collector runs at all.
+const memoryLimit = 512 << 20
+
+// longLived restores the collector's defaults, for a command that keeps
+// running (a supervisor, a watch, a team, the demo).
+func longLived() {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(math.MaxInt64)
+	}
 }
