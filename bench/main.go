@@ -84,6 +84,17 @@ type sizeResult struct {
 	Ratio         float64  `json:"ratio"`
 	RatioDirect   float64  `json:"ratio_direct"`
 	Goal          *float64 `json:"goal,omitempty"`
+	Floor         *floor   `json:"floor,omitempty"`
+}
+
+// floor is what any command run as `git liza` that moves a ref with git
+// update-ref pays before doing anything: git's dispatch to a Go program
+// that does nothing, and one update-ref process.
+type floor struct {
+	Dispatch  stats   `json:"dispatch"`   // git liza-floor: git, then an empty Go program
+	UpdateRef stats   `json:"update_ref"` // git update-ref REF HEAD
+	Median    float64 `json:"median_ms"`  // the sum of the two medians
+	Ratio     float64 `json:"ratio"`      // Median to the baseline's median
 }
 
 type historyResult struct {
@@ -208,6 +219,9 @@ func run(opt options) error {
 	progress("building git-liza")
 	if _, err := output(root, nil, "go", "build", "-o", b.gitLiza, "."); err != nil {
 		return fmt.Errorf("building git-liza: %v", err)
+	}
+	if err := b.buildFloor(); err != nil {
+		return err
 	}
 	if err := b.findYq(); err != nil {
 		return err
@@ -338,6 +352,10 @@ func (b *bench) measureSize(n int) (sizeResult, error) {
 			return command(repo, b.env, "git", append([]string{"liza"}, addArgs(id)...)...)
 		},
 		func(id string) *exec.Cmd { return command(repo, b.env, b.gitLiza, addArgs(id)...) },
+		func(id string) *exec.Cmd { return command(repo, b.env, "git", "liza-floor") },
+		func(id string) *exec.Cmd {
+			return command(repo, b.env, "git", "update-ref", "refs/bench/"+id, "HEAD")
+		},
 	})
 	if err != nil {
 		return sizeResult{}, err
@@ -345,10 +363,29 @@ func (b *bench) measureSize(n int) (sizeResult, error) {
 	r := sizeResult{Tasks: n, Seed: summarize(samples[0]), GitLiza: summarize(samples[1]), GitLizaDirect: summarize(samples[2])}
 	r.Ratio = r.GitLiza.Median / r.Seed.Median
 	r.RatioDirect = r.GitLizaDirect.Median / r.Seed.Median
+	f := &floor{Dispatch: summarize(samples[3]), UpdateRef: summarize(samples[4])}
+	f.Median = f.Dispatch.Median + f.UpdateRef.Median
+	f.Ratio = f.Median / r.Seed.Median
+	r.Floor = f
 	if g, ok := goals[n]; ok {
 		r.Goal = &g
 	}
 	return r, nil
+}
+
+// buildFloor builds git-liza-floor, an empty Go program, beside git-liza.
+func (b *bench) buildFloor() error {
+	dir := filepath.Join(b.tmp, "floor")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		return err
+	}
+	if _, err := output(dir, nil, "go", "build", "-o", filepath.Join(b.bin, "git-liza-floor"), "main.go"); err != nil {
+		return fmt.Errorf("building git-liza-floor: %v", err)
+	}
+	return nil
 }
 
 // measureHistory times `git liza task add` on two repositories holding the same
@@ -1049,6 +1086,13 @@ func printTable(r report) {
 	fmt.Printf("machine: %s; %s; nproc %d; %s\n\n", r.Go, r.Git, r.NumCPU, r.Yq)
 	fmt.Printf("task add, whole process, median (p90) of %d runs, ms\n", r.Runs)
 	printRatios(r.Sizes)
+	fmt.Println()
+	for _, s := range r.Sizes {
+		if f := s.Floor; f != nil {
+			fmt.Printf("floor at %d tasks: git liza-floor (an empty Go program) %s + git update-ref %s = %.1f ms, ratio %.3f\n",
+				s.Tasks, ms(f.Dispatch), ms(f.UpdateRef), f.Median, f.Ratio)
+		}
+	}
 	h := r.History
 	fmt.Printf("\nhistory (%d tasks, git liza task add): %d commits %s ms, %d commits %s ms, ratio %.3f%s (goal <= %.1fx)\n",
 		h.Tasks, h.ShortCommits, ms(h.Short), h.LongCommits, ms(h.Long), h.Ratio, verdict(h.Ratio <= h.Goal), h.Goal)
