@@ -130,7 +130,7 @@ func (s *session) analyze(ctx context.Context) error {
 			c.Reason = reason
 		}
 		tx.PutMeta(m)
-		tx.Describe(fmt.Sprintf("circuit breaker triggered (%s)", patternCount(len(matches))), "")
+		tx.Describe(fmt.Sprintf("circuit breaker triggered (%s)", contracts.Plural(len(matches), "pattern")), "")
 		tx.Body(report)
 		out.Status, out.TriggeredAt, out.Resolution, out.ResolvedAt = contracts.BreakerTriggered, now, "", ""
 		out.Mode = modeOf(m.Control)
@@ -246,12 +246,4 @@ func modeOf(c *contracts.Control) string {
 		return contracts.ModeRunning
 	}
 	return c.Mode
-}
-
-// patternCount is "1 pattern", "2 patterns".
-func patternCount(n int) string {
-	if n == 1 {
-		return "1 pattern"
-	}
-	return fmt.Sprintf("%d patterns", n)
 }

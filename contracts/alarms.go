@@ -159,11 +159,11 @@ func (as *alarms) task(t *Task, st *State, cfg Config, now time.Time) {
 	id := t.ID
 	switch t.Status {
 	case Claimed:
-		if leaseOver(t.LeaseExpires, now) {
+		if LeaseOver(t.LeaseExpires, now) {
 			as.add(AlarmWarning, "lease_expired", id, id, "LEASE EXPIRED: %s on %s", nameOrNobody(t.AssignedTo), id)
 		}
 	case ReadyForReview:
-		if t.ReviewingBy != "" && leaseOver(t.ReviewLeaseExpires, now) {
+		if t.ReviewingBy != "" && LeaseOver(t.ReviewLeaseExpires, now) {
 			as.add(AlarmWarning, "review_lease_expired", id, id,
 				"REVIEW LEASE EXPIRED: %s on %s — review can be reclaimed", t.ReviewingBy, id)
 		}
@@ -251,16 +251,6 @@ func (as *alarms) switches(in AlarmInput, cfg Config) {
 			}
 		}
 	}
-}
-
-// leaseOver reports whether a lease time has passed. An unreadable time is
-// left to validation.
-func leaseOver(at string, now time.Time) bool {
-	if at == "" {
-		return false
-	}
-	t, err := ParseTime(at)
-	return err == nil && !now.Before(t)
 }
 
 // orphanedRejected reports whether a REJECTED task's assignee is not

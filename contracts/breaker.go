@@ -407,7 +407,7 @@ func BreakerReport(matches []PatternMatch) string {
 		b.WriteString("Circuit breaker: no pattern matched\n")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "Circuit breaker: %s matched\n\n", plural(len(matches), "pattern"))
+	fmt.Fprintf(&b, "Circuit breaker: %s matched\n\n", Plural(len(matches), "pattern"))
 	for _, m := range matches {
 		fmt.Fprintf(&b, "- %s: %s\n", m.Pattern, m.Detail)
 		var who []string
@@ -463,7 +463,8 @@ func SamePatterns(stored []any, matches []PatternMatch) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }
 
-func plural(n int, word string) string {
+// Plural counts n of word: "1 pattern", "2 patterns".
+func Plural(n int, word string) string {
 	if n == 1 {
 		return fmt.Sprintf("1 %s", word)
 	}

@@ -26,6 +26,27 @@ func Claimable(t *Task, statusOf func(id string) (Status, bool)) bool {
 	return true
 }
 
+// StatusOf reports the status of the task id, live or archived, in the
+// shape Claimable and Best take.
+func (st *State) StatusOf(id string) (Status, bool) {
+	if t := st.Task(id); t != nil {
+		return t.Status, true
+	}
+	return "", false
+}
+
+// Task returns the live or archived task id, or nil.
+func (st *State) Task(id string) *Task {
+	for _, list := range [][]*Task{st.Tasks, st.Archive} {
+		for _, t := range list {
+			if t != nil && t.ID == id {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
 // Less orders tasks best first: lowest priority number, then oldest created
 // (tasks with a valid timestamp before those without), then natural id order
 // (task-2 before task-10).

@@ -20,9 +20,14 @@ const (
 type Error struct {
 	Code Code
 	Msg  string
+	// Err is the error this one reports, when it reports another: errors.Is
+	// and errors.As see through to it.
+	Err error
 }
 
 func (e *Error) Error() string { return e.Msg }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf builds an *Error with the given code.
 func Errorf(code Code, format string, args ...any) *Error {

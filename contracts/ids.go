@@ -71,3 +71,23 @@ func ParseAgentID(id string) (Role, error) {
 	}
 	return "", Invalidf("invalid agent id %q: agent ids are planner-N, coder-N or code-reviewer-N", id)
 }
+
+// IDPrefix is how the role's agent ids begin and how a person writes the
+// role on the command line: planner, coder or code-reviewer.
+func (r Role) IDPrefix() string {
+	for _, p := range agentPrefixes {
+		if p.Role == r {
+			return strings.TrimSuffix(p.Prefix, "-")
+		}
+	}
+	return string(r)
+}
+
+// ActorName names who acted, as commit trailers and history entries do:
+// the agent id, or "human" for the operator.
+func ActorName(agent string) string {
+	if agent == "" {
+		return string(RoleHuman)
+	}
+	return agent
+}

@@ -22,3 +22,10 @@ func ParseTime(s string) (time.Time, error) {
 	}
 	return t.UTC(), nil
 }
+
+// LeaseOver reports whether a lease that runs until expires has ended at
+// now. A missing or unreadable lease counts as ended: nobody holds it.
+func LeaseOver(expires string, now time.Time) bool {
+	at, err := ParseTime(expires)
+	return err != nil || !at.After(now)
+}
