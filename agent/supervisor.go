@@ -21,6 +21,7 @@ import (
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/worktree"
 )
 
 // Liza runs one git-liza command for the supervised agent (its id and
@@ -35,11 +36,16 @@ const (
 )
 
 // Crash-loop rule (seed 000): this many crashes within the window stop
-// the supervisor.
+// the supervisor. Failures to start the agent follow the same rule, counted
+// apart, since they are not the task's fault.
 const (
 	CrashLimit  = 3
 	CrashWindow = 5 * time.Minute
 )
+
+// MaxRetryDelay bounds the delay between two tries of a merge that keeps
+// failing without changing the board.
+const MaxRetryDelay = 5 * time.Minute
 
 // Config is one supervisor.
 type Config struct {
@@ -82,15 +88,31 @@ var ErrStale = errors.New("replaced by a newer supervisor")
 // CrashWindow.
 var ErrCrashLoop = errors.New("crash loop")
 
+// ErrCannotStart is returned when the agent could not be started
+// CrashLimit times within CrashWindow: its command or its directory is
+// missing on this machine.
+var ErrCannotStart = errors.New("cannot start the agent")
+
 // sup is a running supervisor.
 type sup struct {
 	Config
-	mu       sync.Mutex // serialises Liza calls
-	logged   string     // the last waiting message, printed once
-	crashes  []time.Time
-	seen     string // fingerprint of the planning context last handed to the planner
-	runs     int
-	lastTask string
+	mu         sync.Mutex // serialises Liza calls
+	logged     string     // the last waiting message, printed once
+	crashes    []time.Time
+	startFails []time.Time
+	seen       string // fingerprint of the planning context last handed to the planner
+	runs       int
+	merges     map[string]*mergeFailure // by task id
+}
+
+// mergeFailure is a merge that failed without changing the board (its
+// integration branch checked out somewhere, its task branch gone): it is
+// tried again after a delay that doubles while it keeps failing.
+type mergeFailure struct {
+	commit  string // the reviewed commit that failed to merge
+	msg     string // the last error, logged once
+	delay   time.Duration
+	retryAt time.Time
 }
 
 // work is what the agent is started for.
@@ -109,7 +131,7 @@ func Run(ctx context.Context, c Config) error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	s := &sup{Config: c}
+	s := &sup{Config: c, merges: map[string]*mergeFailure{}}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go s.keepAlive(ctx, cancel)
@@ -145,6 +167,11 @@ func (s *sup) board(ctx context.Context) (*contracts.State, refstore.Hash, error
 			s.waiting("cannot sync with the remote: " + err.Error())
 		}
 	}
+	return s.read()
+}
+
+// read reads the state at the local tip.
+func (s *sup) read() (*contracts.State, refstore.Hash, error) {
 	tip, ok, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil {
 		return nil, tip, err
@@ -201,12 +228,8 @@ func (s *sup) loop(ctx context.Context) error {
 			s.sleep(ctx, 2*time.Second, tip)
 			continue
 		}
-		if a := st.Agents[s.ID]; a == nil || a.Generation != s.Generation {
-			gen := 0
-			if a != nil {
-				gen = a.Generation
-			}
-			return fmt.Errorf("%w: %s is now generation %d, this supervisor is generation %d", ErrStale, s.ID, gen, s.Generation)
+		if err := s.current(st); err != nil {
+			return err
 		}
 		mode, sw := s.mode(st)
 		switch mode {
@@ -224,11 +247,10 @@ func (s *sup) loop(ctx context.Context) error {
 		}
 		w, acted, err := s.next(ctx, st)
 		if err != nil {
-			var ce *contracts.Error
-			if errors.As(err, &ce) && strings.HasPrefix(ce.Msg, "stale supervisor") {
-				return fmt.Errorf("%w: %s", ErrStale, ce.Msg)
+			if serr := s.staleNow(); serr != nil {
+				return serr
 			}
-			s.logf("%v", err)
+			s.waiting(err.Error())
 			s.sleep(ctx, s.poll(st), tip)
 			continue
 		}
@@ -244,6 +266,30 @@ func (s *sup) loop(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// current returns ErrStale unless st still registers this supervisor's
+// generation of the agent id.
+func (s *sup) current(st *contracts.State) error {
+	a := st.Agents[s.ID]
+	if a == nil {
+		return fmt.Errorf("%w: %s is no longer registered", ErrStale, s.ID)
+	}
+	if a.Generation != s.Generation {
+		return fmt.Errorf("%w: %s is now generation %d, this supervisor is generation %d", ErrStale, s.ID, a.Generation, s.Generation)
+	}
+	return nil
+}
+
+// staleNow is current on the state as it is now, after a command was
+// refused: it is the board, not the refusal's wording, that says whether a
+// newer registration took the id.
+func (s *sup) staleNow() error {
+	st, _, err := s.read()
+	if err != nil {
+		return nil
+	}
+	return s.current(st)
 }
 
 // switchSource says where the switches that are on come from.
@@ -301,25 +347,13 @@ func (s *sup) next(ctx context.Context, st *contracts.State) (*work, bool, error
 func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, error) {
 	for _, t := range st.Tasks {
 		if t.AssignedTo == s.ID && t.Status == contracts.Claimed {
-			return &work{task: t}, false, nil
+			return s.resume(ctx, st, t, t.LeaseExpires)
 		}
 	}
-	statusOf := func(id string) (contracts.Status, bool) {
-		for _, t := range st.Tasks {
-			if t.ID == id {
-				return t.Status, true
-			}
-		}
-		for _, t := range st.Archive {
-			if t.ID == id {
-				return t.Status, true
-			}
-		}
-		return "", false
-	}
+	now := s.Now()
 	any := false
 	for _, t := range st.Tasks {
-		if contracts.Claimable(t, statusOf) || t.Status == contracts.Claimed && leaseOver(t.LeaseExpires, s.Now()) {
+		if contracts.Claimable(t, st.StatusOf) || t.Status == contracts.Claimed && contracts.LeaseOver(t.LeaseExpires, now) {
 			any = true
 			break
 		}
@@ -341,33 +375,19 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 }
 
 func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, bool, error) {
-	now := s.Now()
-	for _, t := range st.Tasks {
-		if t.Status != contracts.Approved {
-			continue
-		}
-		// The approver merges its approval; any reviewer finishes one whose
-		// approver has gone.
-		if t.ApprovedBy != s.ID && live(st.Agents[t.ApprovedBy], now) {
-			continue
-		}
-		out, err := s.liza(ctx, "--json", "merge", t.ID)
-		if err != nil {
-			s.logf("merge %s failed: %v", t.ID, err)
-			return nil, true, nil
-		}
-		s.logf("merged %s into %s at %s", t.ID, jsonField(out, "integration_branch"), shortSHA(jsonField(out, "merge_commit")))
+	if s.mergeApproved(ctx, st) {
 		return nil, true, nil
 	}
 	for _, t := range st.Tasks {
 		if t.Status == contracts.ReadyForReview && t.ReviewingBy == s.ID {
-			return &work{task: t}, false, nil
+			return s.resume(ctx, st, t, t.ReviewLeaseExpires)
 		}
 	}
+	now := s.Now()
 	any := false
 	for _, t := range st.Tasks {
 		if t.Status == contracts.ReadyForReview && t.AssignedTo != s.ID &&
-			(t.ReviewingBy == "" || leaseOver(t.ReviewLeaseExpires, now)) {
+			(t.ReviewingBy == "" || contracts.LeaseOver(t.ReviewLeaseExpires, now)) {
 			any = true
 			break
 		}
@@ -386,6 +406,102 @@ func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, boo
 	id := jsonField(out, "id")
 	s.logf("reviewing %s (author %s)", id, jsonField(out, "author"))
 	return s.reload(ctx, id)
+}
+
+// mergeApproved merges an APPROVED task, as the seeds give the reviewer
+// supervisor to do, and reports whether it merged one. The approver merges
+// its approval; any reviewer finishes one whose approver has gone. A merge
+// that fails is not tried again before its delay (see mergeFailed), so that
+// a merge refused without any change to the board does not spin.
+func (s *sup) mergeApproved(ctx context.Context, st *contracts.State) bool {
+	now := s.Now()
+	for id, f := range s.merges {
+		if t := st.Task(id); t == nil || t.Status != contracts.Approved || t.ReviewCommit != f.commit {
+			delete(s.merges, id)
+		}
+	}
+	for _, t := range st.Tasks {
+		if t.Status != contracts.Approved {
+			continue
+		}
+		if t.ApprovedBy != s.ID && live(st.Agents[t.ApprovedBy], now) {
+			continue
+		}
+		if f := s.merges[t.ID]; f != nil && time.Now().Before(f.retryAt) {
+			continue
+		}
+		out, err := s.liza(ctx, "--json", "merge", t.ID)
+		if err != nil {
+			s.mergeFailed(st, t, err)
+			continue
+		}
+		delete(s.merges, t.ID)
+		s.logf("merged %s into %s at %s", t.ID, jsonField(out, "integration_branch"), shortSHA(jsonField(out, "merge_commit")))
+		return true
+	}
+	return false
+}
+
+// mergeFailed records a failed merge of t: the first failure waits a poll
+// interval before the next try, each further one twice as long as the one
+// before, up to MaxRetryDelay. An error is logged once, not at every try.
+func (s *sup) mergeFailed(st *contracts.State, t *contracts.Task, err error) {
+	f := s.merges[t.ID]
+	if f == nil {
+		f = &mergeFailure{commit: t.ReviewCommit}
+		s.merges[t.ID] = f
+	}
+	f.delay = retryDelay(f.delay, s.poll(st))
+	f.retryAt = time.Now().Add(f.delay)
+	if msg := err.Error(); msg != f.msg {
+		f.msg = msg
+		s.logf("merge %s failed: %s (trying again in %s, then less often while it fails)", t.ID, msg, f.delay)
+	}
+}
+
+// retryDelay is the delay after prev: first the poll interval, then twice
+// the previous one, up to MaxRetryDelay.
+func retryDelay(prev, poll time.Duration) time.Duration {
+	if prev <= 0 {
+		return poll
+	}
+	return max(poll, min(2*prev, MaxRetryDelay))
+}
+
+// resume hands the agent work this supervisor already holds, after a
+// restart or an agent that exited 42. A lease that is due (ended, or past
+// half its term, as git liza heartbeat decides) is renewed first: a claim
+// whose lease ended could be taken over by another coder while the agent
+// works on it.
+func (s *sup) resume(ctx context.Context, st *contracts.State, t *contracts.Task, expires string) (*work, bool, error) {
+	term := time.Duration(st.Config.LeaseDuration) * time.Second
+	if !cas.LeaseDue(expires, s.Now(), term) {
+		return &work{task: t}, false, nil
+	}
+	if _, err := s.liza(ctx, "heartbeat"); err != nil {
+		return nil, false, fmt.Errorf("renew the lease on %s: %w", t.ID, err)
+	}
+	cur, _, err := s.read()
+	if err != nil {
+		return nil, false, err
+	}
+	if t = cur.Task(t.ID); t == nil || !s.holds(t) {
+		return nil, false, nil
+	}
+	s.logf("renewed the lease on %s before resuming it", t.ID)
+	return &work{task: t}, false, nil
+}
+
+// holds reports whether this supervisor's agent holds t: a coder's task
+// CLAIMED, a reviewer's under its review.
+func (s *sup) holds(t *contracts.Task) bool {
+	switch s.Role {
+	case contracts.RoleCoder:
+		return t.Status == contracts.Claimed && t.AssignedTo == s.ID
+	case contracts.RoleReviewer:
+		return t.Status == contracts.ReadyForReview && t.ReviewingBy == s.ID
+	}
+	return false
 }
 
 func (s *sup) nextPlanner(ctx context.Context, st *contracts.State) (*work, bool, error) {
@@ -410,17 +526,16 @@ func (s *sup) reload(ctx context.Context, id string) (*work, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	for _, t := range st.Tasks {
-		if t.ID == id {
-			return &work{task: t}, false, nil
-		}
+	if t := st.Task(id); t != nil {
+		return &work{task: t}, false, nil
 	}
 	return nil, false, fmt.Errorf("task %s is not on the board after its claim", id)
 }
 
 // runAgent starts the agent for w and handles its exit.
 func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error {
-	pc := contracts.PromptContext{AgentID: s.ID, Role: s.Role, ProjectRoot: s.Root, Generation: s.Generation, Planning: w.trigger}
+	pc := contracts.SessionContext(st, s.Role, s.ID, w.task, w.trigger)
+	pc.ProjectRoot, pc.Generation = s.Root, s.Generation
 	dir := s.Root
 	env := append(slices.Clone(s.Env),
 		"LIZA_AGENT_ID="+s.ID, "LIZA_ROLE="+string(s.Role), "LIZA_PROJECT_ROOT="+s.Root,
@@ -428,22 +543,18 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	label := "planning"
 	if t := w.task; t != nil {
 		label = t.ID
-		pc.Task = t
-		dir = s.worktreePath(t)
-		pc.Worktree = dir
+		wd, cleanup, err := s.workDir(ctx, t)
+		if err != nil {
+			return s.cannotStart(ctx, err.Error())
+		}
+		defer cleanup()
+		dir, pc.Worktree = wd, wd
 		env = append(env, "LIZA_TASK="+t.ID, "LIZA_WORKTREE="+dir)
 		if s.Role == contracts.RoleReviewer {
-			pc.Author, pc.BaseCommit, pc.ReviewCommit = t.AssignedTo, t.BaseCommit, t.ReviewCommit
 			env = append(env, "LIZA_BASE_COMMIT="+t.BaseCommit, "LIZA_REVIEW_COMMIT="+t.ReviewCommit)
 		}
-		pc.Handoff = st.Handoff[t.ID]
 	} else {
 		env = append(env, "LIZA_TRIGGER="+w.trigger.Trigger)
-	}
-	for _, n := range st.HumanNotes {
-		if n.For == "" || w.task != nil && n.For == w.task.ID || n.For == s.ID || n.For == string(s.Role) {
-			pc.HumanNotes = append(pc.HumanNotes, n)
-		}
 	}
 	prompt, err := contracts.BuildPrompt(pc)
 	if err != nil {
@@ -463,8 +574,9 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	start := time.Now()
 	s.logf("starting agent for %s: %s (prompt %s, %d bytes)", label, argv[0], file, len(prompt))
 	if err := cmd.Start(); err != nil {
-		return s.crashed(ctx, w, fmt.Sprintf("cannot start %s: %v", argv[0], err))
+		return s.cannotStart(ctx, fmt.Sprintf("cannot start %s: %v", argv[0], err))
 	}
+	s.startFails = nil
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	stopped := s.watchRun(ctx, cmd, done)
@@ -487,6 +599,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		if w.trigger != nil {
 			s.seen = w.trigger.Fingerprint()
 			s.crashes = nil
+			s.notesDone(ctx, w.trigger)
 			return nil
 		}
 		if s.stillHeld(ctx, w.task) {
@@ -498,6 +611,66 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	return s.crashed(ctx, w, fmt.Sprintf("exit status %d after %s", status, took))
 }
 
+// workDir is where the agent for t runs, and what to do once it is done. A
+// coder works in its task's worktree, which must be on this machine. A
+// reviewer reads the commit under review in a detached worktree of its own
+// (worktree.ReviewPath), made now and removed afterwards: the coder's
+// worktree may be on another machine, or hold later work.
+func (s *sup) workDir(ctx context.Context, t *contracts.Task) (string, func(), error) {
+	if s.Role != contracts.RoleReviewer {
+		dir := s.worktreePath(t)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return "", nil, fmt.Errorf("the worktree of %s is not on this machine (%s)", t.ID, dir)
+		}
+		return dir, func() {}, nil
+	}
+	commit, ok := refstore.ParseHash(t.ReviewCommit)
+	if !ok {
+		return "", nil, fmt.Errorf("task %s has no commit to review", t.ID)
+	}
+	if !s.Repo.HasObject(commit) && s.Remote {
+		if _, err := s.Repo.Fetch(ctx, s.Repo.RemoteOf(), worktree.BranchRef(t.ID)); err != nil {
+			return "", nil, fmt.Errorf("fetch the commit of %s to review: %v", t.ID, err)
+		}
+	}
+	if !s.Repo.HasObject(commit) {
+		return "", nil, fmt.Errorf("the commit of %s to review, %s, is not in this repository", t.ID, shortSHA(t.ReviewCommit))
+	}
+	dir := worktree.ReviewPath(s.Repo, s.ID, t.ID)
+	// A crashed supervisor may have left one behind.
+	if err := worktree.RemoveDetached(ctx, s.Repo, dir); err != nil {
+		return "", nil, fmt.Errorf("remove the old review worktree %s: %v", dir, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", nil, err
+	}
+	if err := worktree.AddDetached(ctx, s.Repo, dir, commit); err != nil {
+		return "", nil, fmt.Errorf("check out %s to review: %v", shortSHA(t.ReviewCommit), err)
+	}
+	return dir, func() {
+		if err := worktree.RemoveDetached(context.WithoutCancel(ctx), s.Repo, dir); err != nil {
+			s.logf("remove the review worktree %s: %v", dir, err)
+		}
+	}, nil
+}
+
+// notesDone marks the human notes that woke the planner processed, once
+// it has exited 0, so that no restarted supervisor wakes it for them again.
+func (s *sup) notesDone(ctx context.Context, p *contracts.PlanningContext) {
+	var ns []string
+	for _, it := range p.Items {
+		if n, ok := strings.CutPrefix(it, "note:"); ok {
+			ns = append(ns, n)
+		}
+	}
+	if len(ns) == 0 {
+		return
+	}
+	if _, err := s.liza(ctx, "note", "--done", strings.Join(ns, ",")); err != nil {
+		s.logf("mark notes %s processed: %v", strings.Join(ns, ", "), err)
+	}
+}
+
 // stillHeld reports whether the agent left its task where it found it:
 // a coder's task still CLAIMED, a reviewer's still under its review.
 func (s *sup) stillHeld(ctx context.Context, t *contracts.Task) bool {
@@ -505,18 +678,8 @@ func (s *sup) stillHeld(ctx context.Context, t *contracts.Task) bool {
 	if err != nil {
 		return false
 	}
-	for _, cur := range st.Tasks {
-		if cur.ID != t.ID {
-			continue
-		}
-		switch s.Role {
-		case contracts.RoleCoder:
-			return cur.Status == contracts.Claimed && cur.AssignedTo == s.ID
-		case contracts.RoleReviewer:
-			return cur.Status == contracts.ReadyForReview && cur.ReviewingBy == s.ID
-		}
-	}
-	return false
+	cur := st.Task(t.ID)
+	return cur != nil && s.holds(cur)
 }
 
 // replaced is why an agent was stopped when its supervisor was replaced.
@@ -549,7 +712,7 @@ func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error) stri
 			if snap, err := cas.ReadSnapshot(s.Repo, cur); err == nil {
 				if st, err := snap.Load(); err == nil {
 					aborted = st.Control != nil && st.Control.Mode == contracts.ModeAborted
-					if a := st.Agents[s.ID]; a == nil || a.Generation != s.Generation {
+					if s.current(st) != nil {
 						kill(cmd, done)
 						return replaced
 					}
@@ -578,15 +741,7 @@ func kill(cmd *exec.Cmd, done chan error) {
 // crashed records a crash: back off, or on a crash loop stop with the
 // task blocked and an anomaly logged.
 func (s *sup) crashed(ctx context.Context, w *work, why string) error {
-	now := time.Now()
-	s.crashes = append(s.crashes, now)
-	recent := s.crashes[:0]
-	for _, t := range s.crashes {
-		if now.Sub(t) <= CrashWindow {
-			recent = append(recent, t)
-		}
-	}
-	s.crashes = recent
+	s.crashes = recent(append(s.crashes, time.Now()), time.Now())
 	n := len(s.crashes)
 	if n >= CrashLimit {
 		s.logf("agent crashed %d times in %s (%s): stopping", n, CrashWindow, why)
@@ -595,11 +750,44 @@ func (s *sup) crashed(ctx context.Context, w *work, why string) error {
 	}
 	delay := s.Backoff << (n - 1)
 	s.logf("agent crashed (%s); retrying in %s", why, delay)
+	pause(ctx, delay)
+	return nil
+}
+
+// cannotStart records a failure to start the agent (its command or its
+// directory missing): back off, and stop the supervisor after CrashLimit
+// of them within CrashWindow. This is no crash of the agent: the task is
+// neither blocked nor counted against, and stopping releases it.
+func (s *sup) cannotStart(ctx context.Context, why string) error {
+	s.startFails = recent(append(s.startFails, time.Now()), time.Now())
+	n := len(s.startFails)
+	if n >= CrashLimit {
+		s.logf("%s (%d times in %s): stopping", why, n, CrashWindow)
+		return fmt.Errorf("%w: %s", ErrCannotStart, why)
+	}
+	delay := s.Backoff << (n - 1)
+	s.logf("%s; trying again in %s", why, delay)
+	pause(ctx, delay)
+	return nil
+}
+
+// recent keeps the times within CrashWindow of now.
+func recent(times []time.Time, now time.Time) []time.Time {
+	out := times[:0]
+	for _, t := range times {
+		if now.Sub(t) <= CrashWindow {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
-	case <-time.After(delay):
+	case <-time.After(d):
 	}
-	return nil
 }
 
 // crashLoop records a crash loop on the blackboard: the coder's task is
@@ -627,13 +815,12 @@ func (s *sup) crashLoop(ctx context.Context, w *work, why string, n int) {
 			}
 		}
 	}
-	args := []string{"anomaly", "retry_loop", "--detail", fmt.Sprintf("count=%d", n), "--detail", "error_pattern=" + pattern}
-	if s.Role == contracts.RolePlanner {
-		args = []string{"anomaly", "system_ambiguity", "--detail", "protocol_section=supervisor", "--detail", "question=" + pattern}
+	if task == "" {
+		// An anomaly is about a task; a planner's crash loop is reported by
+		// the supervisor's exit alone.
+		return
 	}
-	if task != "" {
-		args = append(args, "--task", task)
-	}
+	args := []string{"anomaly", "retry_loop", "--task", task, "--detail", fmt.Sprintf("count=%d", n), "--detail", "error_pattern=" + pattern}
 	if _, err := s.liza(ctx, args...); err != nil {
 		s.logf("log the crash loop: %v", err)
 	}
@@ -660,10 +847,9 @@ func (s *sup) keepAlive(ctx context.Context, stop context.CancelCauseFunc) {
 		case <-t.C:
 		}
 		if _, err := s.liza(ctx, "heartbeat"); err != nil {
-			var ce *contracts.Error
-			if errors.As(err, &ce) && strings.HasPrefix(ce.Msg, "stale supervisor") {
-				s.logf("%s", ce.Msg)
-				stop(fmt.Errorf("%w: %s", ErrStale, ce.Msg))
+			if serr := s.staleNow(); serr != nil {
+				s.logf("%v", serr)
+				stop(serr)
 				return
 			}
 			s.logf("heartbeat: %v", err)
@@ -695,12 +881,7 @@ func (s *sup) worktreePath(t *contracts.Task) string {
 
 // live reports whether an agent entry holds a lease that has not ended.
 func live(a *contracts.Agent, now time.Time) bool {
-	return a != nil && !leaseOver(a.LeaseExpires, now)
-}
-
-func leaseOver(expires string, now time.Time) bool {
-	at, err := contracts.ParseTime(expires)
-	return err != nil || !at.After(now)
+	return a != nil && !contracts.LeaseOver(a.LeaseExpires, now)
 }
 
 func exitStatus(err error) int {

@@ -245,15 +245,35 @@ func (e *Env) discoverCmd() *cli.Command {
 }
 
 func (e *Env) noteCmd() *cli.Command {
+	const usage, doneUsage = "note [--for ID] MESSAGE", "note --done N[,N...]"
 	return &cli.Command{
 		Name:      "note",
-		Usage:     "leave a note for the agents (human_notes), optionally for one task or agent",
+		Usage:     "leave a note for the agents (human_notes), optionally for one task or agent; a planner marks notes it has dealt with --done",
 		ArgsUsage: "MESSAGE",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "for", Usage: "the task or agent `ID` the note is for"},
+			&cli.StringSliceFlag{Name: "done", Usage: "planner: mark note `N` processed (as note numbers them, from 1), so that it wakes no planner again"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 1, 1, "note [--for ID] MESSAGE")
+			if done := splitList(cmd.StringSlice("done")); len(done) > 0 {
+				if cmd.Args().Len() > 0 || cmd.String("for") != "" {
+					return contracts.Invalidf("usage: git liza %s", doneUsage)
+				}
+				var nums []int
+				for _, d := range done {
+					n, err := strconv.Atoi(d)
+					if err != nil || n < 1 {
+						return contracts.Invalidf("--done %s: want a note number (1 for the first note)", d)
+					}
+					nums = append(nums, n)
+				}
+				s, err := e.open(cmd)
+				if err != nil {
+					return err
+				}
+				return s.notesDone(ctx, nums)
+			}
+			a, err := args(cmd, 1, 1, usage)
 			if err != nil {
 				return err
 			}
@@ -308,4 +328,75 @@ func (e *Env) noteCmd() *cli.Command {
 			})
 		},
 	}
+}
+
+// notesDone records on the planner's entry that it has dealt with the
+// human notes nums, so that they wake no planner again (seed 000: the
+// planner clears the notes it has processed; the notes themselves stay, as
+// the coders they are for still read them). Marking a note twice changes
+// nothing.
+func (s *session) notesDone(ctx context.Context, nums []int) error {
+	if role, _ := contracts.ParseAgentID(s.agent); role != contracts.RolePlanner {
+		return contracts.Invalidf("only a planner marks notes processed (git liza --agent planner-N note --done N)")
+	}
+	res, err := s.update(ctx, cas.Op{Name: contracts.OpNote, Apply: func(tx *cas.Tx) (any, error) {
+		count, err := tx.ListLen(cas.ListHumanNotes)
+		if err != nil {
+			return nil, err
+		}
+		a, err := tx.Agent(s.agent)
+		if err != nil {
+			return nil, err
+		}
+		if a == nil {
+			a = &contracts.Agent{Role: string(contracts.RolePlanner), Status: "IDLE", Started: tx.NowString()}
+		}
+		added := []int{}
+		for _, n := range nums {
+			if n > count {
+				return nil, contracts.Invalidf("no note %d (there are %s)", n, contracts.Plural(count, "note"))
+			}
+			if !slices.Contains(a.NotesProcessed, n) && !slices.Contains(added, n) {
+				added = append(added, n)
+			}
+		}
+		if len(added) > 0 {
+			a.NotesProcessed = append(a.NotesProcessed, added...)
+			slices.Sort(a.NotesProcessed)
+			tx.PutAgent(s.agent, a)
+			tx.Describe(fmt.Sprintf("%s processed (%s)", noteList(added), s.agent), "")
+		}
+		return map[string]any{"agent": s.agent, "processed": added}, nil
+	}})
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Agent     string `json:"agent"`
+		Processed []int  `json:"processed"`
+	}
+	if err := json.Unmarshal(res.Value, &out); err != nil {
+		return err
+	}
+	if s.json {
+		return s.printJSON(out)
+	}
+	if len(out.Processed) == 0 {
+		fmt.Fprintln(s.Stdout, "already processed; nothing written")
+		return nil
+	}
+	fmt.Fprintf(s.Stdout, "%s processed by %s\n", noteList(out.Processed), s.agent)
+	return nil
+}
+
+// noteList names notes: "note 2", "notes 1, 3".
+func noteList(ns []int) string {
+	words := make([]string, len(ns))
+	for i, n := range ns {
+		words[i] = strconv.Itoa(n)
+	}
+	if len(ns) == 1 {
+		return "note " + words[0]
+	}
+	return "notes " + strings.Join(words, ", ")
 }

@@ -61,7 +61,7 @@ func (s *session) prompt(ctx context.Context, role contracts.Role, taskID, trigg
 	needsTask := role == contracts.RoleCoder || role == contracts.RoleReviewer
 	switch {
 	case needsTask && taskID == "":
-		return contracts.Invalidf("a %s prompt needs --task ID", promptRole(role))
+		return contracts.Invalidf("a %s prompt needs --task ID", role.IDPrefix())
 	case !needsTask && taskID != "":
 		return contracts.Invalidf("--task is for coder and code-reviewer prompts")
 	case role != contracts.RolePlanner && trigger != "":
@@ -69,53 +69,53 @@ func (s *session) prompt(ctx context.Context, role contracts.Role, taskID, trigg
 	}
 	if s.agent != "" {
 		if r, _ := contracts.ParseAgentID(s.agent); r != role {
-			return contracts.Invalidf("agent %s is not a %s", s.agent, promptRole(role))
+			return contracts.Invalidf("agent %s is not a %s", s.agent, role.IDPrefix())
 		}
 	}
 	st, err := s.loadState(ctx, "")
 	if err != nil {
 		return err
 	}
-	pc := contracts.PromptContext{Role: role, AgentID: s.agent, ProjectRoot: s.repo.MainWorkTree()}
+	agent := s.agent
+	var task *contracts.Task
+	var planning *contracts.PlanningContext
 	switch role {
 	case contracts.RolePlanner:
-		pl := contracts.Planning(st)
 		if trigger != "" {
 			t := strings.ToUpper(trigger)
 			if !contracts.KnownTrigger(t) {
 				return contracts.Invalidf("unknown trigger %q (triggers: %s)", trigger, strings.Join(contracts.WakeTriggers, ", "))
 			}
+			pl := contracts.Planning(st)
 			pl.Trigger = t
+			planning = &pl
 		}
-		pc.Planning = &pl
-		pc.HumanNotes = st.HumanNotes
-		if pc.AgentID == "" {
-			pc.AgentID = "planner-1"
+		if agent == "" {
+			agent = "planner-1"
 		}
 	default:
 		if err := contracts.ValidTaskID(taskID); err != nil {
 			return err
 		}
-		t := promptTask(st, taskID)
-		if t == nil {
+		if task = st.Task(taskID); task == nil {
 			return contracts.Invalidf("no task %s", taskID)
 		}
-		pc.Task = t
-		if pc.AgentID == "" {
-			pc.AgentID = promptAgent(role, t)
+		if agent == "" {
+			agent = promptAgent(role, task)
 		}
-		if filepath.IsAbs(t.Worktree) {
-			pc.Worktree = t.Worktree
-		} else if path, err := worktree.Path(s.repo, t.ID); err == nil {
+	}
+	pc := contracts.SessionContext(st, role, agent, task, planning)
+	pc.ProjectRoot = s.repo.MainWorkTree()
+	switch {
+	case role == contracts.RoleReviewer:
+		pc.Worktree = worktree.ReviewPath(s.repo, agent, task.ID)
+	case task == nil:
+	case filepath.IsAbs(task.Worktree):
+		pc.Worktree = task.Worktree
+	default:
+		if path, err := worktree.Path(s.repo, task.ID); err == nil {
 			pc.Worktree = path
 		}
-		if t.HandoffPending {
-			pc.Handoff = st.Handoff[t.ID]
-		}
-		pc.HumanNotes = contracts.NotesFor(st.HumanNotes, pc.AgentID, t.ID)
-	}
-	if a := st.Agents[pc.AgentID]; a != nil {
-		pc.Generation = a.Generation
 	}
 	p, err := contracts.BuildPrompt(pc)
 	if err != nil {
@@ -126,18 +126,6 @@ func (s *session) prompt(ctx context.Context, role contracts.Role, taskID, trigg
 	}
 	_, err = io.WriteString(s.Stdout, p)
 	return err
-}
-
-// promptTask returns the live or archived task id, or nil.
-func promptTask(st *contracts.State, id string) *contracts.Task {
-	for _, list := range [][]*contracts.Task{st.Tasks, st.Archive} {
-		for _, t := range list {
-			if t != nil && t.ID == id {
-				return t
-			}
-		}
-	}
-	return nil
 }
 
 // promptAgent is the agent a prompt is for when none is named: the task's
@@ -153,14 +141,6 @@ func promptAgent(role contracts.Role, t *contracts.Task) string {
 		return t.AssignedTo
 	}
 	return "coder-1"
-}
-
-// promptRole is a role as the prompt command spells it.
-func promptRole(r contracts.Role) string {
-	if r == contracts.RoleReviewer {
-		return "code-reviewer"
-	}
-	return string(r)
 }
 
 // printTextNames lists the embedded contract texts.

@@ -68,14 +68,15 @@ type PlanningContext struct {
 	// grouped by trigger in the order of WakeTriggers:
 	// "initial:GOAL", "hypothesis_exhausted:TASK", "blocked:TASK",
 	// "integration_failed:TASK", "discovery:ID" and "note:N", where N is the
-	// note's index in human_notes. An item does not change while its cause
+	// note's number (1 for the first). An item does not change while its cause
 	// stays, whatever else happens on the board.
 	Items []string `json:"items"`
 	// Details gives a one-line description of some items, for the prompt.
 	// Fingerprint ignores it.
 	Details map[string]string `json:"details,omitempty"`
 	// Counts is the sprint state: tasks by kind (archived tasks included in
-	// total and merged), immediate discoveries not converted, human notes.
+	// total and merged), immediate discoveries not converted, pending human
+	// notes.
 	Counts map[string]int `json:"counts"`
 }
 
@@ -89,8 +90,7 @@ type PlanningContext struct {
 //   - INTEGRATION_FAILED: tasks are INTEGRATION_FAILED;
 //   - IMMEDIATE_DISCOVERY: a discovery of urgency immediate has no
 //     converted_to_task;
-//   - HUMAN_NOTES: human_notes is not empty. Every note counts; a supervisor
-//     that remembers the items it has shown wakes the planner for new ones.
+//   - HUMAN_NOTES: notes are pending (see PendingNotes).
 func Planning(st *State) PlanningContext {
 	p := PlanningContext{Triggers: []string{}, Items: []string{}, Details: map[string]string{}, Counts: map[string]int{}}
 	for _, k := range CountKeys {
@@ -164,12 +164,9 @@ func Planning(st *State) PlanningContext {
 		}
 		add(TriggerImmediateDiscovery, "discovery:"+id, detail)
 	}
-	for i, n := range st.HumanNotes {
-		if n == nil {
-			continue
-		}
+	for _, n := range PendingNotes(st) {
 		p.Counts[CountHumanNotes]++
-		add(TriggerHumanNotes, fmt.Sprintf("note:%d", i), n.Message)
+		add(TriggerHumanNotes, fmt.Sprintf("note:%d", n.N), n.Message)
 	}
 
 	for _, trig := range WakeTriggers {
@@ -200,29 +197,70 @@ func (p PlanningContext) Fingerprint() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// GoalComplete reports whether the goal's work is done: there is at least
-// one task, live or archived, every task is terminal (MERGED, SUPERSEDED or
-// ABANDONED) and at least one of them is MERGED.
+// GoalComplete reports whether the goal's work is done (see TasksComplete),
+// over every task, live and archived.
 func GoalComplete(st *State) bool {
 	if st == nil {
 		return false
 	}
-	n, merged := 0, false
+	var statuses []Status
 	for _, list := range [][]*Task{st.Tasks, st.Archive} {
 		for _, t := range list {
-			if t == nil {
-				continue
-			}
-			n++
-			if !t.Status.Terminal() {
-				return false
-			}
-			if t.Status == Merged {
-				merged = true
+			if t != nil {
+				statuses = append(statuses, t.Status)
 			}
 		}
 	}
-	return n > 0 && merged
+	return TasksComplete(statuses)
+}
+
+// TasksComplete is the rule that completes a goal, given the status of
+// every task, live and archived: there is at least one task, every task is
+// terminal (MERGED, SUPERSEDED or ABANDONED) and at least one is MERGED.
+func TasksComplete(statuses []Status) bool {
+	merged := false
+	for _, s := range statuses {
+		if !s.Terminal() {
+			return false
+		}
+		merged = merged || s == Merged
+	}
+	return merged
+}
+
+// NumberedNote is a human note with its number, as git liza note prints it
+// (1 for the first).
+type NumberedNote struct {
+	N int
+	*HumanNote
+}
+
+// PendingNotes lists the notes a planner has to deal with: every human note,
+// whoever it is for, except those a planner wrote (its answers to coders) and
+// those a planner has marked processed (git liza note --done).
+func PendingNotes(st *State) []NumberedNote {
+	if st == nil {
+		return nil
+	}
+	done := map[int]bool{}
+	for id, a := range st.Agents {
+		if r, err := ParseAgentID(id); err == nil && r == RolePlanner && a != nil {
+			for _, n := range a.NotesProcessed {
+				done[n] = true
+			}
+		}
+	}
+	var out []NumberedNote
+	for i, n := range st.HumanNotes {
+		if n == nil || done[i+1] {
+			continue
+		}
+		if r, err := ParseAgentID(n.By); err == nil && r == RolePlanner {
+			continue
+		}
+		out = append(out, NumberedNote{N: i + 1, HumanNote: n})
+	}
+	return out
 }
 
 // goalClosed reports whether the goal is marked completed.

@@ -96,7 +96,36 @@ func TestPlanningTriggers(t *testing.T) {
 				return s
 			}(),
 			trigger: TriggerHumanNotes, triggers: []string{TriggerHumanNotes},
-			items: []string{"note:0", "note:1"},
+			items: []string{"note:1", "note:2"},
+		},
+		{
+			name: "human notes, not those a planner processed or wrote",
+			st: func() *State {
+				s := planState(task("task-1", Claimed))
+				s.HumanNotes = []*HumanNote{
+					{Message: "use the retry util", For: "task-1", By: "human"},
+					{Message: "the answer is 3", For: "task-1", By: "planner-1"},
+					{Message: "sprint ends friday", By: "human"},
+					{Message: "coders: mind the cache", By: "coder-2"},
+				}
+				s.Agents = map[string]*Agent{
+					"planner-2": {Role: string(RolePlanner), Status: "IDLE", NotesProcessed: []int{1}},
+					"coder-1":   {Role: string(RoleCoder), Status: "IDLE", NotesProcessed: []int{3}},
+				}
+				return s
+			}(),
+			trigger: TriggerHumanNotes, triggers: []string{TriggerHumanNotes},
+			items: []string{"note:3", "note:4"},
+		},
+		{
+			name: "human notes, every one processed",
+			st: func() *State {
+				s := planState(task("task-1", Claimed))
+				s.HumanNotes = []*HumanNote{{Message: "a"}, {Message: "b"}}
+				s.Agents = map[string]*Agent{"planner-1": {Role: string(RolePlanner), Status: "IDLE", NotesProcessed: []int{2, 1}}}
+				return s
+			}(),
+			triggers: []string{}, items: []string{},
 		},
 	}
 	for _, tc := range tests {
@@ -147,7 +176,7 @@ func TestPlanningPriority(t *testing.T) {
 		"blocked:task-2", "blocked:task-7", "blocked:task-10",
 		"integration_failed:task-4",
 		"discovery:disc-1",
-		"note:0",
+		"note:1",
 	}
 	if !slices.Equal(p.Items, wantItems) {
 		t.Errorf("Items = %q, want %q", p.Items, wantItems)
@@ -210,8 +239,8 @@ func TestPlanningItemsStable(t *testing.T) {
 			added = append(added, it)
 		}
 	}
-	if !slices.Equal(added, []string{"note:1"}) {
-		t.Errorf("new items = %q, want [note:1]", added)
+	if !slices.Equal(added, []string{"note:2"}) {
+		t.Errorf("new items = %q, want [note:2]", added)
 	}
 }
 

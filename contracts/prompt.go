@@ -102,21 +102,55 @@ type PromptContext struct {
 	// BaseCommit and ReviewCommit default to the task's fields.
 	BaseCommit, ReviewCommit string
 	Planning                 *PlanningContext // for planners
-	HumanNotes               []*HumanNote     // the notes relevant to the agent or task
+	HumanNotes               []NumberedNote   // the notes relevant to the agent or task
 	Handoff                  *Handoff         // the task's handoff, if any
 	Generation               int              // the supervisor registration the agent runs under
 }
 
 // NotesFor selects the human notes meant for an agent working on a task:
 // notes for everyone, for the agent and for the task.
-func NotesFor(notes []*HumanNote, agent, task string) []*HumanNote {
-	var out []*HumanNote
-	for _, n := range notes {
+func NotesFor(notes []*HumanNote, agent, task string) []NumberedNote {
+	var out []NumberedNote
+	for i, n := range notes {
 		if n != nil && (n.For == "" || n.For == agent && agent != "" || n.For == task && task != "") {
-			out = append(out, n)
+			out = append(out, NumberedNote{N: i + 1, HumanNote: n})
 		}
 	}
 	return out
+}
+
+// SessionContext is what an agent of role is told about st when it starts:
+// the one rule that both the supervisor and git liza prompt follow. A
+// planner gets its wake (planning, or the triggers of st when nil) and every
+// pending human note, whoever it is for, since the planner is the one who
+// deals with them. A coder or a reviewer gets its task, the notes for
+// everyone, for itself and for the task, and the task's handoff while one is
+// pending. The caller fills in ProjectRoot and Worktree, which depend on the
+// checkout.
+func SessionContext(st *State, role Role, agent string, task *Task, planning *PlanningContext) PromptContext {
+	pc := PromptContext{AgentID: agent, Role: role}
+	if a := st.Agents[agent]; a != nil {
+		pc.Generation = a.Generation
+	}
+	if role == RolePlanner {
+		if planning == nil {
+			p := Planning(st)
+			planning = &p
+		}
+		pc.Planning = planning
+		pc.HumanNotes = PendingNotes(st)
+		return pc
+	}
+	pc.Task = task
+	taskID := ""
+	if task != nil {
+		taskID = task.ID
+		if task.HandoffPending {
+			pc.Handoff = st.Handoff[task.ID]
+		}
+	}
+	pc.HumanNotes = NotesFor(st.HumanNotes, agent, taskID)
+	return pc
 }
 
 // BuildPrompt assembles the prompt a supervisor gives an agent: CORE, the
@@ -163,7 +197,7 @@ func BuildPrompt(pc PromptContext) (string, error) {
 	if len(pc.HumanNotes) > 0 {
 		w.section("HUMAN NOTES")
 		for _, n := range pc.HumanNotes {
-			if n == nil {
+			if n.HumanNote == nil {
 				continue
 			}
 			var meta []string
@@ -173,11 +207,14 @@ func BuildPrompt(pc PromptContext) (string, error) {
 			if n.By != "" {
 				meta = append(meta, "by "+n.By)
 			}
-			head := "- " + n.Timestamp
+			head := fmt.Sprintf("- note %d", n.N)
+			if n.Timestamp != "" {
+				head += ", " + n.Timestamp
+			}
 			if len(meta) > 0 {
 				head += " (" + strings.Join(meta, ", ") + ")"
 			}
-			w.line(strings.TrimSpace(head) + ":")
+			w.line(head + ":")
 			w.indented(n.Message)
 		}
 	}
@@ -373,7 +410,7 @@ var triggerSteps = map[string]string{
 	TriggerBlockedTasks:        "Answer what the specs answer (git liza note --for ID, then git liza task unblock ID), rescope what was wrong, and leave for the human what only the human can answer (log spec_gap).",
 	TriggerIntegrationFailed:   "Read the merge failure (git liza show ID). A coder will fix mechanical conflicts; block the task for the human when tasks overlap in logic.",
 	TriggerImmediateDiscovery:  "Decide whether each discovery belongs to the goal; if it does, add a task for it naming the discovery id.",
-	TriggerHumanNotes:          "Read the human notes below (and in git liza show) and act on the new ones.",
+	TriggerHumanNotes:          "Act on each human note below; then mark it processed: git liza note --done N (exiting 0 marks those still pending processed).",
 }
 
 func plannerContext(w *promptWriter, pc PromptContext) {

@@ -150,7 +150,7 @@ func contractParts(t *testing.T, prompt, role string) {
 func TestBuildPromptCoder(t *testing.T) {
 	tk := sampleTask()
 	pc := PromptContext{AgentID: "coder-1", Role: RoleCoder, ProjectRoot: "/src/proj", Task: tk, Generation: 2,
-		HumanNotes: []*HumanNote{{Timestamp: t1, Message: "reuse retry.Do", For: "task-3", By: "ada"}}}
+		HumanNotes: []NumberedNote{{N: 2, HumanNote: &HumanNote{Timestamp: t1, Message: "reuse retry.Do", For: "task-3", By: "ada"}}}}
 	p, err := BuildPrompt(pc)
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func TestBuildPromptCoder(t *testing.T) {
 		"PATHS: client/**\n", "LIMITS: at most 4 files\n",
 		"INSTRUCTIONS:\n  1. cd /src/proj/.worktrees/task-3",
 		"git liza checkpoint task-3 --intent", "git liza submit task-3",
-		"=== HUMAN NOTES ===\n- " + t1 + " (for task-3, by ada):\n  reuse retry.Do\n",
+		"=== HUMAN NOTES ===\n- note 2, " + t1 + " (for task-3, by ada):\n  reuse retry.Do\n",
 	}, []string{"REJECTION REASON", "INTEGRATION FIX", "HANDOFF", "=== REVIEW TASK ===", "=== PLANNING CONTEXT ==="})
 
 	// A worktree given by the supervisor wins over the task's.
@@ -246,7 +246,7 @@ func TestBuildPromptPlanner(t *testing.T) {
 	st := planState(task("task-1", Merged), blocked)
 	st.HumanNotes = []*HumanNote{{Timestamp: t1, Message: "use exponential backoff", For: "task-2"}}
 	pl := Planning(st)
-	p, err := BuildPrompt(PromptContext{AgentID: "planner-1", Role: RolePlanner, ProjectRoot: "/p", Planning: &pl, HumanNotes: st.HumanNotes})
+	p, err := BuildPrompt(PromptContext{AgentID: "planner-1", Role: RolePlanner, ProjectRoot: "/p", Planning: &pl, HumanNotes: PendingNotes(st)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,9 +255,10 @@ func TestBuildPromptPlanner(t *testing.T) {
 		"ROLE: Planner\n",
 		"=== PLANNING CONTEXT ===\nWAKE TRIGGER: BLOCKED_TASKS\nALL TRIGGERS: BLOCKED_TASKS, HUMAN_NOTES\n",
 		"SPRINT STATE: total 2, merged 1, in_progress 0, unclaimed 0, draft 0, blocked 1, integration_failed 0, hypothesis_exhausted 0, immediate_discoveries 0, human_notes 1\n",
-		"TRIGGERED BY:\n  - blocked:task-2: which retry policy?\n  - note:0\n",
+		"TRIGGERED BY:\n  - blocked:task-2: which retry policy?\n  - note:1\n",
 		"1. BLOCKED_TASKS: ", "2. HUMAN_NOTES: ",
-		"=== HUMAN NOTES ===\n- " + t1 + " (for task-2):\n  use exponential backoff\n",
+		"=== HUMAN NOTES ===\n- note 1, " + t1 + " (for task-2):\n  use exponential backoff\n",
+		"git liza note --done N",
 	}, []string{"=== ASSIGNED TASK ===", "INITIAL_PLANNING:"})
 
 	// With no trigger the planner is told there is nothing to do; with no
@@ -267,4 +268,54 @@ func TestBuildPromptPlanner(t *testing.T) {
 	pl = Planning(planState())
 	p, _ = BuildPrompt(PromptContext{AgentID: "planner-1", Role: RolePlanner, Planning: &pl})
 	wantIn(t, p, []string{"WAKE TRIGGER: INITIAL_PLANNING\n", "  - initial:goal-1: ship it\n", "1. INITIAL_PLANNING: "}, nil)
+}
+
+// TestSessionContext checks the one rule for what a session is told: the
+// planner every pending note, whoever it is for; a coder the notes for it
+// and its task, and a handoff only while it is pending.
+func TestSessionContext(t *testing.T) {
+	tk := sampleTask()
+	st := planState(tk, task("task-4", Blocked))
+	st.Agents = map[string]*Agent{
+		"coder-1":   {Role: string(RoleCoder), Status: "WORKING", Generation: 3},
+		"planner-1": {Role: string(RolePlanner), Status: "IDLE", NotesProcessed: []int{4}},
+	}
+	st.HumanNotes = []*HumanNote{
+		{Message: "for everyone", By: "human"},
+		{Message: "for task-3", For: "task-3", By: "human"},
+		{Message: "for task-4", For: "task-4", By: "human"},
+		{Message: "already dealt with", By: "human"},
+		{Message: "answer for task-4", For: "task-4", By: "planner-1"},
+	}
+	st.Handoff = map[string]*Handoff{"task-3": {Agent: "coder-1", Summary: "half done", NextAction: "finish"}}
+	numbers := func(ns []NumberedNote) []int {
+		var out []int
+		for _, n := range ns {
+			out = append(out, n.N)
+		}
+		return out
+	}
+
+	pc := SessionContext(st, RolePlanner, "planner-1", nil, nil)
+	if got := numbers(pc.HumanNotes); !slices.Equal(got, []int{1, 2, 3}) {
+		t.Errorf("planner notes = %v, want [1 2 3]: every pending note, for any task", got)
+	}
+	if pc.Planning == nil || pc.Planning.Trigger != TriggerBlockedTasks {
+		t.Errorf("planner wake = %+v, want BLOCKED_TASKS from the state", pc.Planning)
+	}
+
+	pc = SessionContext(st, RoleCoder, "coder-1", tk, nil)
+	if got := numbers(pc.HumanNotes); !slices.Equal(got, []int{1, 2, 4}) {
+		t.Errorf("coder notes = %v, want [1 2 4]", got)
+	}
+	if pc.Generation != 3 || pc.Task != tk {
+		t.Errorf("coder context: generation %d, task %v", pc.Generation, pc.Task)
+	}
+	if pc.Handoff != nil {
+		t.Errorf("a handoff that is no longer pending reached the prompt: %+v", pc.Handoff)
+	}
+	tk.HandoffPending = true
+	if pc = SessionContext(st, RoleCoder, "coder-1", tk, nil); pc.Handoff == nil {
+		t.Errorf("the pending handoff is missing")
+	}
 }

@@ -173,7 +173,11 @@ type Agent struct {
 	// (git liza agent) while it runs; a second registration of the same
 	// id is refused until it ends.
 	SupervisorLease string `yaml:"supervisor_lease,omitempty"`
-	Extra           Extra  `yaml:",inline"`
+	// NotesProcessed lists the human notes (numbered from 1, as git liza
+	// note prints them) a planner has dealt with, so that they wake no
+	// planner again.
+	NotesProcessed []int `yaml:"notes_processed,omitempty,flow"`
+	Extra          Extra `yaml:",inline"`
 }
 
 // Task is one task. Field names are the seed's.

@@ -404,6 +404,14 @@ func ValidateAgent(id string, a *Agent) []Problem {
 			ps.addf(where, "%s: %v", f.name, err)
 		}
 	}
+	if len(a.NotesProcessed) > 0 && Role(a.Role) != RolePlanner {
+		ps.add(where, "notes_processed: only a planner processes human notes")
+	}
+	for _, n := range a.NotesProcessed {
+		if n < 1 {
+			ps.addf(where, "notes_processed: %d is not a note number (notes are numbered from 1)", n)
+		}
+	}
 	return ps
 }
 

@@ -31,6 +31,13 @@ func Branch(id string) string { return "task/" + id }
 // BranchRef is a task's branch as a full ref name.
 func BranchRef(id string) string { return "refs/heads/" + Branch(id) }
 
+// ReviewPath is where a reviewer's agent reads the commit under review: a
+// detached worktree of its own, under the git directory and so out of every
+// checkout, whether or not the coder's worktree is on this machine.
+func ReviewPath(repo *refstore.Repo, agent, id string) string {
+	return filepath.Join(repo.CommonDir, "liza", "review", agent, id)
+}
+
 // ErrBusy means another process is claiming the same task on this machine
 // right now: its worktree or branch appeared under our feet.
 var ErrBusy = errors.New("task worktree is being created by another process")

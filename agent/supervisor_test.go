@@ -1,0 +1,199 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+// fakeLiza records the commands a supervisor runs and answers them with
+// reply (nil: success with no output).
+type fakeLiza struct {
+	calls [][]string
+	reply func(args []string) ([]byte, error)
+}
+
+func (f *fakeLiza) run(_ context.Context, args ...string) ([]byte, error) {
+	f.calls = append(f.calls, args)
+	if f.reply == nil {
+		return nil, nil
+	}
+	return f.reply(args)
+}
+
+// verbs lists the calls by their first word after any --json.
+func (f *fakeLiza) verbs() []string {
+	var out []string
+	for _, c := range f.calls {
+		c = slices.DeleteFunc(slices.Clone(c), func(a string) bool { return a == "--json" })
+		out = append(out, strings.Join(c[:min(2, len(c))], " "))
+	}
+	return out
+}
+
+func newSup(role contracts.Role, id string, f *fakeLiza) (*sup, *bytes.Buffer) {
+	var log bytes.Buffer
+	return &sup{
+		Config: Config{ID: id, Role: role, Generation: 1, Liza: f.run, Log: &log, Backoff: time.Millisecond,
+			Poll: time.Second, Now: func() time.Time { return time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC) }},
+		merges: map[string]*mergeFailure{},
+	}, &log
+}
+
+func TestExitStatus(t *testing.T) {
+	run := func(args ...string) error { return exec.Command(args[0], args[1:]...).Run() }
+	for _, tc := range []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"success", nil, ExitDone},
+		{"exit 42", run("sh", "-c", "exit 42"), ExitRestart},
+		{"exit 3", run("sh", "-c", "exit 3"), 3},
+		{"killed", run("sh", "-c", "kill -9 $$"), 137},
+		{"not started", errors.New("exec: no such file"), 1},
+	} {
+		if got := exitStatus(tc.err); got != tc.want {
+			t.Errorf("%s: exitStatus = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestCrashLoop: crashes back off, doubling; the CrashLimit-th within
+// CrashWindow stops the supervisor with the coder's task blocked and a
+// retry_loop anomaly logged.
+func TestCrashLoop(t *testing.T) {
+	f := &fakeLiza{}
+	s, log := newSup(contracts.RoleCoder, "coder-1", f)
+	w := &work{task: &contracts.Task{ID: "a", Status: contracts.Claimed}}
+	ctx := context.Background()
+	for i := 0; i < CrashLimit-1; i++ {
+		if err := s.crashed(ctx, w, "exit status 1"); err != nil {
+			t.Fatalf("crash %d: %v", i+1, err)
+		}
+	}
+	if len(f.calls) != 0 {
+		t.Errorf("a crash below the limit wrote to the blackboard: %q", f.calls)
+	}
+	for _, want := range []string{"retrying in 1ms", "retrying in 2ms"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	if err := s.crashed(ctx, w, "exit status 1"); !errors.Is(err, ErrCrashLoop) {
+		t.Fatalf("third crash: %v, want ErrCrashLoop", err)
+	}
+	if got, want := f.verbs(), []string{"task block", "anomaly retry_loop"}; !slices.Equal(got, want) {
+		t.Errorf("calls = %q, want %q", got, want)
+	}
+}
+
+// TestCrashWindow: crashes older than CrashWindow do not count.
+func TestCrashWindow(t *testing.T) {
+	f := &fakeLiza{}
+	s, log := newSup(contracts.RoleCoder, "coder-1", f)
+	old := time.Now().Add(-CrashWindow - time.Minute)
+	s.crashes = []time.Time{old, old, old}
+	if err := s.crashed(context.Background(), &work{task: &contracts.Task{ID: "a"}}, "exit status 1"); err != nil {
+		t.Fatalf("a first crash in the window: %v", err)
+	}
+	if len(s.crashes) != 1 || !strings.Contains(log.String(), "retrying in 1ms") {
+		t.Errorf("crashes = %d, log:\n%s", len(s.crashes), log)
+	}
+}
+
+// TestCannotStart: failures to start the agent back off and stop the
+// supervisor at the limit, but block nothing and log no anomaly.
+func TestCannotStart(t *testing.T) {
+	f := &fakeLiza{}
+	s, _ := newSup(contracts.RoleCoder, "coder-1", f)
+	var err error
+	for i := 0; i < CrashLimit && err == nil; i++ {
+		err = s.cannotStart(context.Background(), "cannot start gemini: not found")
+	}
+	if !errors.Is(err, ErrCannotStart) {
+		t.Fatalf("after %d failures: %v, want ErrCannotStart", CrashLimit, err)
+	}
+	if len(f.calls) != 0 || len(s.crashes) != 0 {
+		t.Errorf("a start failure counted as a crash: calls %q, crashes %d", f.calls, len(s.crashes))
+	}
+}
+
+func TestRetryDelay(t *testing.T) {
+	poll := 10 * time.Second
+	d, seq := time.Duration(0), []time.Duration{}
+	for range 7 {
+		d = retryDelay(d, poll)
+		seq = append(seq, d)
+	}
+	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, MaxRetryDelay, MaxRetryDelay}
+	if !slices.Equal(seq, want) {
+		t.Errorf("delays = %v, want %v", seq, want)
+	}
+	if got := retryDelay(time.Second, 10*time.Minute); got != 10*time.Minute {
+		t.Errorf("retryDelay never goes below the poll interval: got %v", got)
+	}
+}
+
+// TestFailedMergeDoesNotSpin: a merge refused without any change to the
+// board is not tried again before its delay, is logged once, and does not
+// keep the reviewer from its other work.
+func TestFailedMergeDoesNotSpin(t *testing.T) {
+	f := &fakeLiza{reply: func(args []string) ([]byte, error) {
+		switch {
+		case slices.Contains(args, "merge"):
+			return nil, contracts.Invalidf("integration is checked out in /p: switch that checkout to another branch")
+		case slices.Contains(args, "review"):
+			return nil, contracts.Invalidf("no task awaits review")
+		}
+		return nil, nil
+	}}
+	s, log := newSup(contracts.RoleReviewer, "code-reviewer-1", f)
+	st := &contracts.State{Tasks: []*contracts.Task{
+		{ID: "a", Status: contracts.Approved, ApprovedBy: "code-reviewer-1", ReviewCommit: "c1"},
+		{ID: "b", Status: contracts.ReadyForReview, AssignedTo: "coder-2"},
+	}}
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		w, acted, err := s.nextReviewer(ctx, st)
+		if w != nil || acted || err != nil {
+			t.Fatalf("round %d: work %v, acted %v, err %v; want to wait", i+1, w, acted, err)
+		}
+	}
+	if got, want := f.verbs(), []string{"merge a", "review", "review", "review"}; !slices.Equal(got, want) {
+		t.Errorf("calls = %q, want %q: one merge, then the reviewer's other work", got, want)
+	}
+	if n := strings.Count(log.String(), "merge a failed"); n != 1 {
+		t.Errorf("the failure was logged %d times:\n%s", n, log)
+	}
+
+	// Once the delay has passed it is tried again, and waits twice as long
+	// after a second failure; the same error is not logged again.
+	s.merges["a"].retryAt = time.Now().Add(-time.Millisecond)
+	f.calls = nil
+	s.nextReviewer(ctx, st)
+	if got := f.verbs(); !slices.Contains(got, "merge a") {
+		t.Errorf("calls = %q after the delay: the merge was not tried again", got)
+	}
+	if d := s.merges["a"].delay; d != 2*time.Second {
+		t.Errorf("delay after a second failure = %v, want 2s", d)
+	}
+	if n := strings.Count(log.String(), "merge a failed"); n != 1 {
+		t.Errorf("the same failure was logged %d times", n)
+	}
+
+	// A new commit to merge, or a task no longer approved, starts afresh.
+	st.Tasks[0].ReviewCommit = "c2"
+	f.calls = nil
+	s.nextReviewer(ctx, st)
+	if got := f.verbs(); len(got) == 0 || got[0] != "merge a" {
+		t.Errorf("calls = %q: a resubmitted task's merge waited for the old one's delay", got)
+	}
+}
