@@ -43,6 +43,8 @@ func (e *Env) agentCmd() *cli.Command {
 		Name:      "agent",
 		Usage:     "supervise one agent CLI for a role: claim work, run the agent, handle its exit",
 		ArgsUsage: "ROLE [-- COMMAND ARGS...]",
+		Description: "An agent command that is not installed is refused before anything is registered (exit 5,\n" +
+			"a missing dependency). Ctrl-C or SIGTERM stops the supervisor, which releases its work.",
 		Flags: append(agentFlags(),
 			&cli.BoolFlag{Name: "replace", Usage: "take the agent id from a supervisor that still holds it"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -50,13 +52,13 @@ func (e *Env) agentCmd() *cli.Command {
 			if len(a) < 1 {
 				return contracts.Invalidf("usage: git liza %s", usage)
 			}
-			role, err := parseRole(a[0])
+			role, err := contracts.ParseRole(a[0])
 			if err != nil {
 				return err
 			}
-			command, err := agent.Command(cmd.String("cli"), a[1:])
+			command, err := agentCommand(cmd.String("cli"), a[1:])
 			if err != nil {
-				return contracts.Invalidf("%v", err)
+				return err
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -65,25 +67,27 @@ func (e *Env) agentCmd() *cli.Command {
 	}
 }
 
-// parseRole reads a role as users write it.
-func parseRole(s string) (contracts.Role, error) {
-	switch s {
-	case "planner":
-		return contracts.RolePlanner, nil
-	case "coder":
-		return contracts.RoleCoder, nil
-	case "code-reviewer", "code_reviewer", "reviewer":
-		return contracts.RoleReviewer, nil
+// agentCommand resolves the agent command line (see agent.Command) and
+// checks that its program is installed, so that a missing CLI is one clear
+// refusal before anything is registered or claimed rather than a crash loop
+// that blocks a task. The program becomes an absolute path: the agent runs
+// in a task's worktree, where a relative one would not be found.
+func agentCommand(cli string, args []string) ([]string, error) {
+	command, err := agent.Command(cli, args)
+	if err != nil {
+		return nil, contracts.Invalidf("%v", err)
 	}
-	return "", contracts.Invalidf("unknown role %q: want planner, coder or code-reviewer", s)
-}
-
-// rolePrefix is the prefix of the role's agent ids.
-func rolePrefix(r contracts.Role) string {
-	if r == contracts.RoleReviewer {
-		return "code-reviewer"
+	path, err := exec.LookPath(command[0])
+	if err != nil {
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		return nil, contracts.Errorf(contracts.CodeMissingDep, "agent command %s is not installed or not executable: %v", command[0], err)
 	}
-	return string(r)
+	if command[0], err = filepath.Abs(path); err != nil {
+		return nil, err
+	}
+	return command, nil
 }
 
 // supervise registers an agent id for the role, runs the supervisor and
@@ -105,7 +109,7 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 			return err
 		}
 		if got != role {
-			return contracts.Invalidf("agent id %s is not a %s id (want %s-N)", id, rolePrefix(role), rolePrefix(role))
+			return contracts.Invalidf("agent id %s is not a %s id (want %s-N)", id, role.IDPrefix(), role.IDPrefix())
 		}
 		if gen, err = e.registerAs(ctx, id, cmd.Bool("replace")); err != nil {
 			return err
@@ -113,7 +117,7 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	} else {
 		// The first free id of the role, as the seeds number agents.
 		for n := 1; ; n++ {
-			id = fmt.Sprintf("%s-%d", rolePrefix(role), n)
+			id = fmt.Sprintf("%s-%d", role.IDPrefix(), n)
 			gen, err = e.registerAs(ctx, id, false)
 			if err == nil {
 				break
@@ -127,7 +131,7 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "%s %s supervising %s (generation %d): %s\n", clock().Format("15:04:05"), id, rolePrefix(role), gen, strings.Join(command, " "))
+	fmt.Fprintf(e.Stdout, "%s %s supervising %s (generation %d): %s\n", clock().Format("15:04:05"), id, role.IDPrefix(), gen, strings.Join(command, " "))
 	c := agent.Config{
 		ID: id, Role: role, Generation: gen, Repo: s.repo, Root: root,
 		Command: command, Liza: e.inProcess(id, gen),
@@ -173,11 +177,13 @@ func (e *Env) registerAs(ctx context.Context, id string, replace bool) (int, err
 }
 
 // inProcess runs git-liza commands in this process for agent id at
-// generation gen (0: none), capturing their output.
+// generation gen (0: none), capturing their output. A failed command
+// returns a *contracts.Error with its exit code and one-line message,
+// wrapping the command's own error.
 func (e *Env) inProcess(id string, gen int) agent.Liza {
 	return func(ctx context.Context, args ...string) ([]byte, error) {
-		var out, errb bytes.Buffer
-		sub := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: e.Dir,
+		var out bytes.Buffer
+		sub := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: io.Discard, Dir: e.Dir,
 			Getenv: func(k string) string {
 				switch k {
 				case "LIZA_AGENT_ID":
@@ -191,13 +197,12 @@ func (e *Env) inProcess(id string, gen int) agent.Liza {
 				return e.Getenv(k)
 			}}
 		argv := append([]string{"git-liza", "--agent", id, fmt.Sprintf("--generation=%d", gen)}, args...)
-		code := sub.Run(ctx, argv)
-		if code != 0 {
-			msg := strings.TrimSpace(errb.String())
-			if i := strings.LastIndex(msg, "\n"); i >= 0 {
-				msg = msg[i+1:]
-			}
-			return out.Bytes(), contracts.Errorf(contracts.Code(code), "%s", strings.TrimPrefix(msg, "git-liza: "))
+		sub.argv = argv
+		app := sub.app()
+		app.Commands = only(app, argv)
+		if err := app.Run(ctx, argv); err != nil {
+			code, msg := exitCode(err)
+			return out.Bytes(), &contracts.Error{Code: code, Msg: msg, Err: err}
 		}
 		return out.Bytes(), nil
 	}
@@ -221,13 +226,17 @@ func (e *Env) runCmd() *cli.Command {
 		Name:      "run",
 		Usage:     "start a whole team (planner, coders, reviewers) with prefixed output; Ctrl-C stops it",
 		ArgsUsage: "[-- COMMAND ARGS...]",
+		Description: "Ctrl-C or SIGTERM stops every supervisor, which releases its work. A script that started the\n" +
+			"team in the background should stop it with SIGTERM: such a job ignores SIGINT, and git, when\n" +
+			"git liza run came through it, then reports \"waitpid for git-liza failed\" and exits 128 though\n" +
+			"the team stopped cleanly (git-liza run itself exits 0).",
 		Flags: append(agentFlags(),
 			&cli.IntFlag{Name: "coders", Value: 1, Usage: "how many coders"},
 			&cli.IntFlag{Name: "reviewers", Value: 1, Usage: "how many code reviewers"},
 			&cli.BoolFlag{Name: "no-planner", Usage: "start no planner (tasks are planned by hand)"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if _, err := agent.Command(cmd.String("cli"), cmd.Args().Slice()); err != nil {
-				return contracts.Invalidf("%v", err)
+			if _, err := agentCommand(cmd.String("cli"), cmd.Args().Slice()); err != nil {
+				return err
 			}
 			coders, reviewers := int(cmd.Int("coders")), int(cmd.Int("reviewers"))
 			if coders < 0 || reviewers < 0 || coders > 32 || reviewers > 32 {
@@ -267,14 +276,26 @@ type teamSpec struct {
 	unset             []string // environment variables the supervisors must not inherit
 	quiet             bool     // do not prefix-print the supervisors' output
 	log               io.Writer
+	// exe and start are the program that runs a supervisor and how it is
+	// started: git-liza itself and exec.Cmd.Start, except in tests.
+	exe   string
+	start func(*exec.Cmd) error
 }
 
 // team runs one supervisor process per agent and waits for all of them.
-// Cancelling ctx asks each to stop (SIGTERM), which releases its work.
+// Cancelling ctx asks each to stop (SIGTERM), which releases its work; so
+// does a supervisor that cannot be started, for those already running.
 func (e *Env) team(ctx context.Context, t teamSpec) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
+	exe := t.exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	start := t.start
+	if start == nil {
+		start = (*exec.Cmd).Start
 	}
 	var ids []string
 	if t.planner {
@@ -301,20 +322,31 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 	}
 	results := make(chan result, len(ids))
 	var procs []*exec.Cmd
+	stop := func() {
+		for _, p := range procs {
+			_ = p.Process.Signal(syscall.SIGTERM)
+		}
+	}
 	env := slices.DeleteFunc(agentEnviron(), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(t.unset, k)
 	})
 	for _, id := range ids {
 		role, _ := contracts.ParseAgentID(id)
-		args := append([]string{"agent", rolePrefix(role), "--agent", id}, t.args...)
+		args := append([]string{"agent", role.IDPrefix(), "--agent", id}, t.args...)
 		c := exec.Command(exe, args...)
 		c.Dir, c.Env = e.Dir, env
 		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		pr, pw := io.Pipe()
 		c.Stdout, c.Stderr = pw, pw
-		if err := c.Start(); err != nil {
-			return err
+		if err := start(c); err != nil {
+			pw.Close()
+			stop()
+			for range procs {
+				<-results
+			}
+			wg.Wait()
+			return contracts.Invalidf("cannot start the supervisor of %s: %v; stopped the others", id, err)
 		}
 		procs = append(procs, c)
 		prefix := fmt.Sprintf("[%-*s] ", width, id)
@@ -343,16 +375,14 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 	}
 	var failed []string
 	stopping := false
-	for range ids {
+	for range procs {
 		var r result
 		select {
 		case r = <-results:
 		case <-ctx.Done():
 			if !stopping {
 				stopping = true
-				for _, p := range procs {
-					_ = p.Process.Signal(syscall.SIGTERM)
-				}
+				stop()
 			}
 			r = <-results
 		}

@@ -3,7 +3,10 @@ package commands
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"sort"
 
 	"github.com/urfave/cli/v3"
 
@@ -86,7 +89,13 @@ func (s *session) register(ctx context.Context, replace bool) error {
 				out.Replaced = fmt.Sprintf("generation %d on %s", a.Generation, a.Host)
 			}
 		}
-		a.Generation++
+		// A supervisor that stopped cleanly retired its generation on the way
+		// out (see unregister) and left no host: the next registration takes
+		// the number it moved on to. Otherwise the generation moves on now,
+		// so that whatever still runs under the old one is refused.
+		if a.Generation == 0 || a.Host != "" {
+			a.Generation++
+		}
 		a.Started, a.Heartbeat = tx.NowString(), tx.NowString()
 		a.Host = fmt.Sprintf("%s pid %d", host, os.Getpid())
 		a.SupervisorLease, a.LeaseExpires = lease, lease
@@ -119,7 +128,8 @@ func (s *session) register(ctx context.Context, replace bool) error {
 // unregister ends a supervisor's registration. What its agent held is let
 // go without losing work: a coder's claim keeps its worktree and branch
 // but its lease ends now, so any coder may take the task over; a
-// review is released.
+// review is released. The generation moves on, so that an agent process
+// the supervisor left behind can no longer write as the agent.
 func (s *session) unregister(ctx context.Context) error {
 	if s.agent == "" {
 		return contracts.Invalidf("supervise exit needs an agent id (--agent or LIZA_AGENT_ID)")
@@ -159,10 +169,12 @@ func (s *session) unregister(ctx context.Context) error {
 			tx.PutTask(t)
 			released = append(released, t.ID)
 		}
+		ended := a.Generation
 		a.Status, a.CurrentTask = "IDLE", ""
-		a.SupervisorLease, a.LeaseExpires = "", ""
+		a.SupervisorLease, a.LeaseExpires, a.Host = "", "", ""
+		a.Generation++
 		tx.PutAgent(s.agent, a)
-		tx.Describe(fmt.Sprintf("supervisor of %s stopped (generation %d)", s.agent, a.Generation), "")
+		tx.Describe(fmt.Sprintf("supervisor of %s stopped (generation %d)", s.agent, ended), "")
 		if released == nil {
 			released = []string{}
 		}
@@ -194,18 +206,30 @@ func (s *session) complete(ctx context.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		merged := false
-		for _, t := range idx {
+		var statuses []contracts.Status
+		ids := slices.Collect(maps.Keys(idx))
+		sort.Slice(ids, func(i, j int) bool { return contracts.NaturalLess(ids[i], ids[j]) })
+		for _, id := range ids {
+			t := idx[id]
 			if !t.Status.Terminal() {
 				return nil, contracts.Invalidf("task %s is %s: the goal is not complete", t.ID, t.Status)
 			}
-			merged = merged || t.Status == contracts.Merged
+			statuses = append(statuses, t.Status)
 		}
 		archived, err := tx.ArchivedIDs()
 		if err != nil {
 			return nil, err
 		}
-		if !merged && len(archived) == 0 {
+		for _, id := range archived {
+			t, err := tx.ArchivedTask(id)
+			if err != nil {
+				return nil, err
+			}
+			if t != nil {
+				statuses = append(statuses, t.Status)
+			}
+		}
+		if !contracts.TasksComplete(statuses) {
 			return nil, contracts.Invalidf("no task was merged: the goal is not complete")
 		}
 		now := tx.NowString()
