@@ -60,7 +60,7 @@ func (e *Env) setMode(op contracts.Op, mode string) func(context.Context, *sessi
 		if strings.ContainsAny(reason, "\n\r") {
 			return contracts.Invalidf("--reason must be one line")
 		}
-		by := actorName(s.agent)
+		by := contracts.ActorName(s.agent)
 		res, err := s.update(ctx, cas.Op{Name: op, Apply: func(tx *cas.Tx) (any, error) {
 			m, err := tx.Meta()
 			if err != nil {
@@ -71,6 +71,10 @@ func (e *Env) setMode(op contracts.Op, mode string) func(context.Context, *sessi
 				from = m.Control.Mode
 			}
 			out := modeResult{Mode: mode, From: from, By: by, Reason: reason}
+			// ABORT outranks PAUSE (seed 000): only resume lifts an abort.
+			if from == contracts.ModeAborted && mode == contracts.ModePaused {
+				return nil, contracts.Invalidf("the team is ABORTED (since %s by %s): pause cannot lift an abort; resume first", m.Control.Since, m.Control.By)
+			}
 			if from == mode {
 				if m.Control != nil {
 					out.Since, out.By, out.Reason = m.Control.Since, m.Control.By, m.Control.Reason
@@ -151,12 +155,4 @@ func decodeResult[T any](res *cas.Result) (T, error) {
 		return out, contracts.Errorf(contracts.CodeInconsistent, "request result: %v", err)
 	}
 	return out, nil
-}
-
-// actorName names who acted: the agent id, or "human".
-func actorName(agent string) string {
-	if agent == "" {
-		return "human"
-	}
-	return agent
 }
