@@ -9,9 +9,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -39,6 +41,11 @@ type Env struct {
 // returns the process exit code. It never calls os.Exit.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	shortLived()
+	if !stateOnly(args) {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
 	dir, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintf(stderr, "git-liza: %v\n", err)
@@ -74,14 +81,7 @@ func (e *Env) app() *cli.Command {
 		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
 			return contracts.Invalidf("%v", err)
 		},
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "agent", Usage: "act as agent `ID` (planner-N, coder-N, code-reviewer-N)", Sources: cli.EnvVars("LIZA_AGENT_ID")},
-			&cli.BoolFlag{Name: "json", Usage: "machine-readable output on stdout"},
-			&cli.StringFlag{Name: "request-id", Usage: "idempotency `KEY`: a retried request with the same key is applied once"},
-			&cli.BoolFlag{Name: "offline", Usage: "with liza.remote set: commit locally; git liza sync publishes later"},
-			&cli.IntFlag{Name: "generation", Usage: "supervisor registration `N` the agent runs under; refused once a newer registration of the id exists", Sources: cli.EnvVars("LIZA_AGENT_GENERATION"), Hidden: true},
-			&cli.DurationFlag{Name: "retry-budget", Usage: "how long to keep retrying lost races", Value: 30 * time.Second, Sources: cli.EnvVars("LIZA_RETRY_BUDGET")},
-		},
+		Flags: globalFlags(),
 		Commands: slices.Concat([]*cli.Command{
 			e.initCmd(),
 			e.statusCmd(),
@@ -100,34 +100,72 @@ func (e *Env) app() *cli.Command {
 // runs one, which costs a short-lived process more than the work of most
 // commands. Help, a mistyped name and anything unusual keep them all.
 func only(app *cli.Command, args []string) []*cli.Command {
-	valued := map[string]bool{}
-	for _, f := range app.Flags {
-		if _, isBool := f.(*cli.BoolFlag); !isBool {
-			for _, n := range f.Names() {
-				valued[n] = true
-			}
+	name := commandName(args)
+	for _, c := range app.Commands {
+		if name != "" && (c.Name == name || !c.Hidden && c.HasName(name)) {
+			return []*cli.Command{c}
 		}
 	}
+	return app.Commands
+}
+
+// globalFlags are the options every command takes.
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "agent", Usage: "act as agent `ID` (planner-N, coder-N, code-reviewer-N)", Sources: cli.EnvVars("LIZA_AGENT_ID")},
+		&cli.BoolFlag{Name: "json", Usage: "machine-readable output on stdout"},
+		&cli.StringFlag{Name: "request-id", Usage: "idempotency `KEY`: a retried request with the same key is applied once"},
+		&cli.BoolFlag{Name: "offline", Usage: "with liza.remote set: commit locally; git liza sync publishes later"},
+		&cli.IntFlag{Name: "generation", Usage: "supervisor registration `N` the agent runs under; refused once a newer registration of the id exists", Sources: cli.EnvVars("LIZA_AGENT_GENERATION"), Hidden: true},
+		&cli.DurationFlag{Name: "retry-budget", Usage: "how long to keep retrying lost races", Value: 30 * time.Second, Sources: cli.EnvVars("LIZA_RETRY_BUDGET")},
+	}
+}
+
+// takesValue reports whether the global option name takes a value.
+func takesValue(name string) bool {
+	for _, f := range globalFlags() {
+		if _, isBool := f.(*cli.BoolFlag); !isBool && slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandName is the first word of args (after the program name) that is
+// not a global option or its value: the command that args run.
+func commandName(args []string) string {
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		if a == "--" || a == "-" {
-			break
+			return ""
 		}
-		if strings.HasPrefix(a, "-") {
-			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-			if valued[name] && !hasValue {
-				i++
-			}
-			continue
+		if !strings.HasPrefix(a, "-") {
+			return a
 		}
-		for _, c := range app.Commands {
-			if c.HasName(a) && !c.Hidden || c.Name == a {
-				return []*cli.Command{c}
-			}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !hasValue && takesValue(name) {
+			i++
 		}
-		break
 	}
-	return app.Commands
+	return ""
+}
+
+// stateOnlyCommands change nothing but refs/liza/state, in one
+// compare-and-swap, or only read: interrupted, they leave nothing to clean
+// up, so they run without a signal handler (setting one up costs a
+// short-lived process a thread and a goroutine). Every other command is
+// told of SIGINT and SIGTERM through its context, so that it can undo
+// what it has done outside the state, such as a worktree made for a claim
+// that did not land.
+var stateOnlyCommands = map[string]bool{
+	"task": true, "checkpoint": true, "heartbeat": true, "handoff": true, "verdict": true,
+	"anomaly": true, "discover": true, "note": true, "pause": true, "abort": true,
+	"show": true, "export": true, "status": true, "log": true, "validate": true,
+}
+
+// stateOnly reports whether args run one of stateOnlyCommands.
+func stateOnly(args []string) bool {
+	return stateOnlyCommands[commandName(args)]
 }
 
 // session is what a command that works on the blackboard needs.
