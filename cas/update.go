@@ -204,7 +204,7 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 				return nil, inconsistent("request record %s: %v", op.Request, err)
 			}
 			if rec.Op != string(op.Name) || rec.Agent != op.Agent {
-				return nil, contracts.Invalidf("request id %s was already used by %s (%s)", op.Request, rec.Op, agentName(rec.Agent))
+				return nil, contracts.Invalidf("request id %s was already used by %s (%s)", op.Request, rec.Op, contracts.ActorName(rec.Agent))
 			}
 			return &Result{Commit: tip, Value: rec.Result, Replayed: true}, nil
 		}
@@ -315,7 +315,7 @@ func commitMessage(op Op, tx *Tx) string {
 		b.WriteString("\n\n")
 	}
 	fmt.Fprintf(&b, "Liza-Op: %s\n", op.Name)
-	fmt.Fprintf(&b, "Liza-Agent: %s\n", agentName(op.Agent))
+	fmt.Fprintf(&b, "Liza-Agent: %s\n", contracts.ActorName(op.Agent))
 	if tx.task != "" {
 		fmt.Fprintf(&b, "Liza-Task: %s\n", tx.task)
 	}
@@ -346,13 +346,6 @@ func checkGeneration(tx *Tx, op Op) error {
 		return contracts.Invalidf("stale supervisor: %s is now generation %d, this process is generation %d", op.Agent, a.Generation, op.Generation)
 	}
 	return nil
-}
-
-func agentName(agent string) string {
-	if agent == "" {
-		return "human"
-	}
-	return agent
 }
 
 // Trailers reads the "Key: value" lines of a commit message's last

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -322,7 +321,7 @@ func checkClaim(tx *cas.Tx, t *contracts.Task, agent string) (claimKind, error) 
 		switch {
 		case t.AssignedTo == agent:
 			kind = claimOwn
-		case t.AssignedTo == "" || leaseOver(t.LeaseExpires, now):
+		case t.AssignedTo == "" || contracts.LeaseOver(t.LeaseExpires, now):
 			kind = claimTakeover
 		default:
 			return "", contracts.Invalidf("task %s is %s and still leased to %s until %s", t.ID, t.Status, t.AssignedTo, t.LeaseExpires)
@@ -331,7 +330,7 @@ func checkClaim(tx *cas.Tx, t *contracts.Task, agent string) (claimKind, error) 
 		switch {
 		case t.AssignedTo == agent:
 			return "", contracts.Invalidf("%s already holds task %s", agent, t.ID)
-		case leaseOver(t.LeaseExpires, now):
+		case contracts.LeaseOver(t.LeaseExpires, now):
 			kind = claimExpired
 		default:
 			return "", contracts.Invalidf("task %s is claimed by %s until %s", t.ID, t.AssignedTo, t.LeaseExpires)
@@ -409,7 +408,7 @@ func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
 	}
 	var expired *contracts.Task
 	for _, t := range tasks {
-		if t.Status == contracts.Claimed && leaseOver(t.LeaseExpires, tx.Now) && ok(t) && (expired == nil || contracts.Less(t, expired)) {
+		if t.Status == contracts.Claimed && contracts.LeaseOver(t.LeaseExpires, tx.Now) && ok(t) && (expired == nil || contracts.Less(t, expired)) {
 			expired = t
 		}
 	}
@@ -441,13 +440,6 @@ func orUnknown(s contracts.Status) string {
 		return "unknown"
 	}
 	return string(s)
-}
-
-// leaseOver reports whether a lease has ended (an unreadable or missing
-// lease counts as ended).
-func leaseOver(expires string, now time.Time) bool {
-	t, err := contracts.ParseTime(expires)
-	return err != nil || !t.After(now)
 }
 
 // setAgent records an agent's status and current task, creating its entry

@@ -77,7 +77,7 @@ func (s *session) lever(ctx context.Context, op contracts.Op, id, event string, 
 				return nil, err
 			}
 			t.Status = c.To
-			ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: actor(tx.Actor), Reason: c.Reason}
+			ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: contracts.ActorName(tx.Actor), Reason: c.Reason}
 			if from != c.To {
 				ev.From, ev.To = string(from), string(c.To)
 			}
@@ -299,7 +299,7 @@ func (e *Env) taskSupersedeCmd() *cli.Command {
 				t.LeaseExpires = ""
 				if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{
 					Time: tx.NowString(), Event: "superseded", Task: id, Tasks: contracts.StringList(news),
-					Agent: actor(tx.Actor), Reason: reason,
+					Agent: contracts.ActorName(tx.Actor), Reason: reason,
 				}); err != nil {
 					return leverChange{}, err
 				}
@@ -342,7 +342,7 @@ func (e *Env) taskAbandonCmd() *cli.Command {
 				}
 				t.LeaseExpires = ""
 				if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{
-					Time: tx.NowString(), Event: "abandoned", Task: id, Agent: actor(tx.Actor), Reason: reason,
+					Time: tx.NowString(), Event: "abandoned", Task: id, Agent: contracts.ActorName(tx.Actor), Reason: reason,
 				}); err != nil {
 					return leverChange{}, err
 				}

@@ -129,7 +129,7 @@ func (e *Env) anomalyCmd() *cli.Command {
 			return s.logEntry(ctx, cas.Op{
 				Name: contracts.OpAnomaly,
 				Apply: func(tx *cas.Tx) (any, error) {
-					an := &contracts.Anomaly{Type: typ, TaskID: task, LoggedBy: actor(tx.Actor), Timestamp: tx.NowString(), Details: details}
+					an := &contracts.Anomaly{Type: typ, TaskID: task, LoggedBy: contracts.ActorName(tx.Actor), Timestamp: tx.NowString(), Details: details}
 					if err := contracts.CheckAnomaly(an, role); err != nil {
 						return nil, err
 					}
@@ -199,7 +199,7 @@ func (e *Env) discoverCmd() *cli.Command {
 				Name: contracts.OpDiscover,
 				Apply: func(tx *cas.Tx) (any, error) {
 					nd := *d
-					nd.By = actor(tx.Actor)
+					nd.By = contracts.ActorName(tx.Actor)
 					nd.Timestamp = tx.NowString()
 					nd.During = task
 					if task != "" {
@@ -305,7 +305,7 @@ func (e *Env) noteCmd() *cli.Command {
 							return nil, contracts.Invalidf("--for %s names no task and no agent", target)
 						}
 					}
-					hn := &contracts.HumanNote{Timestamp: tx.NowString(), Message: msg, For: target, By: actor(tx.Actor)}
+					hn := &contracts.HumanNote{Timestamp: tx.NowString(), Message: msg, For: target, By: contracts.ActorName(tx.Actor)}
 					n, err := tx.Append(cas.ListHumanNotes, hn)
 					if err != nil {
 						return nil, err

@@ -118,7 +118,7 @@ func checkReviewClaim(tx *cas.Tx, t *contracts.Task, agent string) error {
 	if t.ReviewingBy == agent {
 		return contracts.Invalidf("%s already reviews task %s", agent, t.ID)
 	}
-	if t.ReviewingBy != "" && !leaseOver(t.ReviewLeaseExpires, tx.Now) {
+	if t.ReviewingBy != "" && !contracts.LeaseOver(t.ReviewLeaseExpires, tx.Now) {
 		return contracts.Invalidf("task %s is under review by %s until %s", t.ID, t.ReviewingBy, t.ReviewLeaseExpires)
 	}
 	idx, err := tx.Index()

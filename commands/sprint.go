@@ -56,7 +56,7 @@ func (s *session) sprintCheckpoint(ctx context.Context) error {
 		// A checkpoint halts a running team; a checkpoint, pause or abort
 		// already in force stays as it was set.
 		if modeOf(m.Control) == contracts.ModeRunning {
-			m.Control = &contracts.Control{Mode: contracts.ModeCheckpoint, Since: now, By: actor(tx.Actor), Reason: "sprint checkpoint"}
+			m.Control = &contracts.Control{Mode: contracts.ModeCheckpoint, Since: now, By: contracts.ActorName(tx.Actor), Reason: "sprint checkpoint"}
 		}
 		st.Sprint, st.Control = m.Sprint, m.Control
 		sum := contracts.SprintSummary(st, tx.Now)

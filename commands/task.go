@@ -129,11 +129,11 @@ func (s *session) addTask(ctx context.Context, t *contracts.Task) error {
 			now := tx.NowString()
 			nt := *t
 			nt.Created = now
-			nt.History = []*contracts.HistoryEvent{{Time: now, Event: "created", Agent: actor(tx.Actor)}}
+			nt.History = []*contracts.HistoryEvent{{Time: now, Event: "created", Agent: contracts.ActorName(tx.Actor)}}
 			tx.PutTask(&nt)
 			m.Sprint.Scope.Planned = append(m.Sprint.Scope.Planned, t.ID)
 			tx.PutMeta(m)
-			if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{Time: now, Event: "task_added", Task: t.ID, Agent: actor(tx.Actor)}); err != nil {
+			if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{Time: now, Event: "task_added", Task: t.ID, Agent: contracts.ActorName(tx.Actor)}); err != nil {
 				return nil, err
 			}
 			tx.Describe(fmt.Sprintf("add %s%s", t.ID, by(tx.Actor)), t.ID)
@@ -188,7 +188,7 @@ func (s *session) transition(ctx context.Context, op contracts.Op, id string, to
 			}
 			from := t.Status
 			t.Status = to
-			t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: actor(tx.Actor), From: string(from), To: string(to)})
+			t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: contracts.ActorName(tx.Actor), From: string(from), To: string(to)})
 			tx.PutTask(t)
 			tx.Describe(fmt.Sprintf("%s %s%s", op, id, by(tx.Actor)), id)
 			return map[string]string{"id": id, "status": string(to)}, nil
@@ -225,14 +225,6 @@ func (s *session) checkSpecAt(ref, branch string) error {
 		return err
 	}
 	return s.checkSpec(ref, head, integ)
-}
-
-// actor names who acted in history entries: the agent, or "human".
-func actor(agent string) string {
-	if agent == "" {
-		return "human"
-	}
-	return agent
 }
 
 // by is the " (agent)" suffix of commit subjects.
