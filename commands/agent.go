@@ -62,6 +62,7 @@ func (e *Env) agentCmd() *cli.Command {
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			longLived()
 			return e.supervise(ctx, cmd, role, command)
 		},
 	}
@@ -262,6 +263,7 @@ func (e *Env) runCmd() *cli.Command {
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			longLived()
 			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, out: e.Stdout})
 		},
 	}

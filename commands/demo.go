@@ -55,6 +55,7 @@ func (e *Env) demoCmd() *cli.Command {
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			longLived()
 			return e.demo(ctx, cmd.String("dir"), cmd.Duration("timeout"))
 		},
 	}

@@ -46,6 +46,7 @@ func (e *Env) watchCmd() *cli.Command {
 			if interval <= 0 {
 				return contracts.Invalidf("--interval must be positive (got %s)", interval)
 			}
+			longLived()
 			return w.run(ctx, interval)
 		}),
 	}
