@@ -34,12 +34,13 @@ import (
 )
 
 const (
-	warmups        = 2    // untimed runs of each variant before the timed ones
-	historyTasks   = 100  // tasks in both history repositories
-	historyCommits = 1000 // commits on refs/liza/state in the long-history repository
-	lifecycleTasks = 100  // tasks in the repositories of the worktree claim and merge timings
-	remoteTasks    = 100  // tasks on the remotes of the remote-mode timings
-	contendAdds    = 10   // tasks each clone adds in the contention runs
+	warmups        = 2               // untimed runs of each variant before the timed ones
+	historyTasks   = 100             // tasks in both history repositories
+	historyCommits = 1000            // commits on refs/liza/state in the long-history repository
+	lifecycleTasks = 100             // tasks in the repositories of the worktree claim and merge timings
+	remoteTasks    = 100             // tasks on the remotes of the remote-mode timings
+	contendAdds    = 10              // tasks each clone adds in the contention runs
+	contendBudget  = 5 * time.Minute // LIZA_RETRY_BUDGET of the contention runs
 )
 
 // contendClones are the numbers of clones contending on one remote.
@@ -132,7 +133,8 @@ type contentionResult struct {
 	AddsPerClone int     `json:"adds_per_clone"`
 	WallMS       float64 `json:"wall_ms"`
 	OpsPerSec    float64 `json:"ops_per_sec"`
-	Add          stats   `json:"add"`           // each add, whole process, retries included
+	Add          stats   `json:"add"`           // each acknowledged add, whole process, retries included
+	GaveUp       int     `json:"gave_up"`       // adds that spent the retry budget (exit 2): refused, not lost
 	SetupCommits int     `json:"setup_commits"` // on the remote's refs/liza/state before the adds
 	Commits      int     `json:"commits"`       // and after
 	Lost         int     `json:"lost"`
@@ -692,20 +694,31 @@ func (b *bench) measureContention(n int) (contentionResult, error) {
 	samples := make([][]float64, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
+	// The retry budget is raised: what is measured is how the clones take
+	// turns and whether anything is lost, not where a caller gives up. An
+	// add that still gives up is refused (exit 2) and must not be on the
+	// remote.
+	env := append(slices.Clip(b.env), "LIZA_RETRY_BUDGET="+contendBudget.String())
+	gaveUp := make([][]string, n)
 	for c, clone := range clones {
 		// Every command is built before the start, as timeRun wants them.
 		cmds := make([]*exec.Cmd, contendAdds)
 		for i := range cmds {
 			args := addArgs(contendID(c, i))
 			args[1] = fmt.Sprintf("planner-%d", c+1) // the --agent value
-			cmds[i] = command(clone, b.env, "git", append([]string{"liza"}, args...)...)
+			cmds[i] = command(clone, env, "git", append([]string{"liza"}, args...)...)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			for _, cmd := range cmds {
+			for i, cmd := range cmds {
 				d, err := timeRun(cmd)
+				var ee *exec.ExitError
+				if errors.As(err, &ee) && ee.ExitCode() == 2 {
+					gaveUp[c] = append(gaveUp[c], contendID(c, i))
+					continue
+				}
 				if err != nil {
 					errs[c] = err
 					return
@@ -721,10 +734,19 @@ func (b *bench) measureContention(n int) (contentionResult, error) {
 	if err := errors.Join(errs...); err != nil {
 		return r, err
 	}
-	want := n * contendAdds
+	refused := map[string]bool{}
+	for _, ids := range gaveUp {
+		for _, id := range ids {
+			refused[id] = true
+		}
+	}
+	r.GaveUp = len(refused)
+	want := n*contendAdds - r.GaveUp
 	r.WallMS = float64(wall.Microseconds()) / 1000
 	r.OpsPerSec = float64(want) / wall.Seconds()
-	r.Add = summarize(slices.Concat(samples...))
+	if want > 0 {
+		r.Add = summarize(slices.Concat(samples...))
+	}
 
 	// Every add above exited 0, so the remote acknowledged it: check that
 	// it is there, once, and that nothing else is.
@@ -739,14 +761,17 @@ func (b *bench) measureContention(n int) (contentionResult, error) {
 	if err != nil {
 		return r, err
 	}
-	var lost, twice []string
+	var lost, twice, landed []string
 	for c := 0; c < n; c++ {
 		for i := 0; i < contendAdds; i++ {
-			switch id := contendID(c, i); ids[id] {
-			case 0:
+			id := contendID(c, i)
+			switch {
+			case refused[id] && ids[id] > 0:
+				landed = append(landed, id)
+			case refused[id]:
+			case ids[id] == 0:
 				lost = append(lost, id)
-			case 1:
-			default:
+			case ids[id] > 1:
 				twice = append(twice, id)
 			}
 		}
@@ -755,6 +780,9 @@ func (b *bench) measureContention(n int) (contentionResult, error) {
 	var problems []string
 	if len(lost) > 0 {
 		problems = append(problems, fmt.Sprintf("LOST %d of %d acknowledged adds: %s", len(lost), want, strings.Join(lost, " ")))
+	}
+	if len(landed) > 0 {
+		problems = append(problems, fmt.Sprintf("%d adds reported as refused are on the remote: %s", len(landed), strings.Join(landed, " ")))
 	}
 	if len(twice) > 0 {
 		problems = append(problems, fmt.Sprintf("%d tasks are in the state more than once: %s", len(twice), strings.Join(twice, " ")))
@@ -1114,11 +1142,11 @@ func printTable(r report) {
 	if len(r.Contention) > 0 {
 		fmt.Printf("\nclones contending on one file:// remote (%d tasks), %d adds per clone, all started at once\n", remoteTasks, contendAdds)
 		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, "clones\tadds\twall ms\tops/s\tadd ms, median (p90)\tcommits (setup+adds)\tlost")
+		fmt.Fprintln(w, "clones\tadds\twall ms\tops/s\tadd ms, median (p90)\tcommits (setup+adds)\tgave up\tlost")
 		lost := 0
 		for _, c := range r.Contention {
-			fmt.Fprintf(w, "%d\t%d\t%.0f\t%.1f\t%s\t%d+%d\t%d\n", c.Clones, c.Clones*c.AddsPerClone, c.WallMS, c.OpsPerSec,
-				ms(c.Add), c.SetupCommits, c.Commits-c.SetupCommits, c.Lost)
+			fmt.Fprintf(w, "%d\t%d\t%.0f\t%.1f\t%s\t%d+%d\t%d\t%d\n", c.Clones, c.Clones*c.AddsPerClone, c.WallMS, c.OpsPerSec,
+				ms(c.Add), c.SetupCommits, c.Commits-c.SetupCommits, c.GaveUp, c.Lost)
 			lost += c.Lost
 		}
 		w.Flush()

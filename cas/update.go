@@ -86,8 +86,8 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 		budget = 30 * time.Second
 	}
 	deadline := time.Now().Add(budget)
-	delay := 2 * time.Millisecond
 	for attempt := 1; ; attempt++ {
+		began := time.Now()
 		res, err := s.attempt(ctx, op)
 		if err == nil {
 			res.Attempts = attempt
@@ -96,8 +96,7 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 		if !errors.Is(err, refstore.ErrStale) {
 			return nil, err
 		}
-		// Capped exponential backoff with full jitter.
-		sleep := time.Duration(rand.Int64N(int64(delay)) + 1)
+		sleep := backoff(attempt, time.Since(began))
 		if attempt > 1 && time.Now().Add(sleep).After(deadline) {
 			return nil, contracts.Errorf(contracts.CodeContention,
 				"%s: gave up after %d attempts in %s: %s kept moving", op.Name, attempt, budget, refstore.StateRef)
@@ -107,10 +106,20 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 			return nil, ctx.Err()
 		case <-time.After(sleep):
 		}
-		if delay < 500*time.Millisecond {
-			delay *= 2
-		}
 	}
+}
+
+// backoff is the wait after the n-th lost race, whose attempt took took:
+// exponential backoff with full jitter, in slots as long as an attempt. An
+// attempt that loses has overlapped another writer's for about that long,
+// so spreading the retries over a few slots lets the writers take turns;
+// a fixed scale too short for remote attempts (a fetch and a push each)
+// only makes them collide again. The window stops growing at 32 slots,
+// and at two seconds.
+func backoff(n int, took time.Duration) time.Duration {
+	slot := max(took, 2*time.Millisecond)
+	window := min(slot<<min(n, 5), 2*time.Second)
+	return time.Duration(rand.Int64N(int64(window)) + 1)
 }
 
 // View runs fn on a read-only transaction at the tip for agent, after the

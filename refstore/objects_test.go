@@ -75,19 +75,12 @@ func TestWriteTreeMatchesMktree(t *testing.T) {
 		{Mode: "040000", Name: "b", ID: inner}, // the zero-padded spelling is accepted
 		{Mode: ModeFile, Name: "B", ID: blob},
 	}
-	var mk strings.Builder
-	for _, e := range entries {
-		typ := "blob"
-		if e.IsTree() {
-			typ = "tree"
-		}
-		fmt.Fprintf(&mk, "%s %s %s\t%s\n", e.Mode, typ, e.ID, e.Name)
-	}
+	mk := mktreeInput(entries)
 	id, err := r.WriteTree(append([]TreeEntry(nil), entries...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := gitIn(t, dir, []byte(mk.String()), "mktree"); id.String() != want {
+	if want := gitIn(t, dir, []byte(mk), "mktree"); id.String() != want {
 		t.Fatalf("WriteTree = %s, git mktree says %s", id, want)
 	}
 	fsck(t, dir)
@@ -413,21 +406,14 @@ func TestEditTreeMatchesMktree(t *testing.T) {
 	}
 	for n, edits := range steps {
 		list = EditTree(list, edits)
-		var mk strings.Builder
-		for _, e := range list {
-			typ := "blob"
-			if e.IsTree() {
-				typ = "tree"
-			}
-			fmt.Fprintf(&mk, "%s %s %s\t%s\n", e.Mode, typ, e.ID, e.Name)
-		}
-		want := gitIn(t, dir, []byte(mk.String()), "mktree")
+		mk := mktreeInput(list)
+		want := gitIn(t, dir, []byte(mk), "mktree")
 		got, err := r.WriteTree(slices.Clone(list))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.String() != want {
-			t.Fatalf("step %d: EditTree order differs from git mktree:\n%s", n, mk.String())
+			t.Fatalf("step %d: EditTree order differs from git mktree:\n%s", n, mk)
 		}
 		if !slices.IsSortedFunc(list, compareEntries) {
 			t.Fatalf("step %d: not sorted", n)
@@ -446,4 +432,18 @@ func TestEditTreeMatchesMktree(t *testing.T) {
 			t.Fatal("found a missing name")
 		}
 	}
+}
+
+// mktreeInput is entries as git mktree reads them (and git ls-tree prints
+// them).
+func mktreeInput(entries []TreeEntry) string {
+	var b strings.Builder
+	for _, e := range entries {
+		typ := "blob"
+		if e.IsTree() {
+			typ = "tree"
+		}
+		fmt.Fprintf(&b, "%s %s %s\t%s\n", e.Mode, typ, e.ID, e.Name)
+	}
+	return b.String()
 }

@@ -51,7 +51,9 @@ func (e *ErrRejected) Error() string {
 // remote's values. A ref the remote lacks is missing from the result and
 // removed from tracking.
 func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[string]Hash, error) {
-	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", remote}
+	// --no-auto-maintenance: a fetch inside a compare-and-swap attempt must
+	// not stop to gc the repository.
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--", remote}
 	for _, ref := range refs {
 		args = append(args, "+"+ref+":"+TrackingRef(remote, ref))
 	}
