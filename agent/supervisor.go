@@ -353,7 +353,7 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 	now := s.Now()
 	any := false
 	for _, t := range st.Tasks {
-		if contracts.Claimable(t, st.StatusOf) || t.Status == contracts.Claimed && contracts.LeaseOver(t.LeaseExpires, now) {
+		if contracts.Claimable(t.Summary(), st.StatusOf) || t.Status == contracts.Claimed && contracts.LeaseOver(t.LeaseExpires, now) {
 			any = true
 			break
 		}

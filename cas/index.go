@@ -20,17 +20,7 @@ const IndexFile = "index"
 
 const indexHeader = "# liza index v1: id status priority created assigned_to reviewing_by lease_expires review_lease_expires depends_on paths"
 
-// Summary is the part of a task the index keeps.
-func Summary(t *contracts.Task) *contracts.Task {
-	return &contracts.Task{
-		ID: t.ID, Status: t.Status, Priority: t.Priority, Created: t.Created,
-		AssignedTo: t.AssignedTo, ReviewingBy: t.ReviewingBy,
-		LeaseExpires: t.LeaseExpires, ReviewLeaseExpires: t.ReviewLeaseExpires,
-		DependsOn: t.DependsOn, Paths: t.Paths,
-	}
-}
-
-func encodeIndex(idx map[string]*contracts.Task) []byte {
+func encodeIndex(idx map[string]*contracts.TaskSummary) []byte {
 	ids := make([]string, 0, len(idx))
 	for id := range idx {
 		ids = append(ids, id)
@@ -47,7 +37,7 @@ func encodeIndex(idx map[string]*contracts.Task) []byte {
 
 // appendIndexLine appends a task's line: tab-separated fields, "-" for an
 // empty one.
-func appendIndexLine(b []byte, t *contracts.Task) []byte {
+func appendIndexLine(b []byte, t *contracts.TaskSummary) []byte {
 	field := func(i int, f string) {
 		if i > 0 {
 			b = append(b, '\t')
@@ -74,7 +64,7 @@ func appendIndexLine(b []byte, t *contracts.Task) []byte {
 // has left the board) without decoding the rest: the lines are sorted by
 // id, so the changes merge in. The result is what encodeIndex gives for the
 // patched set of tasks.
-func patchIndex(raw []byte, changed map[string]*contracts.Task) ([]byte, error) {
+func patchIndex(raw []byte, changed map[string]*contracts.TaskSummary) ([]byte, error) {
 	header, body, ok := bytes.Cut(raw, []byte("\n"))
 	if !ok || string(header) != indexHeader {
 		return nil, fmt.Errorf("unknown index format")
@@ -121,15 +111,15 @@ func patchIndex(raw []byte, changed map[string]*contracts.Task) ([]byte, error) 
 	return out, nil
 }
 
-func decodeIndex(data []byte) (map[string]*contracts.Task, error) {
+func decodeIndex(data []byte) (map[string]*contracts.TaskSummary, error) {
 	header, body, _ := strings.Cut(string(data), "\n")
 	if header != indexHeader {
 		return nil, fmt.Errorf("unknown index format")
 	}
 	// One allocation for every summary: the index is read whole by the
 	// operations that need the board.
-	tasks := make([]contracts.Task, strings.Count(body, "\n"))
-	idx := make(map[string]*contracts.Task, len(tasks))
+	tasks := make([]contracts.TaskSummary, strings.Count(body, "\n"))
+	idx := make(map[string]*contracts.TaskSummary, len(tasks))
 	for n := 0; body != ""; n++ {
 		line, rest, ok := strings.Cut(body, "\n")
 		if !ok || n >= len(tasks) {
@@ -152,7 +142,7 @@ func decodeIndex(data []byte) (map[string]*contracts.Task, error) {
 			return nil, fmt.Errorf("index line %d: priority %q", n+2, f[2])
 		}
 		t := &tasks[n]
-		*t = contracts.Task{
+		*t = contracts.TaskSummary{
 			ID: f[0], Status: contracts.Status(f[1]), Priority: prio, Created: f[3],
 			AssignedTo: f[4], ReviewingBy: f[5], LeaseExpires: f[6], ReviewLeaseExpires: f[7],
 			DependsOn: splitComma(f[8]), Paths: splitComma(f[9]),
@@ -170,15 +160,15 @@ func splitComma(s string) contracts.StringList {
 }
 
 // buildIndex summarises a list of tasks.
-func buildIndex(tasks []*contracts.Task) map[string]*contracts.Task {
-	idx := make(map[string]*contracts.Task, len(tasks))
+func buildIndex(tasks []*contracts.Task) map[string]*contracts.TaskSummary {
+	idx := make(map[string]*contracts.TaskSummary, len(tasks))
 	for _, t := range tasks {
-		idx[t.ID] = Summary(t)
+		idx[t.ID] = t.Summary()
 	}
 	return idx
 }
 
 // sameIndex reports whether two indexes say the same.
-func sameIndex(a, b map[string]*contracts.Task) bool {
+func sameIndex(a, b map[string]*contracts.TaskSummary) bool {
 	return bytes.Equal(encodeIndex(a), encodeIndex(b))
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/liza-dev/git-liza/contracts"
 )
 
-func summary(id string, r *rand.Rand) *contracts.Task {
+func summary(id string, r *rand.Rand) *contracts.TaskSummary {
 	statuses := []contracts.Status{contracts.Unclaimed, contracts.Claimed, contracts.ReadyForReview, contracts.Merged}
-	t := &contracts.Task{ID: id, Status: statuses[r.IntN(len(statuses))], Priority: 1 + r.IntN(5), Created: "2026-01-17T10:00:00Z",
+	t := &contracts.TaskSummary{ID: id, Status: statuses[r.IntN(len(statuses))], Priority: 1 + r.IntN(5), Created: "2026-01-17T10:00:00Z",
 		DependsOn: contracts.StringList{}, Paths: contracts.StringList{}}
 	if t.Status == contracts.Claimed {
 		t.AssignedTo, t.LeaseExpires = "coder-1", "2026-01-17T10:30:00Z"
@@ -30,14 +30,14 @@ func summary(id string, r *rand.Rand) *contracts.Task {
 // decoding them gives the patched set back.
 func TestPatchIndexMatchesEncode(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	idx := map[string]*contracts.Task{}
+	idx := map[string]*contracts.TaskSummary{}
 	for i := range 50 {
 		id := fmt.Sprintf("task-%d", i*2)
 		idx[id] = summary(id, r)
 	}
 	raw := encodeIndex(idx)
 	for round := range 200 {
-		changed := map[string]*contracts.Task{}
+		changed := map[string]*contracts.TaskSummary{}
 		for range 1 + r.IntN(4) {
 			id := fmt.Sprintf("task-%d", r.IntN(120))
 			if r.IntN(3) == 0 {
@@ -65,13 +65,13 @@ func TestPatchIndexMatchesEncode(t *testing.T) {
 		raw = patched
 	}
 	// The empty board.
-	if got, err := patchIndex(encodeIndex(nil), map[string]*contracts.Task{"a": nil}); err != nil || string(got) != indexHeader+"\n" {
+	if got, err := patchIndex(encodeIndex(nil), map[string]*contracts.TaskSummary{"a": nil}); err != nil || string(got) != indexHeader+"\n" {
 		t.Fatalf("empty: %q, %v", got, err)
 	}
 }
 
 func TestIndexFormatErrors(t *testing.T) {
-	good := encodeIndex(map[string]*contracts.Task{"a": {ID: "a", Status: contracts.Unclaimed, Priority: 1}})
+	good := encodeIndex(map[string]*contracts.TaskSummary{"a": {ID: "a", Status: contracts.Unclaimed, Priority: 1}})
 	for name, raw := range map[string]string{
 		"no header":       "a\tUNCLAIMED\t1\t-\t-\t-\t-\t-\t-\t-\n",
 		"no final line":   string(good[:len(good)-1]),
@@ -84,7 +84,7 @@ func TestIndexFormatErrors(t *testing.T) {
 			t.Errorf("decodeIndex %s: accepted", name)
 		}
 		if name == "no header" || name == "no final line" {
-			if _, err := patchIndex([]byte(raw), map[string]*contracts.Task{"b": nil}); err == nil {
+			if _, err := patchIndex([]byte(raw), map[string]*contracts.TaskSummary{"b": nil}); err == nil {
 				t.Errorf("patchIndex %s: accepted", name)
 			}
 		}

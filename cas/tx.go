@@ -26,10 +26,10 @@ type Tx struct {
 	appends map[string]int // list -> next sequence number
 	refs    []refstore.RefUpdate
 
-	index        map[string]*contracts.Task // live task summaries, loaded on demand
-	taskChanged  map[string]bool            // live tasks put or removed
-	rebuildIndex []*contracts.Task          // set when the stored index must be rebuilt
-	rawIndex     []byte                     // the stored index, once read
+	index        map[string]*contracts.TaskSummary // live task summaries, loaded on demand
+	taskChanged  map[string]bool                   // live tasks put or removed
+	rebuildIndex []*contracts.Task                 // set when the stored index must be rebuilt
+	rawIndex     []byte                            // the stored index, once read
 }
 
 func newTx(snap *Snapshot, now time.Time, agent string) *Tx {
@@ -192,7 +192,7 @@ func (tx *Tx) PutTask(t *contracts.Task) {
 	tx.put(entityPath(TasksDir, t.ID), t)
 	tx.taskChanged[t.ID] = true
 	if tx.index != nil {
-		tx.index[t.ID] = Summary(t)
+		tx.index[t.ID] = t.Summary()
 	}
 }
 
@@ -208,7 +208,7 @@ func (tx *Tx) ArchiveTask(t *contracts.Task) {
 
 // Index returns a summary of every live task (see IndexFile), including
 // this operation's changes so far. Treat it as read-only.
-func (tx *Tx) Index() (map[string]*contracts.Task, error) {
+func (tx *Tx) Index() (map[string]*contracts.TaskSummary, error) {
 	if tx.index == nil {
 		idx, err := tx.loadIndex()
 		if err != nil {
@@ -216,7 +216,7 @@ func (tx *Tx) Index() (map[string]*contracts.Task, error) {
 		}
 		for id := range tx.taskChanged {
 			if t, ok := tx.cache[entityPath(TasksDir, id)].(*contracts.Task); ok && !tx.deleted[entityPath(TasksDir, id)] {
-				idx[id] = Summary(t)
+				idx[id] = t.Summary()
 			} else {
 				delete(idx, id)
 			}
@@ -226,7 +226,7 @@ func (tx *Tx) Index() (map[string]*contracts.Task, error) {
 	return tx.index, nil
 }
 
-func (tx *Tx) loadIndex() (map[string]*contracts.Task, error) {
+func (tx *Tx) loadIndex() (map[string]*contracts.TaskSummary, error) {
 	if tx.rebuildIndex != nil {
 		return buildIndex(tx.rebuildIndex), nil
 	}
@@ -242,7 +242,7 @@ func (tx *Tx) loadIndex() (map[string]*contracts.Task, error) {
 		return idx, nil
 	}
 	if !tx.Snap.Exists() {
-		return map[string]*contracts.Task{}, nil
+		return map[string]*contracts.TaskSummary{}, nil
 	}
 	// A state written without an index: build it from the tasks once.
 	st, err := tx.Snap.Load()
@@ -378,11 +378,11 @@ func (tx *Tx) newIndex() ([]byte, error) {
 			return nil, err
 		}
 		if ok {
-			changed := make(map[string]*contracts.Task, len(tx.taskChanged))
+			changed := make(map[string]*contracts.TaskSummary, len(tx.taskChanged))
 			for id := range tx.taskChanged {
 				changed[id] = nil
 				if t, ok := tx.cache[entityPath(TasksDir, id)].(*contracts.Task); ok && !tx.deleted[entityPath(TasksDir, id)] {
-					changed[id] = Summary(t)
+					changed[id] = t.Summary()
 				}
 			}
 			b, err := patchIndex(raw, changed)

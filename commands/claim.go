@@ -192,7 +192,7 @@ func (s *session) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	if err != nil {
 		return nil, err
 	}
-	kind, err := checkClaim(tx, t, s.agent)
+	kind, err := checkClaim(tx, t.Summary(), s.agent)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func (s *session) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool)
 	if err != nil {
 		return nil, err
 	}
-	kind, err := checkClaim(tx, t, s.agent)
+	kind, err := checkClaim(tx, t.Summary(), s.agent)
 	if err != nil {
 		if auto {
 			return nil, errPickAgain
@@ -311,7 +311,7 @@ func (s *session) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool)
 }
 
 // checkClaim decides whether agent may claim t now, and how.
-func checkClaim(tx *cas.Tx, t *contracts.Task, agent string) (claimKind, error) {
+func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (claimKind, error) {
 	now := tx.Now
 	var kind claimKind
 	switch t.Status {
@@ -388,7 +388,7 @@ func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tasks := make([]*contracts.Task, 0, len(idx))
+	tasks := make([]*contracts.TaskSummary, 0, len(idx))
 	for _, t := range idx {
 		tasks = append(tasks, t)
 	}
@@ -396,17 +396,17 @@ func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
 		st, err := taskStatus(tx, id)
 		return st, err == nil && st != ""
 	}
-	ok := func(t *contracts.Task) bool {
+	ok := func(t *contracts.TaskSummary) bool {
 		if skip[t.ID] {
 			return false
 		}
 		_, err := checkClaim(tx, t, agent)
 		return err == nil
 	}
-	if best := contracts.Best(tasks, statusOf, agent, func(t *contracts.Task) bool { return !ok(t) }); best != nil {
+	if best := contracts.Best(tasks, statusOf, agent, func(t *contracts.TaskSummary) bool { return !ok(t) }); best != nil {
 		return best.ID, nil
 	}
-	var expired *contracts.Task
+	var expired *contracts.TaskSummary
 	for _, t := range tasks {
 		if t.Status == contracts.Claimed && contracts.LeaseOver(t.LeaseExpires, tx.Now) && ok(t) && (expired == nil || contracts.Less(t, expired)) {
 			expired = t

@@ -61,7 +61,7 @@ func (s *session) review(ctx context.Context, id string) error {
 		if err != nil {
 			return nil, err
 		}
-		if err := checkReviewClaim(tx, t, s.agent); err != nil {
+		if err := checkReviewClaim(tx, t.Summary(), s.agent); err != nil {
 			return nil, err
 		}
 		_, lease, err := tx.Lease()
@@ -108,7 +108,7 @@ func (s *session) review(ctx context.Context, id string) error {
 }
 
 // checkReviewClaim decides whether agent may take the review of t.
-func checkReviewClaim(tx *cas.Tx, t *contracts.Task, agent string) error {
+func checkReviewClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) error {
 	if t.Status != contracts.ReadyForReview {
 		return contracts.Invalidf("task %s is %s, not READY_FOR_REVIEW", t.ID, t.Status)
 	}
@@ -139,7 +139,7 @@ func bestReview(tx *cas.Tx, agent string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var best *contracts.Task
+	var best *contracts.TaskSummary
 	for _, t := range idx {
 		if checkReviewClaim(tx, t, agent) != nil {
 			continue

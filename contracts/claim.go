@@ -2,11 +2,37 @@ package contracts
 
 import "strings"
 
+// TaskSummary is what the board index keeps of a live task: what choosing and
+// checking claims and reviews reads, so that those read one small record
+// per task instead of every task file.
+type TaskSummary struct {
+	ID                 string
+	Status             Status
+	Priority           int
+	Created            string
+	AssignedTo         string
+	ReviewingBy        string
+	LeaseExpires       string
+	ReviewLeaseExpires string
+	DependsOn          StringList
+	Paths              StringList
+}
+
+// Summary is t's entry in the board index.
+func (t *Task) Summary() *TaskSummary {
+	return &TaskSummary{
+		ID: t.ID, Status: t.Status, Priority: t.Priority, Created: t.Created,
+		AssignedTo: t.AssignedTo, ReviewingBy: t.ReviewingBy,
+		LeaseExpires: t.LeaseExpires, ReviewLeaseExpires: t.ReviewLeaseExpires,
+		DependsOn: t.DependsOn, Paths: t.Paths,
+	}
+}
+
 // Claimable reports whether a coder may claim t (seed 004): its status is
 // UNCLAIMED, REJECTED or INTEGRATION_FAILED and every task it depends on is
 // MERGED. statusOf reports the status of another task; an unknown dependency
 // makes t unclaimable.
-func Claimable(t *Task, statusOf func(id string) (Status, bool)) bool {
+func Claimable(t *TaskSummary, statusOf func(id string) (Status, bool)) bool {
 	if t == nil {
 		return false
 	}
@@ -50,7 +76,7 @@ func (st *State) Task(id string) *Task {
 // Less orders tasks best first: lowest priority number, then oldest created
 // (tasks with a valid timestamp before those without), then natural id order
 // (task-2 before task-10).
-func Less(a, b *Task) bool {
+func Less(a, b *TaskSummary) bool {
 	if a.Priority != b.Priority {
 		return a.Priority < b.Priority
 	}
@@ -71,11 +97,11 @@ func Less(a, b *Task) bool {
 // tasks that skip (when not nil) does not exclude, a REJECTED or
 // INTEGRATION_FAILED task already assigned to agent comes first, then the
 // order of Less.
-func Best(tasks []*Task, statusOf func(string) (Status, bool), agent string, skip func(*Task) bool) *Task {
-	own := func(t *Task) bool {
+func Best(tasks []*TaskSummary, statusOf func(string) (Status, bool), agent string, skip func(*TaskSummary) bool) *TaskSummary {
+	own := func(t *TaskSummary) bool {
 		return agent != "" && t.AssignedTo == agent && (t.Status == Rejected || t.Status == IntegrationFailed)
 	}
-	var best *Task
+	var best *TaskSummary
 	for _, t := range tasks {
 		if !Claimable(t, statusOf) || (skip != nil && skip(t)) {
 			continue

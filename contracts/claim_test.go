@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func statuses(tasks ...*Task) func(string) (Status, bool) {
+func statuses(tasks ...*TaskSummary) func(string) (Status, bool) {
 	return func(id string) (Status, bool) {
 		for _, t := range tasks {
 			if t.ID == id {
@@ -18,22 +18,22 @@ func statuses(tasks ...*Task) func(string) (Status, bool) {
 }
 
 func TestClaimable(t *testing.T) {
-	merged, open := task("dep-1", Merged), task("dep-2", Approved)
+	merged, open := summaryOf("dep-1", Merged), summaryOf("dep-2", Approved)
 	lookup := statuses(merged, open)
 	for _, st := range Statuses {
 		want := st == Unclaimed || st == Rejected || st == IntegrationFailed
-		if got := Claimable(task("t", st), lookup); got != want {
+		if got := Claimable(summaryOf("t", st), lookup); got != want {
 			t.Errorf("Claimable(%s) = %v, want %v", st, got, want)
 		}
 	}
-	withDeps := func(deps ...string) *Task {
-		tk := task("t", Unclaimed)
+	withDeps := func(deps ...string) *TaskSummary {
+		tk := summaryOf("t", Unclaimed)
 		tk.DependsOn = deps
 		return tk
 	}
 	for _, tc := range []struct {
 		name     string
-		t        *Task
+		t        *TaskSummary
 		statusOf func(string) (Status, bool)
 		want     bool
 	}{
@@ -51,12 +51,12 @@ func TestClaimable(t *testing.T) {
 }
 
 func TestLess(t *testing.T) {
-	mk := func(id string, prio int, created string) *Task {
-		tk := task(id, Unclaimed)
+	mk := func(id string, prio int, created string) *TaskSummary {
+		tk := summaryOf(id, Unclaimed)
 		tk.Priority, tk.Created = prio, created
 		return tk
 	}
-	tasks := []*Task{
+	tasks := []*TaskSummary{
 		mk("task-10", 2, t0),
 		mk("task-9", 3, t0),
 		mk("task-2", 2, t0),
@@ -111,37 +111,37 @@ func TestCompareNatural(t *testing.T) {
 }
 
 func TestBest(t *testing.T) {
-	dep := task("task-0", Merged)
-	blockedDep := task("task-50", Claimed)
-	a := task("task-1", Unclaimed)
+	dep := summaryOf("task-0", Merged)
+	blockedDep := summaryOf("task-50", Claimed)
+	a := summaryOf("task-1", Unclaimed)
 	a.Priority = 3
-	b := task("task-2", Unclaimed)
+	b := summaryOf("task-2", Unclaimed)
 	b.DependsOn = StringList{"task-0"}
-	c := task("task-3", Rejected)
+	c := summaryOf("task-3", Rejected)
 	c.AssignedTo = "coder-1"
-	d := task("task-4", IntegrationFailed)
+	d := summaryOf("task-4", IntegrationFailed)
 	d.AssignedTo = "coder-2"
-	e := task("task-5", Unclaimed)
+	e := summaryOf("task-5", Unclaimed)
 	e.Priority = 1
 	e.DependsOn = StringList{"task-50"}
-	f := task("task-6", Draft)
+	f := summaryOf("task-6", Draft)
 	f.Priority = 1
-	all := []*Task{dep, blockedDep, a, b, c, d, e, f}
+	all := []*TaskSummary{dep, blockedDep, a, b, c, d, e, f}
 	lookup := statuses(all...)
 
 	for _, tc := range []struct {
 		name  string
 		agent string
-		skip  func(*Task) bool
+		skip  func(*TaskSummary) bool
 		want  string
 	}{
 		{"own rejected first", "coder-1", nil, "task-3"},
 		{"own integration failure first", "coder-2", nil, "task-4"},
 		{"otherwise by order", "coder-3", nil, "task-2"},
 		{"human", "", nil, "task-2"},
-		{"skip", "coder-3", func(t *Task) bool { return t.ID == "task-2" }, "task-3"},
-		{"skip own", "coder-1", func(t *Task) bool { return t.ID == "task-3" }, "task-2"},
-		{"skip all", "coder-1", func(*Task) bool { return true }, ""},
+		{"skip", "coder-3", func(t *TaskSummary) bool { return t.ID == "task-2" }, "task-3"},
+		{"skip own", "coder-1", func(t *TaskSummary) bool { return t.ID == "task-3" }, "task-2"},
+		{"skip all", "coder-1", func(*TaskSummary) bool { return true }, ""},
 	} {
 		got := Best(all, lookup, tc.agent, tc.skip)
 		id := ""
@@ -152,7 +152,10 @@ func TestBest(t *testing.T) {
 			t.Errorf("%s: Best = %q, want %q", tc.name, id, tc.want)
 		}
 	}
-	if Best(nil, lookup, "coder-1", nil) != nil || Best([]*Task{nil, f}, lookup, "coder-1", nil) != nil {
+	if Best(nil, lookup, "coder-1", nil) != nil || Best([]*TaskSummary{nil, f}, lookup, "coder-1", nil) != nil {
 		t.Error("Best found a task where none is claimable")
 	}
 }
+
+// summaryOf is the index entry of a new task with status st.
+func summaryOf(id string, st Status) *TaskSummary { return task(id, st).Summary() }
