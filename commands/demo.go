@@ -141,7 +141,8 @@ func (e *Env) demo(ctx context.Context, dir string, timeout time.Duration) error
 		w.Write(out)
 	}
 	fmt.Fprintf(w, "\nThe demo repository is %s (took %s).\n", dir, time.Since(start).Round(100*time.Millisecond))
-	fmt.Fprintf(w, "Look around:  cd %s && git liza status && git log --stat refs/liza/state\n", dir)
+	fmt.Fprintf(w, "Look around:  cd %s && git log --stat refs/liza/state\n", dir)
+	fmt.Fprintf(w, "              (and, with git-liza installed: git liza status, git liza show)\n")
 	fmt.Fprintf(w, "Remove it:    rm -rf %s\n", dir)
 	if teamErr != nil {
 		return contracts.Invalidf("demo: %v", teamErr)
