@@ -25,13 +25,13 @@ import (
 //
 // The pushed objects are not in the repository yet: git keeps them in a
 // quarantine directory that it names to its hooks in GIT_OBJECT_DIRECTORY
-// and GIT_ALTERNATE_OBJECT_DIRECTORIES, which go-git's storage does not
-// read. So this handler reads everything through git processes, which
-// inherit that environment: rev-list for the commits, one ls-tree for the
-// state before the push, one diff-tree --stdin for what each commit
-// changed, and one cat-file --batch for the commit objects and the files.
-// That is at most five processes however long the push; the states are
-// rebuilt file by file from those answers.
+// and GIT_ALTERNATE_OBJECT_DIRECTORIES. A push may carry many states, most
+// sharing most of their files, so this handler asks git for what changed
+// rather than loading each state whole: rev-list for the commits, one
+// ls-tree for the state before the push, one diff-tree --stdin for what
+// each commit changed, and one cat-file --batch for the commit objects and
+// the files. That is at most five processes however long the push; the
+// states are rebuilt from those answers, each file decoded once.
 func (h *Handler) preReceive(ctx context.Context) error {
 	updates, err := readUpdates(h.Stdin)
 	if err != nil {
@@ -291,9 +291,9 @@ func catFile(ctx context.Context, dir string, ids []string) (map[string][]byte, 
 }
 
 // loader rebuilds a state from its files the way cas.Snapshot.Load reads a
-// tree (see cas/layout.go for the layout), for states whose objects
-// go-git cannot see. Decoded files are shared between the states of one
-// push by blob id: Validate and CheckStateTransition only read them.
+// tree (see cas/layout.go for the layout), from the objects a push
+// brought. Decoded files are shared between the states of one push by blob
+// id: Validate and CheckStateTransition only read them.
 type loader struct {
 	blobs map[string][]byte
 	cache map[string]any // kind + blob id -> decoded value

@@ -1,7 +1,8 @@
 // Package refstore is the only package that talks to git. It finds the
-// repository, reads and writes objects with go-git's storage, and moves refs
-// with git's own update-ref so that lock files, packed refs and reflogs are
-// honoured exactly as every other git command honours them.
+// repository, reads git's formats itself (loose and packed objects, refs,
+// config), writes loose objects, and moves refs only with git's own
+// update-ref, so that lock files, packed refs and reflogs are honoured
+// exactly as every other git command honours them.
 package refstore
 
 import (
