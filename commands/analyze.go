@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -141,9 +140,9 @@ func (s *session) analyze(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var out analysis
-	if err := json.Unmarshal(res.Value, &out); err != nil {
-		return contracts.Errorf(contracts.CodeInconsistent, "request result: %v", err)
+	out, err := decodeResult[analysis](res)
+	if err != nil {
+		return err
 	}
 	if out.Patterns == nil {
 		out.Patterns = []contracts.PatternMatch{}
@@ -223,9 +222,9 @@ func (s *session) resolveBreaker(ctx context.Context, text string) error {
 	if err != nil {
 		return err
 	}
-	var out resolution
-	if err := json.Unmarshal(res.Value, &out); err != nil {
-		return contracts.Errorf(contracts.CodeInconsistent, "request result: %v", err)
+	out, err := decodeResult[resolution](res)
+	if err != nil {
+		return err
 	}
 	out.Commit = res.Commit.String()
 	if s.json {

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -133,8 +132,8 @@ func (s *session) claim(ctx context.Context, id string, noWorktree bool) error {
 
 // reportClaim prints what a claim did.
 func (s *session) reportClaim(res *cas.Result) error {
-	var out claimResult
-	if err := json.Unmarshal(res.Value, &out); err != nil {
+	out, err := decodeResult[claimResult](res)
+	if err != nil {
 		return err
 	}
 	out.Commit, out.Replayed = res.Commit.String(), res.Replayed

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,9 +93,9 @@ func (s *session) lever(ctx context.Context, op contracts.Op, id, event string, 
 	if err != nil {
 		return err
 	}
-	var r leverResult
-	if err := json.Unmarshal(res.Value, &r); err != nil {
-		return contracts.Errorf(contracts.CodeInconsistent, "request result: %v", err)
+	r, err := decodeResult[leverResult](res)
+	if err != nil {
+		return err
 	}
 	return s.report(res, r.ID, r.Status, r.Verb)
 }
@@ -534,9 +533,9 @@ func (e *Env) taskArchiveCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			var r archiveResult
-			if err := json.Unmarshal(res.Value, &r); err != nil {
-				return contracts.Errorf(contracts.CodeInconsistent, "request result: %v", err)
+			r, err := decodeResult[archiveResult](res)
+			if err != nil {
+				return err
 			}
 			if s.json {
 				return s.printJSON(map[string]any{"archived": r.Archived, "count": len(r.Archived), "commit": res.Commit.String(), "replayed": res.Replayed})

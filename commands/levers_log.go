@@ -34,9 +34,9 @@ func (s *session) logEntry(ctx context.Context, op cas.Op, line func(r entryResu
 	if err != nil {
 		return err
 	}
-	var r entryResult
-	if err := json.Unmarshal(res.Value, &r); err != nil {
-		return contracts.Errorf(contracts.CodeInconsistent, "request result: %v", err)
+	r, err := decodeResult[entryResult](res)
+	if err != nil {
+		return err
 	}
 	if s.json {
 		return s.printJSON(struct {

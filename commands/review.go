@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -87,8 +86,8 @@ func (s *session) review(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	var out reviewResult
-	if err := json.Unmarshal(res.Value, &out); err != nil {
+	out, err := decodeResult[reviewResult](res)
+	if err != nil {
 		return err
 	}
 	out.Commit = res.Commit.String()
@@ -251,8 +250,8 @@ func (s *session) verdict(ctx context.Context, id string, approve bool, reason, 
 	if err != nil {
 		return err
 	}
-	var out map[string]string
-	if err := json.Unmarshal(res.Value, &out); err != nil {
+	out, err := decodeResult[map[string]string](res)
+	if err != nil {
 		return err
 	}
 	if s.json {

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -68,9 +67,9 @@ func (s *session) sprintCheckpoint(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var out checkpointResult
-	if err := json.Unmarshal(res.Value, &out); err != nil {
-		return contracts.Errorf(contracts.CodeInconsistent, "request result: %v", err)
+	out, err := decodeResult[checkpointResult](res)
+	if err != nil {
+		return err
 	}
 	out.Commit = res.Commit.String()
 	if s.json {
@@ -121,9 +120,9 @@ func (s *session) sprintMetrics(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var out metricsResult
-	if err := json.Unmarshal(res.Value, &out); err != nil {
-		return contracts.Errorf(contracts.CodeInconsistent, "request result: %v", err)
+	out, err := decodeResult[metricsResult](res)
+	if err != nil {
+		return err
 	}
 	out.Commit = res.Commit.String()
 	if s.json {
