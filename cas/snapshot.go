@@ -108,7 +108,8 @@ func (s *Snapshot) IDs(dir string) ([]string, error) {
 	}
 	ids := make([]string, 0, len(list))
 	for _, e := range list {
-		if id, ok := idOf(e.Name); ok && !e.IsTree() {
+		if isEntity(e) {
+			id, _ := idOf(e.Name)
 			ids = append(ids, id)
 		}
 	}
@@ -118,13 +119,22 @@ func (s *Snapshot) IDs(dir string) ([]string, error) {
 // count is the number of entity files in a directory.
 func (s *Snapshot) count(dir string) (int, error) {
 	list, err := s.Entries(dir)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
 	for _, e := range list {
-		if _, ok := idOf(e.Name); ok && !e.IsTree() {
+		if isEntity(e) {
 			n++
 		}
 	}
-	return n, err
+	return n, nil
+}
+
+// isEntity reports whether a tree entry is an entity file (<id>.yaml).
+func isEntity(e refstore.TreeEntry) bool {
+	_, ok := idOf(e.Name)
+	return ok && !e.IsTree()
 }
 
 // Task reads one task from the board or, failing that, the archive; nil

@@ -121,19 +121,17 @@ func globalFlags() []cli.Flag {
 	}
 }
 
-// takesValue reports whether the global option name takes a value.
-func takesValue(name string) bool {
-	for _, f := range globalFlags() {
-		if _, isBool := f.(*cli.BoolFlag); !isBool && slices.Contains(f.Names(), name) {
-			return true
-		}
-	}
-	return false
-}
-
 // commandName is the first word of args (after the program name) that is
 // not a global option or its value: the command that args run.
 func commandName(args []string) string {
+	valued := map[string]bool{}
+	for _, f := range globalFlags() {
+		if _, isBool := f.(*cli.BoolFlag); !isBool {
+			for _, n := range f.Names() {
+				valued[n] = true
+			}
+		}
+	}
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		if a == "--" || a == "-" {
@@ -143,7 +141,7 @@ func commandName(args []string) string {
 			return a
 		}
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !hasValue && takesValue(name) {
+		if !hasValue && valued[name] {
 			i++
 		}
 	}

@@ -95,8 +95,8 @@ func ioReadFull(br *bufio.Reader, b []byte) (int, error) {
 	return n, nil
 }
 
-// packCounts reports how many objects of the pack are offset and
-// reference deltas, from git verify-pack.
+// deltaCount reports how many objects of the repository's packs are
+// stored as deltas, from git verify-pack.
 func deltaCount(t *testing.T, dir string) int {
 	t.Helper()
 	packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.idx"))
@@ -214,8 +214,6 @@ func TestReadQuarantine(t *testing.T) {
 	if err := os.MkdirAll(q, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	id := git(t, dir, "hash-object", "-w", "--stdin")
-	_ = id
 	// As git runs a pre-receive hook: new objects in a quarantine
 	// directory, the repository's own objects as an alternate.
 	t.Setenv("GIT_OBJECT_DIRECTORY", q)
