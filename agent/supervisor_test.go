@@ -11,37 +11,63 @@ import (
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
 )
 
-// fakeLiza records the commands a supervisor runs and answers them with
-// reply (nil: success with no output).
-type fakeLiza struct {
-	calls [][]string
-	reply func(args []string) ([]byte, error)
+// fakeBoard records the operations a supervisor runs, each as the verb a
+// person would type ("task block", "merge a"), and answers them with
+// reply (nil: success with empty results).
+type fakeBoard struct {
+	calls []string
+	reply func(verb string) error
 }
 
-func (f *fakeLiza) run(_ context.Context, args ...string) ([]byte, error) {
-	f.calls = append(f.calls, args)
+func (f *fakeBoard) do(verb string) error {
+	f.calls = append(f.calls, verb)
 	if f.reply == nil {
-		return nil, nil
+		return nil
 	}
-	return f.reply(args)
+	return f.reply(verb)
 }
 
-// verbs lists the calls by their first word after any --json.
-func (f *fakeLiza) verbs() []string {
-	var out []string
-	for _, c := range f.calls {
-		c = slices.DeleteFunc(slices.Clone(c), func(a string) bool { return a == "--json" })
-		out = append(out, strings.Join(c[:min(2, len(c))], " "))
-	}
-	return out
+func (f *fakeBoard) Sync(context.Context, string) (*ops.SyncReport, error) {
+	return &ops.SyncReport{}, f.do("sync")
+}
+func (f *fakeBoard) Claim(_ context.Context, r ops.ClaimRequest) (*ops.ClaimResult, error) {
+	return &ops.ClaimResult{ID: r.Task}, f.do(strings.TrimSpace("claim " + r.Task))
+}
+func (f *fakeBoard) Review(_ context.Context, r ops.ReviewRequest) (*ops.ReviewResult, error) {
+	return &ops.ReviewResult{ID: r.Task}, f.do(strings.TrimSpace("review " + r.Task))
+}
+func (f *fakeBoard) Merge(_ context.Context, r ops.MergeRequest) (*ops.MergeResult, error) {
+	return &ops.MergeResult{ID: r.Task}, f.do("merge " + r.Task)
+}
+func (f *fakeBoard) Heartbeat(context.Context, ops.Call) (*ops.HeartbeatResult, error) {
+	return &ops.HeartbeatResult{}, f.do("heartbeat")
+}
+func (f *fakeBoard) Complete(context.Context, ops.Call) (ops.Written, error) {
+	return ops.Written{}, f.do("supervise complete")
+}
+func (f *fakeBoard) NotesDone(context.Context, ops.NotesDoneRequest) (*ops.NotesDoneResult, error) {
+	return &ops.NotesDoneResult{}, f.do("note --done")
+}
+func (f *fakeBoard) Block(_ context.Context, r ops.BlockRequest) (*ops.TaskResult, error) {
+	return &ops.TaskResult{ID: r.Task}, f.do("task block")
+}
+func (f *fakeBoard) Release(_ context.Context, r ops.ReleaseRequest) (*ops.TaskResult, error) {
+	return &ops.TaskResult{ID: r.Task}, f.do("task release")
+}
+func (f *fakeBoard) Anomaly(_ context.Context, r ops.AnomalyRequest) (*ops.EntryResult, error) {
+	return &ops.EntryResult{}, f.do("anomaly " + r.Type)
 }
 
-func newSup(role contracts.Role, id string, f *fakeLiza) (*sup, *bytes.Buffer) {
+// verbs lists the calls.
+func (f *fakeBoard) verbs() []string { return f.calls }
+
+func newSup(role contracts.Role, id string, f *fakeBoard) (*sup, *bytes.Buffer) {
 	var log bytes.Buffer
 	return &sup{
-		Config: Config{ID: id, Role: role, Generation: 1, Liza: f.run, Log: &log, Backoff: time.Millisecond,
+		Config: Config{ID: id, Role: role, Generation: 1, Board: f, Log: &log, Backoff: time.Millisecond,
 			Poll: time.Second, Now: func() time.Time { return time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC) }},
 		merges: map[string]*mergeFailure{},
 	}, &log
@@ -70,7 +96,7 @@ func TestExitStatus(t *testing.T) {
 // CrashWindow stops the supervisor with the coder's task blocked and a
 // retry_loop anomaly logged.
 func TestCrashLoop(t *testing.T) {
-	f := &fakeLiza{}
+	f := &fakeBoard{}
 	s, log := newSup(contracts.RoleCoder, "coder-1", f)
 	w := &work{task: &contracts.Task{ID: "a", Status: contracts.Claimed}}
 	ctx := context.Background()
@@ -97,7 +123,7 @@ func TestCrashLoop(t *testing.T) {
 
 // TestCrashWindow: crashes older than CrashWindow do not count.
 func TestCrashWindow(t *testing.T) {
-	f := &fakeLiza{}
+	f := &fakeBoard{}
 	s, log := newSup(contracts.RoleCoder, "coder-1", f)
 	old := time.Now().Add(-CrashWindow - time.Minute)
 	s.crashes = []time.Time{old, old, old}
@@ -112,7 +138,7 @@ func TestCrashWindow(t *testing.T) {
 // TestCannotStart: failures to start the agent back off and stop the
 // supervisor at the limit, but block nothing and log no anomaly.
 func TestCannotStart(t *testing.T) {
-	f := &fakeLiza{}
+	f := &fakeBoard{}
 	s, _ := newSup(contracts.RoleCoder, "coder-1", f)
 	var err error
 	for i := 0; i < CrashLimit && err == nil; i++ {
@@ -146,14 +172,14 @@ func TestRetryDelay(t *testing.T) {
 // board is not tried again before its delay, is logged once, and does not
 // keep the reviewer from its other work.
 func TestFailedMergeDoesNotSpin(t *testing.T) {
-	f := &fakeLiza{reply: func(args []string) ([]byte, error) {
+	f := &fakeBoard{reply: func(verb string) error {
 		switch {
-		case slices.Contains(args, "merge"):
-			return nil, contracts.Invalidf("integration is checked out in /p: switch that checkout to another branch")
-		case slices.Contains(args, "review"):
-			return nil, contracts.Invalidf("no task awaits review")
+		case strings.HasPrefix(verb, "merge"):
+			return contracts.Invalidf("integration is checked out in /p: switch that checkout to another branch")
+		case strings.HasPrefix(verb, "review"):
+			return contracts.Invalidf("no task awaits review")
 		}
-		return nil, nil
+		return nil
 	}}
 	s, log := newSup(contracts.RoleReviewer, "code-reviewer-1", f)
 	st := &contracts.State{Tasks: []*contracts.Task{

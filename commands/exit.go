@@ -1,29 +1,17 @@
 package commands
 
 import (
-	"context"
-	"errors"
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
-	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/ops"
 )
 
-// exitCode maps an error to the exit code of the Liza taxonomy and the one
-// line to print. This is the only place that decides exit codes.
+// exitCode maps an error to the exit code of the Liza taxonomy (its class,
+// ops.Class) and the one line to print. This is the only place that turns
+// errors into exit codes.
 func exitCode(err error) (contracts.Code, string) {
-	msg := firstLine(err.Error())
-	var ce *contracts.Error
-	var ge *refstore.GitError
-	switch {
-	case errors.As(err, &ce):
-		return ce.Code, msg
-	case errors.As(err, &ge):
-		return contracts.CodeGit, msg
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return contracts.CodeContention, msg
-	}
-	return contracts.CodeInvalid, msg
+	return ops.Class(err), firstLine(err.Error())
 }
 
 func firstLine(s string) string {

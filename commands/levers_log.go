@@ -2,69 +2,30 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
 )
 
-// entryResult is what anomaly, discover and note report, kept with the
-// request id so that a replayed request reports the first result.
-type entryResult struct {
-	ID       string `json:"id,omitempty"`
-	N        int    `json:"n"`
-	Type     string `json:"type,omitempty"`
-	Task     string `json:"task,omitempty"`
-	For      string `json:"for,omitempty"`
-	By       string `json:"by"`
-	Severity string `json:"severity,omitempty"`
-	Urgency  string `json:"urgency,omitempty"`
-}
-
-// logEntry runs an operation that appends one entry to a list and prints
-// what was added: line renders the text output.
-func (s *session) logEntry(ctx context.Context, op cas.Op, line func(r entryResult) string) error {
-	res, err := s.update(ctx, op)
-	if err != nil {
-		return err
-	}
-	r, err := decodeResult[entryResult](res)
+// printEntry prints what an operation appended to a list: line renders
+// the text output.
+func (s *session) printEntry(r *ops.EntryResult, err error, line func(r *ops.EntryResult) string) error {
 	if err != nil {
 		return err
 	}
 	if s.json {
 		return s.printJSON(struct {
-			entryResult
+			*ops.EntryResult
 			Commit   string `json:"commit"`
 			Replayed bool   `json:"replayed"`
-		}{r, res.Commit.String(), res.Replayed})
+		}{r, r.Commit.String(), r.Replayed})
 	}
-	note := ""
-	if res.Replayed {
-		note = " (already applied for this request id)"
-	}
-	fmt.Fprintf(s.Stdout, "%s%s\n", line(r), note)
-	return nil
-}
-
-// knownTask returns an error unless id names a live or an archived task.
-func knownTask(tx *cas.Tx, id string) error {
-	if err := contracts.ValidTaskID(id); err != nil {
-		return err
-	}
-	live, archived, err := tx.HasTask(id)
-	if err != nil {
-		return err
-	}
-	if !live && !archived {
-		return contracts.Invalidf("no task %s", id)
-	}
+	fmt.Fprintf(s.Stdout, "%s%s\n", line(r), replayNote(r.Replayed))
 	return nil
 }
 
@@ -94,7 +55,6 @@ func parseDetails(pairs []string) (contracts.Extra, error) {
 }
 
 func (e *Env) anomalyCmd() *cli.Command {
-	const usage = "anomaly TYPE --task ID [--detail KEY=VALUE ...]"
 	return &cli.Command{
 		Name:      "anomaly",
 		Usage:     "log an anomaly of seed 004's types (retry_loop, spec_ambiguity, ...) against a task",
@@ -105,52 +65,16 @@ func (e *Env) anomalyCmd() *cli.Command {
 			&cli.StringFlag{Name: "task", Usage: "the task `ID` the anomaly is about"},
 			&cli.StringSliceFlag{Name: "detail", Usage: "a detail as KEY=VALUE (repeatable; the type's required keys must be present)"},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 1, 1, usage)
+		Action: e.action(1, 1, "anomaly TYPE --task ID [--detail KEY=VALUE ...]", func(ctx context.Context, s *session, a []string) error {
+			details, err := parseDetails(s.cmd.StringSlice("detail"))
 			if err != nil {
 				return err
 			}
-			typ, task := a[0], cmd.String("task")
-			if task == "" {
-				return contracts.Invalidf("anomaly needs --task")
-			}
-			if err := contracts.ValidTaskID(task); err != nil {
-				return err
-			}
-			details, err := parseDetails(cmd.StringSlice("detail"))
-			if err != nil {
-				return err
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
-			role, _ := contracts.ParseAgentID(s.agent)
-			return s.logEntry(ctx, cas.Op{
-				Name: contracts.OpAnomaly,
-				Apply: func(tx *cas.Tx) (any, error) {
-					an := &contracts.Anomaly{Type: typ, TaskID: task, LoggedBy: contracts.ActorName(tx.Actor), Timestamp: tx.NowString(), Details: details}
-					if err := contracts.CheckAnomaly(an, role); err != nil {
-						return nil, err
-					}
-					if err := knownTask(tx, task); err != nil {
-						return nil, err
-					}
-					n, err := tx.ListLen(cas.ListAnomalies)
-					if err != nil {
-						return nil, err
-					}
-					an.ID = fmt.Sprintf("anomaly-%d", n+1)
-					if n, err = tx.Append(cas.ListAnomalies, an); err != nil {
-						return nil, err
-					}
-					tx.Describe(fmt.Sprintf("anomaly %s on %s%s", typ, task, by(tx.Actor)), task)
-					return entryResult{ID: an.ID, N: n, Type: typ, Task: task, By: an.LoggedBy}, nil
-				},
-			}, func(r entryResult) string {
+			r, err := s.ops.Anomaly(ctx, ops.AnomalyRequest{Call: s.call(), Type: a[0], Task: s.cmd.String("task"), Details: details})
+			return s.printEntry(r, err, func(r *ops.EntryResult) string {
 				return fmt.Sprintf("%s logged: %s on %s", r.ID, r.Type, r.Task)
 			})
-		},
+		}),
 	}
 }
 
@@ -166,71 +90,11 @@ func (e *Env) discoverCmd() *cli.Command {
 			&cli.StringFlag{Name: "task", Usage: "the task `ID` it was found during (default: the agent's current task)"},
 			&cli.StringFlag{Name: "recommendation", Usage: "the suggested action"},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if _, err := args(cmd, 0, 0, usage); err != nil {
-				return err
-			}
-			d := &contracts.Discovery{
-				Description:    strings.TrimSpace(cmd.String("desc")),
-				Severity:       cmd.String("severity"),
-				Urgency:        cmd.String("urgency"),
-				Recommendation: strings.TrimSpace(cmd.String("recommendation")),
-			}
-			task := cmd.String("task")
-			if d.Description == "" {
-				return contracts.Invalidf("discover needs --desc")
-			}
-			if d.Severity != "" && !slices.Contains(contracts.Severities, d.Severity) {
-				return contracts.Invalidf("--severity %q: want one of %s", d.Severity, strings.Join(contracts.Severities, ", "))
-			}
-			if !slices.Contains(contracts.Urgencies, d.Urgency) {
-				return contracts.Invalidf("--urgency %q: want deferred or immediate", d.Urgency)
-			}
-			if task != "" {
-				if err := contracts.ValidTaskID(task); err != nil {
-					return err
-				}
-			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
-			}
-			return s.logEntry(ctx, cas.Op{
-				Name: contracts.OpDiscover,
-				Apply: func(tx *cas.Tx) (any, error) {
-					nd := *d
-					nd.By = contracts.ActorName(tx.Actor)
-					nd.Timestamp = tx.NowString()
-					nd.During = task
-					if task != "" {
-						if err := knownTask(tx, task); err != nil {
-							return nil, err
-						}
-					} else if tx.Actor != "" {
-						a, err := tx.Agent(tx.Actor)
-						if err != nil {
-							return nil, err
-						}
-						if a != nil {
-							nd.During = a.CurrentTask
-						}
-					}
-					n, err := tx.ListLen(cas.ListDiscovered)
-					if err != nil {
-						return nil, err
-					}
-					nd.ID = fmt.Sprintf("disc-%d", n+1)
-					if n, err = tx.Append(cas.ListDiscovered, &nd); err != nil {
-						return nil, err
-					}
-					subject := "discover " + nd.ID
-					if nd.During != "" {
-						subject += " during " + nd.During
-					}
-					tx.Describe(subject+by(tx.Actor), nd.During)
-					return entryResult{ID: nd.ID, N: n, Task: nd.During, By: nd.By, Severity: nd.Severity, Urgency: nd.Urgency}, nil
-				},
-			}, func(r entryResult) string {
+		Action: e.action(0, 0, usage, func(ctx context.Context, s *session, _ []string) error {
+			cmd := s.cmd
+			r, err := s.ops.Discover(ctx, ops.DiscoverRequest{Call: s.call(), Description: cmd.String("desc"), Severity: cmd.String("severity"),
+				Urgency: cmd.String("urgency"), Task: cmd.String("task"), Recommendation: cmd.String("recommendation")})
+			return s.printEntry(r, err, func(r *ops.EntryResult) string {
 				line := r.ID + " logged"
 				if r.Task != "" {
 					line += " during " + r.Task
@@ -240,7 +104,7 @@ func (e *Env) discoverCmd() *cli.Command {
 				}
 				return fmt.Sprintf("%s (%s)", line, r.Urgency)
 			})
-		},
+		}),
 	}
 }
 
@@ -256,71 +120,18 @@ func (e *Env) noteCmd() *cli.Command {
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if done := splitList(cmd.StringSlice("done")); len(done) > 0 {
-				if cmd.Args().Len() > 0 || cmd.String("for") != "" {
-					return contracts.Invalidf("usage: git liza %s", doneUsage)
-				}
-				var nums []int
-				for _, d := range done {
-					n, err := strconv.Atoi(d)
-					if err != nil || n < 1 {
-						return contracts.Invalidf("--done %s: want a note number (1 for the first note)", d)
-					}
-					nums = append(nums, n)
-				}
-				s, err := e.open(cmd)
-				if err != nil {
-					return err
-				}
-				return s.notesDone(ctx, nums)
+				return e.notesDone(ctx, cmd, done, doneUsage)
 			}
 			a, err := args(cmd, 1, 1, usage)
 			if err != nil {
 				return err
 			}
-			msg := strings.TrimSpace(a[0])
-			if msg == "" {
-				return contracts.Invalidf("note needs a message")
-			}
-			target := cmd.String("for")
-			if target != "" {
-				if err := contracts.ValidID(target); err != nil {
-					return contracts.Invalidf("--for %s names no task and no agent", target)
-				}
-			}
 			s, err := e.open(cmd)
 			if err != nil {
 				return err
 			}
-			return s.logEntry(ctx, cas.Op{
-				Name: contracts.OpNote,
-				Apply: func(tx *cas.Tx) (any, error) {
-					isTask := false
-					if target != "" {
-						live, archived, err := tx.HasTask(target)
-						if err != nil {
-							return nil, err
-						}
-						isTask = live || archived
-						if _, err := contracts.ParseAgentID(target); !isTask && err != nil {
-							return nil, contracts.Invalidf("--for %s names no task and no agent", target)
-						}
-					}
-					hn := &contracts.HumanNote{Timestamp: tx.NowString(), Message: msg, For: target, By: contracts.ActorName(tx.Actor)}
-					n, err := tx.Append(cas.ListHumanNotes, hn)
-					if err != nil {
-						return nil, err
-					}
-					subject, task := "note", ""
-					if target != "" {
-						subject += " for " + target
-					}
-					if isTask {
-						task = target
-					}
-					tx.Describe(subject+by(tx.Actor), task)
-					return entryResult{N: n, For: target, By: hn.By}, nil
-				},
-			}, func(r entryResult) string {
+			r, err := s.ops.Note(ctx, ops.NoteRequest{Call: s.call(), Message: a[0], For: cmd.String("for")})
+			return s.printEntry(r, err, func(r *ops.EntryResult) string {
 				if r.For != "" {
 					return fmt.Sprintf("note %d added for %s", r.N, r.For)
 				}
@@ -330,52 +141,25 @@ func (e *Env) noteCmd() *cli.Command {
 	}
 }
 
-// notesDone records on the planner's entry that it has dealt with the
-// human notes nums, so that they wake no planner again (seed 000: the
-// planner clears the notes it has processed; the notes themselves stay, as
-// the coders they are for still read them). Marking a note twice changes
-// nothing.
-func (s *session) notesDone(ctx context.Context, nums []int) error {
-	if role, _ := contracts.ParseAgentID(s.agent); role != contracts.RolePlanner {
-		return contracts.Invalidf("only a planner marks notes processed (git liza --agent planner-N note --done N)")
+// notesDone marks the notes done names processed, for a planner.
+func (e *Env) notesDone(ctx context.Context, cmd *cli.Command, done []string, usage string) error {
+	if cmd.Args().Len() > 0 || cmd.String("for") != "" {
+		return contracts.Invalidf("usage: git liza %s", usage)
 	}
-	res, err := s.update(ctx, cas.Op{Name: contracts.OpNote, Apply: func(tx *cas.Tx) (any, error) {
-		count, err := tx.ListLen(cas.ListHumanNotes)
-		if err != nil {
-			return nil, err
+	var nums []int
+	for _, d := range done {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 1 {
+			return contracts.Invalidf("--done %s: want a note number (1 for the first note)", d)
 		}
-		a, err := tx.Agent(s.agent)
-		if err != nil {
-			return nil, err
-		}
-		if a == nil {
-			a = &contracts.Agent{Role: string(contracts.RolePlanner), Status: "IDLE", Started: tx.NowString()}
-		}
-		added := []int{}
-		for _, n := range nums {
-			if n > count {
-				return nil, contracts.Invalidf("no note %d (there are %s)", n, contracts.Plural(count, "note"))
-			}
-			if !slices.Contains(a.NotesProcessed, n) && !slices.Contains(added, n) {
-				added = append(added, n)
-			}
-		}
-		if len(added) > 0 {
-			a.NotesProcessed = append(a.NotesProcessed, added...)
-			slices.Sort(a.NotesProcessed)
-			tx.PutAgent(s.agent, a)
-			tx.Describe(fmt.Sprintf("%s processed (%s)", noteList(added), s.agent), "")
-		}
-		return map[string]any{"agent": s.agent, "processed": added}, nil
-	}})
+		nums = append(nums, n)
+	}
+	s, err := e.open(cmd)
 	if err != nil {
 		return err
 	}
-	var out struct {
-		Agent     string `json:"agent"`
-		Processed []int  `json:"processed"`
-	}
-	if err := json.Unmarshal(res.Value, &out); err != nil {
+	out, err := s.ops.NotesDone(ctx, ops.NotesDoneRequest{Call: s.call(), Notes: nums})
+	if err != nil {
 		return err
 	}
 	if s.json {
@@ -385,18 +169,6 @@ func (s *session) notesDone(ctx context.Context, nums []int) error {
 		fmt.Fprintln(s.Stdout, "already processed; nothing written")
 		return nil
 	}
-	fmt.Fprintf(s.Stdout, "%s processed by %s\n", noteList(out.Processed), s.agent)
+	fmt.Fprintf(s.Stdout, "%s processed by %s\n", ops.NoteList(out.Processed), out.Agent)
 	return nil
-}
-
-// noteList names notes: "note 2", "notes 1, 3".
-func noteList(ns []int) string {
-	words := make([]string, len(ns))
-	for i, n := range ns {
-		words[i] = strconv.Itoa(n)
-	}
-	if len(ns) == 1 {
-		return "note " + words[0]
-	}
-	return "notes " + strings.Join(words, ", ")
 }

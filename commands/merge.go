@@ -2,269 +2,33 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
-	"github.com/liza-dev/git-liza/refstore"
-	"github.com/liza-dev/git-liza/worktree"
+	"github.com/liza-dev/git-liza/ops"
 )
-
-// IntegrationTest is the project script a merge runs on its result, when
-// the result has it.
-const IntegrationTest = "scripts/integration-test.sh"
 
 func (e *Env) mergeCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "merge",
 		Usage:     "merge an APPROVED task into the integration branch, without touching any checkout",
 		ArgsUsage: "ID",
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 1, 1, "merge ID")
+		Action: e.action(1, 1, "merge ID", func(ctx context.Context, s *session, a []string) error {
+			out, err := s.ops.Merge(ctx, ops.MergeRequest{Call: s.call(), Task: a[0]})
 			if err != nil {
 				return err
 			}
-			if err := contracts.ValidTaskID(a[0]); err != nil {
-				return err
+			if s.json {
+				return s.printJSON(map[string]any{"id": out.ID, "status": contracts.Merged, "merge_commit": out.MergeCommit, "integration_branch": out.IntegrationBranch, "commit": out.Commit.String(), "replayed": out.Replayed})
 			}
-			s, err := e.open(cmd)
-			if err != nil {
-				return err
+			cleanup := ""
+			if out.Cleanup != "" {
+				cleanup = " (" + out.Cleanup + ")"
 			}
-			return s.merge(ctx, a[0])
-		},
+			fmt.Fprintf(s.Stdout, "%s merged into %s at %s%s\n", out.ID, out.IntegrationBranch, short(out.MergeCommit), cleanup)
+			return nil
+		}),
 	}
-}
-
-// errIntegrationMoved means the integration branch moved while a merge was
-// being built; the merge is built again on the new tip.
-var errIntegrationMoved = errors.New("integration branch moved")
-
-// merge builds the merge with git merge-tree (or fast-forwards), runs the
-// integration test in a throwaway worktree, and only then moves the
-// integration branch and the state in one ref transaction. A conflict or a
-// failing test records INTEGRATION_FAILED and leaves the branch where it was.
-func (s *session) merge(ctx context.Context, id string) error {
-	if err := contracts.Permit(s.agent, contracts.OpMerge); err != nil {
-		return err
-	}
-	for {
-		var t *contracts.Task
-		var branch string
-		if err := s.store.View(s.agent, func(tx *cas.Tx) error {
-			var err error
-			if t, err = tx.MustTask(id); err != nil {
-				return err
-			}
-			m, err := tx.Meta()
-			branch = "refs/heads/" + m.Config.IntegrationBranch
-			return err
-		}); err != nil {
-			return err
-		}
-		if t.Status != contracts.Approved {
-			return contracts.Invalidf("task %s is %s, not APPROVED", id, t.Status)
-		}
-		review, _ := refstore.ParseHash(t.ReviewCommit)
-		if tip, ok, err := s.branchTip(ctx, worktree.BranchRef(id)); err != nil {
-			return err
-		} else if !ok {
-			return contracts.Invalidf("there is no branch %s here to merge", worktree.Branch(id))
-		} else if tip != review {
-			return contracts.Invalidf("%s is at %s, not at the approved commit %s", worktree.Branch(id), short(tip.String()), short(t.ReviewCommit))
-		}
-		if err := s.integrationNotCheckedOut(ctx, branch); err != nil {
-			return err
-		}
-		integ, ok, err := s.branchTip(ctx, branch)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return contracts.Invalidf("integration branch %s does not exist", strings.TrimPrefix(branch, "refs/heads/"))
-		}
-		result, conflicts, err := s.buildMerge(ctx, t, integ, review)
-		if err != nil {
-			return err
-		}
-		if len(conflicts) > 0 {
-			reason := "merge conflict in " + strings.Join(conflicts, ", ")
-			if err := s.integrationFailed(ctx, id, reason); err != nil {
-				return err
-			}
-			return contracts.Errorf(contracts.CodeGit, "task %s does not merge into %s: %s; it is INTEGRATION_FAILED", id, strings.TrimPrefix(branch, "refs/heads/"), reason)
-		}
-		if logPath, err := s.integrationTest(ctx, id, result); err != nil {
-			var fail *testFailure
-			if !errors.As(err, &fail) {
-				return err
-			}
-			if err := s.integrationFailed(ctx, id, fail.Error()); err != nil {
-				return err
-			}
-			return contracts.Invalidf("task %s: %s; it is INTEGRATION_FAILED (log: %s)", id, fail.Error(), logPath)
-		}
-		res, err := s.update(ctx, cas.Op{Name: contracts.OpMerge, Apply: func(tx *cas.Tx) (any, error) {
-			cur, err := tx.MustTask(id)
-			if err != nil {
-				return nil, err
-			}
-			if cur.Status != contracts.Approved || cur.ReviewCommit != t.ReviewCommit {
-				return nil, contracts.Invalidf("task %s changed while merging (now %s); nothing merged", id, cur.Status)
-			}
-			if now, _, err := s.branchTip(ctx, branch); err != nil {
-				return nil, err
-			} else if now != integ {
-				return nil, errIntegrationMoved
-			}
-			cur.Status = contracts.Merged
-			cur.MergeCommit = result.String()
-			cur.Worktree = ""
-			cur.LeaseExpires, cur.ReviewingBy, cur.ReviewLeaseExpires = "", "", ""
-			cur.History = append(cur.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "merged", Agent: s.agent,
-				From: string(contracts.Approved), To: string(contracts.Merged), Commit: cur.MergeCommit})
-			tx.PutTask(cur)
-			if cur.AssignedTo != "" {
-				if a, err := tx.Agent(cur.AssignedTo); err != nil {
-					return nil, err
-				} else if a != nil && a.CurrentTask == id {
-					a.Status, a.CurrentTask = "IDLE", ""
-					tx.PutAgent(cur.AssignedTo, a)
-				}
-			}
-			tx.MoveRef(refstore.RefUpdate{Name: branch, Old: integ, New: result})
-			tx.Describe(fmt.Sprintf("merge %s (%s)", id, s.agent), id)
-			return map[string]string{"id": id, "merge_commit": cur.MergeCommit}, nil
-		}})
-		if errors.Is(err, errIntegrationMoved) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		cleanup := ""
-		if err := worktree.Remove(ctx, s.repo, id, branch, false); err != nil {
-			cleanup = fmt.Sprintf(" (worktree kept: %v)", err)
-		}
-		if r := s.remote(); r != "" {
-			// The task branch has served its purpose on the remote too.
-			_ = s.repo.Push(ctx, r, refstore.RefUpdate{Name: worktree.BranchRef(id), Old: review})
-		}
-		if s.json {
-			return s.printJSON(map[string]any{"id": id, "status": contracts.Merged, "merge_commit": result.String(), "integration_branch": strings.TrimPrefix(branch, "refs/heads/"), "commit": res.Commit.String(), "replayed": res.Replayed})
-		}
-		fmt.Fprintf(s.Stdout, "%s merged into %s at %s%s\n", id, strings.TrimPrefix(branch, "refs/heads/"), short(result.String()), cleanup)
-		return nil
-	}
-}
-
-// buildMerge returns the commit the integration branch moves to: the
-// reviewed commit itself when it descends from the integration tip, else a
-// merge commit of the tree git merge-tree writes. Conflicting paths come
-// back instead of a commit.
-func (s *session) buildMerge(ctx context.Context, t *contracts.Task, integ, review refstore.Hash) (refstore.Hash, []string, error) {
-	ff, err := s.repo.IsAncestor(ctx, integ.String(), review.String())
-	if err != nil || ff {
-		return review, nil, err
-	}
-	tree, conflicts, err := s.repo.MergeTree(ctx, integ, review)
-	if err != nil || len(conflicts) > 0 {
-		return refstore.Hash{}, conflicts, err
-	}
-	msg := fmt.Sprintf("Merge %s: %s\n\nApproved-by: %s\nLiza-Task: %s\n", worktree.Branch(t.ID), firstLine(t.Description), t.ApprovedBy, t.ID)
-	sig := s.store.Author
-	if s.agent != "" {
-		sig = refstore.Signature{Name: s.agent, Email: s.agent + "@liza.invalid"}
-	}
-	if sig.Name == "" {
-		sig = refstore.Signature{Name: "git-liza", Email: "git-liza@liza.invalid"}
-	}
-	sig.When = s.store.Clock()
-	c, err := s.repo.WriteCommit(tree, []refstore.Hash{integ, review}, sig, msg)
-	return c, nil, err
-}
-
-// testFailure is a failed integration test.
-type testFailure struct{ msg string }
-
-func (f *testFailure) Error() string { return f.msg }
-
-// integrationTest runs scripts/integration-test.sh, when the merge result
-// has it, in a throwaway worktree of the result, keeping its output in a
-// log under the git directory. It returns the log's path.
-func (s *session) integrationTest(ctx context.Context, id string, result refstore.Hash) (string, error) {
-	has, err := s.repo.FileAt(result, IntegrationTest)
-	if err != nil || !has {
-		return "", err
-	}
-	dir, err := os.MkdirTemp("", "liza-merge-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	wt := filepath.Join(dir, "tree")
-	if err := worktree.AddDetached(ctx, s.repo, wt, result); err != nil {
-		return "", err
-	}
-	defer worktree.RemoveDetached(context.WithoutCancel(ctx), s.repo, wt)
-	logDir := filepath.Join(s.repo.CommonDir, "liza", "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return "", err
-	}
-	logPath := filepath.Join(logDir, fmt.Sprintf("integration-%s-%s.log", id, short(result.String())))
-	log, err := os.Create(logPath)
-	if err != nil {
-		return "", err
-	}
-	defer log.Close()
-	cmd := exec.CommandContext(ctx, "sh", IntegrationTest)
-	cmd.Dir = wt
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = append(os.Environ(), "LIZA_TASK="+id, "LIZA_MERGE_COMMIT="+result.String())
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return logPath, &testFailure{msg: fmt.Sprintf("%s failed (exit %d)", IntegrationTest, ee.ExitCode())}
-		}
-		return logPath, err
-	}
-	return logPath, nil
-}
-
-// integrationFailed records a merge that could not land.
-func (s *session) integrationFailed(ctx context.Context, id, reason string) error {
-	_, err := s.update(ctx, cas.Op{Name: contracts.OpMerge, Apply: func(tx *cas.Tx) (any, error) {
-		t, err := tx.MustTask(id)
-		if err != nil {
-			return nil, err
-		}
-		if err := contracts.CheckTransition(id, t.Status, contracts.IntegrationFailed); err != nil {
-			return nil, err
-		}
-		t.Status = contracts.IntegrationFailed
-		t.ApprovedBy = ""
-		t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "integration_failed", Agent: s.agent,
-			From: string(contracts.Approved), To: string(contracts.IntegrationFailed), Reason: reason, Commit: t.ReviewCommit})
-		tx.PutTask(t)
-		tx.Describe(fmt.Sprintf("integration failed for %s (%s)", id, s.agent), id)
-		return nil, nil
-	}})
-	return err
-}
-
-// integrationNotCheckedOut refuses to move a branch someone has checked
-// out: their checkout would silently fall behind its own HEAD.
-func (s *session) integrationNotCheckedOut(ctx context.Context, branch string) error {
-	path, err := worktree.CheckedOut(ctx, s.repo, branch)
-	if err != nil || path == "" {
-		return err
-	}
-	return contracts.Invalidf("%s is checked out in %s: switch that checkout to another branch so the merge does not move it underneath", strings.TrimPrefix(branch, "refs/heads/"), path)
 }

@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/liza-dev/git-liza/contracts"
-	"github.com/liza-dev/git-liza/worktree"
+	"github.com/liza-dev/git-liza/ops"
 )
 
 const promptUsage = "prompt ROLE [--task ID] [--trigger T] | prompt --list | prompt --text NAME"
@@ -50,97 +49,17 @@ func (e *Env) promptCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return s.prompt(ctx, role, cmd.String("task"), cmd.String("trigger"))
+			p, err := s.ops.Prompt(ctx, ops.PromptRequest{Role: role, Task: cmd.String("task"), Trigger: cmd.String("trigger")})
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return s.printJSON(map[string]any{"role": string(role), "bytes": len(p), "prompt": p})
+			}
+			_, err = io.WriteString(s.Stdout, p)
+			return err
 		},
 	}
-}
-
-// prompt prints the prompt a supervisor would give an agent of role, built
-// from the current state.
-func (s *session) prompt(ctx context.Context, role contracts.Role, taskID, trigger string) error {
-	needsTask := role == contracts.RoleCoder || role == contracts.RoleReviewer
-	switch {
-	case needsTask && taskID == "":
-		return contracts.Invalidf("a %s prompt needs --task ID", role.IDPrefix())
-	case !needsTask && taskID != "":
-		return contracts.Invalidf("--task is for coder and code-reviewer prompts")
-	case role != contracts.RolePlanner && trigger != "":
-		return contracts.Invalidf("--trigger is for planner prompts")
-	}
-	if s.agent != "" {
-		if r, _ := contracts.ParseAgentID(s.agent); r != role {
-			return contracts.Invalidf("agent %s is not a %s", s.agent, role.IDPrefix())
-		}
-	}
-	st, err := s.loadState(ctx, "")
-	if err != nil {
-		return err
-	}
-	agent := s.agent
-	var task *contracts.Task
-	var planning *contracts.PlanningContext
-	switch role {
-	case contracts.RolePlanner:
-		if trigger != "" {
-			t := strings.ToUpper(trigger)
-			if !contracts.KnownTrigger(t) {
-				return contracts.Invalidf("unknown trigger %q (triggers: %s)", trigger, strings.Join(contracts.WakeTriggers, ", "))
-			}
-			pl := contracts.Planning(st)
-			pl.Trigger = t
-			planning = &pl
-		}
-		if agent == "" {
-			agent = "planner-1"
-		}
-	default:
-		if err := contracts.ValidTaskID(taskID); err != nil {
-			return err
-		}
-		if task = st.Task(taskID); task == nil {
-			return contracts.Invalidf("no task %s", taskID)
-		}
-		if agent == "" {
-			agent = promptAgent(role, task)
-		}
-	}
-	pc := contracts.SessionContext(st, role, agent, task, planning)
-	pc.ProjectRoot = s.repo.MainWorkTree()
-	switch {
-	case role == contracts.RoleReviewer:
-		pc.Worktree = worktree.ReviewPath(s.repo, agent, task.ID)
-	case task == nil:
-	case filepath.IsAbs(task.Worktree):
-		pc.Worktree = task.Worktree
-	default:
-		if path, err := worktree.Path(s.repo, task.ID); err == nil {
-			pc.Worktree = path
-		}
-	}
-	p, err := contracts.BuildPrompt(pc)
-	if err != nil {
-		return err
-	}
-	if s.json {
-		return s.printJSON(map[string]any{"role": string(role), "bytes": len(p), "prompt": p})
-	}
-	_, err = io.WriteString(s.Stdout, p)
-	return err
-}
-
-// promptAgent is the agent a prompt is for when none is named: the task's
-// coder or reviewer, else the first agent of the role.
-func promptAgent(role contracts.Role, t *contracts.Task) string {
-	if role == contracts.RoleReviewer {
-		if t.ReviewingBy != "" {
-			return t.ReviewingBy
-		}
-		return "code-reviewer-1"
-	}
-	if t.AssignedTo != "" {
-		return t.AssignedTo
-	}
-	return "coder-1"
 }
 
 // printTextNames lists the embedded contract texts.

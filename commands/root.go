@@ -4,7 +4,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -18,9 +17,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
-	"github.com/liza-dev/git-liza/refstore"
 )
 
 // Env is what a command reads and writes besides the repository, so that
@@ -164,146 +161,6 @@ var stateOnlyCommands = map[string]bool{
 // stateOnly reports whether args run one of stateOnlyCommands.
 func stateOnly(args []string) bool {
 	return stateOnlyCommands[commandName(args)]
-}
-
-// session is what a command that works on the blackboard needs.
-type session struct {
-	*Env
-	cmd   *cli.Command
-	repo  *refstore.Repo
-	store *cas.Store
-	agent string
-	json  bool
-}
-
-// action is the Action of a command that takes min to max positional
-// arguments (max -1: any number) and works on the blackboard for the
-// caller's agent.
-func (e *Env) action(min, max int, usage string, run func(ctx context.Context, s *session, a []string) error) cli.ActionFunc {
-	return func(ctx context.Context, cmd *cli.Command) error {
-		a, err := args(cmd, min, max, usage)
-		if err != nil {
-			return err
-		}
-		s, err := e.open(cmd)
-		if err != nil {
-			return err
-		}
-		return run(ctx, s, a)
-	}
-}
-
-// open finds the repository and checks git and the agent id.
-func (e *Env) open(cmd *cli.Command) (*session, error) {
-	return e.openAs(cmd, cmd.String("agent"))
-}
-
-// openAs is open for a given agent id.
-func (e *Env) openAs(cmd *cli.Command, agent string) (*session, error) {
-	repo, err := refstore.Open(e.Dir)
-	if gerr := refstore.CheckGit(); gerr != nil {
-		return nil, gerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	if _, err := contracts.ParseAgentID(agent); err != nil {
-		return nil, err
-	}
-	clock, err := e.clock()
-	if err != nil {
-		return nil, err
-	}
-	s := &session{Env: e, cmd: cmd, repo: repo, agent: agent, json: cmd.Bool("json")}
-	s.store = &cas.Store{Repo: repo, Clock: clock, Budget: cmd.Duration("retry-budget"), Author: identity(repo, e.Getenv),
-		Remote: repo.RemoteOf(), Offline: cmd.Bool("offline")}
-	if s.store.Remote != "" {
-		if err := repo.CheckRemote(s.store.Remote); err != nil {
-			return nil, contracts.Invalidf("liza.remote names %s, but %v", s.store.Remote, err)
-		}
-	}
-	return s, nil
-}
-
-// clock is the one source of time (see cas.ClockFromEnv).
-func (e *Env) clock() (func() time.Time, error) { return cas.ClockFromEnv(e.Getenv) }
-
-// identity is the author of commits made for the human operator: git's
-// author identity when there is one, else a fixed one.
-func identity(repo *refstore.Repo, getenv func(string) string) refstore.Signature {
-	name, email := getenv("GIT_AUTHOR_NAME"), getenv("GIT_AUTHOR_EMAIL")
-	if name == "" {
-		name, _ = repo.Config("user.name")
-	}
-	if email == "" {
-		email, _ = repo.Config("user.email")
-	}
-	if name == "" {
-		return refstore.Signature{}
-	}
-	if email == "" {
-		email = "unknown"
-	}
-	return refstore.Signature{Name: name, Email: email}
-}
-
-// update runs an operation for the session's agent.
-func (s *session) update(ctx context.Context, op cas.Op) (*cas.Result, error) {
-	if err := contracts.Permit(s.agent, op.Name); err != nil {
-		return nil, err
-	}
-	op.Agent = s.agent
-	op.Request = s.cmd.String("request-id")
-	op.Command = s.command()
-	if s.agent != "" {
-		op.Generation = int(s.cmd.Int("generation"))
-	}
-	return s.store.Update(ctx, op)
-}
-
-// command is the command line to record with an operation, so that sync
-// can run it again on the remote's state: without the program name and
-// without --offline.
-func (s *session) command() []string {
-	if len(s.argv) < 2 {
-		return nil
-	}
-	out := make([]string, 0, len(s.argv)-1)
-	for _, a := range s.argv[1:] {
-		if a != "--offline" && a != "--offline=true" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// remote is the remote of remote mode, or "" (local mode, or --offline).
-func (s *session) remote() string {
-	if s.store.Offline {
-		return ""
-	}
-	return s.store.Remote
-}
-
-// branchTip is where a branch is: on the remote in remote mode (fetched
-// now into its tracking ref, so its commits are here too), else here.
-func (s *session) branchTip(ctx context.Context, ref string) (refstore.Hash, bool, error) {
-	if r := s.remote(); r != "" {
-		got, err := s.repo.Fetch(ctx, r, ref)
-		if err != nil {
-			return refstore.Hash{}, false, err
-		}
-		h, ok := got[ref]
-		return h, ok, nil
-	}
-	return s.repo.ReadRef(ref)
-}
-
-// printJSON writes v as indented JSON.
-func (s *session) printJSON(v any) error {
-	enc := json.NewEncoder(s.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // args returns the positional arguments, checking their number.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
 )
 
@@ -33,45 +32,11 @@ func (e *Env) sprintCmd() *cli.Command {
 	}
 }
 
-// checkpointResult is what sprint checkpoint reports.
-type checkpointResult struct {
-	contracts.Summary
-	Mode   string `json:"mode"`
-	Commit string `json:"commit,omitempty"`
-}
-
 func (s *session) sprintCheckpoint(ctx context.Context) error {
-	res, err := s.update(ctx, cas.Op{Name: contracts.OpSprint, Apply: func(tx *cas.Tx) (any, error) {
-		st, err := tx.Snap.Load()
-		if err != nil {
-			return nil, err
-		}
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		now := tx.NowString()
-		m.Sprint.Timeline.Checkpoint = now
-		// A checkpoint halts a running team; a checkpoint, pause or abort
-		// already in force stays as it was set.
-		if modeOf(m.Control) == contracts.ModeRunning {
-			m.Control = &contracts.Control{Mode: contracts.ModeCheckpoint, Since: now, By: contracts.ActorName(tx.Actor), Reason: "sprint checkpoint"}
-		}
-		st.Sprint, st.Control = m.Sprint, m.Control
-		sum := contracts.SprintSummary(st, tx.Now)
-		tx.PutMeta(m)
-		tx.Describe("sprint checkpoint"+by(tx.Actor), "")
-		tx.Body(sum.Markdown())
-		return checkpointResult{Summary: sum, Mode: modeOf(m.Control)}, nil
-	}})
+	out, err := s.ops.SprintCheckpoint(ctx, s.call())
 	if err != nil {
 		return err
 	}
-	out, err := decodeResult[checkpointResult](res)
-	if err != nil {
-		return err
-	}
-	out.Commit = res.Commit.String()
 	if s.json {
 		return s.printJSON(out)
 	}
@@ -80,51 +45,11 @@ func (s *session) sprintCheckpoint(ctx context.Context) error {
 	return nil
 }
 
-// metricsResult is what sprint metrics reports.
-type metricsResult struct {
-	Sprint string `json:"sprint"`
-	contracts.Metrics
-	// StoredAt is the computed_at of the values in sprint.metrics.
-	StoredAt string `json:"stored_at"`
-	Changed  bool   `json:"changed"`
-	Commit   string `json:"commit,omitempty"`
-}
-
 func (s *session) sprintMetrics(ctx context.Context) error {
-	res, err := s.update(ctx, cas.Op{Name: contracts.OpSprint, Apply: func(tx *cas.Tx) (any, error) {
-		st, err := tx.Snap.Load()
-		if err != nil {
-			return nil, err
-		}
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		metrics := contracts.SprintMetrics(st, tx.Now)
-		merged, changed, err := contracts.MergeMetrics(m.Sprint.Metrics, metrics)
-		if err != nil {
-			return nil, err
-		}
-		out := metricsResult{Sprint: m.Sprint.ID, Metrics: metrics, StoredAt: metrics.ComputedAt, Changed: changed}
-		if !changed {
-			if at, ok := m.Sprint.Metrics["computed_at"].(string); ok {
-				out.StoredAt = at
-			}
-			return out, nil
-		}
-		m.Sprint.Metrics = merged
-		tx.PutMeta(m)
-		tx.Describe("sprint metrics"+by(tx.Actor), "")
-		return out, nil
-	}})
+	out, err := s.ops.SprintMetrics(ctx, s.call())
 	if err != nil {
 		return err
 	}
-	out, err := decodeResult[metricsResult](res)
-	if err != nil {
-		return err
-	}
-	out.Commit = res.Commit.String()
 	if s.json {
 		return s.printJSON(out)
 	}

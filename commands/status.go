@@ -3,15 +3,13 @@ package commands
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
 )
 
 func (e *Env) statusCmd() *cli.Command {
@@ -20,118 +18,16 @@ func (e *Env) statusCmd() *cli.Command {
 		Usage: "the board: tasks by status, agents and their leases, sprint, kill switches, alarms",
 		Flags: []cli.Flag{atFlag()},
 		Action: e.action(0, 0, "status [--at REV]", func(ctx context.Context, s *session, _ []string) error {
-			rev := s.cmd.String("at")
-			snap, err := s.snapshot(ctx, rev)
+			b, err := s.ops.Status(ctx, s.cmd.String("at"))
 			if err != nil {
 				return err
 			}
-			now, _ := e.clock()
-			// The kill-switch files are those of the checkout now, so
-			// they count only on the board at the tip.
-			obs, err := s.observe(snap, rev == "", now())
-			if err != nil {
-				return err
-			}
-			if obs.State == nil {
-				return obs.Err
-			}
-			b := board(obs.State, now())
-			b.Switches, b.Alarms = obs.Switches, obs.Alarms
-			b.Mode = contracts.EffectiveMode(obs.Switches)
 			return s.printStatus(b)
 		}),
 	}
 }
 
-// Board is the status view of the state.
-type Board struct {
-	Goal              string                     `json:"goal"`
-	GoalStatus        string                     `json:"goal_status"`
-	Sprint            string                     `json:"sprint"`
-	SprintStatus      string                     `json:"sprint_status"`
-	Mode              string                     `json:"mode"`
-	IntegrationBranch string                     `json:"integration_branch"`
-	Counts            map[contracts.Status]int   `json:"counts"`
-	Tasks             []BoardTask                `json:"tasks"`
-	Agents            []BoardAgent               `json:"agents"`
-	Archived          int                        `json:"archived"`
-	Anomalies         int                        `json:"anomalies"`
-	Switches          []contracts.Switch         `json:"switches"`
-	Alarms            []contracts.Alarm          `json:"alarms"`
-	byStatus          map[contracts.Status][]int `json:"-"`
-}
-
-// BoardTask is one task on the board.
-type BoardTask struct {
-	ID          string           `json:"id"`
-	Status      contracts.Status `json:"status"`
-	Priority    int              `json:"priority"`
-	Description string           `json:"description"`
-	AssignedTo  string           `json:"assigned_to,omitempty"`
-	ReviewingBy string           `json:"reviewing_by,omitempty"`
-	Lease       string           `json:"lease,omitempty"`
-	DependsOn   []string         `json:"depends_on,omitempty"`
-}
-
-// BoardAgent is one agent on the board.
-type BoardAgent struct {
-	ID          string `json:"id"`
-	Role        string `json:"role"`
-	Status      string `json:"status"`
-	CurrentTask string `json:"current_task,omitempty"`
-	Lease       string `json:"lease,omitempty"`
-}
-
-func board(st *contracts.State, now time.Time) *Board {
-	b := &Board{
-		Goal: st.Goal.ID + ": " + st.Goal.Description, GoalStatus: st.Goal.Status,
-		Sprint: st.Sprint.ID, SprintStatus: st.Sprint.Status, Mode: "RUNNING",
-		IntegrationBranch: st.Config.IntegrationBranch,
-		Counts:            map[contracts.Status]int{}, byStatus: map[contracts.Status][]int{},
-		Tasks: []BoardTask{}, Agents: []BoardAgent{},
-		Switches: []contracts.Switch{}, Alarms: []contracts.Alarm{},
-		Archived: len(st.Archive), Anomalies: len(st.Anomalies),
-	}
-	if st.Control != nil && st.Control.Mode != "" {
-		b.Mode = st.Control.Mode
-	}
-	for _, t := range st.Tasks {
-		bt := BoardTask{ID: t.ID, Status: t.Status, Priority: t.Priority, Description: t.Description,
-			AssignedTo: t.AssignedTo, ReviewingBy: t.ReviewingBy, DependsOn: t.DependsOn}
-		switch t.Status {
-		case contracts.Claimed:
-			bt.Lease = leaseLeft(t.LeaseExpires, now)
-		case contracts.ReadyForReview:
-			bt.Lease = leaseLeft(t.ReviewLeaseExpires, now)
-		}
-		b.Counts[t.Status]++
-		b.byStatus[t.Status] = append(b.byStatus[t.Status], len(b.Tasks))
-		b.Tasks = append(b.Tasks, bt)
-	}
-	for _, id := range sortedKeys(st.Agents) {
-		a := st.Agents[id]
-		b.Agents = append(b.Agents, BoardAgent{ID: id, Role: a.Role, Status: a.Status, CurrentTask: a.CurrentTask, Lease: leaseLeft(a.LeaseExpires, now)})
-	}
-	return b
-}
-
-// leaseLeft says how long a lease has to run, or that it expired.
-func leaseLeft(expires string, now time.Time) string {
-	if expires == "" {
-		return ""
-	}
-	t, err := contracts.ParseTime(expires)
-	if err != nil {
-		return "lease unreadable"
-	}
-	d := t.Sub(now).Round(time.Second)
-	if d <= 0 {
-		return fmt.Sprintf("expired %s ago", -d)
-	}
-	return fmt.Sprintf("%s left", d)
-}
-
-func (s *session) printStatus(b *Board) error {
+func (s *session) printStatus(b *ops.Board) error {
 	if s.json {
 		return s.printJSON(b)
 	}
@@ -154,7 +50,7 @@ func (s *session) printStatus(b *Board) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	for _, status := range contracts.Statuses {
-		idx := b.byStatus[status]
+		idx := b.ByStatus[status]
 		if len(idx) == 0 {
 			continue
 		}
@@ -211,8 +107,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-3] + "..."
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
 }

@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -80,12 +78,6 @@ func (s *session) newWatcher() (*watcher, error) {
 	return &watcher{s: s, clock: clock, logPath: logPath, activePath: activeFile(logPath)}, nil
 }
 
-// activeFile is where the alarms that are on are kept for the log at
-// path: beside it, alerts.log → alerts.active.json.
-func activeFile(path string) string {
-	return strings.TrimSuffix(path, filepath.Ext(path)) + ".active.json"
-}
-
 // once looks once, records the transitions and prints every alarm on.
 func (w *watcher) once(ctx context.Context) error {
 	alarms, err := w.poll(ctx)
@@ -140,7 +132,7 @@ func (w *watcher) run(ctx context.Context, interval time.Duration) error {
 
 // watchedRef names what is watched, for people.
 func (s *session) watchedRef() string {
-	if r := s.remote(); r != "" {
+	if r := s.ops.Remote(); r != "" {
 		return refstore.StateRef + " on " + r
 	}
 	return refstore.StateRef
@@ -158,7 +150,7 @@ func (w *watcher) poll(ctx context.Context) ([]contracts.Alarm, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs, err := w.s.observe(snap, true, now)
+	obs, err := w.s.ops.Observe(snap, true, now)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +176,7 @@ func (w *watcher) poll(ctx context.Context) ([]contracts.Alarm, error) {
 // once per outage); else the local one.
 func (w *watcher) tip(ctx context.Context) (refstore.Hash, error) {
 	repo := w.s.repo
-	if r := w.s.remote(); r != "" {
+	if r := w.s.ops.Remote(); r != "" {
 		got, err := repo.Fetch(ctx, r, refstore.StateRef)
 		if err == nil {
 			if w.fetchErr != "" {
@@ -238,164 +230,4 @@ func (w *watcher) log(line string) {
 	if err := appendLog(w.logPath, contracts.FormatTime(w.clock())+" "+line+"\n"); err != nil {
 		fmt.Fprintf(w.s.Stderr, "git-liza: alerts log: %v\n", err)
 	}
-}
-
-func appendLog(path, text string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(text)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// watchEvent is one transition, as watch --json prints it.
-type watchEvent struct {
-	Time  string          `json:"time"`
-	Event string          `json:"event"` // "raised" or "cleared"
-	Alarm contracts.Alarm `json:"alarm"`
-}
-
-type transition struct {
-	event string
-	alarm contracts.Alarm
-	text  string
-}
-
-// alarmTransitions compares the alarms on at the last look with those on
-// now. An alarm is raised when its key appears or its kind changes (an
-// escalation), and cleared when its key goes. next is what to remember:
-// each alarm as it was raised, so that its clearing quotes it.
-func alarmTransitions(prev, cur []contracts.Alarm) ([]transition, []contracts.Alarm) {
-	was := map[string]contracts.Alarm{}
-	for _, a := range prev {
-		was[a.Key] = a
-	}
-	var out []transition
-	next := make([]contracts.Alarm, 0, len(cur))
-	on := map[string]bool{}
-	for _, a := range cur {
-		on[a.Key] = true
-		if p, ok := was[a.Key]; ok && p.Kind == a.Kind {
-			next = append(next, p)
-			continue
-		}
-		next = append(next, a)
-		out = append(out, transition{event: "raised", alarm: a, text: a.Message})
-	}
-	var cleared []transition
-	for _, a := range prev {
-		if !on[a.Key] {
-			cleared = append(cleared, transition{event: "cleared", alarm: a, text: "✅ CLEARED: " + unsigned(a.Message)})
-		}
-	}
-	slices.SortFunc(cleared, func(a, b transition) int { return strings.Compare(a.alarm.Key, b.alarm.Key) })
-	return append(cleared, out...), next
-}
-
-// unsigned drops the level sign from an alarm's message.
-func unsigned(msg string) string {
-	for _, sign := range []string{"⚠️ ", "🚨 "} {
-		if rest, ok := strings.CutPrefix(msg, sign); ok {
-			return rest
-		}
-	}
-	return msg
-}
-
-// readActive reads the alarms on at the last look; none when there was no
-// look yet or the file is unreadable (the next write replaces it).
-func readActive(path string) ([]contracts.Alarm, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var list []contracts.Alarm
-	if json.Unmarshal(data, &list) != nil {
-		return nil, nil
-	}
-	return list, nil
-}
-
-// writeActive replaces the file of alarms on, atomically, so that a
-// watcher and a cron job never read half of it.
-func writeActive(path string, list []contracts.Alarm) error {
-	data, err := json.MarshalIndent(list, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".alarms-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
-}
-
-// observation is what one look at a state commit found.
-type observation struct {
-	State    *contracts.State // nil when the state cannot be read
-	Err      error            // why State is nil
-	Switches []contracts.Switch
-	Alarms   []contracts.Alarm
-}
-
-// observe reads the state of snap, validates it and computes its alarms
-// at now. A state that does not load or validate is still
-// observed: it raises the INVALID STATE alarm. withFiles adds the
-// kill-switch files of the main checkout to the state's control mode.
-func (s *session) observe(snap *cas.Snapshot, withFiles bool, now time.Time) (*observation, error) {
-	c, err := s.repo.ReadCommit(snap.Commit)
-	if err != nil {
-		return nil, err
-	}
-	in := contracts.AlarmInput{Now: now, LastChange: c.Committer.When}
-	obs := &observation{}
-	obs.State, err = snap.Load()
-	var ctrl *contracts.Control
-	if err != nil {
-		obs.State, obs.Err = nil, err
-		in.Problems = []string{err.Error()}
-	} else {
-		for _, p := range contracts.Validate(obs.State) {
-			in.Problems = append(in.Problems, p.String())
-		}
-		ctrl = obs.State.Control
-	}
-	files := map[string]time.Time{}
-	if root := s.repo.MainWorkTree(); withFiles && root != "" {
-		files = contracts.StatSwitchFiles(root)
-	}
-	obs.Switches = contracts.ActiveSwitches(ctrl, files)
-	in.Switches = obs.Switches
-	obs.Alarms = contracts.Alarms(obs.State, in)
-	// Empty lists, not null, in --json output.
-	if obs.Switches == nil {
-		obs.Switches = []contracts.Switch{}
-	}
-	if obs.Alarms == nil {
-		obs.Alarms = []contracts.Alarm{}
-	}
-	return obs, nil
 }

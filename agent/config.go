@@ -1,0 +1,62 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// Board is what a supervisor does on the blackboard, acting as its agent
+// under its generation: the operations of package ops, which
+// *ops.Service implements.
+type Board interface {
+	Sync(ctx context.Context, remote string) (*ops.SyncReport, error)
+	Claim(ctx context.Context, r ops.ClaimRequest) (*ops.ClaimResult, error)
+	Review(ctx context.Context, r ops.ReviewRequest) (*ops.ReviewResult, error)
+	Merge(ctx context.Context, r ops.MergeRequest) (*ops.MergeResult, error)
+	Heartbeat(ctx context.Context, call ops.Call) (*ops.HeartbeatResult, error)
+	Complete(ctx context.Context, call ops.Call) (ops.Written, error)
+	NotesDone(ctx context.Context, r ops.NotesDoneRequest) (*ops.NotesDoneResult, error)
+	Block(ctx context.Context, r ops.BlockRequest) (*ops.TaskResult, error)
+	Release(ctx context.Context, r ops.ReleaseRequest) (*ops.TaskResult, error)
+	Anomaly(ctx context.Context, r ops.AnomalyRequest) (*ops.EntryResult, error)
+}
+
+// Config is one supervisor.
+type Config struct {
+	ID         string
+	Role       contracts.Role
+	Generation int
+	Repo       *refstore.Repo
+	// Root is the project root: the main worktree, where .worktrees/ and
+	// the seed's .liza/ kill-switch files live.
+	Root string
+	// Command is the agent CLI; the prompt is appended as its last
+	// argument.
+	Command []string
+	// Board runs the supervisor's operations as its agent, under its
+	// generation.
+	Board Board
+	// Log receives the supervisor's own lines; AgentOut the agent's
+	// output.
+	Log      io.Writer
+	AgentOut io.Writer
+	// Env is the environment agents start from.
+	Env []string
+	// Poll overrides the poll interval of the state's config.
+	Poll time.Duration
+	// Backoff is the first delay after a crash; it doubles with each
+	// crash in a row (default 2s).
+	Backoff time.Duration
+	// Remote is set in remote mode: the supervisor syncs before it looks
+	// at the board.
+	Remote bool
+	// PromptDir is where prompts are saved (outside the working tree).
+	PromptDir string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}

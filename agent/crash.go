@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// crashed records a crash: back off, or on a crash loop stop with the
+// task blocked and an anomaly logged.
+func (s *sup) crashed(ctx context.Context, w *work, why string) error {
+	s.crashes = recent(append(s.crashes, time.Now()), time.Now())
+	n := len(s.crashes)
+	if n >= CrashLimit {
+		s.logf("agent crashed %d times in %s (%s): stopping", n, CrashWindow, why)
+		s.crashLoop(ctx, w, why, n)
+		return fmt.Errorf("%w: %d crashes in %s, last: %s", ErrCrashLoop, n, CrashWindow, why)
+	}
+	delay := s.Backoff << (n - 1)
+	s.logf("agent crashed (%s); retrying in %s", why, delay)
+	pause(ctx, delay)
+	return nil
+}
+
+// cannotStart records a failure to start the agent (its command or its
+// directory missing): back off, and stop the supervisor after CrashLimit
+// of them within CrashWindow. This is no crash of the agent: the task is
+// neither blocked nor counted against, and stopping releases it.
+func (s *sup) cannotStart(ctx context.Context, why string) error {
+	s.startFails = recent(append(s.startFails, time.Now()), time.Now())
+	n := len(s.startFails)
+	if n >= CrashLimit {
+		s.logf("%s (%d times in %s): stopping", why, n, CrashWindow)
+		return fmt.Errorf("%w: %s", ErrCannotStart, why)
+	}
+	delay := s.Backoff << (n - 1)
+	s.logf("%s; trying again in %s", why, delay)
+	pause(ctx, delay)
+	return nil
+}
+
+// recent keeps the times within CrashWindow of now.
+func recent(times []time.Time, now time.Time) []time.Time {
+	out := times[:0]
+	for _, t := range times {
+		if now.Sub(t) <= CrashWindow {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// crashLoop records a crash loop on the blackboard: the coder's task is
+// blocked for the planner, a reviewer's review released, and an anomaly
+// logged.
+func (s *sup) crashLoop(ctx context.Context, w *work, why string, n int) {
+	pattern := "crash loop: " + why
+	task := ""
+	if w.task != nil {
+		task = w.task.ID
+	}
+	switch s.Role {
+	case contracts.RoleCoder:
+		if task != "" {
+			if err := s.do(func() error {
+				_, err := s.Board.Block(ctx, ops.BlockRequest{Task: task, Reason: "agent crash loop: " + why, Questions: []string{
+					"Why does the agent keep failing on this task?",
+					"Should the task be rescoped or given to another coder?"}})
+				return err
+			}); err != nil {
+				s.logf("block %s: %v", task, err)
+			}
+		}
+	case contracts.RoleReviewer:
+		if task != "" {
+			if err := s.do(func() error {
+				_, err := s.Board.Release(ctx, ops.ReleaseRequest{Task: task, Side: "reviewer"})
+				return err
+			}); err != nil {
+				s.logf("release %s: %v", task, err)
+			}
+		}
+	}
+	if task == "" {
+		// An anomaly is about a task; a planner's crash loop is reported by
+		// the supervisor's exit alone.
+		return
+	}
+	if err := s.do(func() error {
+		_, err := s.Board.Anomaly(ctx, ops.AnomalyRequest{Type: "retry_loop", Task: task, Details: contracts.Extra{"count": n, "error_pattern": pattern}})
+		return err
+	}); err != nil {
+		s.logf("log the crash loop: %v", err)
+	}
+}
+
+// keepAlive renews the agent's leases every heartbeat interval for as
+// long as the supervisor runs. A refusal because a newer supervisor took
+// the id stops this one.
+func (s *sup) keepAlive(ctx context.Context, stop context.CancelCauseFunc) {
+	interval := time.Minute
+	if tip, ok, err := s.Repo.ReadRef(refstore.StateRef); err == nil && ok {
+		if snap, err := cas.ReadSnapshot(s.Repo, tip); err == nil {
+			if st, err := snap.Load(); err == nil && st.Config.HeartbeatInterval > 0 {
+				interval = time.Duration(st.Config.HeartbeatInterval) * time.Second
+			}
+		}
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.do(func() error { _, err := s.Board.Heartbeat(ctx, ops.Call{}); return err }); err != nil {
+			if serr := s.staleNow(); serr != nil {
+				s.logf("%v", serr)
+				stop(serr)
+				return
+			}
+			s.logf("heartbeat: %v", err)
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
+)
+
+// next finds the role's next piece of work and claims it. acted reports
+// work done without an agent (a merge, completing the goal), after which
+// the loop looks at the board again at once.
+func (s *sup) next(ctx context.Context, st *contracts.State) (*work, bool, error) {
+	switch s.Role {
+	case contracts.RoleCoder:
+		return s.nextCoder(ctx, st)
+	case contracts.RoleReviewer:
+		return s.nextReviewer(ctx, st)
+	case contracts.RolePlanner:
+		return s.nextPlanner(ctx, st)
+	}
+	return nil, false, fmt.Errorf("no supervisor for role %s", s.Role)
+}
+
+// waitable reports whether a refusal means "nothing for this agent now"
+// (a precondition or a lost race) rather than a failure.
+func waitable(err error) bool {
+	c := ops.Class(err)
+	return c == contracts.CodeInvalid || c == contracts.CodeContention
+}
+
+func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, error) {
+	for _, t := range st.Tasks {
+		if t.AssignedTo == s.ID && t.Status == contracts.Claimed {
+			return s.resume(ctx, st, t, t.LeaseExpires)
+		}
+	}
+	now := s.Now()
+	any := false
+	for _, t := range st.Tasks {
+		if contracts.Claimable(t.Summary(), st.StatusOf) || t.Status == contracts.Claimed && contracts.LeaseOver(t.LeaseExpires, now) {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil, false, nil
+	}
+	var c *ops.ClaimResult
+	err := s.do(func() (err error) { c, err = s.Board.Claim(ctx, ops.ClaimRequest{}); return })
+	if err != nil {
+		if waitable(err) {
+			s.waiting("no task to claim: " + err.Error())
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("claim: %w", err)
+	}
+	s.logf("claimed %s (%s)", c.ID, c.Kind)
+	return s.reload(ctx, c.ID)
+}
+
+func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, bool, error) {
+	if s.mergeApproved(ctx, st) {
+		return nil, true, nil
+	}
+	for _, t := range st.Tasks {
+		if t.Status == contracts.ReadyForReview && t.ReviewingBy == s.ID {
+			return s.resume(ctx, st, t, t.ReviewLeaseExpires)
+		}
+	}
+	now := s.Now()
+	any := false
+	for _, t := range st.Tasks {
+		if t.Status == contracts.ReadyForReview && t.AssignedTo != s.ID &&
+			(t.ReviewingBy == "" || contracts.LeaseOver(t.ReviewLeaseExpires, now)) {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil, false, nil
+	}
+	var r *ops.ReviewResult
+	err := s.do(func() (err error) { r, err = s.Board.Review(ctx, ops.ReviewRequest{}); return })
+	if err != nil {
+		if waitable(err) {
+			s.waiting("no review to take: " + err.Error())
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("review: %w", err)
+	}
+	s.logf("reviewing %s (author %s)", r.ID, r.Author)
+	return s.reload(ctx, r.ID)
+}
+
+// mergeFailure is a merge that failed without changing the board (its
+// integration branch checked out somewhere, its task branch gone): it is
+// tried again after a delay that doubles while it keeps failing.
+type mergeFailure struct {
+	commit  string // the reviewed commit that failed to merge
+	msg     string // the last error, logged once
+	delay   time.Duration
+	retryAt time.Time
+}
+
+// mergeApproved merges an APPROVED task, as the seeds give the reviewer
+// supervisor to do, and reports whether it merged one. The approver merges
+// its approval; any reviewer finishes one whose approver has gone. A merge
+// that fails is not tried again before its delay (see mergeFailed), so that
+// a merge refused without any change to the board does not spin.
+func (s *sup) mergeApproved(ctx context.Context, st *contracts.State) bool {
+	now := s.Now()
+	for id, f := range s.merges {
+		if t := st.Task(id); t == nil || t.Status != contracts.Approved || t.ReviewCommit != f.commit {
+			delete(s.merges, id)
+		}
+	}
+	for _, t := range st.Tasks {
+		if t.Status != contracts.Approved {
+			continue
+		}
+		if t.ApprovedBy != s.ID && live(st.Agents[t.ApprovedBy], now) {
+			continue
+		}
+		if f := s.merges[t.ID]; f != nil && time.Now().Before(f.retryAt) {
+			continue
+		}
+		var m *ops.MergeResult
+		err := s.do(func() (err error) { m, err = s.Board.Merge(ctx, ops.MergeRequest{Task: t.ID}); return })
+		if err != nil {
+			s.mergeFailed(st, t, err)
+			continue
+		}
+		delete(s.merges, t.ID)
+		s.logf("merged %s into %s at %s", t.ID, m.IntegrationBranch, shortSHA(m.MergeCommit))
+		return true
+	}
+	return false
+}
+
+// mergeFailed records a failed merge of t: the first failure waits a poll
+// interval before the next try, each further one twice as long as the one
+// before, up to MaxRetryDelay. An error is logged once, not at every try.
+func (s *sup) mergeFailed(st *contracts.State, t *contracts.Task, err error) {
+	f := s.merges[t.ID]
+	if f == nil {
+		f = &mergeFailure{commit: t.ReviewCommit}
+		s.merges[t.ID] = f
+	}
+	f.delay = retryDelay(f.delay, s.poll(st))
+	f.retryAt = time.Now().Add(f.delay)
+	if msg := err.Error(); msg != f.msg {
+		f.msg = msg
+		s.logf("merge %s failed: %s (trying again in %s, then less often while it fails)", t.ID, msg, f.delay)
+	}
+}
+
+// retryDelay is the delay after prev: first the poll interval, then twice
+// the previous one, up to MaxRetryDelay.
+func retryDelay(prev, poll time.Duration) time.Duration {
+	if prev <= 0 {
+		return poll
+	}
+	return max(poll, min(2*prev, MaxRetryDelay))
+}
+
+// resume hands the agent work this supervisor already holds, after a
+// restart or an agent that exited 42. A lease that is due (ended, or past
+// half its term, as git liza heartbeat decides) is renewed first: a claim
+// whose lease ended could be taken over by another coder while the agent
+// works on it.
+func (s *sup) resume(ctx context.Context, st *contracts.State, t *contracts.Task, expires string) (*work, bool, error) {
+	term := time.Duration(st.Config.LeaseDuration) * time.Second
+	if !cas.LeaseDue(expires, s.Now(), term) {
+		return &work{task: t}, false, nil
+	}
+	if err := s.do(func() error { _, err := s.Board.Heartbeat(ctx, ops.Call{}); return err }); err != nil {
+		return nil, false, fmt.Errorf("renew the lease on %s: %w", t.ID, err)
+	}
+	cur, _, err := s.read()
+	if err != nil {
+		return nil, false, err
+	}
+	if t = cur.Task(t.ID); t == nil || !s.holds(t) {
+		return nil, false, nil
+	}
+	s.logf("renewed the lease on %s before resuming it", t.ID)
+	return &work{task: t}, false, nil
+}
+
+// holds reports whether this supervisor's agent holds t: a coder's task
+// CLAIMED, a reviewer's under its review.
+func (s *sup) holds(t *contracts.Task) bool {
+	switch s.Role {
+	case contracts.RoleCoder:
+		return t.Status == contracts.Claimed && t.AssignedTo == s.ID
+	case contracts.RoleReviewer:
+		return t.Status == contracts.ReadyForReview && t.ReviewingBy == s.ID
+	}
+	return false
+}
+
+func (s *sup) nextPlanner(ctx context.Context, st *contracts.State) (*work, bool, error) {
+	if contracts.GoalComplete(st) {
+		if err := s.do(func() error { _, err := s.Board.Complete(ctx, ops.Call{}); return err }); err != nil {
+			return nil, false, fmt.Errorf("complete the goal: %w", err)
+		}
+		s.logf("every task is terminal: goal %s and sprint %s completed", st.Goal.ID, st.Sprint.ID)
+		return nil, true, nil
+	}
+	p := contracts.Planning(st)
+	if p.Trigger == "" || p.Fingerprint() == s.seen {
+		return nil, false, nil
+	}
+	s.logf("wake: %s (%s)", p.Trigger, strings.Join(p.Items, ", "))
+	return &work{trigger: &p}, false, nil
+}
+
+// reload reads a task the supervisor just claimed.
+func (s *sup) reload(ctx context.Context, id string) (*work, bool, error) {
+	st, _, err := s.board(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if t := st.Task(id); t != nil {
+		return &work{task: t}, false, nil
+	}
+	return nil, false, fmt.Errorf("task %s is not on the board after its claim", id)
+}
+
+// live reports whether an agent entry holds a lease that has not ended.
+func live(a *contracts.Agent, now time.Time) bool {
+	return a != nil && !contracts.LeaseOver(a.LeaseExpires, now)
+}

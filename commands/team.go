@@ -1,0 +1,196 @@
+package commands
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+func (e *Env) runCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "start a whole team (planner, coders, reviewers) with prefixed output; Ctrl-C stops it",
+		ArgsUsage: "[-- COMMAND ARGS...]",
+		Description: "Ctrl-C or SIGTERM stops every supervisor, which releases its work. A script that started the\n" +
+			"team in the background should stop it with SIGTERM: such a job ignores SIGINT, and git, when\n" +
+			"git liza run came through it, then reports \"waitpid for git-liza failed\" and exits 128 though\n" +
+			"the team stopped cleanly (git-liza run itself exits 0).",
+		Flags: append(agentFlags(),
+			&cli.IntFlag{Name: "coders", Value: 1, Usage: "how many coders"},
+			&cli.IntFlag{Name: "reviewers", Value: 1, Usage: "how many code reviewers"},
+			&cli.BoolFlag{Name: "no-planner", Usage: "start no planner (tasks are planned by hand)"}),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if _, err := agentCommand(cmd.String("cli"), cmd.Args().Slice()); err != nil {
+				return err
+			}
+			coders, reviewers := int(cmd.Int("coders")), int(cmd.Int("reviewers"))
+			if coders < 0 || reviewers < 0 || coders > 32 || reviewers > 32 {
+				return contracts.Invalidf("--coders and --reviewers take 0 to 32")
+			}
+			s, err := e.openAs(cmd, "")
+			if err != nil {
+				return err
+			}
+			if s.repo.MainWorkTree() == "" {
+				return contracts.Invalidf("agents need a checkout: run git liza run in a repository with a work tree")
+			}
+			var extra []string
+			if v := cmd.String("cli"); v != "" {
+				extra = append(extra, "--cli", v)
+			}
+			if v := cmd.Duration("poll"); v > 0 {
+				extra = append(extra, "--poll", v.String())
+			}
+			extra = append(extra, "--backoff", cmd.Duration("backoff").String())
+			if a := cmd.Args().Slice(); len(a) > 0 {
+				extra = append(append(extra, "--"), a...)
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			longLived()
+			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, out: e.Stdout})
+		},
+	}
+}
+
+// teamSpec says which supervisors a team runs.
+type teamSpec struct {
+	planner           bool
+	coders, reviewers int
+	args              []string // flags and command given to every supervisor
+	out               io.Writer
+	unset             []string // environment variables the supervisors must not inherit
+	quiet             bool     // do not prefix-print the supervisors' output
+	log               io.Writer
+	// exe and start are the program that runs a supervisor and how it is
+	// started: git-liza itself and exec.Cmd.Start, except in tests.
+	exe   string
+	start func(*exec.Cmd) error
+}
+
+// team runs one supervisor process per agent and waits for all of them.
+// Cancelling ctx asks each to stop (SIGTERM), which releases its work; so
+// does a supervisor that cannot be started, for those already running.
+func (e *Env) team(ctx context.Context, t teamSpec) error {
+	exe := t.exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	start := t.start
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	var ids []string
+	if t.planner {
+		ids = append(ids, "planner-1")
+	}
+	for i := 1; i <= t.coders; i++ {
+		ids = append(ids, fmt.Sprintf("coder-%d", i))
+	}
+	for i := 1; i <= t.reviewers; i++ {
+		ids = append(ids, fmt.Sprintf("code-reviewer-%d", i))
+	}
+	if len(ids) == 0 {
+		return contracts.Invalidf("a team needs at least one agent")
+	}
+	width := 0
+	for _, id := range ids {
+		width = max(width, len(id))
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	type result struct {
+		id  string
+		err error
+	}
+	results := make(chan result, len(ids))
+	var procs []*exec.Cmd
+	stop := func() {
+		for _, p := range procs {
+			_ = p.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	env := slices.DeleteFunc(agentEnviron(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(t.unset, k)
+	})
+	for _, id := range ids {
+		role, _ := contracts.ParseAgentID(id)
+		args := append([]string{"agent", role.IDPrefix(), "--agent", id}, t.args...)
+		c := exec.Command(exe, args...)
+		c.Dir, c.Env = e.Dir, env
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		pr, pw := io.Pipe()
+		c.Stdout, c.Stderr = pw, pw
+		if err := start(c); err != nil {
+			pw.Close()
+			stop()
+			for range procs {
+				<-results
+			}
+			wg.Wait()
+			return contracts.Invalidf("cannot start the supervisor of %s: %v; stopped the others", id, err)
+		}
+		procs = append(procs, c)
+		prefix := fmt.Sprintf("[%-*s] ", width, id)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := bufio.NewScanner(pr)
+			sc.Buffer(make([]byte, 64*1024), 1024*1024)
+			for sc.Scan() {
+				mu.Lock()
+				if t.log != nil {
+					fmt.Fprintf(t.log, "%s%s\n", prefix, sc.Text())
+				}
+				if !t.quiet {
+					fmt.Fprintf(t.out, "%s%s\n", prefix, sc.Text())
+				}
+				mu.Unlock()
+			}
+			_, _ = io.Copy(io.Discard, pr)
+		}()
+		go func() {
+			err := c.Wait()
+			pw.Close()
+			results <- result{id, err}
+		}()
+	}
+	var failed []string
+	stopping := false
+	for range procs {
+		var r result
+		select {
+		case r = <-results:
+		case <-ctx.Done():
+			if !stopping {
+				stopping = true
+				stop()
+			}
+			r = <-results
+		}
+		if r.err != nil {
+			failed = append(failed, fmt.Sprintf("%s (%v)", r.id, r.err))
+		}
+	}
+	wg.Wait()
+	if len(failed) > 0 && !stopping {
+		return contracts.Invalidf("supervisors failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,489 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/worktree"
+)
+
+// ClaimRequest asks for a coder's claim.
+type ClaimRequest struct {
+	Call
+	// Task is the task to claim; empty for the best claimable one.
+	Task string
+	// NoWorktree records the claim only: the agent works in its own
+	// checkout.
+	NoWorktree bool
+}
+
+// ClaimKind says how a claim takes its task.
+type ClaimKind string
+
+// The kinds of claim.
+const (
+	ClaimFresh    ClaimKind = "claimed"    // UNCLAIMED
+	ClaimOwn      ClaimKind = "resumed"    // the same coder takes back its REJECTED or INTEGRATION_FAILED task
+	ClaimTakeover ClaimKind = "taken_over" // another coder takes a REJECTED or INTEGRATION_FAILED task whose lease ended
+	ClaimExpired  ClaimKind = "reclaimed"  // a CLAIMED task whose lease ran out
+)
+
+// ClaimResult is what a claim did.
+type ClaimResult struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	AssignedTo   string `json:"assigned_to"`
+	Kind         string `json:"kind"`
+	Worktree     string `json:"worktree"`
+	Branch       string `json:"branch,omitempty"`
+	BaseCommit   string `json:"base_commit"`
+	LeaseExpires string `json:"lease_expires"`
+	Iteration    int    `json:"iteration"`
+	Commit       string `json:"commit,omitempty"`
+	Replayed     bool   `json:"replayed,omitempty"`
+}
+
+// errPickAgain means the task chosen for a claim without ID stopped being
+// claimable before the claim committed; the next best one is tried.
+var errPickAgain = errors.New("pick again")
+
+// Claim runs the seed's three-phase claim: check against the current state,
+// make the worktree outside the compare-and-swap, then commit the claim
+// after checking again. A claim that does not commit removes the worktree
+// it made, so no task is CLAIMED without its worktree and no worktree is
+// left behind by a failed claim.
+func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, error) {
+	if r.Task != "" {
+		if err := contracts.ValidTaskID(r.Task); err != nil {
+			return nil, err
+		}
+	}
+	if err := contracts.Permit(s.Agent, contracts.OpClaim); err != nil {
+		return nil, err
+	}
+	skip := map[string]bool{}
+	if r.NoWorktree {
+		// No worktree to make between checking and committing: one pass
+		// inside the compare-and-swap plans and records the claim.
+		res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpClaim, Apply: func(tx *cas.Tx) (any, error) {
+			plan, err := s.plan(tx, r.Task, skip)
+			if err != nil {
+				return nil, err
+			}
+			return s.applyClaim(tx, plan, false, true)
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return claimed(res)
+	}
+	for {
+		plan, err := s.planClaim(r.Task, skip)
+		if err != nil {
+			return nil, err
+		}
+		created, err := s.prepareWorktree(ctx, plan)
+		if errors.Is(err, worktree.ErrBusy) {
+			if r.Task != "" {
+				return nil, contracts.Errorf(contracts.CodeContention, "task %s is being claimed by another process here; try again", plan.id)
+			}
+			skip[plan.id] = true
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpClaim, Apply: func(tx *cas.Tx) (any, error) {
+			return s.applyClaim(tx, plan, r.Task == "", false)
+		}})
+		if created {
+			if err != nil {
+				_ = worktree.Remove(ctx, s.Repo, plan.id, "", true)
+			} else if uerr := worktree.Unlock(ctx, s.Repo, plan.id); uerr != nil {
+				return nil, uerr
+			}
+		}
+		if errors.Is(err, errPickAgain) {
+			skip[plan.id] = true
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return claimed(res)
+	}
+}
+
+func claimed(res *cas.Result) (*ClaimResult, error) {
+	out, err := decode[ClaimResult](res)
+	if err != nil {
+		return nil, err
+	}
+	out.Commit, out.Replayed = res.Commit.String(), res.Replayed
+	return &out, nil
+}
+
+type claimPlan struct {
+	id   string
+	kind ClaimKind
+	base refstore.Hash // where a new task branch starts
+}
+
+// planClaim is phase one: choose and check the task against the tip
+// without writing anything.
+func (s *Service) planClaim(id string, skip map[string]bool) (*claimPlan, error) {
+	var plan *claimPlan
+	err := s.view(func(tx *cas.Tx) error {
+		var err error
+		plan, err = s.plan(tx, id, skip)
+		return err
+	})
+	return plan, err
+}
+
+// plan chooses the task (id, or the best one not in skip), checks that the
+// agent may claim it, and says from which commit its branch starts.
+func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan, error) {
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	integ, err := s.integrationTip(context.Background(), m.Config.IntegrationBranch)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		best, err := bestClaim(tx, s.Agent, skip)
+		if err != nil {
+			return nil, err
+		}
+		if best == "" {
+			return nil, contracts.Invalidf("no claimable task for %s", s.Agent)
+		}
+		id = best
+	}
+	t, err := tx.MustTask(id)
+	if err != nil {
+		return nil, err
+	}
+	kind, err := checkClaim(tx, t.Summary(), s.Agent)
+	if err != nil {
+		return nil, err
+	}
+	plan := &claimPlan{id: id, kind: kind, base: integ}
+	// Work already on the task's branch keeps the base it started from;
+	// an integration fix starts over from the integration tip, into
+	// which the coder merges its branch.
+	if t.BaseCommit != "" && t.Status != contracts.IntegrationFailed {
+		_, hasBranch, err := s.taskBranch(context.Background(), id)
+		if err != nil {
+			return nil, err
+		}
+		if kind != ClaimFresh || hasBranch {
+			plan.base, _ = refstore.ParseHash(t.BaseCommit)
+		}
+	}
+	return plan, nil
+}
+
+// taskBranch finds task/ID here, or in remote mode on the remote, where
+// another machine's coder published it; a branch found only on the remote
+// is created here so the worktree can check it out.
+func (s *Service) taskBranch(ctx context.Context, id string) (refstore.Hash, bool, error) {
+	tip, ok, err := s.Repo.ReadRef(worktree.BranchRef(id))
+	if err != nil || ok || s.remote() == "" {
+		return tip, ok, err
+	}
+	if tip, ok, err = s.branchTip(ctx, worktree.BranchRef(id)); err != nil || !ok {
+		return tip, ok, err
+	}
+	err = s.Repo.UpdateRefs(ctx, "liza: "+worktree.Branch(id)+" from "+s.remote(), refstore.RefUpdate{Name: worktree.BranchRef(id), New: tip})
+	return tip, err == nil, err
+}
+
+// prepareWorktree is phase two: the worktree exists when it returns, and
+// created says whether this call made it (and must remove it if the claim
+// does not commit).
+func (s *Service) prepareWorktree(ctx context.Context, plan *claimPlan) (bool, error) {
+	info, err := worktree.Inspect(ctx, s.Repo, plan.id)
+	if err != nil {
+		return false, err
+	}
+	if info.Exists && info.Locked == "" {
+		// Work kept from an earlier claim of this task: the claim takes it on.
+		return false, nil
+	}
+	if err := worktree.Create(ctx, s.Repo, plan.id, plan.base, s.Agent); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// applyClaim is phase three, run inside the compare-and-swap: check again
+// and record the claim.
+func (s *Service) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool) (any, error) {
+	_, lease, err := tx.Lease()
+	if err != nil {
+		return nil, err
+	}
+	t, err := tx.MustTask(plan.id)
+	if err != nil {
+		return nil, err
+	}
+	kind, err := checkClaim(tx, t.Summary(), s.Agent)
+	if err != nil {
+		if auto {
+			return nil, errPickAgain
+		}
+		return nil, err
+	}
+	now := tx.NowString()
+	from := t.Status
+	prev := t.AssignedTo
+	switch kind {
+	case ClaimTakeover, ClaimExpired:
+		t.PreviousAssignee = prev
+		if !t.FailedBy.Contains(prev) && prev != "" {
+			t.FailedBy = append(t.FailedBy, prev)
+		}
+		if kind == ClaimTakeover {
+			t.ReviewCyclesCurrent = 0
+		}
+	}
+	if from == contracts.IntegrationFailed {
+		t.IntegrationFix = true
+	}
+	t.Status = contracts.Claimed
+	t.AssignedTo = s.Agent
+	t.LeaseExpires = lease
+	t.Iteration++
+	t.BaseCommit = plan.base.String()
+	branch := ""
+	if noWorktree {
+		t.Worktree = s.ownCheckout()
+	} else {
+		t.Worktree = worktree.Rel(t.ID)
+		branch = worktree.Branch(t.ID)
+	}
+	ev := &contracts.HistoryEvent{Time: now, Event: string(kind), Agent: s.Agent, From: string(from), To: string(contracts.Claimed)}
+	if prev != "" && prev != s.Agent {
+		ev.Reason = "previous assignee " + prev
+	}
+	t.History = append(t.History, ev)
+	tx.PutTask(t)
+	if err := setAgent(tx, s.Agent, contracts.RoleCoder, "WORKING", t.ID, lease); err != nil {
+		return nil, err
+	}
+	if len(t.FailedBy) >= 2 && kind != ClaimFresh && kind != ClaimOwn {
+		if err := logSystemAnomaly(tx, "hypothesis_exhaustion", t.ID, contracts.Extra{"failed_by": strings.Join(t.FailedBy, ",")}); err != nil {
+			return nil, err
+		}
+	}
+	tx.Describe(fmt.Sprintf("claim %s (%s)", t.ID, s.Agent), t.ID)
+	return ClaimResult{ID: t.ID, Status: string(t.Status), AssignedTo: s.Agent, Kind: string(kind), Worktree: t.Worktree,
+		Branch: branch, BaseCommit: t.BaseCommit, LeaseExpires: lease, Iteration: t.Iteration}, nil
+}
+
+// checkClaim decides whether agent may claim t now, and how.
+func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, error) {
+	now := tx.Now
+	var kind ClaimKind
+	switch t.Status {
+	case contracts.Unclaimed:
+		kind = ClaimFresh
+	case contracts.Rejected, contracts.IntegrationFailed:
+		switch {
+		case t.AssignedTo == agent:
+			kind = ClaimOwn
+		case t.AssignedTo == "" || contracts.LeaseOver(t.LeaseExpires, now):
+			kind = ClaimTakeover
+		default:
+			return "", contracts.Invalidf("task %s is %s and still leased to %s until %s", t.ID, t.Status, t.AssignedTo, t.LeaseExpires)
+		}
+	case contracts.Claimed:
+		switch {
+		case t.AssignedTo == agent:
+			return "", contracts.Invalidf("%s already holds task %s", agent, t.ID)
+		case contracts.LeaseOver(t.LeaseExpires, now):
+			kind = ClaimExpired
+		default:
+			return "", contracts.Invalidf("task %s is claimed by %s until %s", t.ID, t.AssignedTo, t.LeaseExpires)
+		}
+	case contracts.Draft:
+		return "", contracts.Invalidf("task %s is DRAFT: the planner has not finalized it", t.ID)
+	default:
+		return "", contracts.Invalidf("task %s is %s: it cannot be claimed", t.ID, t.Status)
+	}
+	for _, d := range t.DependsOn {
+		st, err := taskStatus(tx, d)
+		if err != nil {
+			return "", err
+		}
+		if st != contracts.Merged {
+			return "", contracts.Invalidf("task %s depends on %s, which is %s", t.ID, d, orUnknown(st))
+		}
+	}
+	idx, err := tx.Index()
+	if err != nil {
+		return "", err
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return "", err
+	}
+	inFlight := 0
+	for _, o := range idx {
+		if o.ID == t.ID {
+			continue
+		}
+		if o.Status == contracts.Claimed && o.AssignedTo == agent {
+			return "", contracts.Invalidf("%s already holds task %s: submit, hand off or release it first", agent, o.ID)
+		}
+		if !o.Status.InFlight() {
+			continue
+		}
+		inFlight++
+		if a, b, ok := contracts.PathsOverlap(t.Paths, o.Paths); ok {
+			return "", contracts.Invalidf("task %s owns %s, which overlaps %s owned by %s (%s)", t.ID, a, b, o.ID, o.Status)
+		}
+	}
+	if max := m.Config.MaxInFlight; max > 0 && !t.Status.InFlight() && inFlight >= max {
+		return "", contracts.Invalidf("%d tasks are in flight and max_in_flight is %d", inFlight, max)
+	}
+	return kind, nil
+}
+
+// bestClaim chooses the task a claim without ID takes: the best claimable
+// task in seed order (the agent's own rejected work first), else the oldest
+// claim whose lease ran out. Tasks in skip, and tasks the agent may not
+// take, are passed over.
+func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
+	idx, err := tx.Index()
+	if err != nil {
+		return "", err
+	}
+	tasks := make([]*contracts.TaskSummary, 0, len(idx))
+	for _, t := range idx {
+		tasks = append(tasks, t)
+	}
+	statusOf := func(id string) (contracts.Status, bool) {
+		st, err := taskStatus(tx, id)
+		return st, err == nil && st != ""
+	}
+	ok := func(t *contracts.TaskSummary) bool {
+		if skip[t.ID] {
+			return false
+		}
+		_, err := checkClaim(tx, t, agent)
+		return err == nil
+	}
+	if best := contracts.Best(tasks, statusOf, agent, func(t *contracts.TaskSummary) bool { return !ok(t) }); best != nil {
+		return best.ID, nil
+	}
+	var expired *contracts.TaskSummary
+	for _, t := range tasks {
+		if t.Status == contracts.Claimed && contracts.LeaseOver(t.LeaseExpires, tx.Now) && ok(t) && (expired == nil || contracts.Less(t, expired)) {
+			expired = t
+		}
+	}
+	if expired != nil {
+		return expired.ID, nil
+	}
+	return "", nil
+}
+
+// taskStatus is the status of a live or archived task ("" when unknown),
+// read from the index for live tasks.
+func taskStatus(tx *cas.Tx, id string) (contracts.Status, error) {
+	idx, err := tx.Index()
+	if err != nil {
+		return "", err
+	}
+	if t, ok := idx[id]; ok {
+		return t.Status, nil
+	}
+	t, err := tx.ArchivedTask(id)
+	if err != nil || t == nil {
+		return "", err
+	}
+	return t.Status, nil
+}
+
+func orUnknown(s contracts.Status) string {
+	if s == "" {
+		return "unknown"
+	}
+	return string(s)
+}
+
+// setAgent records an agent's status and current task, creating its entry
+// when the agent runs without a supervisor.
+func setAgent(tx *cas.Tx, id string, role contracts.Role, status, task, lease string) error {
+	a, err := tx.Agent(id)
+	if err != nil {
+		return err
+	}
+	if a == nil {
+		a = &contracts.Agent{Role: string(role), Started: tx.NowString()}
+	}
+	a.Status, a.CurrentTask, a.LeaseExpires, a.Heartbeat = status, task, lease, tx.NowString()
+	tx.PutAgent(id, a)
+	return nil
+}
+
+// logSystemAnomaly appends an anomaly git-liza logs on its own account
+// (hypothesis exhaustion, review deadlock), once per type and task.
+func logSystemAnomaly(tx *cas.Tx, typ, task string, details contracts.Extra) error {
+	list, err := tx.Anomalies()
+	if err != nil {
+		return err
+	}
+	for _, a := range list {
+		if a.Type == typ && a.TaskID == task {
+			return nil
+		}
+	}
+	logger := tx.Actor
+	if logger == "" {
+		logger = "human"
+	}
+	_, err = tx.Append(cas.ListAnomalies, &contracts.Anomaly{
+		ID: fmt.Sprintf("anomaly-%d", len(list)+1), Type: typ, TaskID: task, LoggedBy: logger,
+		Timestamp: tx.NowString(), Details: details,
+	})
+	return err
+}
+
+// integrationTip is the commit the integration branch points at (on the
+// remote, in remote mode).
+func (s *Service) integrationTip(ctx context.Context, branch string) (refstore.Hash, error) {
+	tip, ok, err := s.branchTip(ctx, "refs/heads/"+branch)
+	if err != nil {
+		return refstore.Hash{}, err
+	}
+	if !ok {
+		return refstore.Hash{}, contracts.Invalidf("integration branch %s does not exist", branch)
+	}
+	return tip, nil
+}
+
+// ownCheckout is where an agent that manages its own checkout works,
+// relative to the main checkout when it lies inside it.
+func (s *Service) ownCheckout() string {
+	dir := s.Repo.WorkTree
+	if dir == "" {
+		return s.Repo.GitDir
+	}
+	if root := s.Repo.MainWorkTree(); root != "" {
+		if rel, err := filepath.Rel(root, dir); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return dir
+}

@@ -1,0 +1,133 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+// ModeRequest sets the team's kill-switch mode.
+type ModeRequest struct {
+	Call
+	// Mode is contracts.ModePaused, ModeAborted or ModeRunning (resume).
+	Mode   string
+	Reason string // one line, for the agents and the audit log
+}
+
+// ModeResult is what pause, resume and abort report.
+type ModeResult struct {
+	Mode    string   `json:"mode"`
+	From    string   `json:"from"`
+	Since   string   `json:"since,omitempty"`
+	By      string   `json:"by"`
+	Reason  string   `json:"reason,omitempty"`
+	Removed []string `json:"removed_files,omitempty"`
+	Files   []string `json:"files_still_on,omitempty"`
+	Commit  string   `json:"commit"`
+	Changed bool     `json:"changed"`
+	// Root is the main checkout whose kill-switch files Removed and Files
+	// name.
+	Root string `json:"-"`
+}
+
+// modeOps are the operation of each mode a kill switch sets.
+var modeOps = map[string]contracts.Op{
+	contracts.ModePaused:  contracts.OpPause,
+	contracts.ModeAborted: contracts.OpAbort,
+	contracts.ModeRunning: contracts.OpResume,
+}
+
+// SetMode records a kill-switch mode in the state, where every clone and
+// every supervisor sees it. Resuming also removes the seed's .liza/ files
+// from the main checkout.
+func (s *Service) SetMode(ctx context.Context, r ModeRequest) (*ModeResult, error) {
+	mode, reason := r.Mode, r.Reason
+	op, ok := modeOps[mode]
+	if !ok {
+		return nil, contracts.Invalidf("unknown mode %q", mode)
+	}
+	if strings.ContainsAny(reason, "\n\r") {
+		return nil, contracts.Invalidf("--reason must be one line")
+	}
+	actor := contracts.ActorName(s.Agent)
+	res, err := s.update(ctx, r.Call, cas.Op{Name: op, Apply: func(tx *cas.Tx) (any, error) {
+		m, err := tx.Meta()
+		if err != nil {
+			return nil, err
+		}
+		from := contracts.ModeRunning
+		if m.Control != nil && m.Control.Mode != "" {
+			from = m.Control.Mode
+		}
+		out := ModeResult{Mode: mode, From: from, By: actor, Reason: reason}
+		// ABORT outranks PAUSE (seed 000): only resume lifts an abort.
+		if from == contracts.ModeAborted && mode == contracts.ModePaused {
+			return nil, contracts.Invalidf("the team is ABORTED (since %s by %s): pause cannot lift an abort; resume first", m.Control.Since, m.Control.By)
+		}
+		if from == mode {
+			if m.Control != nil {
+				out.Since, out.By, out.Reason = m.Control.Since, m.Control.By, m.Control.Reason
+			}
+			return out, nil
+		}
+		if mode == contracts.ModeRunning {
+			m.Control = nil
+		} else {
+			m.Control = &contracts.Control{Mode: mode, Since: tx.NowString(), By: actor, Reason: reason}
+			out.Since = m.Control.Since
+		}
+		out.Changed = true
+		tx.PutMeta(m)
+		subject := fmt.Sprintf("%s (%s)", op, actor)
+		if mode == contracts.ModeRunning {
+			subject = fmt.Sprintf("resume from %s (%s)", strings.ToLower(from), actor)
+		}
+		tx.Describe(subject, "")
+		return out, nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	out, err := decode[ModeResult](res)
+	if err != nil {
+		return nil, err
+	}
+	out.Commit = res.Commit.String()
+	root := s.Repo.MainWorkTree()
+	out.Root = root
+	if mode == contracts.ModeRunning && root != "" {
+		for _, path := range slices.Sorted(func(yield func(string) bool) {
+			for p := range contracts.SwitchFiles {
+				if !yield(p) {
+					return
+				}
+			}
+		}) {
+			err := os.Remove(filepath.Join(root, filepath.FromSlash(path)))
+			if err == nil {
+				out.Removed = append(out.Removed, path)
+			}
+		}
+	}
+	if root != "" {
+		for path := range contracts.StatSwitchFiles(root) {
+			out.Files = append(out.Files, path)
+		}
+		slices.Sort(out.Files)
+	}
+	return &out, nil
+}
+
+// modeOf is the mode a control section sets: RUNNING when it sets none.
+func modeOf(c *contracts.Control) string {
+	if c == nil || c.Mode == "" {
+		return contracts.ModeRunning
+	}
+	return c.Mode
+}

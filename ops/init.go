@@ -1,0 +1,172 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// InitRequest creates the blackboard.
+type InitRequest struct {
+	Call
+	Goal string
+	// Spec is the path of the goal's vision document, if any.
+	Spec string
+	// IntegrationBranch is where approved work merges; empty for git config
+	// liza.integrationBranch, else "integration".
+	IntegrationBranch string
+}
+
+// InitResult is what init made.
+type InitResult struct {
+	Goal              string // the goal's id
+	Description       string
+	IntegrationBranch string
+	Written
+}
+
+// Init creates the blackboard in refs/liza/state, and the integration
+// branch at HEAD when it does not exist.
+func (s *Service) Init(ctx context.Context, r InitRequest) (*InitResult, error) {
+	goal, spec, branch := strings.TrimSpace(r.Goal), r.Spec, r.IntegrationBranch
+	if goal == "" {
+		return nil, contracts.Invalidf("the goal is empty")
+	}
+	if branch == "" {
+		branch, _ = s.Repo.Config("liza.integrationBranch")
+	}
+	if branch == "" {
+		branch = contracts.DefaultConfig().IntegrationBranch
+	}
+	if err := validBranch(ctx, s.Repo, branch); err != nil {
+		return nil, err
+	}
+	_, head, err := s.Repo.Head()
+	if err != nil {
+		return nil, err
+	}
+	if head.IsZero() {
+		return nil, contracts.Invalidf("HEAD has no commit yet: commit something first, so that the integration branch has a start")
+	}
+	if spec != "" {
+		if err := s.checkSpec(spec, head, refstore.Hash{}); err != nil {
+			return nil, err
+		}
+	}
+	integ := "refs/heads/" + branch
+	res, err := s.update(ctx, r.Call, cas.Op{
+		Name:         contracts.OpInit,
+		AllowMissing: true,
+		Apply: func(tx *cas.Tx) (any, error) {
+			if tx.Snap.Exists() {
+				m, err := tx.Meta()
+				if err != nil {
+					return nil, err
+				}
+				return nil, contracts.Invalidf("a blackboard already exists (%s: %s)", m.Goal.ID, m.Goal.Description)
+			}
+			now := tx.NowString()
+			cfg := contracts.DefaultConfig()
+			cfg.IntegrationBranch = branch
+			tx.PutMeta(&cas.Meta{
+				Version: 1,
+				Goal:    contracts.Goal{ID: "goal-1", Description: goal, SpecRef: spec, Status: "IN_PROGRESS", Created: now},
+				Config:  cfg,
+				Sprint: contracts.Sprint{
+					ID: "sprint-1", GoalRef: "goal-1", Status: "IN_PROGRESS",
+					Scope:    contracts.SprintScope{Planned: contracts.StringList{}, Stretch: contracts.StringList{}},
+					Timeline: contracts.SprintTimeline{Started: now},
+				},
+			})
+			if _, ok, err := s.branchTip(ctx, integ); err != nil {
+				return nil, err
+			} else if !ok {
+				tx.MoveRef(refstore.RefUpdate{Name: integ, Old: refstore.ZeroID, New: head})
+			}
+			tx.Describe("init: "+goal, "")
+			return map[string]string{"goal": "goal-1", "integration_branch": branch}, nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r := s.remote(); r != "" {
+		if err := s.EnsureRefspec(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	return &InitResult{Goal: "goal-1", Description: goal, IntegrationBranch: branch, Written: written(res)}, nil
+}
+
+// validBranch checks a branch name the way git does.
+func validBranch(ctx context.Context, repo *refstore.Repo, name string) error {
+	if name == "" || strings.HasPrefix(name, "-") {
+		return contracts.Invalidf("invalid branch name %q", name)
+	}
+	if _, err := repo.Git(ctx, "check-ref-format", "refs/heads/"+name); err != nil {
+		return contracts.Invalidf("invalid branch name %q", name)
+	}
+	return nil
+}
+
+// ImportRequest replaces the state with a seed-format state.yaml.
+type ImportRequest struct {
+	Call
+	Data []byte // the file's content
+	Name string // where it came from, for messages and the commit subject
+}
+
+// ImportResult is what an import brought in.
+type ImportResult struct {
+	Tasks    int // live tasks
+	Archived int
+	Written
+}
+
+// Import makes a seed-format state the whole state, in one commit. It is
+// the repair path: it may replace a state that does not validate. The
+// integration branch is created at HEAD when it does not exist.
+func (s *Service) Import(ctx context.Context, r ImportRequest) (*ImportResult, error) {
+	path := r.Name
+	st, err := contracts.ParseState(r.Data)
+	if err != nil {
+		return nil, contracts.Invalidf("%s: %v", path, err)
+	}
+	st.Config.FillDefaults()
+	if st.Agents == nil {
+		st.Agents = map[string]*contracts.Agent{}
+	}
+	if p := contracts.Validate(st); len(p) > 0 {
+		msg := p[0].String()
+		if len(p) > 1 {
+			msg += fmt.Sprintf(" (and %d more problems)", len(p)-1)
+		}
+		return nil, contracts.Invalidf("%s does not validate: %s", path, msg)
+	}
+	integ := "refs/heads/" + st.Config.IntegrationBranch
+	_, head, err := s.Repo.Head()
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.update(ctx, r.Call, cas.Op{
+		Name:         contracts.OpImport,
+		AllowMissing: true,
+		Replace: func(tx *cas.Tx) (*contracts.State, error) {
+			if _, ok, err := s.Repo.ReadRef(integ); err != nil {
+				return nil, err
+			} else if !ok && !head.IsZero() {
+				tx.MoveRef(refstore.RefUpdate{Name: integ, Old: refstore.ZeroID, New: head})
+			}
+			tx.Describe(fmt.Sprintf("import %d tasks from %s", len(st.Tasks)+len(st.Archive), path), "")
+			return st, nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ImportResult{Tasks: len(st.Tasks), Archived: len(st.Archive), Written: written(res)}, nil
+}

@@ -1,0 +1,210 @@
+// Package ops is the blackboard's operations: claim, submit, review,
+// verdict, merge, the planner's and the human's levers, anomalies, notes,
+// the supervisors' own steps, sync, and the reads behind status, log and
+// validate. The command line, the supervisor and any other front end call
+// them with typed requests and get typed results and errors; nothing here
+// parses flags, prints, exits the process or reads the environment. Who
+// acts, under which supervisor generation, the clock and the retry budget
+// come in through the Service.
+//
+// An error's exit-code class (contracts.Code) is Class(err).
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// Service runs operations on the blackboard of one repository for one
+// actor. A Service is not safe for concurrent use; callers that share one
+// between goroutines serialise their calls.
+type Service struct {
+	Repo  *refstore.Repo
+	Store *cas.Store
+	// Agent is who acts: an agent id, or "" for the human operator.
+	Agent string
+	// Generation, when not zero, is the supervisor registration the agent
+	// runs under: writes are refused once a newer registration exists.
+	Generation int
+	// Replay runs a command line recorded with an operation again, as
+	// agent ("" for the human operator), on the current state. Sync uses
+	// it to apply operations made offline on top of the remote's state;
+	// the command-line front end sets it. Without it, sync refuses
+	// operations it would have to replay.
+	Replay func(ctx context.Context, agent string, argv []string) error
+}
+
+// Options configure a Service.
+type Options struct {
+	Agent      string
+	Generation int
+	// Clock is the one source of time (default: the wall clock).
+	Clock func() time.Time
+	// Budget bounds how long a write keeps retrying lost races (default 30s).
+	Budget time.Duration
+	// Author is the identity of commits made for the human operator; zero
+	// for git-liza's fixed identity.
+	Author refstore.Signature
+	// Offline commits locally in remote mode; sync publishes later.
+	Offline bool
+	// Replay: see Service.Replay.
+	Replay func(ctx context.Context, agent string, argv []string) error
+}
+
+// New opens the blackboard of repo for the actor o names. The agent id is
+// checked, and in remote mode (git config liza.remote) the remote must
+// exist.
+func New(repo *refstore.Repo, o Options) (*Service, error) {
+	if _, err := contracts.ParseAgentID(o.Agent); err != nil {
+		return nil, err
+	}
+	clock := o.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	s := &Service{
+		Repo: repo, Agent: o.Agent, Generation: o.Generation, Replay: o.Replay,
+		Store: &cas.Store{Repo: repo, Clock: clock, Budget: o.Budget, Author: o.Author, Remote: repo.RemoteOf(), Offline: o.Offline},
+	}
+	if s.Store.Remote != "" {
+		if err := repo.CheckRemote(s.Store.Remote); err != nil {
+			return nil, contracts.Invalidf("liza.remote names %s, but %v", s.Store.Remote, err)
+		}
+	}
+	return s, nil
+}
+
+// As is a copy of s acting for agent under generation.
+func (s *Service) As(agent string, generation int) *Service {
+	c := *s
+	c.Agent, c.Generation = agent, generation
+	return &c
+}
+
+// Now is the service's clock.
+func (s *Service) Now() time.Time { return s.Store.Clock() }
+
+// Call is what every write takes besides its own inputs.
+type Call struct {
+	// RequestID makes a retried request idempotent: the second run
+	// changes nothing and reports the first result.
+	RequestID string
+	// Command is the command line to record with the operation, so that
+	// sync can run it again on another tip.
+	Command []string
+}
+
+// Written is what every write reports besides its own result.
+type Written struct {
+	// Commit is the state commit made, or the tip when nothing changed.
+	Commit refstore.Hash
+	// Replayed says the request id had been applied already: nothing was
+	// written and the result is the first run's.
+	Replayed bool
+}
+
+func written(res *cas.Result) Written { return Written{Commit: res.Commit, Replayed: res.Replayed} }
+
+// update runs op for the service's actor.
+func (s *Service) update(ctx context.Context, call Call, op cas.Op) (*cas.Result, error) {
+	if err := contracts.Permit(s.Agent, op.Name); err != nil {
+		return nil, err
+	}
+	op.Agent = s.Agent
+	op.Request = call.RequestID
+	op.Command = call.Command
+	if s.Agent != "" {
+		op.Generation = s.Generation
+	}
+	return s.Store.Update(ctx, op)
+}
+
+// view runs fn on the state at the tip, after the validity check a write
+// makes.
+func (s *Service) view(fn func(tx *cas.Tx) error) error {
+	return s.Store.View(s.Agent, fn)
+}
+
+// remote is the remote of remote mode, or "" (local mode, or offline).
+func (s *Service) remote() string {
+	if s.Store.Offline {
+		return ""
+	}
+	return s.Store.Remote
+}
+
+// Remote is the remote whose blackboard writes go through, or "" (local
+// mode, or offline).
+func (s *Service) Remote() string { return s.remote() }
+
+// branchTip is where a branch is: on the remote in remote mode (fetched
+// now into its tracking ref, so its commits are here too), else here.
+func (s *Service) branchTip(ctx context.Context, ref string) (refstore.Hash, bool, error) {
+	if r := s.remote(); r != "" {
+		got, err := s.Repo.Fetch(ctx, r, ref)
+		if err != nil {
+			return refstore.Hash{}, false, err
+		}
+		h, ok := got[ref]
+		return h, ok, nil
+	}
+	return s.Repo.ReadRef(ref)
+}
+
+// decode reads an operation's result value.
+func decode[T any](res *cas.Result) (T, error) {
+	var out T
+	if err := json.Unmarshal(res.Value, &out); err != nil {
+		return out, contracts.Errorf(contracts.CodeInconsistent, "request result: %v", err)
+	}
+	return out, nil
+}
+
+// Class is the exit-code class of an error from an operation: the code a
+// *contracts.Error carries, CodeGit for a failed git command, CodeContention
+// for a cancelled or timed-out context, and CodeInvalid for anything else.
+func Class(err error) contracts.Code {
+	var ce *contracts.Error
+	var ge *refstore.GitError
+	switch {
+	case errors.As(err, &ce):
+		return ce.Code
+	case errors.As(err, &ge):
+		return contracts.CodeGit
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return contracts.CodeContention
+	}
+	return contracts.CodeInvalid
+}
+
+// by is the " (agent)" suffix of commit subjects.
+func by(agent string) string {
+	if agent == "" {
+		return ""
+	}
+	return " (" + agent + ")"
+}
+
+// short abbreviates a commit id.
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// firstLine is the first line of s, trimmed.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

@@ -1,0 +1,225 @@
+package ops
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// SyncReport is what sync did.
+type SyncReport struct {
+	Remote   string   `json:"remote"`
+	Action   string   `json:"action"`
+	State    string   `json:"state,omitempty"`
+	Replayed []string `json:"replayed,omitempty"`
+	Refused  []string `json:"refused,omitempty"`
+	Backup   string   `json:"backup,omitempty"`
+}
+
+// Sync reconciles refs/liza/state with remote's (empty: liza.remote).
+// Behind: fast-forward. Ahead (operations made offline on an unchanged
+// remote): push them as they are. Diverged: the local operations are
+// applied again, one by one, on top of the remote's state, from the command
+// line each commit recorded (through Service.Replay); those that no longer
+// apply are refused and listed in the report, which Sync then returns with
+// an error. Nothing published is ever rewritten: the old local tip stays
+// under refs/liza/offline/.
+func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) {
+	if remote == "" {
+		remote = s.Store.Remote
+	}
+	if remote == "" {
+		return nil, contracts.Invalidf("no remote: name one, or set git config liza.remote")
+	}
+	if err := s.Repo.CheckRemote(remote); err != nil {
+		return nil, err
+	}
+	if err := s.EnsureRefspec(ctx, remote); err != nil {
+		return nil, err
+	}
+	got, err := s.Repo.Fetch(ctx, remote, refstore.StateRef)
+	if err != nil {
+		return nil, err
+	}
+	theirs := got[refstore.StateRef]
+	ours, _, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil {
+		return nil, err
+	}
+	rep := &SyncReport{Remote: remote}
+	switch {
+	case theirs.IsZero() && ours.IsZero():
+		return nil, contracts.Invalidf("neither here nor on %s is there a blackboard: run git liza init GOAL", remote)
+	case theirs == ours:
+		rep.Action = "up to date"
+	case ours.IsZero():
+		rep.Action = "fetched"
+		err = s.Repo.UpdateRefs(ctx, "liza: sync from "+remote, refstore.RefUpdate{Name: refstore.StateRef, New: theirs})
+	case theirs.IsZero():
+		rep.Action = "published"
+		err = s.publishState(ctx, remote, theirs, ours)
+	default:
+		behind, err1 := s.Repo.IsAncestor(ctx, ours.String(), theirs.String())
+		ahead, err2 := s.Repo.IsAncestor(ctx, theirs.String(), ours.String())
+		switch {
+		case err1 != nil || err2 != nil:
+			err = cmp.Or(err1, err2)
+		case behind:
+			rep.Action = "fast-forwarded"
+			err = s.Repo.UpdateRefs(ctx, "liza: sync from "+remote, refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
+		case ahead:
+			rep.Action = "published"
+			err = s.publishState(ctx, remote, theirs, ours)
+		default:
+			rep.Action = "replayed"
+			err = s.replay(ctx, remote, theirs, ours, rep)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.syncIntegration(ctx, remote); err != nil {
+		return nil, err
+	}
+	now, _, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil {
+		return nil, err
+	}
+	rep.State = now.String()
+	if len(rep.Refused) > 0 {
+		return rep, contracts.Invalidf("%d operation(s) no longer apply on %s's state (see above)", len(rep.Refused), remote)
+	}
+	return rep, nil
+}
+
+// publishState pushes local state commits that sit on top of the remote's.
+func (s *Service) publishState(ctx context.Context, remote string, theirs, ours refstore.Hash) error {
+	if err := s.Repo.Push(ctx, remote, refstore.RefUpdate{Name: refstore.StateRef, Old: theirs, New: ours}); err != nil {
+		if err == refstore.ErrStale {
+			return contracts.Errorf(contracts.CodeContention, "%s moved while publishing; run git liza sync again", remote)
+		}
+		return err
+	}
+	tracking := refstore.TrackingRef(remote, refstore.StateRef)
+	was, _, err := s.Repo.ReadRef(tracking)
+	if err != nil {
+		return err
+	}
+	return s.Repo.UpdateRefs(ctx, "liza: sync with "+remote, refstore.RefUpdate{Name: tracking, Old: was, New: ours})
+}
+
+// replay applies the local operations again on the remote's state.
+func (s *Service) replay(ctx context.Context, remote string, theirs, ours refstore.Hash, rep *SyncReport) error {
+	out, err := s.Repo.Git(ctx, "merge-base", theirs.String(), ours.String())
+	if err != nil {
+		return err
+	}
+	base, _ := refstore.ParseHash(strings.TrimSpace(string(out)))
+	var todo []*refstore.Commit
+	for id := ours; id != base && !id.IsZero(); {
+		c, err := s.Repo.ReadCommit(id)
+		if err != nil {
+			return err
+		}
+		todo = append(todo, c)
+		if len(c.Parents) == 0 {
+			break
+		}
+		id = c.Parents[0]
+	}
+	rep.Backup = "refs/liza/offline/" + short(ours.String())
+	if err := s.Repo.UpdateRefs(ctx, "liza: sync with "+remote+": set aside local operations",
+		refstore.RefUpdate{Name: rep.Backup, New: ours},
+		refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs}); err != nil {
+		return err
+	}
+	for i := len(todo) - 1; i >= 0; i-- {
+		c := todo[i]
+		subject, _, _ := strings.Cut(c.Message, "\n")
+		tr := cas.Trailers(c.Message)
+		var argv []string
+		if err := json.Unmarshal([]byte(tr["Liza-Command"]), &argv); err != nil || len(argv) == 0 {
+			rep.Refused = append(rep.Refused, subject+": it recorded no command to replay")
+			continue
+		}
+		if tr["Liza-Op"] == string(contracts.OpImport) || tr["Liza-Op"] == string(contracts.OpMerge) {
+			rep.Refused = append(rep.Refused, subject+": "+tr["Liza-Op"]+" is not replayed; run it again by hand")
+			continue
+		}
+		if s.Replay == nil {
+			rep.Refused = append(rep.Refused, subject+": this front end cannot replay it; run git liza sync")
+			continue
+		}
+		agent := tr["Liza-Agent"]
+		if agent == "human" {
+			agent = ""
+		}
+		if err := s.Replay(ctx, agent, argv); err != nil {
+			rep.Refused = append(rep.Refused, subject+": "+firstLine(err.Error()))
+			continue
+		}
+		rep.Replayed = append(rep.Replayed, subject)
+	}
+	return nil
+}
+
+// syncIntegration makes sure the integration branch exists on both sides:
+// a fresh clone gets it, a blackboard made before the remote publishes it.
+func (s *Service) syncIntegration(ctx context.Context, remote string) error {
+	var branch string
+	if err := s.view(func(tx *cas.Tx) error {
+		m, err := tx.Meta()
+		if err == nil {
+			branch = "refs/heads/" + m.Config.IntegrationBranch
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	got, err := s.Repo.Fetch(ctx, remote, branch)
+	if err != nil {
+		return err
+	}
+	local, hasLocal, err := s.Repo.ReadRef(branch)
+	if err != nil {
+		return err
+	}
+	theirs, hasRemote := got[branch]
+	switch {
+	case hasRemote && !hasLocal:
+		return s.Repo.UpdateRefs(ctx, "liza: integration branch from "+remote, refstore.RefUpdate{Name: branch, New: theirs})
+	case hasLocal && !hasRemote:
+		return s.Repo.Push(ctx, remote, refstore.RefUpdate{Name: branch, New: local})
+	case hasLocal && local != theirs:
+		// Follow the remote's merges when this branch is only behind and
+		// no checkout has it (moving a checked-out branch would strand
+		// its index and files).
+		if behind, err := s.Repo.IsAncestor(ctx, local.String(), theirs.String()); err != nil || !behind {
+			return err
+		}
+		if s.integrationNotCheckedOut(ctx, branch) != nil {
+			return nil
+		}
+		return s.Repo.UpdateRefs(ctx, "liza: integration branch from "+remote, refstore.RefUpdate{Name: branch, Old: local, New: theirs})
+	}
+	return nil
+}
+
+// EnsureRefspec makes a plain `git fetch REMOTE` bring the blackboard too,
+// into refs/liza/remotes/REMOTE/state.
+func (s *Service) EnsureRefspec(ctx context.Context, remote string) error {
+	spec := "+" + refstore.StateRef + ":" + refstore.TrackingRef(remote, refstore.StateRef)
+	out, _ := s.Repo.Git(ctx, "config", "--get-all", "remote."+remote+".fetch")
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.TrimSpace(line) == spec {
+			return nil
+		}
+	}
+	_, err := s.Repo.Git(ctx, "config", "--add", "remote."+remote+".fetch", spec)
+	return err
+}
