@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -18,9 +20,26 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"git-liza": func() {
-			os.Exit(commands.Run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+			os.Exit(commands.RunAt(context.Background(), testClock(), os.Args, os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
+}
+
+// testClock pins the clock of the git-liza the scripts run to LIZA_NOW, when
+// it is set. Only this test harness reads it: the shipped binary takes the
+// time from the system clock alone, so that an agent cannot date its
+// operations as it likes.
+func testClock() func() time.Time {
+	v := os.Getenv("LIZA_NOW")
+	if v == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "test harness: LIZA_NOW=%q is not a time like 2026-01-17T10:00:00Z\n", v)
+		os.Exit(2)
+	}
+	return func() time.Time { return t }
 }
 
 // TestScript runs testdata/script/*.txtar. UPDATE_SCRIPTS=1 rewrites the

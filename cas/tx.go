@@ -40,6 +40,10 @@ func newTx(snap *Snapshot, now time.Time, agent string) *Tx {
 	}
 }
 
+// ReadTx is a transaction on snap at now for actor that is only read:
+// whatever is changed on it is never written.
+func ReadTx(snap *Snapshot, now time.Time, actor string) *Tx { return newTx(snap, now, actor) }
+
 // Describe sets the commit subject and the task the operation is about.
 func (tx *Tx) Describe(subject, task string) {
 	tx.subject, tx.task = subject, task

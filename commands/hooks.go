@@ -142,7 +142,7 @@ func (e *Env) hookCmd() *cli.Command {
 			if len(a) == 0 {
 				return contracts.Invalidf("usage: git liza hook NAME [ARGS]")
 			}
-			h := &hooks.Handler{Dir: e.Dir, Stdin: e.Stdin, Stderr: e.Stderr, Getenv: e.Getenv}
+			h := &hooks.Handler{Dir: e.Dir, Stdin: e.Stdin, Stderr: e.Stderr, Getenv: e.Getenv, Clock: e.Clock}
 			return h.Run(ctx, a[0], a[1:])
 		},
 	}

@@ -30,6 +30,9 @@ type Env struct {
 	Dir string
 	// Getenv reads the environment.
 	Getenv func(string) string
+	// Clock, when set, replaces the wall clock (tests pin it); nothing in
+	// the environment does.
+	Clock func() time.Time
 
 	argv []string // the command line being run
 }
@@ -37,6 +40,12 @@ type Env struct {
 // Run parses args (args[0] is the program name), runs the command and
 // returns the process exit code. It never calls os.Exit.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return RunAt(ctx, nil, args, stdin, stdout, stderr)
+}
+
+// RunAt is Run with clock as the one source of time (nil: the wall clock).
+// A test harness pins the clock with it; the shipped binary does not.
+func RunAt(ctx context.Context, clock func() time.Time, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	shortLived()
 	if !stateOnly(args) {
 		var stop context.CancelFunc
@@ -48,7 +57,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "git-liza: %v\n", err)
 		return int(contracts.CodeInvalid)
 	}
-	e := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Dir: dir, Getenv: os.Getenv}
+	e := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Dir: dir, Getenv: os.Getenv, Clock: clock}
 	return e.Run(ctx, args)
 }
 

@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
 	"github.com/liza-dev/git-liza/worktree"
 )
@@ -24,6 +26,8 @@ type Handler struct {
 	Stdin  io.Reader
 	Stderr io.Writer
 	Getenv func(string) string
+	// Clock, when set, replaces the wall clock (tests pin it).
+	Clock func() time.Time
 }
 
 // Run handles hook name with the arguments git gave it. A refusal comes
@@ -276,40 +280,27 @@ func (h *Handler) renewLease(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store := &cas.Store{Repo: b.repo, Clock: clock, Budget: 5 * time.Second}
-	_, err = store.Update(ctx, cas.Op{Name: contracts.OpHeartbeat, Agent: agent, Apply: func(tx *cas.Tx) (any, error) {
-		return nil, renew(tx, id, agent)
-	}})
-	return err
-}
-
-// renew extends agent's lease on task id when it is past half its term.
-func renew(tx *cas.Tx, id, agent string) error {
-	term, lease, err := tx.Lease()
+	// The commit was made by whoever holds the task; when its supervisor
+	// gave it a generation, the renewal carries it.
+	gen, _ := strconv.Atoi(h.Getenv("LIZA_AGENT_GENERATION"))
+	if h.Getenv("LIZA_AGENT_ID") != agent {
+		gen = 0
+	}
+	svc, err := ops.New(b.repo, ops.Options{Agent: agent, Generation: gen, Clock: clock, Budget: 5 * time.Second})
 	if err != nil {
 		return err
 	}
-	t, err := tx.Task(id)
-	if err != nil || t == nil || t.Status != contracts.Claimed || t.AssignedTo != agent {
-		return err
-	}
-	if !cas.LeaseDue(t.LeaseExpires, tx.Now, term) {
-		return nil
-	}
-	t.LeaseExpires = lease
-	tx.PutTask(t)
-	if a, err := tx.Agent(agent); err != nil {
-		return err
-	} else if a != nil {
-		a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
-		tx.PutAgent(agent, a)
-	}
-	tx.Describe(fmt.Sprintf("heartbeat %s (%s) on commit", id, agent), id)
-	return nil
+	_, err = svc.Renew(ctx, ops.RenewRequest{Task: id})
+	return err
 }
 
-// clock is the one source of time (see cas.ClockFromEnv).
-func (h *Handler) clock() (func() time.Time, error) { return cas.ClockFromEnv(h.Getenv) }
+// clock is the one source of time: Handler.Clock, else the wall clock.
+func (h *Handler) clock() (func() time.Time, error) {
+	if h.Clock != nil {
+		return h.Clock, nil
+	}
+	return time.Now, nil
+}
 
 // referenceTransaction refuses, in the prepared state, any move of
 // refs/liza/state that git-liza did not make: its own update-ref processes

@@ -149,11 +149,7 @@ func (s *Service) Validate(ctx context.Context, r ValidateRequest) (*Validation,
 		return nil, err
 	}
 	if r.History {
-		problems, n, err := validateHistory(s.Repo, snap.Commit)
-		if err != nil {
-			return nil, err
-		}
-		return &Validation{Problems: problems, States: n}, nil
+		return s.validateHistory(ctx, snap)
 	}
 	st, err := snap.Load()
 	if err != nil {
@@ -172,59 +168,33 @@ func ValidateFile(data []byte, name string) (*Validation, error) {
 	return &Validation{Problems: contracts.Validate(st), States: 1}, nil
 }
 
-// validateHistory checks every state from the first commit to tip, and
-// every transition between consecutive states. It returns the problems and
-// the number of states checked.
-func validateHistory(repo *refstore.Repo, tip refstore.Hash) ([]contracts.Problem, int, error) {
-	var chain []*refstore.Commit
-	for id := tip; !id.IsZero(); {
-		c, err := repo.ReadCommit(id)
-		if err != nil {
-			return nil, 0, err
-		}
-		chain = append(chain, c)
-		if len(c.Parents) == 0 {
-			break
-		}
-		id = c.Parents[0]
+// validateHistory verifies every commit from the first to snap's (each
+// must be what its recorded operation makes of its parent; see Verifier)
+// and validates the state at the end. Its cost follows the size of the
+// changes, not the size of the board times the length of the history.
+func (s *Service) validateHistory(ctx context.Context, snap *cas.Snapshot) (*Validation, error) {
+	v := s.Verifier()
+	v.Now = time.Time{} // a history is judged by its own times, not by today
+	v.Integration = s.localIntegration(snap.Commit)
+	out := &Validation{}
+	n, err := v.Chain(ctx, snap.Commit, nil, nil, func(c *refstore.Commit, err error) {
+		out.Problems = append(out.Problems, contracts.Problem{Where: c.ID.String()[:12], Msg: err.Error()})
+	})
+	if err != nil {
+		return nil, err
 	}
-	var problems []contracts.Problem
-	var prev *contracts.State
-	for i := len(chain) - 1; i >= 0; i-- {
-		c := chain[i]
-		where := c.ID.String()[:12]
-		add := func(ps []contracts.Problem) {
-			for _, p := range ps {
-				p.Where = joinWhere(where, p.Where)
-				problems = append(problems, p)
-			}
-		}
-		if len(c.Parents) > 1 {
-			add([]contracts.Problem{{Msg: "state commits have one parent; this one is a merge"}})
-		}
-		tr := cas.Trailers(c.Message)
-		if tr["Liza-Op"] == "" || tr["Liza-Agent"] == "" {
-			add([]contracts.Problem{{Msg: "commit lacks the Liza-Op and Liza-Agent trailers"}})
-		}
-		snap, err := cas.ReadSnapshot(repo, c.ID)
-		if err != nil {
-			return nil, 0, err
-		}
+	out.States = n
+	if len(out.Problems) == 0 {
 		st, err := snap.Load()
 		if err != nil {
-			add([]contracts.Problem{{Msg: err.Error()}})
-			prev = nil
-			continue
+			return nil, err
 		}
-		add(contracts.Validate(st))
-		// An import replaces the whole state; transitions are checked
-		// between the other consecutive states.
-		if prev != nil && tr["Liza-Op"] != string(contracts.OpImport) {
-			add(contracts.CheckStateTransition(prev, st))
+		for _, p := range contracts.Validate(st) {
+			p.Where = joinWhere(snap.Commit.String()[:12], p.Where)
+			out.Problems = append(out.Problems, p)
 		}
-		prev = st
 	}
-	return problems, len(chain), nil
+	return out, nil
 }
 
 func joinWhere(commit, where string) string {
