@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +56,7 @@ func TestScript(t *testing.T) {
 			"repo":     cmdRepo,
 			"exits":    cmdExits,
 			"freeport": cmdFreePort,
+			"pushboth": cmdPushBoth,
 		},
 	})
 }
@@ -139,4 +141,41 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	port := l.Addr().(*net.TCPAddr).Port
 	ts.Check(l.Close())
 	ts.Setenv(args[0], strconv.Itoa(port))
+}
+
+// cmdPushBoth pushes to the remotes "origin" (file://) and "daemon" (git
+// daemon on loopback) of the current repository, which are the same bare
+// repository: [!] pushboth REFSPEC... Both pushes must succeed, or with !
+// both must be refused, each saying the same git-liza lines. The first
+// push's stderr is kept for the stderr command.
+func cmdPushBoth(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: [!] pushboth REFSPEC...")
+	}
+	var said []string
+	var first string
+	for _, remote := range []string{"origin", "daemon"} {
+		err := ts.Exec("git", append([]string{"push", remote}, args...)...)
+		if neg && err == nil {
+			ts.Fatalf("push to %s succeeded, want it refused", remote)
+		}
+		if !neg && err != nil {
+			ts.Fatalf("push to %s: %v\n%s", remote, err, ts.ReadFile("stderr"))
+		}
+		out := ts.ReadFile("stderr")
+		if first == "" {
+			first = out
+		}
+		var lines []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "remote: git-liza:") {
+				lines = append(lines, strings.TrimSpace(l))
+			}
+		}
+		said = append(said, strings.Join(lines, "\n"))
+	}
+	if said[0] != said[1] {
+		ts.Fatalf("file:// and git daemon said different things:\n%s\n---\n%s", said[0], said[1])
+	}
+	ts.Check(ts.Exec("sh", "-c", `printf '%s' "$1" >&2`, "sh", first))
 }

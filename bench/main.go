@@ -34,6 +34,7 @@ type options struct {
 	keep    bool
 	shared  string
 	remote  bool
+	trust   bool
 	compare string // a git revision of the module's repository to time against; "" for none
 }
 
@@ -57,6 +58,7 @@ func main() {
 	flag.BoolVar(&opt.json, "json", false, "also print the results as JSON")
 	flag.BoolVar(&opt.keep, "keep", false, "keep the temporary directory")
 	flag.StringVar(&opt.shared, "shared", "../shared", "the shared/ directory, relative to the module root")
+	flag.BoolVar(&opt.trust, "trust", true, "also time the server's guard per pushed commit and signing per operation")
 	flag.BoolVar(&opt.remote, "remote", true, "also time remote mode (file:// and git daemon) and clones contending on one remote")
 	flag.StringVar(&opt.compare, "compare", "", "also time git-liza built from git revision `REV` of this module's repository, in the add and claim tables")
 	flag.Parse()
@@ -174,6 +176,13 @@ func run(opt options) error {
 			}
 			rep.Contention = append(rep.Contention, c)
 		}
+	}
+	if opt.trust {
+		t, err := b.measureTrust()
+		if err != nil {
+			return fmt.Errorf("trust: %v", err)
+		}
+		rep.Trust = &t
 	}
 
 	printTable(rep)

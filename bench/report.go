@@ -90,6 +90,7 @@ type report struct {
 	Merge         soloResult         `json:"merge"`
 	Remote        *remoteResult      `json:"remote,omitempty"`
 	Contention    []contentionResult `json:"contention,omitempty"`
+	Trust         *trustResult       `json:"trust,omitempty"`
 	Compare       *compareInfo       `json:"compare,omitempty"`
 }
 
@@ -147,6 +148,9 @@ func printTable(r report) {
 		}
 		w.Flush()
 		fmt.Printf("lost: %d (every acknowledged add is on the remote once, one commit each)\n", lost)
+	}
+	if r.Trust != nil {
+		printTrust(r.Trust)
 	}
 }
 

@@ -163,6 +163,9 @@ func (s *Snapshot) Load() (*contracts.State, error) {
 	if !ok {
 		return nil, inconsistent("state at %s has no %s", short(s.Commit), MetaFile)
 	}
+	if err := checkTree(s); err != nil {
+		return nil, err
+	}
 	st.Version, st.Goal, st.Config, st.Sprint = meta.Version, meta.Goal, meta.Config, meta.Sprint
 	st.Control, st.CircuitBreaker, st.Extra = meta.Control, meta.CircuitBreaker, meta.Extra
 

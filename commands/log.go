@@ -36,7 +36,11 @@ func (e *Env) logCmd() *cli.Command {
 				return s.printJSON(out)
 			}
 			for _, e := range out {
-				fmt.Fprintf(s.Stdout, "%s %s %-16s %s\n", e.Commit[:12], e.Time, e.Agent, e.Subject)
+				signed := ""
+				if e.Signed != "" {
+					signed = "  [signed: " + e.Signed + "]"
+				}
+				fmt.Fprintf(s.Stdout, "%s %s %-16s %s%s\n", e.Commit[:12], e.Time, e.Agent, e.Subject, signed)
 			}
 			return nil
 		},

@@ -12,12 +12,19 @@ func (e *Env) syncCmd() *cli.Command {
 		Name:      "sync",
 		Usage:     "bring the blackboard up to date with REMOTE (default: liza.remote) and publish what is only here",
 		ArgsUsage: "[REMOTE]",
-		Action: e.action(0, 1, "sync [REMOTE]", func(ctx context.Context, s *session, a []string) error {
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "follow-rewind", Usage: "the remote's blackboard was rewound: follow it, applying again only the operations not published yet"},
+		},
+		Action: e.action(0, 1, "sync [REMOTE] [--follow-rewind]", func(ctx context.Context, s *session, a []string) error {
 			remote := ""
 			if len(a) == 1 {
 				remote = a[0]
 			}
-			rep, err := s.ops.Sync(ctx, remote)
+			sync := s.ops.Sync
+			if s.cmd.Bool("follow-rewind") {
+				sync = s.ops.FollowRewind
+			}
+			rep, err := sync(ctx, remote)
 			if rep == nil {
 				return err
 			}

@@ -102,7 +102,7 @@ func Script(name, display string, chained bool) string {
 		if !chained {
 			w(`input=$(cat)`)
 		}
-		w(`integ=$(git cat-file blob %s:liza.yaml 2>/dev/null | sed -n 's/^ *integration_branch: *"\{0,1\}\([^" ]*\)"\{0,1\} *$//p' | head -n 1)`, stateRef)
+		w(`integ=$(git cat-file blob %s:liza.yaml 2>/dev/null | sed -n 's/^ *integration_branch: *"\{0,1\}\([^" ]*\)"\{0,1\} *$/\1/p' | head -n 1)`, stateRef)
 		w(`nl='`)
 		w(`'`)
 		w(`case "$input$nl" in`)
@@ -110,8 +110,7 @@ func Script(name, display string, chained bool) string {
 		w(`*) exit 0 ;;`)
 		w(`esac`)
 		w(`command -v git-liza >/dev/null 2>&1 || { echo >&2 "git-liza is not on PATH on this server: pushes to refs/liza/ and to the integration branch are refused until it is (%s)"; exit 1; }`, shellEscape(display))
-		w(`printf '%%s
-' "$input" | git liza hook %s "$@"`, name)
+		w(`printf '%%s\n' "$input" | git liza hook %s "$@"`, name)
 		return b.String()
 	}
 	if refTx {

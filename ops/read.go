@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -72,6 +73,10 @@ type LogEntry struct {
 	Request string `json:"request,omitempty"`
 	Subject string `json:"subject"`
 	Author  string `json:"author"`
+	// Signed says who signed the commit, when it is signed: the principal
+	// the allowed signers give its key, once ssh-keygen has verified the
+	// signature, else the key's fingerprint and what is wrong.
+	Signed string `json:"signed,omitempty"`
 }
 
 // LogRequest selects entries of the audit log.
@@ -101,6 +106,7 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 		}
 		e := logEntry(c)
 		if (r.Task == "" || e.Task == r.Task) && (r.Agent == "" || e.Agent == r.Agent) {
+			e.Signed = s.signer(ctx, c.ID, e.Agent)
 			out = append(out, e)
 		}
 		if len(c.Parents) == 0 {
@@ -109,6 +115,40 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 		id = c.Parents[0]
 	}
 	return out, nil
+}
+
+// signer says who signed a state commit ("" when it is not signed): the
+// principal the allowed signers (liza.allowedSigners, else
+// gpg.ssh.allowedSignersFile) give its key, once the signature is verified
+// for the commit's agent, else the key's fingerprint and what is wrong.
+func (s *Service) signer(ctx context.Context, id refstore.Hash, agent string) string {
+	payload, sig, err := s.Repo.CommitSignature(id)
+	if err != nil || sig == nil {
+		return ""
+	}
+	key, err := refstore.SignatureKey(sig)
+	if err != nil {
+		return "an unreadable signature"
+	}
+	file, _ := s.Repo.Config("liza.allowedSigners")
+	if file == "" {
+		file, _ = s.Repo.Config("gpg.ssh.allowedSignersFile")
+	}
+	if file == "" {
+		return "key " + key + " (no allowed signers file to say whose)"
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(s.Repo.GitDir, file)
+	}
+	names, err := refstore.AllowedPrincipals(file, key)
+	if err != nil || len(names) == 0 {
+		return "key " + key + " (not an allowed signer)"
+	}
+	program, _ := s.Repo.Config("gpg.ssh.program")
+	if err := refstore.VerifySSH(ctx, program, file, agent, payload, sig); err != nil {
+		return "key " + key + " (" + strings.Join(names, ",") + "), NOT a valid signature for " + agent
+	}
+	return agent
 }
 
 func logEntry(c *refstore.Commit) LogEntry {
@@ -173,8 +213,7 @@ func ValidateFile(data []byte, name string) (*Validation, error) {
 // and validates the state at the end. Its cost follows the size of the
 // changes, not the size of the board times the length of the history.
 func (s *Service) validateHistory(ctx context.Context, snap *cas.Snapshot) (*Validation, error) {
-	v := s.Verifier()
-	v.Now = time.Time{} // a history is judged by its own times, not by today
+	v := s.Verifier() // a commit dated after today is refused, an old one is not
 	v.Integration = s.localIntegration(snap.Commit)
 	out := &Validation{}
 	n, err := v.Chain(ctx, snap.Commit, nil, nil, func(c *refstore.Commit, err error) {

@@ -85,8 +85,13 @@ func (s *Service) sync(ctx context.Context, remote string, follow bool) (*SyncRe
 			err = s.Repo.UpdateRefs(ctx, "liza: followed the rewind of "+remote, refstore.RefUpdate{Name: cas.RewoundRef(remote), Old: *rewound})
 		}
 	case rewound != nil:
-		return nil, contracts.Invalidf("the blackboard on %s went back from %s to %s (an administrator rewound it): %s this clone had published %s not on it any more and %s not pushed again; to follow the remote, run git liza sync --follow-rewind (operations not yet published are applied again on top)",
-			remote, short(rewound.String()), short(theirs.String()), contracts.Plural(s.publishedSince(ctx, theirs, ours, *rewound), "operation"), "are", "are")
+		n := s.publishedSince(ctx, theirs, ours, *rewound)
+		verb := "are"
+		if n == 1 {
+			verb = "is"
+		}
+		return nil, contracts.Invalidf("the blackboard on %s went back from %s to %s (an administrator rewound it): %s this clone had published %s not pushed again; to follow the remote, run git liza sync --follow-rewind (operations not yet published are applied again on top)",
+			remote, short(rewound.String()), short(theirs.String()), contracts.Plural(n, "operation"), verb)
 	case follow:
 		return nil, contracts.Invalidf("the blackboard on %s was not rewound: run git liza sync", remote)
 	case theirs.IsZero() && ours.IsZero():

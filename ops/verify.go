@@ -404,8 +404,25 @@ func importKeeps(prev, next *contracts.State) error {
 				return fmt.Errorf("the import rewrites task %s, which is %s", old.ID, old.Status)
 			}
 		}
-		if t.Status != old.Status && !contracts.CanTransition(old.Status, t.Status) {
-			return fmt.Errorf("the import moves task %s from %s to %s, which the state machine forbids", old.ID, old.Status, t.Status)
+		if t.Status != old.Status && (!contracts.CanTransition(old.Status, t.Status) || !operatorMove(old.Status, t.Status)) {
+			return fmt.Errorf("the import moves task %s from %s to %s, which the state machine forbids to the operator", old.ID, old.Status, t.Status)
+		}
+		for _, f := range []struct{ name, was, now string }{
+			{"approved_by", old.ApprovedBy, t.ApprovedBy}, {"review_commit", old.ReviewCommit, t.ReviewCommit},
+			{"merge_commit", old.MergeCommit, t.MergeCommit}, {"base_commit", old.BaseCommit, t.BaseCommit},
+		} {
+			if f.now != f.was && f.now != "" {
+				return fmt.Errorf("the import sets %s of task %s: an agent's step records it", f.name, old.ID)
+			}
+		}
+		if t.AssignedTo != old.AssignedTo && t.AssignedTo != "" || t.ReviewingBy != old.ReviewingBy && t.ReviewingBy != "" {
+			return fmt.Errorf("the import assigns task %s: a claim or a review does", old.ID)
+		}
+		delete(tasks, old.ID)
+	}
+	for id, t := range tasks {
+		if t.Status != contracts.Draft && t.Status != contracts.Unclaimed || t.AssignedTo != "" || t.ApprovedBy != "" || t.ReviewCommit != "" || t.MergeCommit != "" {
+			return fmt.Errorf("the import adds task %s as %s with an agent's work: new tasks come as DRAFT or UNCLAIMED", id, t.Status)
 		}
 	}
 	for _, l := range []struct {
@@ -433,6 +450,20 @@ func importKeeps(prev, next *contracts.State) error {
 		}
 	}
 	return nil
+}
+
+// operatorMove reports whether a status change is one the human operator
+// makes with a lever (finalize, block, unblock, release, supersede,
+// abandon), not an agent's step (claim, submit, verdict, merge), which an
+// import must not fake.
+func operatorMove(from, to contracts.Status) bool {
+	switch to {
+	case contracts.Blocked, contracts.Superseded, contracts.Abandoned:
+		return true
+	case contracts.Unclaimed:
+		return from == contracts.Draft || from == contracts.Blocked || from == contracts.Claimed
+	}
+	return false
 }
 
 func sameEvent(a, b *contracts.HistoryEvent) bool { return sameYAML(a, b) }

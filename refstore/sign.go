@@ -246,3 +246,35 @@ func firstLineOf(s string) string {
 	}
 	return s
 }
+
+// AllowedPrincipals lists the principals an ssh-keygen allowed-signers file
+// gives the key whose fingerprint is key ("SHA256:...").
+func AllowedPrincipals(allowedSigners, key string) ([]string, error) {
+	data, err := os.ReadFile(allowedSigners)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		// principals [options] keytype base64-key [comment]
+		for i := 1; i+1 < len(f); i++ {
+			if !strings.HasPrefix(f[i], "ssh-") && !strings.HasPrefix(f[i], "ecdsa-") && !strings.HasPrefix(f[i], "sk-") {
+				continue
+			}
+			blob, err := base64.StdEncoding.DecodeString(f[i+1])
+			if err != nil {
+				break
+			}
+			sum := sha256.Sum256(blob)
+			if "SHA256:"+base64.RawStdEncoding.EncodeToString(sum[:]) == key {
+				out = append(out, strings.Split(f[0], ",")...)
+			}
+			break
+		}
+	}
+	return out, nil
+}
