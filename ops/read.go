@@ -93,6 +93,10 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	shallow, err := s.Repo.Shallow()
+	if err != nil {
+		return nil, err
+	}
 	out := []LogEntry{}
 	for id := snap.Commit; !id.IsZero() && (r.Max <= 0 || len(out) < r.Max); {
 		c, err := s.Repo.ReadCommit(id)
@@ -103,7 +107,7 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 		if (r.Task == "" || e.Task == r.Task) && (r.Agent == "" || e.Agent == r.Agent) {
 			out = append(out, e)
 		}
-		if len(c.Parents) == 0 {
+		if len(c.Parents) == 0 || shallow[id] {
 			break
 		}
 		id = c.Parents[0]
@@ -131,6 +135,10 @@ func logEntry(c *refstore.Commit) LogEntry {
 type Validation struct {
 	Problems []contracts.Problem
 	States   int
+	// Shallow is the commit a history check stopped at because this is
+	// a shallow clone that lacks its parents; empty when it went back to
+	// the first state.
+	Shallow string
 }
 
 // ValidateRequest says what to validate.
@@ -149,11 +157,15 @@ func (s *Service) Validate(ctx context.Context, r ValidateRequest) (*Validation,
 		return nil, err
 	}
 	if r.History {
-		problems, n, err := validateHistory(s.Repo, snap.Commit)
+		problems, n, shallow, err := validateHistory(s.Repo, snap.Commit)
 		if err != nil {
 			return nil, err
 		}
-		return &Validation{Problems: problems, States: n}, nil
+		v := &Validation{Problems: problems, States: n}
+		if !shallow.IsZero() {
+			v.Shallow = shallow.String()
+		}
+		return v, nil
 	}
 	st, err := snap.Load()
 	if err != nil {
@@ -174,21 +186,29 @@ func ValidateFile(data []byte, name string) (*Validation, error) {
 
 // validateHistory checks every state from the first commit to tip, and
 // every transition between consecutive states. It returns the problems and
-// the number of states checked.
-func validateHistory(repo *refstore.Repo, tip refstore.Hash) ([]contracts.Problem, int, error) {
+// the number of states checked. In a shallow clone it starts from the
+// shallow boundary, the oldest commit the clone has, and returns it.
+func validateHistory(repo *refstore.Repo, tip refstore.Hash) (problems []contracts.Problem, states int, shallowAt refstore.Hash, err error) {
+	shallow, err := repo.Shallow()
+	if err != nil {
+		return nil, 0, shallowAt, err
+	}
 	var chain []*refstore.Commit
 	for id := tip; !id.IsZero(); {
 		c, err := repo.ReadCommit(id)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, shallowAt, err
 		}
 		chain = append(chain, c)
+		if shallow[id] {
+			shallowAt = id
+			break
+		}
 		if len(c.Parents) == 0 {
 			break
 		}
 		id = c.Parents[0]
 	}
-	var problems []contracts.Problem
 	var prev *contracts.State
 	for i := len(chain) - 1; i >= 0; i-- {
 		c := chain[i]
@@ -208,7 +228,7 @@ func validateHistory(repo *refstore.Repo, tip refstore.Hash) ([]contracts.Proble
 		}
 		snap, err := cas.ReadSnapshot(repo, c.ID)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, shallowAt, err
 		}
 		st, err := snap.Load()
 		if err != nil {
@@ -224,7 +244,7 @@ func validateHistory(repo *refstore.Repo, tip refstore.Hash) ([]contracts.Proble
 		}
 		prev = st
 	}
-	return problems, len(chain), nil
+	return problems, len(chain), shallowAt, nil
 }
 
 func joinWhere(commit, where string) string {
