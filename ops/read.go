@@ -157,15 +157,13 @@ func (s *Service) Validate(ctx context.Context, r ValidateRequest) (*Validation,
 		return nil, err
 	}
 	if r.History {
-		problems, n, shallow, err := validateHistory(s.Repo, snap.Commit)
+		problems, n, err := validateHistory(s.Repo, snap.Commit)
 		if err != nil {
 			return nil, err
 		}
 		v := &Validation{Problems: problems, States: n}
-		if !shallow.IsZero() {
-			v.Shallow = shallow.String()
-		}
-		return v, nil
+		v.Shallow, err = shallowStart(s.Repo, snap.Commit)
+		return v, err
 	}
 	st, err := snap.Load()
 	if err != nil {
@@ -184,31 +182,52 @@ func ValidateFile(data []byte, name string) (*Validation, error) {
 	return &Validation{Problems: contracts.Validate(st), States: 1}, nil
 }
 
-// validateHistory checks every state from the first commit to tip, and
-// every transition between consecutive states. It returns the problems and
-// the number of states checked. In a shallow clone it starts from the
-// shallow boundary, the oldest commit the clone has, and returns it.
-func validateHistory(repo *refstore.Repo, tip refstore.Hash) (problems []contracts.Problem, states int, shallowAt refstore.Hash, err error) {
+// shallowStart is the commit a walk down tip's first parents stops at in a
+// shallow clone, whose parents the clone lacks; "" when the walk reaches
+// the first commit.
+func shallowStart(repo *refstore.Repo, tip refstore.Hash) (string, error) {
 	shallow, err := repo.Shallow()
-	if err != nil {
-		return nil, 0, shallowAt, err
+	if err != nil || len(shallow) == 0 {
+		return "", err
 	}
-	var chain []*refstore.Commit
 	for id := tip; !id.IsZero(); {
+		if shallow[id] {
+			return id.String(), nil
+		}
 		c, err := repo.ReadCommit(id)
 		if err != nil {
-			return nil, 0, shallowAt, err
-		}
-		chain = append(chain, c)
-		if shallow[id] {
-			shallowAt = id
-			break
+			return "", err
 		}
 		if len(c.Parents) == 0 {
 			break
 		}
 		id = c.Parents[0]
 	}
+	return "", nil
+}
+
+// validateHistory checks every state from the first commit to tip, and
+// every transition between consecutive states. It returns the problems and
+// the number of states checked. In a shallow clone it starts from the
+// shallow boundary (see shallowStart).
+func validateHistory(repo *refstore.Repo, tip refstore.Hash) ([]contracts.Problem, int, error) {
+	shallow, err := repo.Shallow()
+	if err != nil {
+		return nil, 0, err
+	}
+	var chain []*refstore.Commit
+	for id := tip; !id.IsZero(); {
+		c, err := repo.ReadCommit(id)
+		if err != nil {
+			return nil, 0, err
+		}
+		chain = append(chain, c)
+		if len(c.Parents) == 0 || shallow[id] {
+			break
+		}
+		id = c.Parents[0]
+	}
+	var problems []contracts.Problem
 	var prev *contracts.State
 	for i := len(chain) - 1; i >= 0; i-- {
 		c := chain[i]
@@ -228,7 +247,7 @@ func validateHistory(repo *refstore.Repo, tip refstore.Hash) (problems []contrac
 		}
 		snap, err := cas.ReadSnapshot(repo, c.ID)
 		if err != nil {
-			return nil, 0, shallowAt, err
+			return nil, 0, err
 		}
 		st, err := snap.Load()
 		if err != nil {
@@ -244,7 +263,7 @@ func validateHistory(repo *refstore.Repo, tip refstore.Hash) (problems []contrac
 		}
 		prev = st
 	}
-	return problems, len(chain), shallowAt, nil
+	return problems, len(chain), nil
 }
 
 func joinWhere(commit, where string) string {
