@@ -350,7 +350,16 @@ func readUpdates(r io.Reader) ([]update, error) {
 		if len(f) != 3 {
 			continue
 		}
-		out = append(out, update{old: f[0], new: f[1], ref: f[2]})
+		out = append(out, update{old: nullAsZero(f[0]), new: nullAsZero(f[1]), ref: f[2]})
 	}
 	return out, sc.Err()
+}
+
+// nullAsZero spells the null id as zeroID, whether git gave it as 40 zeros
+// (SHA-1) or 64 (SHA-256).
+func nullAsZero(id string) string {
+	if h, ok := refstore.ParseHash(id); ok && h.IsZero() {
+		return zeroID
+	}
+	return id
 }

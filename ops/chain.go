@@ -3,8 +3,6 @@ package ops
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -175,15 +173,6 @@ func (v *Verifier) legacyCommit(c *refstore.Commit) error {
 
 // shallow is the set of shallow-boundary commits of a shallow clone.
 func (v *Verifier) shallow() map[refstore.Hash]bool {
-	b, err := os.ReadFile(filepath.Join(v.Repo.CommonDir, "shallow"))
-	if err != nil {
-		return nil
-	}
-	out := map[refstore.Hash]bool{}
-	for _, line := range strings.Fields(string(b)) {
-		if h, ok := refstore.ParseHash(line); ok {
-			out[h] = true
-		}
-	}
+	out, _ := v.Repo.Shallow()
 	return out
 }

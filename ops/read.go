@@ -98,6 +98,10 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	shallow, err := s.Repo.Shallow()
+	if err != nil {
+		return nil, err
+	}
 	out := []LogEntry{}
 	for id := snap.Commit; !id.IsZero() && (r.Max <= 0 || len(out) < r.Max); {
 		c, err := s.Repo.ReadCommit(id)
@@ -109,7 +113,7 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 			e.Signed = s.signer(ctx, c.ID, e.Agent)
 			out = append(out, e)
 		}
-		if len(c.Parents) == 0 {
+		if len(c.Parents) == 0 || shallow[id] {
 			break
 		}
 		id = c.Parents[0]
@@ -171,6 +175,10 @@ func logEntry(c *refstore.Commit) LogEntry {
 type Validation struct {
 	Problems []contracts.Problem
 	States   int
+	// Shallow is the commit a history check stopped at because this is
+	// a shallow clone that lacks its parents; empty when it went back to
+	// the first state.
+	Shallow string
 }
 
 // ValidateRequest says what to validate.
@@ -189,7 +197,12 @@ func (s *Service) Validate(ctx context.Context, r ValidateRequest) (*Validation,
 		return nil, err
 	}
 	if r.History {
-		return s.validateHistory(ctx, snap)
+		out, err := s.validateHistory(ctx, snap)
+		if err != nil {
+			return nil, err
+		}
+		out.Shallow, err = shallowStart(s.Repo, snap.Commit)
+		return out, err
 	}
 	st, err := snap.Load()
 	if err != nil {
@@ -206,6 +219,30 @@ func ValidateFile(data []byte, name string) (*Validation, error) {
 		return nil, contracts.Invalidf("%s: %v", name, err)
 	}
 	return &Validation{Problems: contracts.Validate(st), States: 1}, nil
+}
+
+// shallowStart is the commit a walk down tip's first parents stops at in a
+// shallow clone, whose parents the clone lacks; "" when the walk reaches
+// the first commit.
+func shallowStart(repo *refstore.Repo, tip refstore.Hash) (string, error) {
+	shallow, err := repo.Shallow()
+	if err != nil || len(shallow) == 0 {
+		return "", err
+	}
+	for id := tip; !id.IsZero(); {
+		if shallow[id] {
+			return id.String(), nil
+		}
+		c, err := repo.ReadCommit(id)
+		if err != nil {
+			return "", err
+		}
+		if len(c.Parents) == 0 {
+			break
+		}
+		id = c.Parents[0]
+	}
+	return "", nil
 }
 
 // validateHistory verifies every commit from the first to snap's (each

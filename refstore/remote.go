@@ -53,7 +53,13 @@ func (e *ErrRejected) Error() string {
 func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[string]Hash, error) {
 	// --no-auto-maintenance: a fetch inside a compare-and-swap attempt must
 	// not stop to gc the repository.
-	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--", remote}
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance"}
+	if r.promisor() && allState(refs) {
+		// The blackboard's files are small and every command reads them:
+		// a partial clone fetches them whole, whatever its filter.
+		args = append(args, "--no-filter")
+	}
+	args = append(args, "--", remote)
 	for _, ref := range refs {
 		args = append(args, "+"+ref+":"+TrackingRef(remote, ref))
 	}
@@ -84,6 +90,16 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[st
 		}
 	}
 	return got, nil
+}
+
+// allState reports whether every ref is one of the blackboard's own.
+func allState(refs []string) bool {
+	for _, ref := range refs {
+		if !strings.HasPrefix(ref, "refs/liza/") {
+			return false
+		}
+	}
+	return len(refs) > 0
 }
 
 // fetchSome is Fetch when some refs may be missing on the remote: it asks

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,6 +29,10 @@ type Repo struct {
 	WorkTree string
 
 	odb *odb
+	// algo is the object format; plumbing says why the repository is read
+	// through git's plumbing (see usePlumbing), empty when it is not.
+	algo     hashAlgo
+	plumbing string
 
 	configOnce sync.Once
 	config     []configEntry
@@ -67,8 +72,25 @@ func Open(dir string) (*Repo, error) {
 	}
 	r.CommonDir = filepath.Clean(r.CommonDir)
 	checkGitCached(r.CommonDir)
-	r.odb = newODB(filepath.Join(r.CommonDir, "objects"))
+	format := readFormat(r.CommonDir)
+	r.algo = format.algo
+	r.odb = newODB(filepath.Join(r.CommonDir, "objects"), r.algo)
 	r.odb.levelOf = r.looseCompression
+	r.odb.promisorOf = r.promisor
+	r.odb.fill = r.fillPartialClone
+	r.odb.git = &gitObjects{dir: r.Dir()}
+	why := format.foreign
+	if why == "" {
+		if v, ok := r.Config(PlumbingKey); ok && configBool(v) {
+			why = PlumbingKey + " is set"
+		}
+	}
+	if why != "" {
+		if err := r.usePlumbing(why); err != nil {
+			return nil, err
+		}
+	}
+	runtime.AddCleanup(r, (*gitObjects).close, r.odb.git)
 	return r, nil
 }
 
@@ -190,14 +212,15 @@ func (r *Repo) GitInput(ctx context.Context, stdin []byte, args ...string) ([]by
 
 // ReadRef returns the object a ref points at, and whether the ref exists.
 // Symbolic refs are followed. It reads the ref files and packed-refs as
-// git's files backend lays them out; a repository whose refs are stored
-// otherwise (extensions.refStorage) is asked through git rev-parse.
+// git's files backend lays them out; a repository read through git's
+// plumbing (another ref storage, an unknown extension) is asked through
+// git (showRef).
 func (r *Repo) ReadRef(name string) (Hash, bool, error) {
 	if !validRefPath(name) {
 		return Hash{}, false, fmt.Errorf("reading %s: not a ref name", name)
 	}
-	if v, ok := r.Config("extensions.refstorage"); ok && !strings.EqualFold(v, "files") {
-		return r.revParseRef(name)
+	if r.plumbing != "" {
+		return r.showRef(name)
 	}
 	for range 5 {
 		target, h, ok, err := r.readRefOnce(name)
@@ -255,7 +278,7 @@ func (r *Repo) packedRef(name string) (Hash, bool, error) {
 		}
 		i += from
 		from = i + len(needle)
-		if start := i - 2*len(Hash{}); start == 0 || start > 0 && b[start-1] == '\n' {
+		if start := i - 2*r.algo.size(); start == 0 || start > 0 && b[start-1] == '\n' {
 			if h, ok := ParseHash(string(b[start:i])); ok {
 				return h, true, nil
 			}
@@ -263,20 +286,41 @@ func (r *Repo) packedRef(name string) (Hash, bool, error) {
 	}
 }
 
-// revParseRef reads a ref through git, for ref storage this package does
-// not read itself.
-func (r *Repo) revParseRef(name string) (Hash, bool, error) {
-	out, err := r.Git(context.Background(), "rev-parse", "--verify", "--quiet", "--end-of-options", name)
-	var ge *GitError
-	if errors.As(err, &ge) && ge.ExitCode == 1 {
-		return Hash{}, false, nil
+// showRef reads a ref through git. HEAD is asked of rev-parse; any other
+// name of for-each-ref, which takes it as the exact name it is (rev-parse
+// would also try refs/<name>, refs/tags/<name>...), follows a symbolic ref
+// and prints nothing for a ref that does not exist. A pattern also matches
+// the refs below it: only the line with the name counts.
+func (r *Repo) showRef(name string) (Hash, bool, error) {
+	ctx := context.Background()
+	if name == "HEAD" {
+		out, err := r.Git(ctx, "rev-parse", "--verify", "--quiet", "HEAD")
+		var ge *GitError
+		if errors.As(err, &ge) && ge.ExitCode == 1 {
+			return Hash{}, false, nil // an unborn branch
+		}
+		if err != nil {
+			return Hash{}, false, err
+		}
+		return r.gitSaid(name, "rev-parse", strings.TrimSpace(string(out)))
 	}
+	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", name)
 	if err != nil {
 		return Hash{}, false, err
 	}
-	h, ok := ParseHash(strings.TrimSpace(string(out)))
+	for _, line := range strings.Split(string(out), "\n") {
+		if id, ref, _ := strings.Cut(line, " "); ref == name {
+			return r.gitSaid(name, "for-each-ref", id)
+		}
+	}
+	return Hash{}, false, nil
+}
+
+// gitSaid reads the id git printed for ref.
+func (r *Repo) gitSaid(ref, cmd, id string) (Hash, bool, error) {
+	h, ok := ParseHash(id)
 	if !ok {
-		return Hash{}, false, fmt.Errorf("reading %s: git rev-parse printed %q", name, out)
+		return Hash{}, false, fmt.Errorf("reading %s: git %s printed %q", ref, cmd, id)
 	}
 	return h, true, nil
 }
@@ -303,6 +347,9 @@ func isDirErr(err error) bool {
 // Head returns what HEAD of this checkout points at: the branch ref name
 // (empty when detached) and the commit (zero on an unborn branch).
 func (r *Repo) Head() (branch string, commit Hash, err error) {
+	if r.plumbing != "" {
+		return r.headThroughGit()
+	}
 	b, err := os.ReadFile(filepath.Join(r.GitDir, "HEAD"))
 	if err != nil {
 		return "", Hash{}, err
@@ -317,4 +364,26 @@ func (r *Repo) Head() (branch string, commit Hash, err error) {
 		return "", Hash{}, fmt.Errorf("HEAD holds %q", line)
 	}
 	return "", h, nil
+}
+
+// headThroughGit is Head asked of git: `git symbolic-ref` exits 1 when
+// HEAD is detached.
+func (r *Repo) headThroughGit() (string, Hash, error) {
+	out, err := r.Git(context.Background(), "symbolic-ref", "--quiet", "HEAD")
+	var ge *GitError
+	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 1) {
+		return "", Hash{}, err
+	}
+	branch := strings.TrimSpace(string(out))
+	h, _, err := r.ReadRef("HEAD")
+	return branch, h, err
+}
+
+// Close ends the git process the repository may have started to read
+// objects (when it is read through git's plumbing, or to fetch what a
+// partial clone lacks). A Repo that is not closed ends it when the Repo is
+// garbage collected, or when the program exits.
+func (r *Repo) Close() error {
+	r.odb.git.close()
+	return nil
 }
