@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -32,6 +34,7 @@ func TestScript(t *testing.T) {
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		Setup:               setupScript,
+		Condition:           scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"repo":     cmdRepo,
 			"exits":    cmdExits,
@@ -65,6 +68,15 @@ func setupScript(env *testscript.Env) error {
 		env.Setenv(k, v)
 	}
 	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"), 0o644)
+}
+
+// scriptCondition adds [exists:PATH]: PATH exists on this machine.
+func scriptCondition(cond string) (bool, error) {
+	if p, ok := strings.CutPrefix(cond, "exists:"); ok {
+		_, err := os.Stat(p)
+		return err == nil, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // cmdRepo makes a repository in DIR (default: the current directory) with

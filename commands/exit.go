@@ -1,6 +1,9 @@
 package commands
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -12,6 +15,47 @@ import (
 // errors into exit codes.
 func exitCode(err error) (contracts.Code, string) {
 	return ops.Class(err), firstLine(err.Error())
+}
+
+// fail prints err on stderr and returns the exit code: one line starting
+// "git-liza: ", and for a mistake on the command line a second with the
+// command's usage; with --json, one JSON object {"error", "code"[, "usage"]}.
+func (e *Env) fail(err error, asJSON bool) contracts.Code {
+	code, msg := exitCode(err)
+	var ue *usageError
+	usage := ""
+	if errors.As(err, &ue) {
+		usage = ue.usage
+	}
+	if asJSON {
+		out := struct {
+			Error string `json:"error"`
+			Code  int    `json:"code"`
+			Usage string `json:"usage,omitempty"`
+		}{msg, int(code), usage}
+		b, _ := json.Marshal(out)
+		fmt.Fprintf(e.Stderr, "%s\n", b)
+		return code
+	}
+	fmt.Fprintf(e.Stderr, "git-liza: %s\n", msg)
+	if usage != "" {
+		fmt.Fprintf(e.Stderr, "usage: %s\n", usage)
+	}
+	return code
+}
+
+// jsonRequested reports whether args ask for --json (before any "--"):
+// errors are then JSON too, even those found before the flags are parsed.
+func jsonRequested(args []string) bool {
+	for _, a := range args[min(1, len(args)):] {
+		switch a {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		}
+	}
+	return false
 }
 
 func firstLine(s string) string {

@@ -280,3 +280,18 @@ func (s *Service) Observe(snap *cas.Snapshot, withFiles bool, now time.Time) (*O
 	}
 	return obs, nil
 }
+
+// Names are the ids of the live tasks and of the agents at the tip, read
+// from the state's tree without decoding any entity: what shell
+// completion offers.
+func (s *Service) Names(ctx context.Context) (tasks, agents []string, err error) {
+	snap, err := s.Snapshot(ctx, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	if tasks, err = snap.IDs(cas.TasksDir); err != nil {
+		return nil, nil, err
+	}
+	agents, err = snap.IDs(cas.AgentsDir)
+	return tasks, agents, err
+}

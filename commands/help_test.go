@@ -1,0 +1,68 @@
+package commands
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v3"
+)
+
+// Every command a person can see has a usage line, a group on the root's
+// list and examples; every text belongs to a command.
+func TestHelpTexts(t *testing.T) {
+	root := (&Env{}).app()
+	seen := map[string]bool{"": true}
+	var walk func(c *cli.Command, prefix string)
+	walk = func(c *cli.Command, prefix string) {
+		for _, sub := range c.Commands {
+			name := strings.TrimSpace(prefix + sub.Name)
+			seen[name] = true
+			h, ok := helpText[name]
+			switch {
+			case sub.Hidden || c.Hidden:
+				sub.Hidden = true
+			case !ok:
+				t.Errorf("%s: no entry in helpText", name)
+			case h.usage == "":
+				t.Errorf("%s: no usage line", name)
+			case len(h.examples) == 0:
+				t.Errorf("%s: no examples", name)
+			case prefix == "" && h.category == "":
+				t.Errorf("%s: no group", name)
+			}
+			for _, ex := range h.examples {
+				if !strings.HasPrefix(ex, "git ") {
+					t.Errorf("%s: example %q does not start with git", name, ex)
+				}
+			}
+			walk(sub, name+" ")
+		}
+	}
+	walk(root, "")
+	for name := range helpText {
+		if !seen[name] {
+			t.Errorf("helpText has %q, which is no command", name)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	names := []string{"claim", "checkpoint", "heartbeat", "help", "status", "show", "submit", "sync"}
+	for _, tc := range []struct {
+		word string
+		want []string
+	}{
+		{"claimm", []string{"claim"}},
+		{"cliam", []string{"claim"}},
+		{"hepl", []string{"help"}},
+		{"stauts", []string{"status"}},
+		{"s", nil},
+		{"sh", []string{"show"}},
+		{"zzzzzz", nil},
+	} {
+		if got := suggest(tc.word, names); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("suggest(%q) = %q, want %q", tc.word, got, tc.want)
+		}
+	}
+}
