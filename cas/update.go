@@ -154,11 +154,10 @@ func (s *Store) tip(ctx context.Context) (refstore.Hash, error) {
 		tip, _, err := s.Repo.ReadRef(refstore.StateRef)
 		return tip, err
 	}
-	got, err := s.Repo.Fetch(ctx, s.Remote, refstore.StateRef)
+	tip, _, err := s.FetchState(ctx, s.Remote)
 	if err != nil {
 		return refstore.Hash{}, err
 	}
-	tip := got[refstore.StateRef]
 	local, _, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil || local == tip || local.IsZero() {
 		return tip, err

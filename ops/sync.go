@@ -42,11 +42,10 @@ func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) 
 	if err := s.EnsureRefspec(ctx, remote); err != nil {
 		return nil, err
 	}
-	got, err := s.Repo.Fetch(ctx, remote, refstore.StateRef)
+	theirs, _, err := s.Store.FetchState(ctx, remote)
 	if err != nil {
 		return nil, err
 	}
-	theirs := got[refstore.StateRef]
 	ours, _, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,45 @@
+package cas
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// FetchState fetches remote's refs/liza/state into its tracking ref and
+// records when (LastFetch), so that a reader of the local copy can say how
+// old it is. ok is false when the remote has no board.
+func (s *Store) FetchState(ctx context.Context, remote string) (refstore.Hash, bool, error) {
+	got, err := s.Repo.Fetch(ctx, remote, refstore.StateRef)
+	if err != nil {
+		return refstore.Hash{}, false, err
+	}
+	// Best effort: a record that cannot be written only makes the age
+	// unknown.
+	if f := s.fetchRecord(remote); os.MkdirAll(filepath.Dir(f), 0o755) == nil {
+		_ = os.WriteFile(f, []byte(contracts.FormatTime(s.now())+"\n"), 0o644)
+	}
+	h, ok := got[refstore.StateRef]
+	return h, ok, nil
+}
+
+// LastFetch is when this clone last fetched remote's board, by the Store's
+// clock.
+func (s *Store) LastFetch(remote string) (time.Time, bool) {
+	b, err := os.ReadFile(s.fetchRecord(remote))
+	if err != nil {
+		return time.Time{}, false
+	}
+	t, err := contracts.ParseTime(strings.TrimSpace(string(b)))
+	return t, err == nil
+}
+
+func (s *Store) fetchRecord(remote string) string {
+	return filepath.Join(s.Repo.CommonDir, "liza", "fetched", url.PathEscape(remote))
+}
