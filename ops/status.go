@@ -16,13 +16,13 @@ import (
 // Board is the status view of the state: what a person reading the board
 // needs, with absolute times (Now says when it was read).
 type Board struct {
-	Now               string                   `json:"now"`
-	Goal              string                   `json:"goal"`
-	GoalStatus        string                   `json:"goal_status"`
-	Sprint            string                   `json:"sprint"`
-	SprintStatus      string                   `json:"sprint_status"`
-	Mode              string                   `json:"mode"`
-	IntegrationBranch string                   `json:"integration_branch"`
+	Now               string `json:"now"`
+	Goal              string `json:"goal"`
+	GoalStatus        string `json:"goal_status"`
+	Sprint            string `json:"sprint"`
+	SprintStatus      string `json:"sprint_status"`
+	Mode              string `json:"mode"`
+	IntegrationBranch string `json:"integration_branch"`
 	// Counts counts every live task by status, filtered or not.
 	Counts map[contracts.Status]int `json:"counts"`
 	// Total is the number of live tasks; Tasks holds those the filter let
