@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/cgi"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -39,6 +42,7 @@ func TestScript(t *testing.T) {
 			"repo":     cmdRepo,
 			"exits":    cmdExits,
 			"freeport": cmdFreePort,
+			"httpgit":  cmdHTTPGit,
 		},
 	})
 }
@@ -132,4 +136,53 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	port := l.Addr().(*net.TCPAddr).Port
 	ts.Check(l.Close())
 	ts.Setenv(args[0], strconv.Itoa(port))
+}
+
+// cmdHTTPGit serves the repositories under DIR over git's smart HTTP
+// protocol on 127.0.0.1 for the rest of the script, through git
+// http-backend behind a small handler, and sets VAR to its base URL:
+// httpgit VAR DIR. Three prefixes serve the same repositories:
+// /open/NAME (anyone may push), /auth/NAME (HTTP basic authentication as
+// ada:secret, 401 otherwise) and /ro/NAME (anyone may fetch; a push gets
+// 403). VAR_HOST is set to its host:port, for URLs with credentials.
+func cmdHTTPGit(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: httpgit VAR DIR")
+	}
+	git, err := exec.LookPath("git")
+	ts.Check(err)
+	root := ts.MkAbs(args[1])
+	backend := func(prefix, user string) http.Handler {
+		env := []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}
+		if user != "" {
+			env = append(env, "REMOTE_USER="+user)
+		}
+		return &cgi.Handler{Path: git, Args: []string{"http-backend"}, Root: prefix, Env: env}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/open/", backend("/open", "anyone"))
+	auth := backend("/auth", "ada")
+	mux.Handle("/auth/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "ada" || p != "secret" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "who are you?", http.StatusUnauthorized)
+			return
+		}
+		auth.ServeHTTP(w, r)
+	}))
+	ro := backend("/ro", "")
+	mux.Handle("/ro/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/git-receive-pack") || r.URL.Query().Get("service") == "git-receive-pack" {
+			http.Error(w, "this remote is read-only", http.StatusForbidden)
+			return
+		}
+		ro.ServeHTTP(w, r)
+	}))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(l)
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv(args[0], "http://"+l.Addr().String())
+	ts.Setenv(args[0]+"_HOST", l.Addr().String())
 }

@@ -12,6 +12,10 @@ import (
 	"github.com/liza-dev/git-liza/refstore"
 )
 
+// ErrNoBoard is the error of an operation on a repository that has no
+// blackboard (no refs/liza/state).
+var ErrNoBoard = contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+
 // FetchState fetches remote's refs/liza/state into its tracking ref and
 // records when (LastFetch), so that a reader of the local copy can say how
 // old it is. ok is false when the remote has no board.

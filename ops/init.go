@@ -57,6 +57,11 @@ func (s *Service) Init(ctx context.Context, r InitRequest) (*InitResult, error) 
 			return nil, err
 		}
 	}
+	if s.remote() == "" {
+		if err := s.checkNoRemoteBoard(ctx); err != nil {
+			return nil, err
+		}
+	}
 	integ := "refs/heads/" + branch
 	res, err := s.update(ctx, r.Call, cas.Op{
 		Name:         contracts.OpInit,

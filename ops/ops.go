@@ -39,6 +39,9 @@ type Service struct {
 	// the command-line front end sets it. Without it, sync refuses
 	// operations it would have to replay.
 	Replay func(ctx context.Context, agent string, argv []string) error
+	// Progress, when set, is told what a long step is doing (running the
+	// integration test, fetching, replaying), one line at a time.
+	Progress func(string)
 }
 
 // Options configure a Service.
@@ -56,6 +59,8 @@ type Options struct {
 	Offline bool
 	// Replay: see Service.Replay.
 	Replay func(ctx context.Context, agent string, argv []string) error
+	// Progress: see Service.Progress.
+	Progress func(string)
 }
 
 // New opens the blackboard of repo for the actor o names. The agent id is
@@ -70,7 +75,7 @@ func New(repo *refstore.Repo, o Options) (*Service, error) {
 		clock = time.Now
 	}
 	s := &Service{
-		Repo: repo, Agent: o.Agent, Generation: o.Generation, Replay: o.Replay,
+		Repo: repo, Agent: o.Agent, Generation: o.Generation, Replay: o.Replay, Progress: o.Progress,
 		Store: &cas.Store{Repo: repo, Clock: clock, Budget: o.Budget, Author: o.Author, Remote: repo.RemoteOf(), Offline: o.Offline},
 	}
 	if s.Store.Remote != "" {
@@ -123,7 +128,8 @@ func (s *Service) update(ctx context.Context, call Call, op cas.Op) (*cas.Result
 	if s.Agent != "" {
 		op.Generation = s.Generation
 	}
-	return s.Store.Update(ctx, op)
+	res, err := s.Store.Update(ctx, op)
+	return res, s.noBoardErr(ctx, err)
 }
 
 // view runs fn on the state at the tip, after the validity check a write

@@ -26,7 +26,9 @@ func (s *Service) Snapshot(ctx context.Context, rev string) (*cas.Snapshot, erro
 			return nil, err
 		}
 		if !ok {
-			return nil, contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+			if tip, err = s.join(ctx); err != nil {
+				return nil, err
+			}
 		}
 		commit = tip
 	}
@@ -285,7 +287,11 @@ func (s *Service) Observe(snap *cas.Snapshot, withFiles bool, now time.Time) (*O
 // from the state's tree without decoding any entity: what shell
 // completion offers.
 func (s *Service) Names(ctx context.Context) (tasks, agents []string, err error) {
-	snap, err := s.Snapshot(ctx, "")
+	tip, ok, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil || !ok {
+		return nil, nil, err
+	}
+	snap, err := cas.ReadSnapshot(s.Repo, tip)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -30,6 +31,20 @@ type SyncReport struct {
 // an error. Nothing published is ever rewritten: the old local tip stays
 // under refs/liza/offline/.
 func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) {
+	return s.SyncWith(ctx, remote, SyncOptions{})
+}
+
+// SyncOptions change what sync does.
+type SyncOptions struct {
+	// DiscardLocal takes the remote's board when the local one has no
+	// history in common with it (one of them was made by a second git liza
+	// init): the local one is set aside under refs/liza/offline/, never
+	// deleted.
+	DiscardLocal bool
+}
+
+// SyncWith is Sync with options.
+func (s *Service) SyncWith(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error) {
 	if remote == "" {
 		remote = s.Store.Remote
 	}
@@ -42,6 +57,7 @@ func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) 
 	if err := s.EnsureRefspec(ctx, remote); err != nil {
 		return nil, err
 	}
+	s.progress("fetching the blackboard from %s", remote)
 	theirs, _, err := s.Store.FetchState(ctx, remote)
 	if err != nil {
 		return nil, err
@@ -58,11 +74,29 @@ func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) 
 		rep.Action = "up to date"
 	case ours.IsZero():
 		rep.Action = "fetched"
+		s.progress("taking %s's blackboard", remote)
 		err = s.Repo.UpdateRefs(ctx, "liza: sync from "+remote, refstore.RefUpdate{Name: refstore.StateRef, New: theirs})
 	case theirs.IsZero():
 		rep.Action = "published"
+		s.progress("publishing the blackboard to %s", remote)
 		err = s.publishState(ctx, remote, theirs, ours)
 	default:
+		var related bool
+		if related, err = s.related(ctx, ours, theirs); err != nil {
+			return nil, err
+		}
+		if !related {
+			if !o.DiscardLocal {
+				return nil, contracts.Invalidf("the blackboard here and %s's have no history in common (one was made by a second git liza init): to set this one aside and take %s's, run `git liza sync --discard-local %s`", remote, remote, remote)
+			}
+			rep.Action = "discarded the local blackboard"
+			rep.Backup = "refs/liza/offline/" + short(ours.String())
+			s.progress("setting the local blackboard aside as %s and taking %s's", rep.Backup, remote)
+			err = s.Repo.UpdateRefs(ctx, "liza: sync --discard-local with "+remote,
+				refstore.RefUpdate{Name: rep.Backup, New: ours},
+				refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
+			break
+		}
 		behind, err1 := s.Repo.IsAncestor(ctx, ours.String(), theirs.String())
 		ahead, err2 := s.Repo.IsAncestor(ctx, theirs.String(), ours.String())
 		switch {
@@ -73,9 +107,11 @@ func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) 
 			err = s.Repo.UpdateRefs(ctx, "liza: sync from "+remote, refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
 		case ahead:
 			rep.Action = "published"
+			s.progress("publishing the operations made here to %s", remote)
 			err = s.publishState(ctx, remote, theirs, ours)
 		default:
 			rep.Action = "replayed"
+			s.progress("applying the operations made here again on %s's blackboard", remote)
 			err = s.replay(ctx, remote, theirs, ours, rep)
 		}
 	}
@@ -94,6 +130,16 @@ func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) 
 		return rep, contracts.Invalidf("%d operation(s) no longer apply on %s's state (see above)", len(rep.Refused), remote)
 	}
 	return rep, nil
+}
+
+// related reports whether two state commits share history.
+func (s *Service) related(ctx context.Context, a, b refstore.Hash) (bool, error) {
+	_, err := s.Repo.Git(ctx, "merge-base", a.String(), b.String())
+	var ge *refstore.GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // publishState pushes local state commits that sit on top of the remote's.
