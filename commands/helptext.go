@@ -183,6 +183,10 @@ var helpText = map[string]help{
 		`git liza prompt --list`,
 	}},
 	"demo": {usage: "demo [--dir DIR]", category: catTeam, examples: []string{`git liza demo`}},
+	"diff": {usage: "diff REV [REV]", category: catBoard, examples: []string{
+		`git liza diff refs/liza/state~1           # what the last operation changed`,
+		`git liza diff refs/liza/state~10 refs/liza/state~5`,
+	}},
 	"help": {usage: "help [COMMAND [SUBCOMMAND]]", category: catHelp, examples: []string{
 		`git liza help claim`,
 		`git liza help task add`,

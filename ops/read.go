@@ -74,6 +74,11 @@ type LogEntry struct {
 	Request string `json:"request,omitempty"`
 	Subject string `json:"subject"`
 	Author  string `json:"author"`
+	// Reason is why the operation did what it did to its task, when it
+	// says: a rejection's, a block's, an integration failure's.
+	Reason string `json:"reason,omitempty"`
+	// Changes (with LogRequest.Patch) is what the operation changed.
+	Changes []EntityDiff `json:"changes,omitempty"`
 }
 
 // LogRequest selects entries of the audit log.
@@ -82,6 +87,7 @@ type LogRequest struct {
 	Task  string // only changes of this task
 	Agent string // only changes made by this agent (or "human")
 	Max   int    // at most this many entries; 0 for all
+	Patch bool   // each entry with what it changed, field by field
 }
 
 // Log is the audit log, newest first: the commits of refs/liza/state.
@@ -95,6 +101,15 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.Task != "" {
+		// A task is never deleted (archive keeps it), so one the state
+		// does not have was never on this board.
+		if t, err := snap.Task(r.Task); err != nil {
+			return nil, err
+		} else if t == nil {
+			return nil, contracts.Invalidf("no task %s on this blackboard", r.Task)
+		}
+	}
 	out := []LogEntry{}
 	for id := snap.Commit; !id.IsZero() && (r.Max <= 0 || len(out) < r.Max); {
 		c, err := s.Repo.ReadCommit(id)
@@ -103,6 +118,12 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 		}
 		e := logEntry(c)
 		if (r.Task == "" || e.Task == r.Task) && (r.Agent == "" || e.Agent == r.Agent) {
+			e.Reason = reasonOf(s.Repo, c, e.Task)
+			if r.Patch {
+				if e.Changes, err = s.commitChanges(c); err != nil {
+					return nil, err
+				}
+			}
 			out = append(out, e)
 		}
 		if len(c.Parents) == 0 {
@@ -111,6 +132,23 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 		id = c.Parents[0]
 	}
 	return out, nil
+}
+
+// commitChanges is what a state commit changed from its first parent.
+func (s *Service) commitChanges(c *refstore.Commit) ([]EntityDiff, error) {
+	cur, err := cas.ReadSnapshot(s.Repo, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	var parent refstore.Hash
+	if len(c.Parents) > 0 {
+		parent = c.Parents[0]
+	}
+	prev, err := cas.ReadSnapshot(s.Repo, parent)
+	if err != nil {
+		return nil, err
+	}
+	return DiffSnapshots(prev, cur)
 }
 
 func logEntry(c *refstore.Commit) LogEntry {
