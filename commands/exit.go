@@ -19,7 +19,9 @@ func exitCode(err error) (contracts.Code, string) {
 
 // fail prints err on stderr and returns the exit code: one line starting
 // "git-liza: ", and for a mistake on the command line a second with the
-// command's usage; with --json, one JSON object {"error", "code"[, "usage"]}.
+// command's usage; an error with details (a failed integration test's last
+// lines of output) prints them after the line. With --json, one JSON
+// object {"error", "code"[, "usage", "details"]}.
 func (e *Env) fail(err error, asJSON bool) contracts.Code {
 	code, msg := exitCode(err)
 	var ue *usageError
@@ -27,17 +29,29 @@ func (e *Env) fail(err error, asJSON bool) contracts.Code {
 	if errors.As(err, &ue) {
 		usage = ue.usage
 	}
+	var d interface{ Details() []string }
+	var details []string
+	if errors.As(err, &d) {
+		details = d.Details()
+	}
 	if asJSON {
 		out := struct {
-			Error string `json:"error"`
-			Code  int    `json:"code"`
-			Usage string `json:"usage,omitempty"`
-		}{msg, int(code), usage}
+			Error   string   `json:"error"`
+			Code    int      `json:"code"`
+			Usage   string   `json:"usage,omitempty"`
+			Details []string `json:"details,omitempty"`
+		}{msg, int(code), usage, details}
 		b, _ := json.Marshal(out)
 		fmt.Fprintf(e.Stderr, "%s\n", b)
 		return code
 	}
 	fmt.Fprintf(e.Stderr, "git-liza: %s\n", msg)
+	if len(details) > 0 {
+		fmt.Fprintf(e.Stderr, "the last lines of its output:\n")
+		for _, l := range details {
+			fmt.Fprintf(e.Stderr, "  | %s\n", l)
+		}
+	}
 	if usage != "" {
 		fmt.Fprintf(e.Stderr, "usage: %s\n", usage)
 	}
