@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,6 +44,8 @@ func TestScript(t *testing.T) {
 			"exits":    cmdExits,
 			"freeport": cmdFreePort,
 			"httpgit":  cmdHTTPGit,
+			"tmuxrun":  cmdTmuxRun,
+			"waitpane": cmdWaitPane,
 		},
 	})
 }
@@ -185,4 +188,35 @@ func cmdHTTPGit(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Defer(func() { srv.Close() })
 	ts.Setenv(args[0], "http://"+l.Addr().String())
 	ts.Setenv(args[0]+"_HOST", l.Addr().String())
+}
+
+// cmdTmuxRun starts COMMAND in a detached tmux session of COLSxROWS on its
+// own server (socket SOCK), with the script's environment, and stops that
+// server when the script ends: tmuxrun SOCK COLS ROWS COMMAND.
+func cmdTmuxRun(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: tmuxrun SOCK COLS ROWS COMMAND")
+	}
+	sock := ts.MkAbs(args[0])
+	ts.Check(ts.Exec("tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-x", args[1], "-y", args[2], args[3]))
+	ts.Defer(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
+}
+
+// cmdWaitPane waits, up to 20 seconds, until the screen of the tmux
+// session on SOCK matches REGEXP (multi-line): waitpane SOCK REGEXP. On a
+// timeout it fails with the last screen.
+func cmdWaitPane(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitpane SOCK REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	var screen []byte
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		screen, err = exec.Command("tmux", "-S", ts.MkAbs(args[0]), "capture-pane", "-p").Output()
+		if err == nil && re.Match(screen) {
+			return
+		}
+	}
+	ts.Fatalf("the screen never matched %s; it shows:\n%s", args[1], screen)
 }

@@ -169,6 +169,9 @@ var helpText = map[string]help{
 	"watch": {usage: "watch [--once] [--interval DURATION] [--log PATH]", category: catTeam, examples: []string{
 		`git liza watch --once          # for cron`,
 	}},
+	"board": {usage: "board [--interval DURATION]", category: catTeam, examples: []string{
+		`git liza board                 # q quits, r reads the board again`,
+	}},
 	"analyze": {usage: "analyze [--resolve TEXT]", category: catTeam, examples: []string{
 		`git liza analyze`,
 		`git liza analyze --resolve "rewrote the flaky test"`,
