@@ -19,12 +19,16 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/liza-dev/git-liza/commands"
+	"github.com/liza-dev/git-liza/tui"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"git-liza": func() {
 			os.Exit(commands.Run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+		},
+		"git-liza-board": func() {
+			os.Exit(tui.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
 }

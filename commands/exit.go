@@ -23,6 +23,10 @@ func exitCode(err error) (contracts.Code, string) {
 // lines of output) prints them after the line. With --json, one JSON
 // object {"error", "code"[, "usage", "details"]}.
 func (e *Env) fail(err error, asJSON bool) contracts.Code {
+	var said *saidError
+	if errors.As(err, &said) {
+		return said.code
+	}
 	code, msg := exitCode(err)
 	var ue *usageError
 	usage := ""
