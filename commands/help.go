@@ -271,14 +271,7 @@ func writeHelp(w io.Writer, cmd *cli.Command) {
 
 func writeRootHelp(w io.Writer, root *cli.Command) {
 	fmt.Fprintf(w, "usage: %s\n\n%s.\n", synopsis(root), capitalize(root.Usage))
-	var cats []string
-	byCat := map[string][]*cli.Command{}
-	for _, c := range visible(root) {
-		if _, ok := byCat[c.Category]; !ok {
-			cats = append(cats, c.Category)
-		}
-		byCat[c.Category] = append(byCat[c.Category], c)
-	}
+	cats, byCat := groups(root)
 	for _, cat := range cats {
 		title := cat
 		if title == "" {
@@ -291,6 +284,20 @@ func writeRootHelp(w io.Writer, root *cli.Command) {
 	writeFlagDocs(w, flagDocs(root.VisibleFlags(), true))
 	fmt.Fprintln(w, "\ngit liza help COMMAND (or git liza COMMAND --help) shows a command's options and examples;")
 	fmt.Fprintln(w, "git liza install-man installs the manual page that git liza --help opens.")
+}
+
+// groups lists the visible commands of root by their group, the groups in
+// the order their first command comes.
+func groups(root *cli.Command) ([]string, map[string][]*cli.Command) {
+	var cats []string
+	byCat := map[string][]*cli.Command{}
+	for _, c := range visible(root) {
+		if _, ok := byCat[c.Category]; !ok {
+			cats = append(cats, c.Category)
+		}
+		byCat[c.Category] = append(byCat[c.Category], c)
+	}
+	return cats, byCat
 }
 
 func writeCommandList(w io.Writer, cmds []*cli.Command) {

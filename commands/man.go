@@ -86,14 +86,7 @@ func writeMan(w io.Writer, root *cli.Command) {
 	r.text("The acting agent comes from --agent ID, else LIZA_AGENT_ID; its role is the prefix of its id " +
 		"(planner-N, coder-N, code-reviewer-N). With no agent id a command acts for the human operator. " +
 		"Every command takes --json for machine output on standard output.")
-	var cats []string
-	byCat := map[string][]*cli.Command{}
-	for _, c := range visible(root) {
-		if _, ok := byCat[c.Category]; !ok {
-			cats = append(cats, c.Category)
-		}
-		byCat[c.Category] = append(byCat[c.Category], c)
-	}
+	cats, byCat := groups(root)
 	r.section("COMMANDS")
 	for _, cat := range cats {
 		r.line(".SS %q", strings.ToUpper(cat[:1])+cat[1:])
