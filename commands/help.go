@@ -79,8 +79,18 @@ func prepare(cmd *cli.Command, prefix string) {
 		return &usageError{msg: flagMessage(c, err.Error()), usage: synopsis(c)}
 	}
 	if cmd.Action == nil && len(cmd.Commands) > 0 {
+		// A command that only groups others leaves the options to them:
+		// parsed here, "task ad --id x" would be an unknown --id rather
+		// than an unknown command.
+		cmd.SkipFlagParsing = true
 		cmd.Action = func(_ context.Context, c *cli.Command) error {
-			return unknownCommand(c, c.Args().First())
+			switch first := c.Args().First(); first {
+			case "-h", "--help", "-help":
+				writeHelp(c.Root().Writer, c)
+				return nil
+			default:
+				return unknownCommand(c, first)
+			}
 		}
 	}
 	for _, sub := range cmd.Commands {

@@ -66,3 +66,13 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+// Without git-liza-board beside git-liza or on PATH, git liza board says
+// how to install it (exit 5).
+func TestBoardProgramMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := boardProgram()
+	if err == nil || !strings.Contains(err.Error(), "go install github.com/liza-dev/git-liza/git-liza-board@latest") {
+		t.Fatalf("err = %v", err)
+	}
+}
