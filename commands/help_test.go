@@ -76,3 +76,18 @@ func TestBoardProgramMissing(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestVersionString(t *testing.T) {
+	for _, tc := range []struct {
+		v    Version
+		want string
+	}{
+		{Version{Version: "v1.2.0"}, "git-liza version v1.2.0"},
+		{Version{Version: "(devel)", Commit: "0123456789abcdef0123", CommitTime: "2026-01-17T10:00:00Z", Modified: true},
+			"git-liza version (devel) (commit 0123456789ab, 2026-01-17T10:00:00Z, modified)"},
+	} {
+		if got := tc.v.String(); got != tc.want {
+			t.Errorf("%q, want %q", got, tc.want)
+		}
+	}
+}

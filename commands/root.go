@@ -170,6 +170,7 @@ var stateOnlyCommands = map[string]bool{
 	"task": true, "checkpoint": true, "heartbeat": true, "handoff": true, "verdict": true,
 	"anomaly": true, "discover": true, "note": true, "pause": true, "abort": true,
 	"show": true, "export": true, "status": true, "log": true, "validate": true,
+	"diff": true, "help": true, "version": true, "completion": true, "__complete": true,
 }
 
 // stateOnly reports whether args run one of stateOnlyCommands.
