@@ -81,7 +81,7 @@ complete -o bashdefault -o default -o nospace -F _git_liza_command git-liza 2>/d
 # "git liza <TAB>".
 _git-liza () {
 	local -a candidates
-	candidates=(${(f)"$(git liza __complete ${words[2,CURRENT]} 2>/dev/null)"})
+	candidates=(${(f)"$(git liza __complete "${(@)words[2,CURRENT]}" 2>/dev/null)"})
 	compadd -- $candidates
 }
 if [ "$funcstack[1]" = "_git-liza" ]; then
@@ -89,16 +89,17 @@ if [ "$funcstack[1]" = "_git-liza" ]; then
 fi
 `,
 	"fish": `# fish completion for git liza (git-liza completion fish): save it as
-# ~/.config/fish/completions/git-liza.fish; fish's git completion uses it
-# for "git liza <TAB>" too.
+# ~/.config/fish/conf.d/git-liza.fish, so that it is loaded at start-up and
+# completes "git liza <TAB>" as well as git-liza.
 function __git_liza_complete
 	set -l words (commandline -opc)
-	set -e words[1]
-	if test "$words[1]" = liza
+	while set -q words[1]; and test "$words[1]" != liza; and test "$words[1]" != git-liza
 		set -e words[1]
 	end
+	set -e words[1]
 	git liza __complete $words (commandline -ct) 2>/dev/null
 end
+complete -c git -f -n '__fish_seen_subcommand_from liza' -a '(__git_liza_complete)'
 complete -c git-liza -f -a '(__git_liza_complete)'
 `,
 }

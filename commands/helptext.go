@@ -202,6 +202,6 @@ var helpText = map[string]help{
 	"completion": {usage: "completion bash|zsh|fish", category: catHelp, examples: []string{
 		`git liza completion bash > ~/.local/share/bash-completion/completions/git-liza`,
 		`git liza completion zsh > "${fpath[1]}/_git-liza"`,
-		`git liza completion fish > ~/.config/fish/completions/git-liza.fish`,
+		`git liza completion fish > ~/.config/fish/conf.d/git-liza.fish`,
 	}},
 }
