@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -23,15 +21,6 @@ func init() {
 		}
 	}
 }
-
-// usageError is a mistake on the command line: one line, then the usage
-// of the command it was made in.
-type usageError struct {
-	msg   string
-	usage string
-}
-
-func (e *usageError) Error() string { return e.msg }
 
 // path is the names of cmd below the root: "task add".
 func path(cmd *cli.Command) string {
@@ -98,25 +87,6 @@ func prepare(cmd *cli.Command, prefix string) {
 	}
 }
 
-// unknownCommand is the error for a word that names no command of cmd,
-// with the nearest names.
-func unknownCommand(cmd *cli.Command, word string) error {
-	where := "git liza"
-	if p := path(cmd); p != "" {
-		where += " " + p
-	}
-	if word == "" {
-		return &usageError{msg: where + " needs a command: " + strings.Join(visibleNames(cmd), ", "), usage: synopsis(cmd)}
-	}
-	msg := fmt.Sprintf("%q is not a %s command", word, where)
-	if s := suggest(word, visibleNames(cmd)); len(s) > 0 {
-		msg += "; did you mean " + orList(s) + "?"
-	} else {
-		msg += fmt.Sprintf(" (git liza help%s lists them)", strings.TrimPrefix(where, "git liza"))
-	}
-	return &usageError{msg: msg, usage: synopsis(cmd)}
-}
-
 // visible is the commands of cmd that are listed (the command line
 // library's VisibleCommands leaves out the one named help).
 func visible(cmd *cli.Command) []*cli.Command {
@@ -135,97 +105,6 @@ func visibleNames(cmd *cli.Command) []string {
 		out = append(out, c.Name)
 	}
 	return out
-}
-
-// flagMessage rewrites the command line library's message for a flag
-// mistake in git's terms, with the nearest option names.
-var undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(.+)$`)
-
-func flagMessage(cmd *cli.Command, msg string) string {
-	m := undefinedFlag.FindStringSubmatch(msg)
-	if m == nil {
-		return strings.NewReplacer("flag: -", "flag: --", "for flag -", "for flag --", "argument: -", "argument: --").Replace(msg)
-	}
-	var names []string
-	for _, c := range cmd.Lineage() {
-		for _, f := range c.VisibleFlags() {
-			for _, n := range f.Names() {
-				if len(n) > 1 {
-					names = append(names, n)
-				}
-			}
-		}
-	}
-	out := "unknown option --" + m[1]
-	if s := suggest(m[1], names); len(s) > 0 {
-		for i := range s {
-			s[i] = "--" + s[i]
-		}
-		out += "; did you mean " + orList(s) + "?"
-	}
-	return out
-}
-
-// suggest returns the candidates nearest to word, as git's "did you
-// mean": within an edit distance that grows with the word, or starting
-// with it. At most three, nearest first.
-func suggest(word string, candidates []string) []string {
-	type scored struct {
-		name string
-		d    int
-	}
-	var found []scored
-	for _, c := range candidates {
-		d := editDistance(word, c)
-		if d <= max(1, len(word)/3) || len(word) >= 2 && strings.HasPrefix(c, word) {
-			found = append(found, scored{c, d})
-		}
-	}
-	slices.SortStableFunc(found, func(a, b scored) int { return a.d - b.d })
-	var out []string
-	for i := 0; i < len(found) && i < 3; i++ {
-		if !slices.Contains(out, found[i].name) {
-			out = append(out, found[i].name)
-		}
-	}
-	return out
-}
-
-// editDistance is the Damerau-Levenshtein distance (adjacent swaps cost
-// one) between a and b.
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
-}
-
-func orList(s []string) string {
-	q := make([]string, len(s))
-	for i, x := range s {
-		q[i] = "'" + x + "'"
-	}
-	if len(q) == 1 {
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 // helpCmd is git liza help [COMMAND...].
@@ -317,109 +196,6 @@ func writeCommandList(w io.Writer, cmds []*cli.Command) {
 	}
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.Name, c.Usage)
-	}
-}
-
-// flagDoc is one option as help shows it.
-type flagDoc struct {
-	term  string // "--task ID"
-	usage string // with its default and environment variable
-}
-
-// placeholder is a backquoted word in a flag's usage that names its
-// argument, as in "read the state at `REV`".
-var placeholder = regexp.MustCompile("`([A-Z][A-Z0-9_=,.|-]*)`")
-
-// flagDocs describes flags; global picks the root's own options (and
-// leaves out help), else the command's own.
-func flagDocs(flags []cli.Flag, global bool) []flagDoc {
-	var out []flagDoc
-	for _, f := range flags {
-		names := f.Names()
-		if names[0] == "help" {
-			continue
-		}
-		var terms []string
-		for _, n := range names {
-			if len(n) == 1 {
-				terms = append(terms, "-"+n)
-			} else {
-				terms = append(terms, "--"+n)
-			}
-		}
-		term := strings.Join(terms, ", ")
-		usage := ""
-		if d, ok := f.(cli.DocGenerationFlag); ok {
-			usage = d.GetUsage()
-			arg := ""
-			if m := placeholder.FindStringSubmatch(usage); m != nil {
-				arg = m[1]
-			}
-			usage = strings.ReplaceAll(placeholder.ReplaceAllString(usage, "$1"), "`", "")
-			if d.TakesValue() {
-				if arg == "" {
-					arg = argName(d.TypeName())
-				}
-				term += " " + arg
-			}
-			if def := defaultText(d); def != "" && !strings.Contains(usage, "(default") {
-				usage += " (default: " + def + ")"
-			}
-			if env := d.GetEnvVars(); len(env) > 0 {
-				usage += " (env " + strings.Join(env, ", ") + ")"
-			}
-		}
-		out = append(out, flagDoc{term: term, usage: usage})
-	}
-	return out
-}
-
-// inherited is the root's flags that every command takes (not those
-// local to the root, such as --version).
-func inherited(root *cli.Command) []cli.Flag {
-	var out []cli.Flag
-	for _, f := range root.VisibleFlags() {
-		if l, ok := f.(cli.LocalFlag); !ok || !l.IsLocal() {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// argName is the placeholder of a flag's argument by its type.
-func argName(typ string) string {
-	switch strings.TrimPrefix(typ, "[]") {
-	case "int", "int64", "uint", "uint64":
-		return "N"
-	case "time.Duration", "duration":
-		return "DURATION"
-	}
-	return "TEXT"
-}
-
-// defaultText is a flag's default worth showing: not a zero value.
-func defaultText(d cli.DocGenerationFlag) string {
-	if t := d.GetDefaultText(); t != "" {
-		return t
-	}
-	if !d.TakesValue() || !d.IsDefaultVisible() {
-		return ""
-	}
-	switch v := d.GetValue(); v {
-	case "", "0", "0s", "false", "[]", `""`:
-		return ""
-	default:
-		return strings.Trim(v, `"`)
-	}
-}
-
-func writeFlagDocs(w io.Writer, docs []flagDoc) {
-	width := 0
-	for _, d := range docs {
-		width = max(width, len(d.term))
-	}
-	for _, d := range docs {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, d.term, d.usage)
 	}
 }
 
