@@ -53,32 +53,3 @@ func (s *Store) publish(ctx context.Context, op Op, updates []refstore.RefUpdate
 // remote's state went backwards (an administrator's rewind): operations
 // up to it had been published, and must not be pushed again.
 func RewoundRef(remote string) string { return "refs/liza/rewound/" + remote }
-
-// FetchState fetches the remote's refs/liza/state and returns it. When the
-// remote's tip is not a descendant of the one fetched last (its tracking
-// ref), the remote was rewound: the old tip is kept at RewoundRef, unless
-// one is kept already, so that sync can tell what was taken back.
-func (s *Store) FetchState(ctx context.Context, remote string) (refstore.Hash, error) {
-	tracking := refstore.TrackingRef(remote, refstore.StateRef)
-	was, _, err := s.Repo.ReadRef(tracking)
-	if err != nil {
-		return refstore.Hash{}, err
-	}
-	got, err := s.Repo.Fetch(ctx, remote, refstore.StateRef)
-	if err != nil {
-		return refstore.Hash{}, err
-	}
-	tip := got[refstore.StateRef]
-	if was.IsZero() || was == tip {
-		return tip, nil
-	}
-	if !tip.IsZero() {
-		if ok, err := s.Repo.IsAncestor(ctx, was.String(), tip.String()); err != nil || ok {
-			return tip, err
-		}
-	}
-	if _, kept, err := s.Repo.ReadRef(RewoundRef(remote)); err != nil || kept {
-		return tip, err
-	}
-	return tip, s.Repo.UpdateRefs(ctx, "liza: "+remote+" was rewound", refstore.RefUpdate{Name: RewoundRef(remote), New: was})
-}

@@ -153,7 +153,7 @@ func (s *Snapshot) Task(id string) (*contracts.Task, error) {
 func (s *Snapshot) Load() (*contracts.State, error) {
 	st := &contracts.State{Agents: map[string]*contracts.Agent{}, Tasks: []*contracts.Task{}}
 	if !s.Exists() {
-		return nil, contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+		return nil, ErrNoBoard
 	}
 	var meta Meta
 	ok, err := s.decode(MetaFile, &meta)

@@ -95,7 +95,7 @@ func (tx *Tx) Meta() (*Meta, error) {
 		return nil, err
 	}
 	if m == nil {
-		return nil, contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+		return nil, ErrNoBoard
 	}
 	m.Config.FillDefaults()
 	return m, nil

@@ -151,7 +151,7 @@ func (s *Store) View(agent string, fn func(tx *Tx) error) error {
 		return err
 	}
 	if !snap.Exists() {
-		return contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+		return ErrNoBoard
 	}
 	rebuild, err := s.checkTip(context.Background(), snap)
 	if err != nil {
@@ -171,7 +171,7 @@ func (s *Store) tip(ctx context.Context) (refstore.Hash, error) {
 		tip, _, err := s.Repo.ReadRef(refstore.StateRef)
 		return tip, err
 	}
-	tip, err := s.FetchState(ctx, s.Remote)
+	tip, _, err := s.FetchState(ctx, s.Remote)
 	if err != nil {
 		return refstore.Hash{}, err
 	}
@@ -210,7 +210,7 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 		return nil, err
 	}
 	if !snap.Exists() && !op.AllowMissing {
-		return nil, contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+		return nil, ErrNoBoard
 	}
 	// A whole-state replacement (import) is how a person repairs a broken
 	// state, so only it may build on a tip that does not validate.

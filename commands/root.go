@@ -66,28 +66,34 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 	e.argv = args
 	app := e.app()
 	app.Commands = only(app, args)
+	prepare(app, "")
 	err := app.Run(ctx, args)
 	if err == nil {
 		return 0
 	}
-	code, msg := exitCode(err)
-	fmt.Fprintf(e.Stderr, "git-liza: %s\n", msg)
-	return int(code)
+	return int(e.fail(err, jsonRequested(args)))
 }
 
 func (e *Env) app() *cli.Command {
 	return &cli.Command{
-		Name:            "git-liza",
-		Usage:           "coordinate teams of AI coding agents through a blackboard kept in git",
-		Writer:          e.Stdout,
-		ErrWriter:       e.Stderr,
-		Reader:          e.Stdin,
-		HideHelpCommand: true,
-		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
-		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
-			return contracts.Invalidf("%v", err)
+		Name:           "git-liza",
+		Usage:          "coordinate teams of AI coding agents through a blackboard kept in git",
+		Writer:         e.Stdout,
+		ErrWriter:      e.Stderr,
+		Reader:         e.Stdin,
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		Flags: append(globalFlags(),
+			&cli.BoolFlag{Name: "version", Local: true, Usage: "print git-liza's version (as git liza version does)"}),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			switch {
+			case cmd.Bool("version"):
+				return e.printVersion(cmd.Bool("json"))
+			case cmd.Args().Present():
+				return unknownCommand(cmd, cmd.Args().First())
+			}
+			writeHelp(e.Stdout, cmd)
+			return nil
 		},
-		Flags: globalFlags(),
 		Commands: slices.Concat([]*cli.Command{
 			e.initCmd(),
 			e.statusCmd(),
@@ -97,8 +103,13 @@ func (e *Env) app() *cli.Command {
 			e.importCmd(),
 			e.exportCmd(),
 			e.taskCmd(),
-		}, e.lifecycleCmds(), e.controlCmds(), e.supervisorCmds(), e.leverCmds(), e.gitCmds()),
+		}, e.lifecycleCmds(), e.controlCmds(), e.supervisorCmds(), e.leverCmds(), e.gitCmds(), e.helpCmds()),
 	}
+}
+
+// helpCmds are the commands that read about git-liza itself.
+func (e *Env) helpCmds() []*cli.Command {
+	return []*cli.Command{e.diffCmd(), e.boardCmd(), e.helpCmd(), e.versionCmd(), e.installManCmd(), e.completionCmd(), e.completeCmd()}
 }
 
 // only narrows the commands of app to the one args name, when they name
@@ -107,6 +118,9 @@ func (e *Env) app() *cli.Command {
 // commands. Help, a mistyped name and anything unusual keep them all.
 func only(app *cli.Command, args []string) []*cli.Command {
 	name := commandName(args)
+	if name == "help" {
+		return app.Commands
+	}
 	for _, c := range app.Commands {
 		if name != "" && (c.Name == name || !c.Hidden && c.HasName(name)) {
 			return []*cli.Command{c}
@@ -165,6 +179,7 @@ var stateOnlyCommands = map[string]bool{
 	"task": true, "checkpoint": true, "heartbeat": true, "handoff": true, "verdict": true,
 	"anomaly": true, "discover": true, "note": true, "pause": true, "abort": true,
 	"show": true, "export": true, "status": true, "log": true, "validate": true,
+	"diff": true, "help": true, "version": true, "completion": true, "__complete": true,
 }
 
 // stateOnly reports whether args run one of stateOnlyCommands.
@@ -176,6 +191,9 @@ func stateOnly(args []string) bool {
 func args(cmd *cli.Command, min, max int, usage string) ([]string, error) {
 	a := cmd.Args().Slice()
 	if len(a) < min || max >= 0 && len(a) > max {
+		if u, ok := strings.CutPrefix(cmd.UsageText, "git liza "); ok {
+			usage = u
+		}
 		return nil, contracts.Invalidf("usage: git liza %s", usage)
 	}
 	return a, nil

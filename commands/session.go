@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -67,11 +68,22 @@ func (e *Env) openAs(cmd *cli.Command, agent string) (*session, error) {
 	svc, err := ops.New(repo, ops.Options{
 		Agent: agent, Generation: gen, Clock: clock, Budget: cmd.Duration("retry-budget"),
 		Author: identity(repo, e.Getenv), Offline: cmd.Bool("offline"),
+		Progress: e.progress(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &session{Env: e, cmd: cmd, ops: svc, repo: repo, json: cmd.Bool("json")}, nil
+}
+
+// progress is where operations say what a long step is doing: a line on
+// stderr, when stdout is a terminal (a person is watching); nowhere when
+// it is not, so that scripts read only results.
+func (e *Env) progress() func(string) {
+	if !e.terminal() {
+		return nil
+	}
+	return func(msg string) { fmt.Fprintf(e.Stderr, "git-liza: %s...\n", msg) }
 }
 
 // clock is the one source of time: Env.Clock, else the wall clock. The

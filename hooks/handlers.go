@@ -305,7 +305,9 @@ func (h *Handler) clock() (func() time.Time, error) {
 // referenceTransaction refuses, in the prepared state, any move of
 // refs/liza/state that git-liza did not make: its own update-ref processes
 // carry GIT_LIZA_REF_UPDATE=1. git runs this hook for every ref update; the
-// script starts git-liza only when refs/liza/state is among them.
+// script starts git-liza only when refs/liza/state is among them. Updates
+// that leave the ref's value as it is pass (see preservesValue): git's own
+// maintenance makes them.
 func (h *Handler) referenceTransaction(state string) error {
 	lines, err := readUpdates(h.Stdin)
 	if err != nil {
@@ -314,8 +316,20 @@ func (h *Handler) referenceTransaction(state string) error {
 	if state != "prepared" || h.Getenv(refstore.RefUpdateEnv) == "1" {
 		return nil
 	}
+	var repo *refstore.Repo
 	for _, u := range lines {
 		if u.ref != stateRef {
+			continue
+		}
+		if repo == nil {
+			if repo, err = refstore.Open(h.Dir); err != nil {
+				return err
+			}
+		}
+		if ok, err := preservesValue(repo, u); err != nil || ok {
+			if err != nil {
+				return err
+			}
 			continue
 		}
 		// The old value is zero both for a creation and for an update that
@@ -331,6 +345,35 @@ func (h *Handler) referenceTransaction(state string) error {
 		return contracts.Invalidf("refusing to %s %s%s by hand: it moves only through git liza commands (git liza hooks uninstall removes this guard)", what, stateRef, to)
 	}
 	return nil
+}
+
+// preservesValue reports whether an update of refs/liza/state, in the
+// prepared state, leaves what the ref resolves to as it is. git pack-refs
+// (and gc and maintenance, which run it) packs a ref in two transactions,
+// both of which run this hook (measured with git 2.39): the first writes
+// the ref's current value into packed-refs ("0 <value>"), the second
+// deletes the loose file ("<value> 0") without touching packed-refs, which
+// already holds the same value, and without locking it. A deletion by hand
+// removes the packed entry too, and holds packed-refs.lock while it is
+// prepared; so does a pack-refs that runs alongside, which is then refused
+// and leaves the loose file for the next one. Writing the value the ref
+// already has changes nothing and passes.
+func preservesValue(repo *refstore.Repo, u update) (bool, error) {
+	cur, ok, err := repo.ReadRef(stateRef)
+	if err != nil || !ok {
+		return false, err
+	}
+	if u.new != zeroID {
+		return u.new == cur.String(), nil
+	}
+	if u.old != cur.String() {
+		return false, nil
+	}
+	f, files, err := repo.ReadRefFiles(stateRef)
+	if err != nil || !files {
+		return false, err
+	}
+	return f.HasLoose && f.Loose == cur && f.HasPacked && f.Packed == cur && !f.PackedLocked, nil
 }
 
 var zeroID = refstore.ZeroID.String()

@@ -20,6 +20,9 @@ func env(vars map[string]string) func(string) string {
 }
 
 func TestReferenceTransactionHandler(t *testing.T) {
+	gitEnv(t)
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
 	z := strings.Repeat("0", 40)
 	a := strings.Repeat("a", 40)
 	for _, tc := range []struct {
@@ -34,7 +37,7 @@ func TestReferenceTransactionHandler(t *testing.T) {
 		{"committed", "committed", z + " " + a + " refs/liza/state\n", nil, ""},
 		{"other refs", "prepared", z + " " + a + " refs/liza/remotes/origin/state\n", nil, ""},
 	} {
-		h := &Handler{Stdin: strings.NewReader(tc.input), Getenv: env(tc.env)}
+		h := &Handler{Dir: dir, Stdin: strings.NewReader(tc.input), Getenv: env(tc.env)}
 		err := h.Run(context.Background(), ReferenceTransaction, []string{tc.state})
 		switch {
 		case tc.refused == "" && err != nil:

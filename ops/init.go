@@ -58,6 +58,11 @@ func (s *Service) Init(ctx context.Context, r InitRequest) (*InitResult, error) 
 			return nil, err
 		}
 	}
+	if s.remote() == "" {
+		if err := s.checkNoRemoteBoard(ctx); err != nil {
+			return nil, err
+		}
+	}
 	in := initInput{Goal: goal, Spec: spec, Branch: branch}
 	if _, ok, err := s.branchTip(ctx, "refs/heads/"+branch); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,7 +106,8 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 			if err := s.integrationFailed(ctx, r.Call, id, fail.Error()); err != nil {
 				return nil, err
 			}
-			return nil, contracts.Invalidf("task %s: %s; it is INTEGRATION_FAILED (log: %s)", id, fail.Error(), logPath)
+			return nil, &TestFailed{err: contracts.Invalidf("task %s: %s; it is INTEGRATION_FAILED (log: %s)", id, fail.Error(), logPath),
+				Log: logPath, Tail: tail(logPath, testTail)}
 		}
 		in := mergeInput{Task: id, ReviewCommit: t.ReviewCommit, MergeCommit: result.String(), IntegrationOld: integ.String()}
 		res, err := s.write(ctx, r.Call, kindMerge, in, func(tx *cas.Tx) error {
@@ -257,6 +259,46 @@ func (s *Service) buildMerge(ctx context.Context, t *contracts.Task, integ, revi
 	return c, nil, err
 }
 
+// TestFailed is a merge refused because the integration test failed: its
+// error is the one line, and Tail the last lines of the test's output, for
+// the person who has to fix it.
+type TestFailed struct {
+	err  error
+	Log  string   // the whole output
+	Tail []string // its last lines
+}
+
+func (e *TestFailed) Error() string { return e.err.Error() }
+func (e *TestFailed) Unwrap() error { return e.err }
+
+// Details are the last lines of the test's output.
+func (e *TestFailed) Details() []string { return e.Tail }
+
+// testTail is how many of the test output's last lines a failure shows.
+const testTail = 15
+
+// tail returns the last n lines of a file, reading at most its last 16 KB.
+func tail(path string, n int) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	const most = 16 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > most {
+		f.Seek(fi.Size()-most, io.SeekStart)
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, most))
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	if len(lines) == 1 && lines[0] == "" {
+		return nil
+	}
+	return lines
+}
+
 // testFailure is a failed integration test.
 type testFailure struct{ msg string }
 
@@ -290,6 +332,7 @@ func (s *Service) integrationTest(ctx context.Context, id string, result refstor
 		return "", err
 	}
 	defer log.Close()
+	s.progress("running the integration test (%s) on the merge of %s", IntegrationTest, id)
 	cmd := exec.CommandContext(ctx, "sh", IntegrationTest)
 	cmd.Dir = wt
 	cmd.Stdout, cmd.Stderr = log, log

@@ -33,6 +33,9 @@ type Service struct {
 	// Generation, when not zero, is the supervisor registration the agent
 	// runs under: writes are refused once a newer registration exists.
 	Generation int
+	// Progress, when set, is told what a long step is doing (running the
+	// integration test, fetching, replaying), one line at a time.
+	Progress func(string)
 }
 
 // Options configure a Service.
@@ -48,6 +51,8 @@ type Options struct {
 	Author refstore.Signature
 	// Offline commits locally in remote mode; sync publishes later.
 	Offline bool
+	// Progress: see Service.Progress.
+	Progress func(string)
 }
 
 // New opens the blackboard of repo for the actor o names. The agent id is
@@ -68,7 +73,7 @@ func New(repo *refstore.Repo, o Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{
-		Repo: repo, Agent: o.Agent, Generation: o.Generation,
+		Repo: repo, Agent: o.Agent, Generation: o.Generation, Progress: o.Progress,
 		Store: &cas.Store{Repo: repo, Clock: clock, Budget: o.Budget, Author: o.Author, Remote: repo.RemoteOf(), Offline: o.Offline, Sign: sign},
 	}
 	s.Store.Verify = s.verifyTip
@@ -119,7 +124,8 @@ func (s *Service) update(ctx context.Context, call Call, op cas.Op) (*cas.Result
 	if s.Agent != "" {
 		op.Generation = s.Generation
 	}
-	return s.Store.Update(ctx, op)
+	res, err := s.Store.Update(ctx, op)
+	return res, s.noBoardErr(ctx, err)
 }
 
 // view runs fn on the state at the tip, after the validity check a write

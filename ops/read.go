@@ -27,7 +27,9 @@ func (s *Service) Snapshot(ctx context.Context, rev string) (*cas.Snapshot, erro
 			return nil, err
 		}
 		if !ok {
-			return nil, contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+			if tip, err = s.join(ctx); err != nil {
+				return nil, err
+			}
 		}
 		commit = tip
 	}
@@ -77,6 +79,11 @@ type LogEntry struct {
 	// the allowed signers give its key, once ssh-keygen has verified the
 	// signature, else the key's fingerprint and what is wrong.
 	Signed string `json:"signed,omitempty"`
+	// Reason is why the operation did what it did to its task, when it
+	// says: a rejection's, a block's, an integration failure's.
+	Reason string `json:"reason,omitempty"`
+	// Changes (with LogRequest.Patch) is what the operation changed.
+	Changes []EntityDiff `json:"changes,omitempty"`
 }
 
 // LogRequest selects entries of the audit log.
@@ -85,6 +92,7 @@ type LogRequest struct {
 	Task  string // only changes of this task
 	Agent string // only changes made by this agent (or "human")
 	Max   int    // at most this many entries; 0 for all
+	Patch bool   // each entry with what it changed, field by field
 }
 
 // Log is the audit log, newest first: the commits of refs/liza/state.
@@ -102,6 +110,15 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.Task != "" {
+		// A task is never deleted (archive keeps it), so one the state
+		// does not have was never on this board.
+		if t, err := snap.Task(r.Task); err != nil {
+			return nil, err
+		} else if t == nil {
+			return nil, contracts.Invalidf("no task %s on this blackboard", r.Task)
+		}
+	}
 	out := []LogEntry{}
 	for id := snap.Commit; !id.IsZero() && (r.Max <= 0 || len(out) < r.Max); {
 		c, err := s.Repo.ReadCommit(id)
@@ -111,6 +128,12 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 		e := logEntry(c)
 		if (r.Task == "" || e.Task == r.Task) && (r.Agent == "" || e.Agent == r.Agent) {
 			e.Signed = s.signer(ctx, c.ID, e.Agent)
+			e.Reason = reasonOf(s.Repo, c, e.Task)
+			if r.Patch {
+				if e.Changes, err = s.commitChanges(c); err != nil {
+					return nil, err
+				}
+			}
 			out = append(out, e)
 		}
 		if len(c.Parents) == 0 || shallow[id] {
@@ -153,6 +176,23 @@ func (s *Service) signer(ctx context.Context, id refstore.Hash, agent string) st
 		return "key " + key + " (" + strings.Join(names, ",") + "), NOT a valid signature for " + agent
 	}
 	return agent
+}
+
+// commitChanges is what a state commit changed from its first parent.
+func (s *Service) commitChanges(c *refstore.Commit) ([]EntityDiff, error) {
+	cur, err := cas.ReadSnapshot(s.Repo, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	var parent refstore.Hash
+	if len(c.Parents) > 0 {
+		parent = c.Parents[0]
+	}
+	prev, err := cas.ReadSnapshot(s.Repo, parent)
+	if err != nil {
+		return nil, err
+	}
+	return DiffSnapshots(prev, cur)
 }
 
 func logEntry(c *refstore.Commit) LogEntry {
@@ -325,4 +365,23 @@ func (s *Service) Observe(snap *cas.Snapshot, withFiles bool, now time.Time) (*O
 		obs.Alarms = []contracts.Alarm{}
 	}
 	return obs, nil
+}
+
+// Names are the ids of the live tasks and of the agents at the tip, read
+// from the state's tree without decoding any entity: what shell
+// completion offers.
+func (s *Service) Names(ctx context.Context) (tasks, agents []string, err error) {
+	tip, ok, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil || !ok {
+		return nil, nil, err
+	}
+	snap, err := cas.ReadSnapshot(s.Repo, tip)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tasks, err = snap.IDs(cas.TasksDir); err != nil {
+		return nil, nil, err
+	}
+	agents, err = snap.IDs(cas.AgentsDir)
+	return tasks, agents, err
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -35,7 +36,7 @@ type SyncReport struct {
 // published (an administrator's rewind), Sync stops and says so rather
 // than push them again; FollowRewind then makes this clone follow.
 func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) {
-	return s.sync(ctx, remote, false)
+	return s.SyncWith(ctx, remote, SyncOptions{})
 }
 
 // FollowRewind is Sync for a clone whose remote was rewound: this clone's
@@ -43,10 +44,24 @@ func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) 
 // refs/liza/offline/), and only the operations it had not published yet
 // are applied again on top.
 func (s *Service) FollowRewind(ctx context.Context, remote string) (*SyncReport, error) {
-	return s.sync(ctx, remote, true)
+	return s.SyncWith(ctx, remote, SyncOptions{FollowRewind: true})
 }
 
-func (s *Service) sync(ctx context.Context, remote string, follow bool) (*SyncReport, error) {
+// SyncOptions change what sync does.
+type SyncOptions struct {
+	// DiscardLocal takes the remote's board when the local one has no
+	// history in common with it (one of them was made by a second git liza
+	// init): the local one is set aside under refs/liza/offline/, never
+	// deleted.
+	DiscardLocal bool
+	// FollowRewind follows a remote whose state was rewound (see
+	// FollowRewind).
+	FollowRewind bool
+}
+
+// SyncWith is Sync with options.
+func (s *Service) SyncWith(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error) {
+	follow := o.FollowRewind
 	if remote == "" {
 		remote = s.Store.Remote
 	}
@@ -59,7 +74,8 @@ func (s *Service) sync(ctx context.Context, remote string, follow bool) (*SyncRe
 	if err := s.EnsureRefspec(ctx, remote); err != nil {
 		return nil, err
 	}
-	theirs, err := s.Store.FetchState(ctx, remote)
+	s.progress("fetching the blackboard from %s", remote)
+	theirs, _, err := s.Store.FetchState(ctx, remote)
 	if err != nil {
 		return nil, err
 	}
@@ -100,11 +116,29 @@ func (s *Service) sync(ctx context.Context, remote string, follow bool) (*SyncRe
 		rep.Action = "up to date"
 	case ours.IsZero():
 		rep.Action = "fetched"
+		s.progress("taking %s's blackboard", remote)
 		err = s.Repo.UpdateRefs(ctx, "liza: sync from "+remote, refstore.RefUpdate{Name: refstore.StateRef, New: theirs})
 	case theirs.IsZero():
 		rep.Action = "published"
+		s.progress("publishing the blackboard to %s", remote)
 		err = s.publishState(ctx, remote, theirs, ours)
 	default:
+		var related bool
+		if related, err = s.related(ctx, ours, theirs); err != nil {
+			return nil, err
+		}
+		if !related {
+			if !o.DiscardLocal {
+				return nil, contracts.Invalidf("the blackboard here and %s's have no history in common (one was made by a second git liza init): to set this one aside and take %s's, run `git liza sync --discard-local %s`", remote, remote, remote)
+			}
+			rep.Action = "discarded the local blackboard"
+			rep.Backup = "refs/liza/offline/" + short(ours.String())
+			s.progress("setting the local blackboard aside as %s and taking %s's", rep.Backup, remote)
+			err = s.Repo.UpdateRefs(ctx, "liza: sync --discard-local with "+remote,
+				refstore.RefUpdate{Name: rep.Backup, New: ours},
+				refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
+			break
+		}
 		behind, err1 := s.Repo.IsAncestor(ctx, ours.String(), theirs.String())
 		ahead, err2 := s.Repo.IsAncestor(ctx, theirs.String(), ours.String())
 		switch {
@@ -115,9 +149,11 @@ func (s *Service) sync(ctx context.Context, remote string, follow bool) (*SyncRe
 			err = s.Repo.UpdateRefs(ctx, "liza: sync from "+remote, refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
 		case ahead && s.recent(theirs, ours):
 			rep.Action = "published"
+			s.progress("publishing the operations made here to %s", remote)
 			err = s.publishState(ctx, remote, theirs, ours)
 		default:
 			rep.Action = "replayed"
+			s.progress("applying the operations made here again on %s's blackboard", remote)
 			err = s.replay(ctx, remote, theirs, ours, refstore.Hash{}, rep)
 		}
 	}
@@ -190,6 +226,16 @@ func (s *Service) recent(theirs, ours refstore.Hash) bool {
 		id = c.Parents[0]
 	}
 	return true
+}
+
+// related reports whether two state commits share history.
+func (s *Service) related(ctx context.Context, a, b refstore.Hash) (bool, error) {
+	_, err := s.Repo.Git(ctx, "merge-base", a.String(), b.String())
+	var ge *refstore.GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // publishState pushes local state commits that sit on top of the remote's.

@@ -260,6 +260,45 @@ func (r *Repo) readRefOnce(name string) (target string, h Hash, ok bool, err err
 	return "", h, ok, err
 }
 
+// RefFiles is where the files ref backend keeps one ref: its loose file
+// and its packed-refs entry, each possibly absent.
+type RefFiles struct {
+	Loose, Packed       Hash
+	HasLoose, HasPacked bool
+	// PackedLocked says packed-refs.lock exists: a transaction that
+	// rewrites packed-refs (a deletion, a pack-refs) holds it.
+	PackedLocked bool
+}
+
+// ReadRefFiles reads both copies of a ref that is not symbolic. ok is false
+// when the repository keeps its refs in another backend
+// (extensions.refStorage).
+func (r *Repo) ReadRefFiles(name string) (f RefFiles, ok bool, err error) {
+	if !validRefPath(name) {
+		return f, false, fmt.Errorf("reading %s: not a ref name", name)
+	}
+	if v, set := r.Config("extensions.refstorage"); set && !strings.EqualFold(v, "files") {
+		return f, false, nil
+	}
+	b, err := os.ReadFile(filepath.Join(r.CommonDir, filepath.FromSlash(name)))
+	switch {
+	case err == nil:
+		f.Loose, f.HasLoose = ParseHash(strings.TrimSpace(string(b)))
+	case !errors.Is(err, fs.ErrNotExist) && !isDirErr(err):
+		return f, false, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if f.Packed, f.HasPacked, err = r.packedRef(name); err != nil {
+		return f, false, err
+	}
+	f.PackedLocked = exists(filepath.Join(r.CommonDir, "packed-refs.lock"))
+	return f, true, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
 // packedRef looks name up in packed-refs: "<id> <name>" lines, each
 // possibly followed by a "^<id>" line with what a tag peels to.
 func (r *Repo) packedRef(name string) (Hash, bool, error) {
