@@ -214,7 +214,7 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 	}
 	// A whole-state replacement (import) is how a person repairs a broken
 	// state, so only it may build on a tip that does not validate.
-	var rebuild []*contracts.Task
+	var rebuild *Rebuild
 	if snap.Exists() && op.Replace == nil {
 		if rebuild, err = s.checkTip(ctx, snap); err != nil {
 			return nil, err
@@ -264,8 +264,10 @@ type built struct {
 // the new tree. It is all of an operation but the commit and the
 // compare-and-swap, so that a live write and a replay of a recorded one
 // (Replay) make the same tree and message. rebuild, when not nil, is the
-// live tasks of a state whose stored index must be rebuilt.
-func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild []*contracts.Task) (*built, error) {
+// tasks of a state whose stored indexes must be rebuilt. A state in layout
+// 1 is written anew in layout 2 first (migrate), as part of the operation:
+// the new tree is in layout 2 whatever the operation changed.
+func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*built, error) {
 	b := &built{tree: snap.Tree, now: now}
 	tx := newTx(snap, now, op.Agent)
 	if value, done, err := tx.Requested(op); err != nil {
@@ -273,6 +275,13 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild []*contracts
 	} else if done {
 		b.value, b.replayed = value, true
 		return b, nil
+	}
+	if snap.v1 && snap.Exists() && op.Replace == nil {
+		migrated, err := s.migrate(snap)
+		if err != nil {
+			return nil, err
+		}
+		tx, rebuild = newTx(migrated, now, op.Agent), nil
 	}
 	tx.rebuildIndex = rebuild
 	if err := checkGeneration(tx, op); err != nil {
@@ -317,7 +326,7 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild []*contracts
 		}
 	} else if op.Request != "" {
 		snap2 := &Snapshot{Repo: s.Repo, Tree: b.tree, Commit: snap.Commit, dirs: map[string][]refstore.TreeEntry{}}
-		if b.tree, err = applyFiles(snap2, "", map[string][]byte{requestPath(op.Request): tx.raw[requestPath(op.Request)]}); err != nil {
+		if b.tree, err = applyFiles(snap2, "", map[string][]byte{locate2(requestPath(op.Request)): tx.raw[requestPath(op.Request)]}); err != nil {
 			return nil, err
 		}
 	}
@@ -333,7 +342,7 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild []*contracts
 // exactly what that operation makes of its parent. rebuild is as for build
 // (see RebuildIndex). A request whose id the parent has already recorded
 // makes no commit, so replaying one is an error.
-func (s *Store) Replay(parent *Snapshot, op Op, now time.Time, rebuild []*contracts.Task) (refstore.Hash, string, []refstore.RefUpdate, error) {
+func (s *Store) Replay(parent *Snapshot, op Op, now time.Time, rebuild *Rebuild) (refstore.Hash, string, []refstore.RefUpdate, error) {
 	b, err := s.build(parent, op, now, rebuild)
 	if err != nil {
 		return refstore.Hash{}, "", nil, err
@@ -344,19 +353,85 @@ func (s *Store) Replay(parent *Snapshot, op Op, now time.Time, rebuild []*contra
 	return b.tree, b.msg, b.refs, nil
 }
 
-// RebuildIndex reports whether an operation on snap rewrites its index
-// whole (the stored one does not match the tasks), and with which tasks.
-func RebuildIndex(snap *Snapshot) ([]*contracts.Task, error) {
+// RebuildIndex reports whether an operation on snap rewrites its indexes
+// whole (the stored ones do not match the tasks), and with which tasks. A
+// layout 1 state is written anew in layout 2 anyway, indexes and all.
+func RebuildIndex(snap *Snapshot) (*Rebuild, error) {
+	if snap.v1 {
+		return nil, nil
+	}
 	st, err := snap.Load()
 	if err != nil {
 		return nil, err
 	}
-	if b, ok, err := snap.ReadFile(IndexFile); err != nil {
-		return nil, err
-	} else if idx, derr := decodeIndex(b); !ok || derr != nil || !sameIndex(idx, buildIndex(st.Tasks)) {
-		return st.Tasks, nil
+	return indexesMatch(snap, st)
+}
+
+// indexesMatch compares the stored indexes of tasks/ and archive/ with
+// what st's tasks make; on a difference it returns the tasks to rebuild
+// them from.
+func indexesMatch(snap *Snapshot, st *contracts.State) (*Rebuild, error) {
+	for dir, tasks := range map[string][]*contracts.Task{TasksDir: st.Tasks, ArchiveDir: st.Archive} {
+		want := shards(tasks)
+		for _, b := range buckets {
+			e, ok, err := snap.entry(dir+"/"+b, IndexFile)
+			if err != nil {
+				return nil, err
+			}
+			w, has := want[b]
+			if !ok || !has {
+				if ok != has {
+					return &Rebuild{Tasks: st.Tasks, Archive: st.Archive}, nil
+				}
+				continue
+			}
+			got, err := snap.Repo.ReadBlob(e.ID)
+			if err != nil {
+				return nil, err
+			}
+			if string(got) != string(w) {
+				return &Rebuild{Tasks: st.Tasks, Archive: st.Archive}, nil
+			}
+		}
 	}
 	return nil, nil
+}
+
+// migrate writes a layout 1 state anew in layout 2 (its request records
+// unchanged, at their new places) and opens that tree as if snap's commit
+// held it. Nothing is committed: the operation that builds on it does.
+func (s *Store) migrate(snap *Snapshot) (*Snapshot, error) {
+	st, err := snap.Load()
+	if err != nil {
+		return nil, err
+	}
+	files, err := splitState(st)
+	if err != nil {
+		return nil, err
+	}
+	dirs, err := snap.Entries(RequestDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dirs {
+		records, err := snap.Entries(RequestDir + "/" + d.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range records {
+			b, err := s.Repo.ReadBlob(r.ID)
+			if err != nil {
+				return nil, inconsistent("reading request record %s: %v", r.Name, err)
+			}
+			files[locate2(RequestDir+"/"+d.Name+"/"+r.Name)] = b
+		}
+	}
+	empty := &Snapshot{Repo: s.Repo, dirs: map[string][]refstore.TreeEntry{"": nil}}
+	tree, err := applyFiles(empty, "", files)
+	if err != nil {
+		return nil, err
+	}
+	return treeSnapshot(s.Repo, snap.Commit, tree)
 }
 
 func (s *Store) now() time.Time {

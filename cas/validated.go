@@ -84,9 +84,9 @@ func (s *Store) markValid(commit refstore.Hash) {
 // checkTip refuses to build on a state that git-liza did not write here
 // unless every commit since the last one known good does what its recorded
 // operation does (Store.Verify), and on a state that does not parse or
-// validate. It returns the live tasks when the stored index does not match
-// them, so that the operation rewrites it.
-func (s *Store) checkTip(ctx context.Context, snap *Snapshot) ([]*contracts.Task, error) {
+// validate. It returns the tasks when the stored indexes do not match
+// them, so that the operation rewrites them.
+func (s *Store) checkTip(ctx context.Context, snap *Snapshot) (*Rebuild, error) {
 	if s.knownValid(snap.Commit) {
 		return nil, nil
 	}
@@ -102,10 +102,11 @@ func (s *Store) checkTip(ctx context.Context, snap *Snapshot) ([]*contracts.Task
 	if err := problemsError(contracts.CodeInconsistent, "state at "+short(snap.Commit)+" is invalid", contracts.Validate(st)); err != nil {
 		return nil, err
 	}
-	if b, ok, err := snap.ReadFile(IndexFile); err != nil {
-		return nil, err
-	} else if idx, derr := decodeIndex(b); !ok || derr != nil || !sameIndex(idx, buildIndex(st.Tasks)) {
-		return st.Tasks, nil
+	if !snap.v1 { // a layout 1 state is written anew, indexes and all
+		rebuild, err := indexesMatch(snap, st)
+		if err != nil || rebuild != nil {
+			return rebuild, err
+		}
 	}
 	s.markValid(snap.Commit)
 	return nil, nil

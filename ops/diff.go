@@ -73,39 +73,31 @@ func (s *Service) Diff(ctx context.Context, from, to string) (*StateDiff, error)
 // same in both is not read.
 func DiffSnapshots(a, b *cas.Snapshot) ([]EntityDiff, error) {
 	out := []EntityDiff{}
-	meta, err := diffFile(a, b, cas.MetaFile, "board", "")
-	if err != nil {
+	if same, err := cas.SameBoard(a, b); err != nil {
 		return nil, err
-	}
-	if meta != nil {
-		out = append(out, *meta)
+	} else if !same {
+		old, hadOld, err := a.BoardFile()
+		if err != nil {
+			return nil, err
+		}
+		cur, hasNew, err := b.BoardFile()
+		if err != nil {
+			return nil, err
+		}
+		meta, err := diffBytes(old, cur, hadOld, hasNew, cas.MetaFile, "board", "")
+		if err != nil {
+			return nil, err
+		}
+		if meta != nil {
+			out = append(out, *meta)
+		}
 	}
 	for _, d := range entityDirs {
-		ea, err := a.Entries(d.dir)
+		names, err := cas.Changed(a, b, d.dir)
 		if err != nil {
 			return nil, err
 		}
-		eb, err := b.Entries(d.dir)
-		if err != nil {
-			return nil, err
-		}
-		names := map[string]refstore.Hash{}
-		for _, e := range ea {
-			names[e.Name] = e.ID
-		}
-		var order []string
-		for _, e := range eb {
-			if id, ok := names[e.Name]; !ok || id != e.ID {
-				order = append(order, e.Name)
-			}
-			delete(names, e.Name)
-		}
-		for _, e := range ea {
-			if _, gone := names[e.Name]; gone {
-				order = append(order, e.Name)
-			}
-		}
-		for _, name := range order {
+		for _, name := range names {
 			ed, err := diffFile(a, b, d.dir+"/"+name, d.kind, strings.TrimSuffix(name, ".yaml"))
 			if err != nil {
 				return nil, err
@@ -127,6 +119,11 @@ func diffFile(a, b *cas.Snapshot, path, kind, id string) (*EntityDiff, error) {
 	if err != nil {
 		return nil, err
 	}
+	return diffBytes(old, cur, hadOld, hasNew, path, kind, id)
+}
+
+// diffBytes compares two versions of an entity file.
+func diffBytes(old, cur []byte, hadOld, hasNew bool, path, kind, id string) (*EntityDiff, error) {
 	if string(old) == string(cur) {
 		return nil, nil
 	}

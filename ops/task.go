@@ -121,16 +121,13 @@ var kindAdd = def("add", contracts.OpAdd, func(tx *cas.Tx, in *addInput) (any, e
 			return nil, contracts.Invalidf("task %s depends on unknown task %s", t.ID, d)
 		}
 	}
-	m, err := tx.Meta()
-	if err != nil {
-		return nil, err
-	}
 	now := tx.NowString()
 	t.Created = now
 	t.History = []*contracts.HistoryEvent{{Time: now, Event: "created", Agent: contracts.ActorName(tx.Actor)}}
 	tx.PutTask(&t)
-	m.Sprint.Scope.Planned = append(m.Sprint.Scope.Planned, t.ID)
-	tx.PutMeta(m)
+	if err := tx.Plan(t.ID); err != nil {
+		return nil, err
+	}
 	if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{Time: now, Event: "task_added", Task: t.ID, Agent: contracts.ActorName(tx.Actor)}); err != nil {
 		return nil, err
 	}
