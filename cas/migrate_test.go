@@ -286,4 +286,3 @@ func TestLayout2TreeChecked(t *testing.T) {
 		})
 	}
 }
-
