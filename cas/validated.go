@@ -94,6 +94,13 @@ func (s *Store) checkTip(ctx context.Context, snap *Snapshot) (*Rebuild, error) 
 		if err := s.Verify(ctx, snap.Commit); err != nil {
 			return nil, err
 		}
+		// Every commit verified is what a valid operation made of a state
+		// that was valid, down to one known good, the first commit, or the
+		// state at a shallow clone's boundary checked in full: the tip is
+		// valid, its indexes included, without reading it whole.
+		if s.knownValid(snap.Commit) {
+			return nil, nil
+		}
 	}
 	st, err := snap.Load()
 	if err != nil {
@@ -110,6 +117,48 @@ func (s *Store) checkTip(ctx context.Context, snap *Snapshot) (*Rebuild, error) 
 	}
 	s.markValid(snap.Commit)
 	return nil, nil
+}
+
+// Trusted reports whether the state at commit, the tip of refs/liza/state,
+// can be read from its indexes and what an operation changed: it is known
+// good, or the commits since one that is (fetched, say) verify now. A
+// state that does not (moved by hand, or checked nowhere) is read whole.
+func (s *Store) Trusted(ctx context.Context, commit refstore.Hash) bool {
+	if commit.IsZero() || s.knownValid(commit) {
+		return !commit.IsZero()
+	}
+	if s.Verify == nil || s.Verify(ctx, commit) != nil {
+		return false
+	}
+	return s.knownValid(commit)
+}
+
+// CheckState checks a whole state: its tree, its validity and its
+// indexes, as a state whose history is not here (a shallow clone's
+// boundary) is checked.
+func CheckState(snap *Snapshot) error {
+	st, err := snap.Load()
+	if err != nil {
+		return err
+	}
+	if err := problemsError(contracts.CodeInconsistent, "state at "+short(snap.Commit)+" is invalid", contracts.Validate(st)); err != nil {
+		return err
+	}
+	return IndexesMatch(snap, st)
+}
+
+// IndexesMatch checks that the indexes of a layout 2 state are what its
+// tasks (st, as loaded) make.
+func IndexesMatch(snap *Snapshot, st *contracts.State) error {
+	if snap.v1 {
+		return nil
+	}
+	if rb, err := indexesMatch(snap, st); err != nil {
+		return err
+	} else if rb != nil {
+		return inconsistent("state at %s: its indexes do not match its tasks", short(snap.Commit))
+	}
+	return nil
 }
 
 // problemsError turns validation problems into one error line: the first

@@ -53,7 +53,7 @@ func (s *Service) localIntegration(tip refstore.Hash) refstore.Hash {
 // reported there and the walk goes on (validate --history); else the first
 // failure is returned as an error of class CodeInconsistent. It returns the
 // number of commits checked. A shallow clone's history stops at its
-// shallow boundary, which is taken as given.
+// shallow boundary, whose state is checked whole instead.
 //
 // Commits made before git-liza recorded operations (no Liza-Kind) are
 // checked the old way, by the validity of their state and of its
@@ -85,7 +85,10 @@ func (v *Verifier) Chain(ctx context.Context, tip refstore.Hash, known func(refs
 		var err error
 		switch recorded := cas.Trailers(c.Message)["Liza-Kind"] != ""; {
 		case shallow[c.ID]:
-			// The boundary of a shallow clone: its parent is not here.
+			// The boundary of a shallow clone: its parent is not here, so
+			// its state is checked whole, as the ground the commits after
+			// it are verified on.
+			err = v.boundary(c)
 		case !recorded && legacy:
 			err = v.legacyCommit(c)
 		default:
@@ -167,6 +170,18 @@ func (v *Verifier) legacyCommit(c *refstore.Commit) error {
 	}
 	if probs := contracts.CheckStateTransition(prev, st); len(probs) > 0 {
 		return fmt.Errorf("%s", probs[0])
+	}
+	return nil
+}
+
+// boundary checks the state at a shallow clone's boundary whole.
+func (v *Verifier) boundary(c *refstore.Commit) error {
+	snap, err := cas.ReadSnapshot(v.Repo, c.ID)
+	if err != nil {
+		return err
+	}
+	if err := cas.CheckState(snap); err != nil {
+		return fmt.Errorf("its state, at the shallow boundary, %s", strings.TrimPrefix(firstLine(err.Error()), "state is inconsistent: "))
 	}
 	return nil
 }

@@ -368,6 +368,9 @@ func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit) error {
 	if ps := contracts.Validate(st); len(ps) > 0 {
 		return fmt.Errorf("the imported state does not validate: %s", ps[0])
 	}
+	if err := cas.IndexesMatch(snap, st); err != nil {
+		return fmt.Errorf("its indexes are not what an import writes: %v", firstLine(err.Error()))
+	}
 	if !parent.Exists() {
 		return nil
 	}
