@@ -60,7 +60,8 @@ type sup struct {
 	logged     string     // the last waiting message, printed once
 	crashes    []time.Time
 	startFails []time.Time
-	seen       string // fingerprint of the planning context last handed to the planner
+	idles      map[string]int // by task: sessions in a row that ended without moving it
+	seen       string         // fingerprint of the planning context last handed to the planner
 	runs       int
 	merges     map[string]*mergeFailure // by task id
 }

@@ -273,7 +273,7 @@ func lizaRepo(t *testing.T) (string, func(args ...string) (string, int)) {
 		}
 		return out
 	}
-	must("init", "Add retries to the HTTP client")
+	must("init", "--spec", "specs/vision.md", "Add retries to the HTTP client")
 	must("task", "add", "--id", "task-1", "--desc", "Retry 503 responses", "--spec", "specs/vision.md",
 		"--done", "go test ./client passes", "--scope", "IN: client/ OUT: server/", "--paths", "client/**")
 	must("--agent", "coder-1", "claim", "task-1")
@@ -302,6 +302,7 @@ func TestPromptCommand(t *testing.T) {
 	}{
 		{[]string{"planner"}, "planner", []string{
 			"=== PLANNING CONTEXT ===\nWAKE TRIGGER: BLOCKED_TASKS\n",
+			"GOAL: goal-1\nGOAL TEXT:\n  Add retries to the HTTP client\nGOAL SPEC: specs/vision.md\nSPRINT: sprint-1 (IN_PROGRESS)\n",
 			"  - blocked:task-2: which policy? | questions: exponential?\n",
 			"human_notes 1", "keep the retry count configurable",
 		}},

@@ -168,7 +168,32 @@ func CheckAnomaly(a *Anomaly, role Role) error {
 	if missing := missingDetails(a, t); len(missing) > 0 {
 		return Invalidf("%s anomaly needs details %s", a.Type, strings.Join(missing, ", "))
 	}
+	// A type for which the seed names no keys still has to say something:
+	// an anomaly with no content tells the planner and the human nothing.
+	// Only new anomalies are held to this; Validate accepts older ones.
+	if len(t.Required) == 0 {
+		if v, ok := a.Details[AnomalyMessage]; !ok || v == nil || strings.TrimSpace(fmt.Sprint(v)) == "" {
+			return Invalidf("%s anomaly needs a %s detail saying what happened (--detail %s=...)", a.Type, AnomalyMessage, AnomalyMessage)
+		}
+	}
 	return nil
+}
+
+// AnomalyMessage is the detail that carries the content of an anomaly whose
+// type has no required details in the seed.
+const AnomalyMessage = "message"
+
+// AnomalyDetails lists the detail keys a new anomaly of type typ must carry:
+// the seed's required keys, or AnomalyMessage where the seed names none.
+func AnomalyDetails(typ string) []string {
+	t, ok := AnomalyTypes[typ]
+	if !ok {
+		return nil
+	}
+	if len(t.Required) == 0 {
+		return []string{AnomalyMessage}
+	}
+	return slices.Clone(t.Required)
 }
 
 // missingDetails lists the required detail keys of t that a lacks or leaves

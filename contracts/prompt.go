@@ -102,6 +102,9 @@ type PromptContext struct {
 	// BaseCommit and ReviewCommit default to the task's fields.
 	BaseCommit, ReviewCommit string
 	Planning                 *PlanningContext // for planners
+	// Goal and Sprint are the board's goal and sprint, for planners.
+	Goal   *Goal
+	Sprint *Sprint
 	HumanNotes               []NumberedNote   // the notes relevant to the agent or task
 	Handoff                  *Handoff         // the task's handoff, if any
 	Generation               int              // the supervisor registration the agent runs under
@@ -139,6 +142,8 @@ func SessionContext(st *State, role Role, agent string, task *Task, planning *Pl
 		}
 		pc.Planning = planning
 		pc.HumanNotes = PendingNotes(st)
+		goal, sprint := st.Goal, st.Sprint
+		pc.Goal, pc.Sprint = &goal, &sprint
 		return pc
 	}
 	pc.Task = task
@@ -426,6 +431,21 @@ func plannerContext(w *promptWriter, pc PromptContext) {
 	w.field("WAKE TRIGGER", trigger)
 	if len(p.Triggers) > 1 || len(p.Triggers) == 1 && p.Triggers[0] != p.Trigger {
 		w.field("ALL TRIGGERS", strings.Join(p.Triggers, ", "))
+	}
+	if g := pc.Goal; g != nil {
+		w.field("GOAL", g.ID)
+		w.block("GOAL TEXT", g.Description)
+		w.field("GOAL SPEC", g.SpecRef)
+	}
+	if sp := pc.Sprint; sp != nil {
+		sprint := sp.ID
+		if sp.Status != "" {
+			sprint += " (" + sp.Status + ")"
+		}
+		w.field("SPRINT", sprint)
+		if len(sp.Scope.Planned) > 0 {
+			w.field("SPRINT PLANNED", strings.Join(sp.Scope.Planned, ", "))
+		}
 	}
 	var counts []string
 	for _, k := range CountKeys {
