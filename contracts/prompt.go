@@ -103,11 +103,11 @@ type PromptContext struct {
 	BaseCommit, ReviewCommit string
 	Planning                 *PlanningContext // for planners
 	// Goal and Sprint are the board's goal and sprint, for planners.
-	Goal   *Goal
-	Sprint *Sprint
-	HumanNotes               []NumberedNote   // the notes relevant to the agent or task
-	Handoff                  *Handoff         // the task's handoff, if any
-	Generation               int              // the supervisor registration the agent runs under
+	Goal       *Goal
+	Sprint     *Sprint
+	HumanNotes []NumberedNote // the notes relevant to the agent or task
+	Handoff    *Handoff       // the task's handoff, if any
+	Generation int            // the supervisor registration the agent runs under
 }
 
 // NotesFor selects the human notes meant for an agent working on a task:
@@ -333,8 +333,12 @@ func coderContext(w *promptWriter, pc PromptContext) {
 		w.indented("NEXT ACTION: " + h.NextAction)
 	}
 
+	previous := previousSession(w, t)
 	steps := []string{
 		fmt.Sprintf("cd %s and read the task: git liza show %s", wt, t.ID),
+	}
+	if previous && pc.Handoff == nil {
+		steps = append(steps, "The PREVIOUS SESSION ended without finishing: start from what it left in the worktree (git log, git status) and carry on.")
 	}
 	switch {
 	case pc.Handoff != nil:
@@ -406,6 +410,33 @@ func reviewerContext(w *promptWriter, pc PromptContext) error {
 		fmt.Sprintf("Verdict: git liza verdict %s approve --commit %s, or git liza verdict %s reject --commit %s --reason \"...\"; then exit 0.", t.ID, review, t.ID, review),
 	})
 	return nil
+}
+
+// previousSession writes what the task's history says of the last session
+// on it, when that session ended without finishing (stopped at its
+// timebox, exited 0 with the task still held, crashed), and reports
+// whether it did: the next session starts from its work.
+func previousSession(w *promptWriter, t *Task) bool {
+	if len(t.History) == 0 {
+		return false
+	}
+	ev := t.History[len(t.History)-1]
+	if ev == nil || ev.Event != "session_ended" {
+		return false
+	}
+	outcome := fmt.Sprint(ev.Extra["outcome"])
+	if outcome == "done" || outcome == "restart" {
+		return false
+	}
+	head := fmt.Sprintf("PREVIOUS SESSION (%s, %s): %s", orNone(ev.Agent), orNone(ev.Time), outcome)
+	if l, ok := ev.Extra["log"]; ok {
+		head += "; its output: " + fmt.Sprint(l)
+	}
+	w.line(head)
+	if ev.Reason != "" {
+		w.indented(clip(ev.Reason, 1200))
+	}
+	return true
 }
 
 // triggerSteps is what the planner is asked to do for each trigger.
