@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -40,6 +41,13 @@ type Preset struct {
 	// Needs lists the programs the CLI's own sandbox needs on PATH, when
 	// not Sandboxed.
 	Needs []string
+	// Stubs are files the CLI's own sandbox leaves at the top of the
+	// directory it runs in (empty files and directories, never work):
+	// they are kept out of git status (info/exclude, anchored to the top of
+	// each worktree) and removed after each session.
+	Stubs []string
+	// check refuses a situation the CLI's own sandbox cannot run in.
+	check func() error
 	// args returns the arguments before the prompt, and the environment
 	// the session adds.
 	args func(s Session) (args, env []string, err error)
@@ -59,9 +67,6 @@ type Session struct {
 	// Network says the agent's commands need the network (git liza in
 	// remote mode pushes to the remote).
 	Network bool
-	// Home is a directory of the supervisor's own where a preset may keep
-	// settings files.
-	Home string
 }
 
 // Presets are the agent CLIs known by name.
@@ -69,16 +74,20 @@ var Presets = map[string]*Preset{
 	"claude": {
 		Name: "claude", Program: "claude", Package: "@anthropic-ai/claude-code", MinVersion: "2.1.328",
 		Needs: []string{"bwrap", "socat"},
-		args:  claudeArgs,
+		// Claude Code's Linux sandbox leaves these empty files where its
+		// Bash tool runs (the mount points of the files it protects); in a
+		// worktree they would make every submit refuse a dirty worktree.
+		Stubs: []string{".bash_profile", ".bashrc", ".claude", ".gitconfig", ".gitmodules", ".idea", ".mcp.json",
+			".profile", ".ripgreprc", ".vscode", ".zprofile", ".zshrc"},
+		args: claudeArgs,
 	},
 	"codex": {
 		Name: "codex", Program: "codex", Package: "@openai/codex", MinVersion: "0.169.0",
-		args: codexArgs,
+		args: codexArgs, check: codexHome,
 	},
 	"gemini": {
 		Name: "gemini", Program: "gemini", Package: "@google/gemini-cli", MinVersion: "0.61.0",
-		Needs: []string{"bwrap"},
-		args:  geminiArgs,
+		args: geminiArgs, check: geminiContainer,
 	},
 }
 
@@ -112,17 +121,22 @@ func claudeArgs(s Session) ([]string, []string, error) {
 	return append(args, "-p"), nil, nil
 }
 
-// codexArgs: `codex exec PROMPT`, which never stops to ask. Sandboxed, with
+// codexArgs: `codex exec -c allow_login_shell=false PROMPT`, which never
+// stops to ask. Sandboxed, with
 // no sandbox and no approvals (--dangerously-bypass-approvals-and-sandbox).
 // Otherwise in its workspace-write sandbox with the git directories as more
 // writable roots (--add-dir): without them a linked worktree's
 // .git/worktrees/ID is read-only in that sandbox and no commit can be made.
 // The sandbox has no network unless remote mode needs it.
 func codexArgs(s Session) ([]string, []string, error) {
+	// Its shell tool runs commands in a login shell by default, whose
+	// profile resets PATH: git liza (and the tools the supervisor's PATH
+	// names) would not be found.
+	args := []string{"exec", "-c", "allow_login_shell=false"}
 	if s.Sandboxed {
-		return []string{"exec", "--dangerously-bypass-approvals-and-sandbox"}, nil, nil
+		return append(args, "--dangerously-bypass-approvals-and-sandbox"), nil, nil
 	}
-	args := []string{"exec", "--sandbox", "workspace-write"}
+	args = append(args, "--sandbox", "workspace-write")
 	for _, d := range s.Writable {
 		args = append(args, "--add-dir", d)
 	}
@@ -132,33 +146,76 @@ func codexArgs(s Session) ([]string, []string, error) {
 	return args, nil, nil
 }
 
-// geminiArgs: `gemini --approval-mode yolo -p PROMPT`, which runs every
-// tool call without asking. Sandboxed, that is all. Otherwise its tool
-// sandbox (security.toolSandboxing, bubblewrap on Linux) runs each tool
-// call in isolation, with the git directories included in the workspace
-// (--include-directories); the setting goes in a system settings file of
-// the supervisor's own (GEMINI_CLI_SYSTEM_SETTINGS_PATH), which outranks
-// user and workspace settings.
+// geminiArgs: `gemini --approval-mode yolo --skip-trust -p PROMPT`, which
+// runs every tool call without asking, in a workspace it trusts for the
+// session. Sandboxed, that is all. Otherwise gemini runs in its own
+// sandbox, a docker or podman container (--sandbox), with the git
+// directories mounted writable (SANDBOX_MOUNTS). Its other sandbox, the
+// Linux tool sandbox of security.toolSandboxing, is not used: in 0.61.0 it
+// is set only in settings files (a system one must be owned by root), and
+// a session under it ended after its first shell command without giving
+// the command's output to the model.
 func geminiArgs(s Session) ([]string, []string, error) {
 	args := []string{"--approval-mode", "yolo", "--skip-trust"}
 	if s.Sandboxed {
 		return append(args, "-p"), nil, nil
 	}
-	if s.Home == "" {
-		return nil, nil, fmt.Errorf("gemini's sandbox settings need a directory")
+	mounts := make([]string, 0, len(s.Writable))
+	for _, d := range s.Writable {
+		mounts = append(mounts, d+":"+d+":rw")
 	}
-	if err := os.MkdirAll(s.Home, 0o755); err != nil {
-		return nil, nil, err
+	var env []string
+	if len(mounts) > 0 {
+		env = append(env, "SANDBOX_MOUNTS="+strings.Join(mounts, ","))
 	}
-	file := s.Home + "/gemini-settings.json"
-	b, _ := json.MarshalIndent(map[string]any{"security": map[string]any{"toolSandboxing": true}}, "", "  ")
-	if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
-		return nil, nil, err
+	return append(args, "--sandbox", "-p"), env, nil
+}
+
+// geminiContainer refuses gemini's own sandbox without a container engine
+// that answers.
+func geminiContainer() error {
+	if ContainerEngine() != "" {
+		return nil
 	}
-	if len(s.Writable) > 0 {
-		args = append(args, "--include-directories", strings.Join(s.Writable, ","))
+	return fmt.Errorf("gemini's own sandbox runs in a docker or podman container, and neither answers here (docker info, podman info): install and start one, or pass --sandboxed on an isolated machine")
+}
+
+// ContainerEngine is the first of docker and podman that is installed and
+// answers `info`, or "".
+func ContainerEngine() string {
+	for _, engine := range []string{"docker", "podman"} {
+		path, err := exec.LookPath(engine)
+		if err != nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		err = exec.CommandContext(ctx, path, "info").Run()
+		cancel()
+		if err == nil {
+			return engine
+		}
 	}
-	return append(args, "-p"), []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + file}, nil
+	return ""
+}
+
+// codexHome refuses a CODEX_HOME under a temporary directory: codex will
+// not make the helper its sandbox runs there (codex-linux-sandbox), and
+// every command of the agent then fails.
+func codexHome() error {
+	home := os.Getenv("CODEX_HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return nil
+		}
+		home = filepath.Join(h, ".codex")
+	}
+	for _, tmp := range []string{os.TempDir(), "/tmp"} {
+		if rel, err := filepath.Rel(tmp, home); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return fmt.Errorf("codex's sandbox does not start with its home %s under the temporary directory %s: set CODEX_HOME (or HOME) elsewhere, or pass --sandboxed on an isolated machine", home, tmp)
+		}
+	}
+	return nil
 }
 
 // PresetNames lists the preset names in order.
@@ -219,7 +276,7 @@ func (l Launch) Argv(s Session, prompt string) ([]string, []string, error) {
 // Flags lists the flags a preset passes in a situation, with placeholders
 // for the per-session values, as the README and doctor show them.
 func (p *Preset) Flags(sandboxed bool) string {
-	s := Session{Sandboxed: sandboxed, Dir: "WORKTREE", Writable: []string{"GITDIR", "WORKTREE_GITDIR"}, Home: os.TempDir() + "/git-liza-flags"}
+	s := Session{Sandboxed: sandboxed, Dir: "WORKTREE", Writable: []string{"GITDIR", "WORKTREE_GITDIR"}}
 	args, env, err := p.args(s)
 	if err != nil {
 		return err.Error()
@@ -254,6 +311,11 @@ func (p *Preset) Check(ctx context.Context, path string, sandboxed bool, euid in
 	}
 	if euid == 0 && !sandboxed {
 		return res, contracts.Errorf(contracts.CodeMissingDep, "the %s preset would run as root outside a sandbox: pass --sandboxed if this machine is an isolated sandbox (a container, a VM), else run the team as an unprivileged user", p.Name)
+	}
+	if !sandboxed && p.check != nil {
+		if err := p.check(); err != nil {
+			return res, contracts.Errorf(contracts.CodeMissingDep, "%v", err)
+		}
 	}
 	if !sandboxed {
 		for _, need := range p.Needs {

@@ -79,6 +79,12 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		return s.cannotStart(ctx, err.Error())
 	}
 	env = append(env, extra...)
+	if stubs := s.stubs(); len(stubs) > 0 {
+		if err := worktree.Exclude(s.Repo, stubs...); err != nil {
+			s.logf("keep the sandbox's stub files out of git status: %v", err)
+		}
+		defer removeStubs(dir, s.Launch.Preset.Stubs)
+	}
 	ses := &session{label: label, exit: -1}
 	logFile, err := s.openLog(label)
 	if err != nil {
@@ -196,6 +202,11 @@ func (s *sup) idle(ctx context.Context, w *work, ses *session, why string) error
 	}
 	s.logf("%d sessions on %s without progress: giving it up", n, w.task.ID)
 	s.giveUp(ctx, w.task.ID, reason)
+	if s.Role == contracts.RoleReviewer {
+		// A released review is the best one to take again: this reviewer
+		// stops, so that another one does.
+		return fmt.Errorf("%w: %s", ErrGaveUp, reason)
+	}
 	return nil
 }
 
@@ -248,12 +259,64 @@ func Identity(repo *refstore.Repo, id string) (name, email string) {
 	return strings.ReplaceAll(name, "{id}", id), strings.ReplaceAll(email, "{id}", id)
 }
 
+// stubs are the exclude patterns of the files the preset's own sandbox
+// leaves behind, when it runs with its sandbox.
+func (s *sup) stubs() []string {
+	p := s.Launch.Preset
+	if p == nil || s.Launch.Sandboxed || len(p.Stubs) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(p.Stubs))
+	for _, n := range p.Stubs {
+		out = append(out, "/"+n)
+	}
+	return out
+}
+
+// removeStubs removes what a sandbox left at the top of dir: each named
+// entry that is an empty file, or a tree of empty directories and empty
+// files, and is not tracked by git. Anything with content is left alone.
+func removeStubs(dir string, names []string) {
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if !emptyTree(p) {
+			continue
+		}
+		if out, err := refstore.Run(context.Background(), dir, nil, "ls-files", "--", n); err != nil || len(out) > 0 {
+			continue
+		}
+		_ = os.RemoveAll(p)
+	}
+}
+
+// emptyTree reports whether p is an empty file, or a directory holding
+// nothing but empty files and directories.
+func emptyTree(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if !fi.IsDir() {
+		return fi.Mode().IsRegular() && fi.Size() == 0
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !emptyTree(filepath.Join(p, e.Name())) {
+			return false
+		}
+	}
+	return true
+}
+
 // sessionDirs is what a preset needs to know of a session in dir: the
 // directories it must write besides dir (the repository's git directory,
 // dir's own git directory, a remote on this machine) and whether it needs
 // the network.
 func (s *sup) sessionDirs(ctx context.Context, dir string) Session {
-	ses := Session{Dir: dir, Network: s.Remote, Home: filepath.Join(s.Repo.CommonDir, "liza", "agents", s.ID)}
+	ses := Session{Dir: dir, Network: s.Remote}
 	add := func(p string) {
 		if p == "" {
 			return

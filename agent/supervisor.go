@@ -53,6 +53,10 @@ var ErrCrashLoop = errors.New("crash loop")
 // missing on this machine.
 var ErrCannotStart = errors.New("cannot start the agent")
 
+// ErrGaveUp is returned when a reviewer's agent ended IdleLimit sessions in
+// a row without a verdict: its review is released for another reviewer.
+var ErrGaveUp = errors.New("gave up a review")
+
 // sup is a running supervisor.
 type sup struct {
 	Config
