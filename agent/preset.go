@@ -281,6 +281,11 @@ func (p *Preset) Flags(sandboxed bool) string {
 	if err != nil {
 		return err.Error()
 	}
+	for i, a := range args {
+		if strings.ContainsAny(a, "{}\" ") {
+			args[i] = "'" + a + "'"
+		}
+	}
 	out := strings.Join(append(append(env, p.Program), args...), " ")
 	return out + " PROMPT"
 }

@@ -508,7 +508,7 @@ func (s *sup) savePrompt(label, prompt string) (string, error) {
 func (s *sup) openLog(label string) (*os.File, error) {
 	dir := s.LogDir
 	if dir == "" {
-		dir = filepath.Join(s.Repo.CommonDir, "liza", "logs", "sessions")
+		dir = filepath.Join(s.Repo.CommonDir, filepath.FromSlash("liza/logs/sessions"))
 	}
 	dir = filepath.Join(dir, s.ID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -313,7 +313,7 @@ func TestPromptCommand(t *testing.T) {
 			"(for task-1, by human):\n  keep the retry count configurable\n",
 		}},
 		{[]string{"code-reviewer", "--task", "task-1"}, "code_reviewer", []string{
-			"=== REVIEW TASK ===\nTASK ID: task-1\nWORKTREE: " + filepath.Join(root, ".git", "liza", "review", "code-reviewer-1", "task-1") + "\n",
+			"=== REVIEW TASK ===\nTASK ID: task-1\nWORKTREE: " + filepath.Join(root, ".worktrees", ".review", "code-reviewer-1", "task-1") + "\n",
 			"AGENT ID: code-reviewer-1\n", "AUTHOR: coder-1\n", "DIFF: git diff ",
 		}},
 	}

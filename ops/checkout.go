@@ -65,6 +65,10 @@ func (s *Service) ReviewCheckout(ctx context.Context, agent, task string) (strin
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", err
 	}
+	// Like the task worktrees, it stays out of the main checkout's status.
+	if err := worktree.Exclude(s.Repo, "/"+worktree.Dir+"/"); err != nil {
+		return "", err
+	}
 	if err := worktree.AddDetached(ctx, s.Repo, dir, commit); err != nil {
 		return "", fmt.Errorf("check out %s to review: %w", short(commitID), err)
 	}
