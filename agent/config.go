@@ -60,9 +60,6 @@ type Config struct {
 	// PromptDir is where prompts are saved, and LogDir where each
 	// session's output is kept (both outside the working tree).
 	PromptDir, LogDir string
-	// Author is the git identity the agent commits with, as name and
-	// email (default: Identity).
-	AuthorName, AuthorEmail string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

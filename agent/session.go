@@ -235,12 +235,7 @@ func (s *sup) giveUp(ctx context.Context, task, reason string) {
 
 // identity is the git author and committer of the agent's commits: its
 // agent id, unless git config says otherwise (see Identity).
-func (s *sup) identity() (string, string) {
-	if s.AuthorName != "" && s.AuthorEmail != "" {
-		return s.AuthorName, s.AuthorEmail
-	}
-	return Identity(s.Repo, s.ID)
-}
+func (s *sup) identity() (string, string) { return Identity(s.Repo, s.ID) }
 
 // Identity is the git identity an agent commits with: liza.agentName and
 // liza.agentEmail from git config, in which {id} stands for the agent id,
