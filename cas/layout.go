@@ -2,10 +2,13 @@ package cas
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 // The tree at refs/liza/state holds one file per entity, so that an
@@ -137,4 +140,92 @@ func splitState(s *contracts.State) (map[string][]byte, error) {
 		}
 	}
 	return files, nil
+}
+
+// entityDirs hold one <id>.yaml file per entity, lists one <n>.yaml file
+// per entry.
+var entityDirs = []string{TasksDir, ArchiveDir, AgentsDir, HandoffDir}
+
+// checkTree refuses a state tree with entries the layout does not have: an
+// unknown file or directory at the top, a file in an entity directory whose
+// name is not a valid id (an id becomes a branch name and a directory, so
+// "..", "x/y" or a name with a newline would be dangerous there), a list
+// entry that is not a sequence number, or a directory where a file belongs.
+// Such a tree is not one git-liza wrote, and would be carried on by every
+// later commit.
+func checkTree(s *Snapshot) error {
+	root, err := s.Entries("")
+	if err != nil {
+		return err
+	}
+	for _, e := range root {
+		switch {
+		case e.Name == MetaFile || e.Name == IndexFile:
+			if e.IsTree() || e.Mode != refstore.ModeFile {
+				return inconsistent("state at %s: %s is not a file", short(s.Commit), e.Name)
+			}
+		case e.Name == RequestDir:
+			if err := checkRequests(s); err != nil {
+				return err
+			}
+		case slices.Contains(entityDirs, e.Name) || slices.Contains(lists, e.Name):
+			if !e.IsTree() {
+				return inconsistent("state at %s: %s is not a directory", short(s.Commit), e.Name)
+			}
+			list, err := s.Entries(e.Name)
+			if err != nil {
+				return err
+			}
+			for _, f := range list {
+				id, ok := idOf(f.Name)
+				valid := ok && f.Mode == refstore.ModeFile
+				if valid && slices.Contains(lists, e.Name) {
+					_, err := strconv.Atoi(id)
+					valid = err == nil && len(id) == 6
+				} else if valid {
+					valid = contracts.ValidID(id) == nil
+				}
+				if !valid {
+					return inconsistent("state at %s: %q in %s/ is not an entity file", short(s.Commit), f.Name, e.Name)
+				}
+			}
+		default:
+			return inconsistent("state at %s: unknown entry %q in the state tree", short(s.Commit), e.Name)
+		}
+	}
+	return nil
+}
+
+// checkRequests checks requests/<xx>/<hash>.
+func checkRequests(s *Snapshot) error {
+	dirs, err := s.Entries(RequestDir)
+	if err != nil {
+		return err
+	}
+	hexName := func(n string, size int) bool {
+		if len(n) != size {
+			return false
+		}
+		for _, c := range n {
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
+		}
+		return true
+	}
+	for _, d := range dirs {
+		if !d.IsTree() || !hexName(d.Name, 2) {
+			return inconsistent("state at %s: %q in %s/ is not a request directory", short(s.Commit), d.Name, RequestDir)
+		}
+		files, err := s.Entries(RequestDir + "/" + d.Name)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if f.Mode != refstore.ModeFile || !hexName(f.Name, 38) {
+				return inconsistent("state at %s: %q in %s/%s/ is not a request record", short(s.Commit), f.Name, RequestDir, d.Name)
+			}
+		}
+	}
+	return nil
 }

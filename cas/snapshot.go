@@ -153,7 +153,7 @@ func (s *Snapshot) Task(id string) (*contracts.Task, error) {
 func (s *Snapshot) Load() (*contracts.State, error) {
 	st := &contracts.State{Agents: map[string]*contracts.Agent{}, Tasks: []*contracts.Task{}}
 	if !s.Exists() {
-		return nil, contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+		return nil, ErrNoBoard
 	}
 	var meta Meta
 	ok, err := s.decode(MetaFile, &meta)
@@ -162,6 +162,9 @@ func (s *Snapshot) Load() (*contracts.State, error) {
 	}
 	if !ok {
 		return nil, inconsistent("state at %s has no %s", short(s.Commit), MetaFile)
+	}
+	if err := checkTree(s); err != nil {
+		return nil, err
 	}
 	st.Version, st.Goal, st.Config, st.Sprint = meta.Version, meta.Goal, meta.Config, meta.Sprint
 	st.Control, st.CircuitBreaker, st.Extra = meta.Control, meta.CircuitBreaker, meta.Extra

@@ -40,6 +40,10 @@ func newTx(snap *Snapshot, now time.Time, agent string) *Tx {
 	}
 }
 
+// ReadTx is a transaction on snap at now for actor that is only read:
+// whatever is changed on it is never written.
+func ReadTx(snap *Snapshot, now time.Time, actor string) *Tx { return newTx(snap, now, actor) }
+
 // Describe sets the commit subject and the task the operation is about.
 func (tx *Tx) Describe(subject, task string) {
 	tx.subject, tx.task = subject, task
@@ -91,7 +95,7 @@ func (tx *Tx) Meta() (*Meta, error) {
 		return nil, err
 	}
 	if m == nil {
-		return nil, contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+		return nil, ErrNoBoard
 	}
 	m.Config.FillDefaults()
 	return m, nil

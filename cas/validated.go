@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +25,14 @@ const validatedKeep = 64
 func (s *Store) validatedPath() string {
 	return filepath.Join(s.Repo.CommonDir, validatedFile)
 }
+
+// KnownGood reports whether commit is one this repository has written or
+// checked: its state is valid and, when a Verify hook is set, every commit
+// up to it has been verified.
+func (s *Store) KnownGood(commit refstore.Hash) bool { return s.knownValid(commit) }
+
+// MarkGood remembers commit as checked (see KnownGood).
+func (s *Store) MarkGood(commit refstore.Hash) { s.markValid(commit) }
 
 func (s *Store) knownValid(commit refstore.Hash) bool {
 	b, err := os.ReadFile(s.validatedPath())
@@ -72,12 +81,19 @@ func (s *Store) markValid(commit refstore.Hash) {
 	}
 }
 
-// checkTip refuses to build on a state that does not parse or validate. It
-// returns the live tasks when the stored index does not match them, so that
-// the operation rewrites it.
-func (s *Store) checkTip(snap *Snapshot) ([]*contracts.Task, error) {
+// checkTip refuses to build on a state that git-liza did not write here
+// unless every commit since the last one known good does what its recorded
+// operation does (Store.Verify), and on a state that does not parse or
+// validate. It returns the live tasks when the stored index does not match
+// them, so that the operation rewrites it.
+func (s *Store) checkTip(ctx context.Context, snap *Snapshot) ([]*contracts.Task, error) {
 	if s.knownValid(snap.Commit) {
 		return nil, nil
+	}
+	if s.Verify != nil {
+		if err := s.Verify(ctx, snap.Commit); err != nil {
+			return nil, err
+		}
 	}
 	st, err := snap.Load()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -237,7 +238,7 @@ func lizaRepo(t *testing.T) (string, func(args ...string) (string, int)) {
 		"HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.DevNull,
 		"GIT_AUTHOR_NAME": "Ada Operator", "GIT_AUTHOR_EMAIL": "ada@example.com",
 		"GIT_COMMITTER_NAME": "Ada Operator", "GIT_COMMITTER_EMAIL": "ada@example.com",
-		"LIZA_NOW": "2026-01-17T10:00:00Z", "LIZA_AGENT_ID": "",
+		"LIZA_AGENT_ID": "",
 	} {
 		t.Setenv(k, v)
 	}
@@ -261,7 +262,8 @@ func lizaRepo(t *testing.T) (string, func(args ...string) (string, int)) {
 	git(root, "commit", "-q", "-m", "specs")
 	run := func(args ...string) (string, int) {
 		var out, errOut bytes.Buffer
-		e := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Dir: root, Getenv: os.Getenv}
+		e := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Dir: root, Getenv: os.Getenv,
+			Clock: func() time.Time { return time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC) }}
 		code := e.Run(context.Background(), append([]string{"git-liza"}, args...))
 		return out.String() + errOut.String(), code
 	}

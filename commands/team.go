@@ -63,7 +63,7 @@ func (e *Env) runCmd() *cli.Command {
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			longLived()
-			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, out: e.Stdout})
+			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, out: e.Stdout, progress: e.progress()})
 		},
 	}
 }
@@ -81,6 +81,9 @@ type teamSpec struct {
 	// started: git-liza itself and exec.Cmd.Start, except in tests.
 	exe   string
 	start func(*exec.Cmd) error
+	// progress, when set, is told what the team is doing (starting,
+	// stopping): on a terminal only.
+	progress func(string)
 }
 
 // team runs one supervisor process per agent and waits for all of them.
@@ -122,6 +125,9 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 		err error
 	}
 	results := make(chan result, len(ids))
+	if t.progress != nil {
+		t.progress(fmt.Sprintf("starting %s; Ctrl-C stops them", strings.Join(ids, ", ")))
+	}
 	var procs []*exec.Cmd
 	stop := func() {
 		for _, p := range procs {
@@ -183,6 +189,9 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 		case <-ctx.Done():
 			if !stopping {
 				stopping = true
+				if t.progress != nil {
+					t.progress("stopping the team: each supervisor releases its agent's work")
+				}
 				stop()
 			}
 			r = <-results

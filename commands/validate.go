@@ -51,27 +51,35 @@ func (e *Env) validateCmd() *cli.Command {
 }
 
 // verdict prints VALID, or INVALID and every problem, and fails with exit
-// 1 when there are problems.
+// 1 when there are problems. A history check that stopped at a shallow
+// clone's boundary says where.
 func (e *Env) verdict(cmd *cli.Command, v *ops.Validation) error {
 	problems := v.Problems
-	if cmd.Bool("json") {
+	switch {
+	case cmd.Bool("json"):
 		list := make([]string, len(problems))
 		for i, p := range problems {
 			list[i] = p.String()
 		}
+		out := map[string]any{"valid": len(problems) == 0, "states": v.States, "problems": list}
+		if v.Shallow != "" {
+			out["shallow"] = v.Shallow
+		}
 		s := &session{Env: e}
-		if err := s.printJSON(map[string]any{"valid": len(problems) == 0, "states": v.States, "problems": list}); err != nil {
+		if err := s.printJSON(out); err != nil {
 			return err
 		}
-	} else if len(problems) == 0 {
-		if v.States > 1 {
-			fmt.Fprintf(e.Stdout, "VALID (%d states)\n", v.States)
-		} else {
-			fmt.Fprintln(e.Stdout, "VALID")
+	default:
+		if v.Shallow != "" {
+			fmt.Fprintf(e.Stdout, "shallow clone: history checked from %s, whose parents this clone lacks\n", v.Shallow)
 		}
-	} else {
 		for _, p := range problems {
 			fmt.Fprintf(e.Stdout, "INVALID: %s\n", p)
+		}
+		if len(problems) == 0 && v.States > 1 {
+			fmt.Fprintf(e.Stdout, "VALID (%d states)\n", v.States)
+		} else if len(problems) == 0 {
+			fmt.Fprintln(e.Stdout, "VALID")
 		}
 	}
 	if len(problems) > 0 {

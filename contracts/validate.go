@@ -94,8 +94,8 @@ func placeTasks(section string, list []*Task) []placedTask {
 // version, goal, config and sprint.
 func ValidateHeader(s *State) []Problem {
 	var ps problems
-	if s.Version < 1 {
-		ps.addf("version", "version %d: want 1 or more", s.Version)
+	if s.Version != 1 {
+		ps.addf("version", "unknown schema version %d: this git-liza reads version 1", s.Version)
 	}
 	for _, f := range []struct{ name, value string }{
 		{"id", s.Goal.ID}, {"description", s.Goal.Description}, {"status", s.Goal.Status},

@@ -24,7 +24,7 @@ func TestValidateRules(t *testing.T) {
 		good, bad change
 		want      string
 	}{
-		{"version", func(s *State) { s.Version = 2 }, func(s *State) { s.Version = 0 }, "version: version 0: want 1 or more"},
+		{"version", func(s *State) { s.Version = 1 }, func(s *State) { s.Version = 2 }, "version: unknown schema version 2: this git-liza reads version 1"},
 		{"goal id", func(s *State) { s.Goal.ID, s.Sprint.GoalRef = "g", "g" }, func(s *State) { s.Goal.ID, s.Sprint.GoalRef = "", "" }, "goal: goal has no id"},
 		{"goal description", func(s *State) { s.Goal.Description = "x" }, func(s *State) { s.Goal.Description = "" }, "goal: goal has no description"},
 		{"goal status", func(s *State) { s.Goal.Status = "DONE" }, func(s *State) { s.Goal.Status = "" }, "goal: goal has no status"},
@@ -61,7 +61,7 @@ func TestValidateRules(t *testing.T) {
 		{"merged worktree", func(s *State) {}, on("task-1", func(t *Task) { t.Worktree = ".worktrees/task-1" }), "tasks[task-1]: MERGED task still has worktree .worktrees/task-1"},
 		{"done_when", on("task-11", func(t *Task) { t.DoneWhen = "" }), on("task-8", func(t *Task) { t.DoneWhen = "" }), "tasks[task-8]: UNCLAIMED task has no done_when"},
 		{"spec_ref", on("task-9", func(t *Task) { t.SpecRef = "" }), on("task-8", func(t *Task) { t.SpecRef = "" }), "tasks[task-8]: UNCLAIMED task has no spec_ref"},
-		{"assigned_to role", on("task-4", func(t *Task) { t.AssignedTo = "coder-x" }), on("task-4", func(t *Task) { t.AssignedTo = "planner-1" }), "tasks[task-4]: assigned_to planner-1 is not a coder"},
+		{"assigned_to role", on("task-4", func(t *Task) { t.AssignedTo = "coder-7" }), on("task-4", func(t *Task) { t.AssignedTo = "planner-1" }), "tasks[task-4]: assigned_to planner-1 is not a coder"},
 		{"assigned_to id", func(s *State) {}, on("task-4", func(t *Task) { t.AssignedTo = "Bob" }), `tasks[task-4]: assigned_to: invalid agent id "Bob"`},
 		{"reviewing_by role", func(s *State) {}, on("task-3", func(t *Task) { t.ReviewingBy = "coder-1" }), "tasks[task-3]: reviewing_by coder-1 is not a code_reviewer"},
 		{"approved_by role", func(s *State) {}, on("task-5", func(t *Task) { t.ApprovedBy = "coder-4" }), "tasks[task-5]: approved_by coder-4 is not a code_reviewer"},
@@ -103,7 +103,7 @@ func TestValidateRules(t *testing.T) {
 			tk.Status, tk.AssignedTo, tk.ReviewCommit, tk.ReviewingBy = ReadyForReview, "coder-7", "c", "code-reviewer-1"
 		}, "tasks[task-8]: code-reviewer-1 already reviews task task-3 (one review per agent)"},
 
-		{"agent id", func(s *State) { s.Agents["coder-x1"] = &Agent{Role: "coder", Status: "IDLE"} }, func(s *State) { s.Agents["bob"] = &Agent{Role: "coder", Status: "IDLE"} }, `agents[bob]: invalid agent id "bob"`},
+		{"agent id", func(s *State) { s.Agents["coder-11"] = &Agent{Role: "coder", Status: "IDLE"} }, func(s *State) { s.Agents["bob"] = &Agent{Role: "coder", Status: "IDLE"} }, `agents[bob]: invalid agent id "bob"`},
 		{"agent role", func(s *State) {}, func(s *State) { s.Agents["coder-1"].Role = "code_reviewer" }, `agents[coder-1]: role "code_reviewer" does not match the id (want coder)`},
 		{"agent status", func(s *State) { s.Agents["coder-1"].Status = "HANDOFF" }, func(s *State) { s.Agents["coder-1"].Status = "BUSY" }, `agents[coder-1]: unknown status "BUSY"`},
 		{"agent heartbeat", func(s *State) {}, func(s *State) { s.Agents["coder-1"].Heartbeat = "now" }, `agents[coder-1]: heartbeat: invalid timestamp "now"`},
@@ -148,7 +148,7 @@ func TestValidateReportsEveryProblemInOrder(t *testing.T) {
 	s.Discovered[0].Urgency = "now"
 	ps := Validate(s)
 	want := []string{
-		"version: version 0: want 1 or more",
+		"version: unknown schema version 0: this git-liza reads version 1",
 		"tasks[task-2]: CLAIMED task has no worktree",
 		"tasks[task-8]: priority 9 out of range 1..5",
 		`agents[coder-1]: unknown status "BUSY" (want one of STARTING, IDLE, WORKING, REVIEWING, WAITING, HANDOFF)`,

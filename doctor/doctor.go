@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/liza-dev/git-liza/agent"
@@ -176,21 +178,25 @@ func Agent(ctx context.Context, l agent.Launch, euid int) []Check {
 	return []Check{cli, user}
 }
 
-// Hooks checks that git-liza's hooks run in task worktrees. git finds a
+// Hooks checks that git-liza's hooks run in task worktrees: ours, or
+// git-liza's handler run by a hook manager (hooks.Status). git finds a
 // worktree's hooks through core.hooksPath, which when relative is taken
 // from the top of each worktree: the hooks must then be in the worktree's
-// files (committed on the integration branch), not only in the main
-// checkout. Without hooks a team runs, unguarded: a warning.
+// own files (committed on the integration branch), which is why git liza
+// hooks install asks for an absolute one. Without hooks a team runs,
+// unguarded: a warning.
 func Hooks(ctx context.Context, repo *refstore.Repo) Check {
 	c := Check{Name: "hooks", Level: OK}
 	if repo.Bare() {
 		c.Detail = "bare repository: no task worktrees here"
 		return c
 	}
-	hp, _ := repo.Config("core.hooksPath")
-	relative := hp != "" && !filepath.IsAbs(hp) && !strings.HasPrefix(hp, "~")
-	var where []string
-	var missing []string
+	loc, err := hooks.Locate(repo)
+	if err != nil {
+		c.Level, c.Detail, c.Fix = Warn, err.Error(), "git liza hooks status"
+		return c
+	}
+	var where, missing []string
 	if wts, err := worktree.List(ctx, repo); err == nil {
 		for _, w := range wts {
 			dir := w.Path
@@ -205,46 +211,45 @@ func Hooks(ctx context.Context, repo *refstore.Repo) Check {
 				continue
 			}
 			where = append(where, w.ID)
-			if m := absentHooks(hdir); len(m) > 0 {
+			if m := inactiveHooks(loc.At(hdir)); len(m) > 0 {
 				missing = append(missing, fmt.Sprintf("%s (%s)", w.ID, strings.Join(m, ", ")))
 			}
 		}
 	}
 	if len(where) == 0 {
-		// No task worktree yet: where the next one will look.
-		if relative {
+		// No task worktree yet: where the next one will look. With a
+		// relative core.hooksPath that is its checkout of the integration
+		// branch.
+		where = append(where, "new task worktrees")
+		if loc.Relative != "" {
 			branch := integrationBranch(repo)
-			out, err := refstore.Run(ctx, repo.MainWorkTree(), nil, "show", branch+":"+filepath.ToSlash(filepath.Join(hp, hooks.PreCommit)))
+			out, err := refstore.Run(ctx, repo.MainWorkTree(), nil, "show", branch+":"+path.Join(filepath.ToSlash(loc.Relative), hooks.PreCommit))
 			if err != nil || !hooks.IsOurs(out) {
 				missing = append(missing, "new task worktrees")
 			}
-			where = append(where, "new task worktrees")
-		} else if loc, err := hooks.Locate(repo); err == nil {
-			if m := absentHooks(loc.Dir); len(m) > 0 {
-				missing = append(missing, "new task worktrees ("+strings.Join(m, ", ")+")")
-			}
-			where = append(where, "new task worktrees")
+		} else if m := inactiveHooks(loc); len(m) > 0 {
+			missing = append(missing, "new task worktrees ("+strings.Join(m, ", ")+")")
 		}
 	}
 	if len(missing) > 0 {
 		c.Level = Warn
 		c.Detail = "git-liza's hooks do not run in " + strings.Join(missing, "; ")
-		if relative {
-			c.Detail += fmt.Sprintf(" (core.hooksPath %s is relative: each worktree looks in its own %s)", hp, hp)
-			c.Fix = "git liza hooks install, then commit " + hp + " to the integration branch"
-		} else {
-			c.Fix = "git liza hooks install"
+		c.Fix = "git liza hooks install"
+		if loc.Relative != "" {
+			c.Detail += fmt.Sprintf(" (core.hooksPath %s is relative: each worktree looks in its own %s)", loc.Relative, loc.Relative)
+			c.Fix = loc.MakeAbsolute() + ", then git liza hooks install"
 		}
 		return c
 	}
 	c.Detail = "active in " + strings.Join(where, ", ")
-	if relative {
-		c.Detail += " (core.hooksPath " + hp + ", relative: found in each worktree)"
+	if loc.Relative != "" {
+		c.Detail += " (core.hooksPath " + loc.Relative + ", relative: found in each worktree)"
 	}
 	return c
 }
 
-// hooksDir is where git runs the hooks of the worktree at dir.
+// hooksDir is where git runs the hooks of the worktree at dir: git's own
+// answer, which takes a relative core.hooksPath from that worktree.
 func hooksDir(ctx context.Context, dir string) (string, error) {
 	out, err := refstore.Run(ctx, dir, nil, "rev-parse", "--git-path", "hooks")
 	if err != nil {
@@ -257,13 +262,17 @@ func hooksDir(ctx context.Context, dir string) (string, error) {
 	return p, nil
 }
 
-// absentHooks lists the client hooks of ours missing from dir.
-func absentHooks(dir string) []string {
+// inactiveHooks lists the client hooks that do not run git-liza's handler
+// from loc: neither ours nor run by a hook manager.
+func inactiveHooks(loc hooks.Location) []string {
+	sts, err := loc.Status(hooks.ClientHooks)
+	if err != nil {
+		return slices.Clone(hooks.ClientHooks)
+	}
 	var missing []string
-	for _, name := range hooks.ClientHooks {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil || !hooks.IsOurs(b) {
-			missing = append(missing, name)
+	for _, st := range sts {
+		if st.Kind != hooks.Ours && st.Kind != hooks.RunBy {
+			missing = append(missing, st.Name)
 		}
 	}
 	return missing

@@ -67,57 +67,7 @@ func (s *Service) Analyze(ctx context.Context, call Call) (*Analysis, error) {
 			"the state at %s is invalid and cannot record the circuit breaker: repair it with git liza import (git liza export > state.yaml, fix, git liza import state.yaml)", short(snap.Commit.String()))
 	}
 
-	res, err := s.update(ctx, call, cas.Op{Name: contracts.OpSprint, Apply: func(tx *cas.Tx) (any, error) {
-		st, err := tx.Snap.Load()
-		if err != nil {
-			return nil, err
-		}
-		matches := contracts.Analyze(st, nil)
-		out := Analysis{Triggered: len(matches) > 0, Patterns: matches, Mode: modeOf(st.Control)}
-		cb := st.CircuitBreaker
-		if cb != nil {
-			out.Status, out.TriggeredAt, out.Resolution, out.ResolvedAt = cb.Status, cb.TriggeredAt, cb.Resolution, cb.ResolvedAt
-		}
-		switch {
-		case len(matches) == 0:
-			out.Outcome = OutcomeClear
-			return out, nil
-		case cb != nil && cb.Status == contracts.BreakerTriggered && contracts.SamePatterns(cb.Patterns, matches):
-			out.Outcome = OutcomeAlready
-			return out, nil
-		case cb != nil && cb.Status == contracts.BreakerResolved && contracts.SamePatterns(cb.Patterns, matches):
-			out.Outcome = OutcomeResolved
-			return out, nil
-		}
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		report := contracts.BreakerReport(matches)
-		now := tx.NowString()
-		m.CircuitBreaker = &contracts.CircuitBreaker{
-			Status: contracts.BreakerTriggered, TriggeredAt: now,
-			Patterns: contracts.StorePatterns(matches), Report: report,
-		}
-		// The checkpoint halts a running team; a checkpoint the circuit
-		// breaker set takes the new reason; any other mode in force stays
-		// as it is.
-		reason := "circuit breaker: " + strings.Join(contracts.PatternNames(matches), ", ")
-		switch c := m.Control; {
-		case modeOf(c) == contracts.ModeRunning:
-			m.Control = &contracts.Control{Mode: contracts.ModeCheckpoint, Since: now, By: BreakerBy, Reason: reason}
-		case c.Mode == contracts.ModeCheckpoint && c.By == BreakerBy:
-			c.Reason = reason
-		}
-		tx.PutMeta(m)
-		tx.Describe(fmt.Sprintf("circuit breaker triggered (%s)", contracts.Plural(len(matches), "pattern")), "")
-		tx.Body(report)
-		out.Status, out.TriggeredAt, out.Resolution, out.ResolvedAt = contracts.BreakerTriggered, now, "", ""
-		out.Mode = modeOf(m.Control)
-		out.Changed = true
-		out.Outcome = OutcomeTriggered
-		return out, nil
-	}})
+	res, err := s.write(ctx, call, kindAnalyze, struct{}{}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -158,28 +108,7 @@ func (s *Service) ResolveBreaker(ctx context.Context, r ResolveRequest) (*Resolu
 	if text == "" {
 		return nil, contracts.Invalidf("--resolve needs a text saying what was done")
 	}
-	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpSprint, Apply: func(tx *cas.Tx) (any, error) {
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		cb := m.CircuitBreaker
-		if cb == nil || cb.Status != contracts.BreakerTriggered {
-			return nil, contracts.Invalidf("the circuit breaker is not TRIGGERED: nothing to resolve")
-		}
-		now := tx.NowString()
-		cb.Status, cb.Resolution, cb.ResolvedAt = contracts.BreakerResolved, text, now
-		out := Resolution{Status: cb.Status, Resolution: text, ResolvedAt: now}
-		if c := m.Control; c != nil && c.Mode == contracts.ModeCheckpoint && c.By == BreakerBy {
-			m.Control = nil
-			out.Lifted = true
-		}
-		out.Mode = modeOf(m.Control)
-		tx.PutMeta(m)
-		tx.Describe("circuit breaker resolved"+by(tx.Actor), "")
-		tx.Body(text)
-		return out, nil
-	}})
+	res, err := s.write(ctx, r.Call, kindResolve, resolveInput{Resolution: text}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -190,3 +119,82 @@ func (s *Service) ResolveBreaker(ctx context.Context, r ResolveRequest) (*Resolu
 	out.Commit = res.Commit.String()
 	return &out, nil
 }
+
+var kindAnalyze = def("analyze", contracts.OpSprint, func(tx *cas.Tx, _ *struct{}) (any, error) {
+	st, err := tx.Snap.Load()
+	if err != nil {
+		return nil, err
+	}
+	matches := contracts.Analyze(st, nil)
+	out := Analysis{Triggered: len(matches) > 0, Patterns: matches, Mode: modeOf(st.Control)}
+	cb := st.CircuitBreaker
+	if cb != nil {
+		out.Status, out.TriggeredAt, out.Resolution, out.ResolvedAt = cb.Status, cb.TriggeredAt, cb.Resolution, cb.ResolvedAt
+	}
+	switch {
+	case len(matches) == 0:
+		out.Outcome = OutcomeClear
+		return out, nil
+	case cb != nil && cb.Status == contracts.BreakerTriggered && contracts.SamePatterns(cb.Patterns, matches):
+		out.Outcome = OutcomeAlready
+		return out, nil
+	case cb != nil && cb.Status == contracts.BreakerResolved && contracts.SamePatterns(cb.Patterns, matches):
+		out.Outcome = OutcomeResolved
+		return out, nil
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	report := contracts.BreakerReport(matches)
+	now := tx.NowString()
+	m.CircuitBreaker = &contracts.CircuitBreaker{
+		Status: contracts.BreakerTriggered, TriggeredAt: now,
+		Patterns: contracts.StorePatterns(matches), Report: report,
+	}
+	// The checkpoint halts a running team; a checkpoint the circuit
+	// breaker set takes the new reason; any other mode in force stays
+	// as it is.
+	reason := "circuit breaker: " + strings.Join(contracts.PatternNames(matches), ", ")
+	switch c := m.Control; {
+	case modeOf(c) == contracts.ModeRunning:
+		m.Control = &contracts.Control{Mode: contracts.ModeCheckpoint, Since: now, By: BreakerBy, Reason: reason}
+	case c.Mode == contracts.ModeCheckpoint && c.By == BreakerBy:
+		c.Reason = reason
+	}
+	tx.PutMeta(m)
+	tx.Describe(fmt.Sprintf("circuit breaker triggered (%s)", contracts.Plural(len(matches), "pattern")), "")
+	tx.Body(report)
+	out.Status, out.TriggeredAt, out.Resolution, out.ResolvedAt = contracts.BreakerTriggered, now, "", ""
+	out.Mode = modeOf(m.Control)
+	out.Changed = true
+	out.Outcome = OutcomeTriggered
+	return out, nil
+})
+
+type resolveInput struct {
+	Resolution string `json:"resolution"`
+}
+
+var kindResolve = def("resolve", contracts.OpSprint, func(tx *cas.Tx, in *resolveInput) (any, error) {
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	cb := m.CircuitBreaker
+	if cb == nil || cb.Status != contracts.BreakerTriggered {
+		return nil, contracts.Invalidf("the circuit breaker is not TRIGGERED: nothing to resolve")
+	}
+	now := tx.NowString()
+	cb.Status, cb.Resolution, cb.ResolvedAt = contracts.BreakerResolved, in.Resolution, now
+	out := Resolution{Status: cb.Status, Resolution: in.Resolution, ResolvedAt: now}
+	if c := m.Control; c != nil && c.Mode == contracts.ModeCheckpoint && c.By == BreakerBy {
+		m.Control = nil
+		out.Lifted = true
+	}
+	out.Mode = modeOf(m.Control)
+	tx.PutMeta(m)
+	tx.Describe("circuit breaker resolved"+by(tx.Actor), "")
+	tx.Body(in.Resolution)
+	return out, nil
+})

@@ -53,6 +53,25 @@ type ClaimResult struct {
 // claimable before the claim committed; the next best one is tried.
 var errPickAgain = errors.New("pick again")
 
+// claimInput is what a claim records: what it was asked, the task it took,
+// the commit the task's branch starts from and where the coder works.
+type claimInput struct {
+	Asked    claimAsked `json:"asked"`
+	Task     string     `json:"task"`
+	Base     string     `json:"base"`
+	Worktree string     `json:"worktree"`
+	Branch   string     `json:"branch,omitempty"`
+}
+
+type claimAsked struct {
+	Task       string `json:"task,omitempty"`
+	NoWorktree bool   `json:"no_worktree,omitempty"`
+}
+
+var kindClaim = def("claim", contracts.OpClaim, applyClaim)
+
+func init() { withFacts(kindClaim, claimFacts) }
+
 // Claim runs the seed's three-phase claim: check against the current state,
 // make the worktree outside the compare-and-swap, then commit the claim
 // after checking again. A claim that does not commit removes the worktree
@@ -67,41 +86,47 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 	if err := contracts.Permit(s.Agent, contracts.OpClaim); err != nil {
 		return nil, err
 	}
-	skip := map[string]bool{}
-	if r.NoWorktree {
-		// No worktree to make between checking and committing: one pass
-		// inside the compare-and-swap plans and records the claim.
-		res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpClaim, Apply: func(tx *cas.Tx) (any, error) {
-			plan, err := s.plan(tx, r.Task, skip)
-			if err != nil {
-				return nil, err
-			}
-			return s.applyClaim(tx, plan, false, true)
-		}})
+	asked := claimAsked{Task: r.Task, NoWorktree: r.NoWorktree}
+	if res, done, err := s.requested(r.Call, kindClaim, claimInput{Asked: asked}); err != nil || done {
 		if err != nil {
 			return nil, err
 		}
 		return claimed(res)
 	}
+	skip := map[string]bool{}
 	for {
 		plan, err := s.planClaim(r.Task, skip)
 		if err != nil {
 			return nil, err
 		}
-		created, err := s.prepareWorktree(ctx, plan)
-		if errors.Is(err, worktree.ErrBusy) {
-			if r.Task != "" {
-				return nil, contracts.Errorf(contracts.CodeContention, "task %s is being claimed by another process here; try again", plan.id)
+		created := false
+		if !r.NoWorktree {
+			created, err = s.prepareWorktree(ctx, plan)
+			if errors.Is(err, worktree.ErrBusy) {
+				if r.Task != "" {
+					return nil, contracts.Errorf(contracts.CodeContention, "task %s is being claimed by another process here; try again", plan.id)
+				}
+				skip[plan.id] = true
+				continue
 			}
-			skip[plan.id] = true
-			continue
+			if err != nil {
+				return nil, err
+			}
 		}
-		if err != nil {
-			return nil, err
+		in := claimInput{Asked: asked, Task: plan.id, Base: plan.base.String(), Worktree: worktree.Rel(plan.id), Branch: worktree.Branch(plan.id)}
+		if r.NoWorktree {
+			in.Worktree, in.Branch = s.ownCheckout(), ""
 		}
-		res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpClaim, Apply: func(tx *cas.Tx) (any, error) {
-			return s.applyClaim(tx, plan, r.Task == "", false)
-		}})
+		res, err := s.write(ctx, r.Call, kindClaim, in, func(tx *cas.Tx) error {
+			// A claim of the best task takes another one when this one
+			// stopped being claimable meanwhile.
+			if r.Task == "" {
+				if t, err := tx.MustTask(plan.id); err != nil || checkClaimErr(tx, t.Summary(), tx.Actor) != nil {
+					return errPickAgain
+				}
+			}
+			return nil
+		})
 		if created {
 			if err != nil {
 				_ = worktree.Remove(ctx, s.Repo, plan.id, "", true)
@@ -225,22 +250,23 @@ func (s *Service) prepareWorktree(ctx context.Context, plan *claimPlan) (bool, e
 	return true, nil
 }
 
-// applyClaim is phase three, run inside the compare-and-swap: check again
-// and record the claim.
-func (s *Service) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool) (any, error) {
+// applyClaim is phase three, run inside the compare-and-swap (and where a
+// claim is verified): check again and record the claim.
+func applyClaim(tx *cas.Tx, in *claimInput) (any, error) {
+	agent := tx.Actor
+	if _, ok := refstore.ParseHash(in.Base); !ok {
+		return nil, contracts.Invalidf("a claim needs the commit its branch starts from")
+	}
 	_, lease, err := tx.Lease()
 	if err != nil {
 		return nil, err
 	}
-	t, err := tx.MustTask(plan.id)
+	t, err := tx.MustTask(in.Task)
 	if err != nil {
 		return nil, err
 	}
-	kind, err := checkClaim(tx, t.Summary(), s.Agent)
+	kind, err := checkClaim(tx, t.Summary(), agent)
 	if err != nil {
-		if auto {
-			return nil, errPickAgain
-		}
 		return nil, err
 	}
 	now := tx.NowString()
@@ -260,24 +286,18 @@ func (s *Service) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool)
 		t.IntegrationFix = true
 	}
 	t.Status = contracts.Claimed
-	t.AssignedTo = s.Agent
+	t.AssignedTo = agent
 	t.LeaseExpires = lease
 	t.Iteration++
-	t.BaseCommit = plan.base.String()
-	branch := ""
-	if noWorktree {
-		t.Worktree = s.ownCheckout()
-	} else {
-		t.Worktree = worktree.Rel(t.ID)
-		branch = worktree.Branch(t.ID)
-	}
-	ev := &contracts.HistoryEvent{Time: now, Event: string(kind), Agent: s.Agent, From: string(from), To: string(contracts.Claimed)}
-	if prev != "" && prev != s.Agent {
+	t.BaseCommit = in.Base
+	t.Worktree = in.Worktree
+	ev := &contracts.HistoryEvent{Time: now, Event: string(kind), Agent: agent, From: string(from), To: string(contracts.Claimed)}
+	if prev != "" && prev != agent {
 		ev.Reason = "previous assignee " + prev
 	}
 	t.History = append(t.History, ev)
 	tx.PutTask(t)
-	if err := setAgent(tx, s.Agent, contracts.RoleCoder, "WORKING", t.ID, lease); err != nil {
+	if err := setAgent(tx, agent, contracts.RoleCoder, "WORKING", t.ID, lease); err != nil {
 		return nil, err
 	}
 	if len(t.FailedBy) >= 2 && kind != ClaimFresh && kind != ClaimOwn {
@@ -285,9 +305,23 @@ func (s *Service) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool)
 			return nil, err
 		}
 	}
-	tx.Describe(fmt.Sprintf("claim %s (%s)", t.ID, s.Agent), t.ID)
-	return ClaimResult{ID: t.ID, Status: string(t.Status), AssignedTo: s.Agent, Kind: string(kind), Worktree: t.Worktree,
-		Branch: branch, BaseCommit: t.BaseCommit, LeaseExpires: lease, Iteration: t.Iteration}, nil
+	tx.Describe(fmt.Sprintf("claim %s (%s)", t.ID, agent), t.ID)
+	return ClaimResult{ID: t.ID, Status: string(t.Status), AssignedTo: agent, Kind: string(kind), Worktree: t.Worktree,
+		Branch: in.Branch, BaseCommit: t.BaseCommit, LeaseExpires: lease, Iteration: t.Iteration}, nil
+}
+
+// claimFacts checks the commit a claim's branch starts from: it must be on
+// the integration branch, or a coder could start from unreviewed work that
+// a review of base..commit would never show and a merge would bring in.
+func claimFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *claimInput) error {
+	base, _ := refstore.ParseHash(in.Base)
+	return v.onIntegration(ctx, parent, base, "the claim's base commit")
+}
+
+// checkClaimErr is checkClaim's refusal alone.
+func checkClaimErr(tx *cas.Tx, t *contracts.TaskSummary, agent string) error {
+	_, err := checkClaim(tx, t, agent)
+	return err
 }
 
 // checkClaim decides whether agent may claim t now, and how.

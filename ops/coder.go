@@ -23,56 +23,7 @@ type HeartbeatResult struct {
 // commits per agent per lease period (one an hour per agent with the
 // default 30-minute lease), however often the heartbeat runs.
 func (s *Service) Heartbeat(ctx context.Context, call Call) (*HeartbeatResult, error) {
-	agent := s.Agent
-	res, err := s.update(ctx, call, cas.Op{Name: contracts.OpHeartbeat, Apply: func(tx *cas.Tx) (any, error) {
-		term, lease, err := tx.Lease()
-		if err != nil {
-			return nil, err
-		}
-		due := func(expires string) bool { return cas.LeaseDue(expires, tx.Now, term) }
-		idx, err := tx.Index()
-		if err != nil {
-			return nil, err
-		}
-		var held, renewed []string
-		for _, sum := range idx {
-			coder := sum.AssignedTo == agent && (sum.Status == contracts.Claimed || sum.Status == contracts.ReadyForReview || sum.Status == contracts.Rejected || sum.Status == contracts.IntegrationFailed)
-			reviewer := sum.ReviewingBy == agent && sum.Status == contracts.ReadyForReview
-			if !coder && !reviewer {
-				continue
-			}
-			held = append(held, sum.ID)
-			if !(coder && due(sum.LeaseExpires)) && !(reviewer && due(sum.ReviewLeaseExpires)) {
-				continue
-			}
-			t, err := tx.MustTask(sum.ID)
-			if err != nil {
-				return nil, err
-			}
-			if coder {
-				t.LeaseExpires = lease
-			}
-			if reviewer {
-				t.ReviewLeaseExpires = lease
-			}
-			tx.PutTask(t)
-			renewed = append(renewed, sum.ID)
-		}
-		if a, err := tx.Agent(agent); err != nil {
-			return nil, err
-		} else if a != nil && (len(renewed) > 0 || due(a.LeaseExpires) || a.SupervisorLease != "" && due(a.SupervisorLease)) {
-			a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
-			if a.SupervisorLease != "" {
-				a.SupervisorLease = lease
-			}
-			tx.PutAgent(agent, a)
-			renewed = append(renewed, "")
-		}
-		if len(renewed) > 0 {
-			tx.Describe(fmt.Sprintf("heartbeat (%s)", agent), "")
-		}
-		return map[string]any{"held": held, "renewed": len(renewed) > 0, "lease_expires": lease}, nil
-	}})
+	res, err := s.write(ctx, call, kindHeartbeat, struct{}{}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +34,57 @@ func (s *Service) Heartbeat(ctx context.Context, call Call) (*HeartbeatResult, e
 	out.Written = written(res)
 	return &out, nil
 }
+
+var kindHeartbeat = def("heartbeat", contracts.OpHeartbeat, func(tx *cas.Tx, _ *struct{}) (any, error) {
+	agent := tx.Actor
+	term, lease, err := tx.Lease()
+	if err != nil {
+		return nil, err
+	}
+	due := func(expires string) bool { return cas.LeaseDue(expires, tx.Now, term) }
+	idx, err := tx.Index()
+	if err != nil {
+		return nil, err
+	}
+	var held, renewed []string
+	for _, sum := range idx {
+		coder := sum.AssignedTo == agent && (sum.Status == contracts.Claimed || sum.Status == contracts.ReadyForReview || sum.Status == contracts.Rejected || sum.Status == contracts.IntegrationFailed)
+		reviewer := sum.ReviewingBy == agent && sum.Status == contracts.ReadyForReview
+		if !coder && !reviewer {
+			continue
+		}
+		held = append(held, sum.ID)
+		if !(coder && due(sum.LeaseExpires)) && !(reviewer && due(sum.ReviewLeaseExpires)) {
+			continue
+		}
+		t, err := tx.MustTask(sum.ID)
+		if err != nil {
+			return nil, err
+		}
+		if coder {
+			t.LeaseExpires = lease
+		}
+		if reviewer {
+			t.ReviewLeaseExpires = lease
+		}
+		tx.PutTask(t)
+		renewed = append(renewed, sum.ID)
+	}
+	if a, err := tx.Agent(agent); err != nil {
+		return nil, err
+	} else if a != nil && (len(renewed) > 0 || due(a.LeaseExpires) || a.SupervisorLease != "" && due(a.SupervisorLease)) {
+		a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
+		if a.SupervisorLease != "" {
+			a.SupervisorLease = lease
+		}
+		tx.PutAgent(agent, a)
+		renewed = append(renewed, "")
+	}
+	if len(renewed) > 0 {
+		tx.Describe(fmt.Sprintf("heartbeat (%s)", agent), "")
+	}
+	return map[string]any{"held": held, "renewed": len(renewed) > 0, "lease_expires": lease}, nil
+})
 
 // CheckpointRequest is a coder's pre-execution checkpoint.
 type CheckpointRequest struct {
@@ -100,13 +102,22 @@ func (s *Service) Checkpoint(ctx context.Context, r CheckpointRequest) (*TaskRes
 			return nil, contracts.Invalidf("a checkpoint needs %s", f.flag)
 		}
 	}
-	return s.coderStep(ctx, r.Call, contracts.OpCheckpoint, r.Task, "checkpoint recorded", func(tx *cas.Tx, t *contracts.Task) error {
-		c := cp
-		t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "pre_execution_checkpoint", Agent: s.Agent, Checkpoint: &c})
+	return s.coderStep(ctx, r.Call, kindCheckpoint, checkpointInput{Task: r.Task, Checkpoint: cp}, r.Task, "checkpoint recorded")
+}
+
+type checkpointInput struct {
+	Task       string               `json:"task"`
+	Checkpoint contracts.Checkpoint `json:"checkpoint"`
+}
+
+var kindCheckpoint = def("checkpoint", contracts.OpCheckpoint, func(tx *cas.Tx, in *checkpointInput) (any, error) {
+	return coderStep(tx, contracts.OpCheckpoint, in.Task, func(t *contracts.Task) error {
+		cp := in.Checkpoint
+		t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "pre_execution_checkpoint", Agent: tx.Actor, Checkpoint: &cp})
 		t.HandoffPending = false
 		return nil
 	})
-}
+})
 
 // HandoffRequest hands a task over at context exhaustion.
 type HandoffRequest struct {
@@ -123,13 +134,23 @@ func (s *Service) Handoff(ctx context.Context, r HandoffRequest) (*TaskResult, e
 	if summary == "" || next == "" {
 		return nil, contracts.Invalidf("a handoff needs --summary and --next")
 	}
-	return s.coderStep(ctx, r.Call, contracts.OpHandoff, r.Task, "handed off", func(tx *cas.Tx, t *contracts.Task) error {
-		t.HandoffPending = true
-		t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "handoff", Agent: s.Agent, Reason: summary})
-		tx.PutHandoff(t.ID, &contracts.Handoff{Agent: s.Agent, Time: tx.NowString(), Summary: summary, NextAction: next})
-		return setAgent(tx, s.Agent, contracts.RoleCoder, "HANDOFF", t.ID, t.LeaseExpires)
-	})
+	return s.coderStep(ctx, r.Call, kindHandoff, handoffInput{Task: r.Task, Summary: summary, Next: next}, r.Task, "handed off")
 }
+
+type handoffInput struct {
+	Task    string `json:"task"`
+	Summary string `json:"summary"`
+	Next    string `json:"next"`
+}
+
+var kindHandoff = def("handoff", contracts.OpHandoff, func(tx *cas.Tx, in *handoffInput) (any, error) {
+	return coderStep(tx, contracts.OpHandoff, in.Task, func(t *contracts.Task) error {
+		t.HandoffPending = true
+		t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "handoff", Agent: tx.Actor, Reason: in.Summary})
+		tx.PutHandoff(t.ID, &contracts.Handoff{Agent: tx.Actor, Time: tx.NowString(), Summary: in.Summary, NextAction: in.Next})
+		return setAgent(tx, tx.Actor, contracts.RoleCoder, "HANDOFF", t.ID, t.LeaseExpires)
+	})
+})
 
 // TaskResult is what an operation on one task reports: the task, its
 // status afterwards and a verb for people ("finalized", "blocked").
@@ -140,30 +161,34 @@ type TaskResult struct {
 	Written
 }
 
-// coderStep runs a step the assignee of a CLAIMED task takes on it.
-func (s *Service) coderStep(ctx context.Context, call Call, op contracts.Op, id, verb string, step func(tx *cas.Tx, t *contracts.Task) error) (*TaskResult, error) {
+// coderStep writes a step the assignee of a CLAIMED task takes on it.
+func (s *Service) coderStep(ctx context.Context, call Call, k *kind, in any, id, verb string) (*TaskResult, error) {
 	if err := contracts.ValidTaskID(id); err != nil {
 		return nil, err
 	}
-	res, err := s.update(ctx, call, cas.Op{Name: op, Apply: func(tx *cas.Tx) (any, error) {
-		t, err := tx.MustTask(id)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkSubmitter(t, s.Agent); err != nil {
-			return nil, err
-		}
-		if err := step(tx, t); err != nil {
-			return nil, err
-		}
-		tx.PutTask(t)
-		tx.Describe(fmt.Sprintf("%s %s (%s)", op, id, s.Agent), id)
-		return nil, nil
-	}})
+	res, err := s.write(ctx, call, k, in, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &TaskResult{ID: id, Status: contracts.Claimed, Verb: verb, Written: written(res)}, nil
+}
+
+// coderStep is the effect of such a step: step changes the task, which must
+// be CLAIMED by the actor.
+func coderStep(tx *cas.Tx, op contracts.Op, id string, step func(t *contracts.Task) error) (any, error) {
+	t, err := tx.MustTask(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSubmitter(t, tx.Actor); err != nil {
+		return nil, err
+	}
+	if err := step(t); err != nil {
+		return nil, err
+	}
+	tx.PutTask(t)
+	tx.Describe(fmt.Sprintf("%s %s (%s)", op, id, tx.Actor), id)
+	return nil, nil
 }
 
 func checkSubmitter(t *contracts.Task, agent string) error {
@@ -175,3 +200,50 @@ func checkSubmitter(t *contracts.Task, agent string) error {
 	}
 	return nil
 }
+
+// RenewRequest renews the lease of the coder of a task that just received
+// a commit in its worktree (the post-commit hook).
+type RenewRequest struct {
+	Call
+	Task string
+}
+
+// Renew extends the actor's lease on a CLAIMED task it holds, as a
+// heartbeat would (only past half its term): a coder that commits is
+// alive. Nothing is written when the lease is fresh or the task is not the
+// actor's.
+func (s *Service) Renew(ctx context.Context, r RenewRequest) (Written, error) {
+	if err := contracts.ValidTaskID(r.Task); err != nil {
+		return Written{}, err
+	}
+	res, err := s.write(ctx, r.Call, kindRenew, taskInput{Task: r.Task}, nil)
+	if err != nil {
+		return Written{}, err
+	}
+	return written(res), nil
+}
+
+var kindRenew = def("renew", contracts.OpHeartbeat, func(tx *cas.Tx, in *taskInput) (any, error) {
+	id, agent := in.Task, tx.Actor
+	term, lease, err := tx.Lease()
+	if err != nil {
+		return nil, err
+	}
+	t, err := tx.Task(id)
+	if err != nil || t == nil || t.Status != contracts.Claimed || t.AssignedTo != agent {
+		return nil, err
+	}
+	if !cas.LeaseDue(t.LeaseExpires, tx.Now, term) {
+		return nil, nil
+	}
+	t.LeaseExpires = lease
+	tx.PutTask(t)
+	if a, err := tx.Agent(agent); err != nil {
+		return nil, err
+	} else if a != nil {
+		a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
+		tx.PutAgent(agent, a)
+	}
+	tx.Describe(fmt.Sprintf("heartbeat %s (%s) on commit", id, agent), id)
+	return nil, nil
+})

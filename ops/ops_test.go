@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -320,5 +321,14 @@ func TestClass(t *testing.T) {
 		if got := ops.Class(tc.err); got != tc.want {
 			t.Errorf("Class(%v) = %d, want %d", tc.err, got, tc.want)
 		}
+	}
+}
+
+func TestCompareIDs(t *testing.T) {
+	ids := []string{"task-10", "task-9", "task-100", "b", "task-2a", "task-2", "a-01", "a-1x"}
+	slices.SortFunc(ids, ops.CompareIDs)
+	want := []string{"a-01", "a-1x", "b", "task-2", "task-2a", "task-9", "task-10", "task-100"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("%q, want %q", ids, want)
 	}
 }

@@ -40,45 +40,7 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 			return nil, err
 		}
 	}
-	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpReview, Apply: func(tx *cas.Tx) (any, error) {
-		target := r.Task
-		if target == "" {
-			best, err := bestReview(tx, s.Agent)
-			if err != nil {
-				return nil, err
-			}
-			if best == "" {
-				return nil, contracts.Invalidf("no task awaits review")
-			}
-			target = best
-		}
-		t, err := tx.MustTask(target)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkReviewClaim(tx, t.Summary(), s.Agent); err != nil {
-			return nil, err
-		}
-		_, lease, err := tx.Lease()
-		if err != nil {
-			return nil, err
-		}
-		prev := t.ReviewingBy
-		t.ReviewingBy, t.ReviewLeaseExpires = s.Agent, lease
-		ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: "review_claimed", Agent: s.Agent}
-		if prev != "" && prev != s.Agent {
-			ev.Reason = "review lease of " + prev + " expired"
-		}
-		t.History = append(t.History, ev)
-		tx.PutTask(t)
-		if err := setAgent(tx, s.Agent, contracts.RoleReviewer, "REVIEWING", t.ID, lease); err != nil {
-			return nil, err
-		}
-		tx.Describe(fmt.Sprintf("review %s (%s)", t.ID, s.Agent), t.ID)
-		return ReviewResult{ID: t.ID, Author: t.AssignedTo, BaseCommit: t.BaseCommit,
-			ReviewCommit: t.ReviewCommit, DiffRange: t.BaseCommit + ".." + t.ReviewCommit,
-			ReviewLeaseExpires: lease, Description: t.Description, DoneWhen: t.DoneWhen}, nil
-	}})
+	res, err := s.write(ctx, r.Call, kindReview, reviewInput{Task: r.Task}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +64,52 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 	}
 	return &out, nil
 }
+
+// reviewInput is what a review claim records: the task asked for, or none
+// for the best one awaiting review (a choice the state alone decides).
+type reviewInput struct {
+	Task string `json:"task,omitempty"`
+}
+
+var kindReview = def("review", contracts.OpReview, func(tx *cas.Tx, in *reviewInput) (any, error) {
+	agent, target := tx.Actor, in.Task
+	if target == "" {
+		best, err := bestReview(tx, agent)
+		if err != nil {
+			return nil, err
+		}
+		if best == "" {
+			return nil, contracts.Invalidf("no task awaits review")
+		}
+		target = best
+	}
+	t, err := tx.MustTask(target)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkReviewClaim(tx, t.Summary(), agent); err != nil {
+		return nil, err
+	}
+	_, lease, err := tx.Lease()
+	if err != nil {
+		return nil, err
+	}
+	prev := t.ReviewingBy
+	t.ReviewingBy, t.ReviewLeaseExpires = agent, lease
+	ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: "review_claimed", Agent: agent}
+	if prev != "" && prev != agent {
+		ev.Reason = "review lease of " + prev + " expired"
+	}
+	t.History = append(t.History, ev)
+	tx.PutTask(t)
+	if err := setAgent(tx, agent, contracts.RoleReviewer, "REVIEWING", t.ID, lease); err != nil {
+		return nil, err
+	}
+	tx.Describe(fmt.Sprintf("review %s (%s)", t.ID, agent), t.ID)
+	return ReviewResult{ID: t.ID, Author: t.AssignedTo, BaseCommit: t.BaseCommit,
+		ReviewCommit: t.ReviewCommit, DiffRange: t.BaseCommit + ".." + t.ReviewCommit,
+		ReviewLeaseExpires: lease, Description: t.Description, DoneWhen: t.DoneWhen}, nil
+})
 
 // checkReviewClaim decides whether agent may take the review of t.
 func checkReviewClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) error {
@@ -195,52 +203,7 @@ func (s *Service) Verdict(ctx context.Context, r VerdictRequest) (*VerdictResult
 		}
 		commit = h.String()
 	}
-	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpVerdict, Apply: func(tx *cas.Tx) (any, error) {
-		t, err := tx.MustTask(id)
-		if err != nil {
-			return nil, err
-		}
-		if t.Status != contracts.ReadyForReview {
-			return nil, contracts.Invalidf("task %s is %s, not READY_FOR_REVIEW", id, t.Status)
-		}
-		if t.ReviewingBy != s.Agent {
-			holder := t.ReviewingBy
-			if holder == "" {
-				holder = "nobody"
-			}
-			return nil, contracts.Invalidf("%s does not hold the review of task %s (%s does): run git liza review %s first", s.Agent, id, holder, id)
-		}
-		if t.AssignedTo == s.Agent {
-			return nil, contracts.Invalidf("%s wrote task %s and cannot judge it", s.Agent, id)
-		}
-		if commit != "" && commit != t.ReviewCommit {
-			return nil, contracts.Invalidf("commit %s is not the commit under review (%s)", short(commit), short(t.ReviewCommit))
-		}
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		now := tx.NowString()
-		t.ReviewingBy, t.ReviewLeaseExpires = "", ""
-		if r.Approve {
-			t.Status = contracts.Approved
-			t.ApprovedBy = s.Agent
-			t.History = append(t.History, &contracts.HistoryEvent{Time: now, Event: "approved", Agent: s.Agent,
-				From: string(contracts.ReadyForReview), To: string(contracts.Approved), Commit: t.ReviewCommit, Reason: reason})
-		} else if err := reject(tx, t, m.Config, reason); err != nil {
-			return nil, err
-		}
-		tx.PutTask(t)
-		if err := setAgent(tx, s.Agent, contracts.RoleReviewer, "IDLE", "", ""); err != nil {
-			return nil, err
-		}
-		verb := "approve"
-		if !r.Approve {
-			verb = "reject"
-		}
-		tx.Describe(fmt.Sprintf("%s %s (%s)", verb, id, s.Agent), id)
-		return map[string]string{"id": id, "status": string(t.Status), "blocked_reason": t.BlockedReason}, nil
-	}})
+	res, err := s.write(ctx, r.Call, kindVerdict, verdictInput{Task: id, Approve: r.Approve, Reason: reason, Commit: commit}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -251,6 +214,66 @@ func (s *Service) Verdict(ctx context.Context, r VerdictRequest) (*VerdictResult
 	out.ID, out.Written = id, written(res)
 	return &out, nil
 }
+
+// verdictInput is what a verdict records.
+type verdictInput struct {
+	Task    string `json:"task"`
+	Approve bool   `json:"approve"`
+	Reason  string `json:"reason,omitempty"`
+	// Commit, when set, is the commit the reviewer said it reviewed.
+	Commit string `json:"commit,omitempty"`
+}
+
+var kindVerdict = def("verdict", contracts.OpVerdict, func(tx *cas.Tx, in *verdictInput) (any, error) {
+	agent, id, reason := tx.Actor, in.Task, in.Reason
+	if !in.Approve && reason == "" {
+		return nil, contracts.Invalidf("a rejection needs --reason")
+	}
+	t, err := tx.MustTask(id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status != contracts.ReadyForReview {
+		return nil, contracts.Invalidf("task %s is %s, not READY_FOR_REVIEW", id, t.Status)
+	}
+	if t.ReviewingBy != agent {
+		holder := t.ReviewingBy
+		if holder == "" {
+			holder = "nobody"
+		}
+		return nil, contracts.Invalidf("%s does not hold the review of task %s (%s does): run git liza review %s first", agent, id, holder, id)
+	}
+	if t.AssignedTo == agent {
+		return nil, contracts.Invalidf("%s wrote task %s and cannot judge it", agent, id)
+	}
+	if in.Commit != "" && in.Commit != t.ReviewCommit {
+		return nil, contracts.Invalidf("commit %s is not the commit under review (%s)", short(in.Commit), short(t.ReviewCommit))
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	now := tx.NowString()
+	t.ReviewingBy, t.ReviewLeaseExpires = "", ""
+	if in.Approve {
+		t.Status = contracts.Approved
+		t.ApprovedBy = agent
+		t.History = append(t.History, &contracts.HistoryEvent{Time: now, Event: "approved", Agent: agent,
+			From: string(contracts.ReadyForReview), To: string(contracts.Approved), Commit: t.ReviewCommit, Reason: reason})
+	} else if err := reject(tx, t, m.Config, reason); err != nil {
+		return nil, err
+	}
+	tx.PutTask(t)
+	if err := setAgent(tx, agent, contracts.RoleReviewer, "IDLE", "", ""); err != nil {
+		return nil, err
+	}
+	verb := "approve"
+	if !in.Approve {
+		verb = "reject"
+	}
+	tx.Describe(fmt.Sprintf("%s %s (%s)", verb, id, agent), id)
+	return map[string]string{"id": id, "status": string(t.Status), "blocked_reason": t.BlockedReason}, nil
+})
 
 // reject records a rejection and the seed's stop rules: too many review
 // cycles or the same reason twice is a review deadlock, too many

@@ -59,51 +59,84 @@ func (s *Service) AddTask(ctx context.Context, r AddTaskRequest) (*TaskResult, e
 	if t.DependsOn == nil {
 		t.DependsOn = contracts.StringList{}
 	}
-	res, err := s.update(ctx, r.Call, cas.Op{
-		Name: contracts.OpAdd,
-		Apply: func(tx *cas.Tx) (any, error) {
-			live, archived, err := tx.HasTask(t.ID)
-			if err != nil {
-				return nil, err
-			}
-			if live || archived {
-				return nil, contracts.Invalidf("task %s already exists", t.ID)
-			}
-			for _, d := range t.DependsOn {
-				if live, archived, err := tx.HasTask(d); err != nil {
-					return nil, err
-				} else if !live && !archived {
-					return nil, contracts.Invalidf("task %s depends on unknown task %s", t.ID, d)
-				}
-			}
-			m, err := tx.Meta()
-			if err != nil {
-				return nil, err
-			}
-			if t.SpecRef != "" {
-				if err := s.checkSpecAt(t.SpecRef, m.Config.IntegrationBranch); err != nil {
-					return nil, err
-				}
-			}
-			now := tx.NowString()
-			nt := t
-			nt.Created = now
-			nt.History = []*contracts.HistoryEvent{{Time: now, Event: "created", Agent: contracts.ActorName(tx.Actor)}}
-			tx.PutTask(&nt)
-			m.Sprint.Scope.Planned = append(m.Sprint.Scope.Planned, t.ID)
-			tx.PutMeta(m)
-			if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{Time: now, Event: "task_added", Task: t.ID, Agent: contracts.ActorName(tx.Actor)}); err != nil {
-				return nil, err
-			}
-			tx.Describe(fmt.Sprintf("add %s%s", t.ID, by(tx.Actor)), t.ID)
-			return map[string]string{"id": t.ID, "status": string(t.Status)}, nil
-		},
-	})
+	// The spec must be in the repository: a check of git, which the live
+	// add makes inside its attempt (it needs the integration branch's name).
+	checkSpec := func(tx *cas.Tx) error {
+		if t.SpecRef == "" {
+			return nil
+		}
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		return s.checkSpecAt(t.SpecRef, m.Config.IntegrationBranch)
+	}
+	in := addInput{ID: t.ID, Description: t.Description, SpecRef: t.SpecRef, DoneWhen: t.DoneWhen, Scope: t.Scope, Priority: t.Priority,
+		DependsOn: t.DependsOn, Paths: t.Paths, MaxFiles: t.MaxFiles, MaxLOC: t.MaxLOC, Draft: t.Status == contracts.Draft}
+	res, err := s.write(ctx, r.Call, kindAdd, in, checkSpec)
 	if err != nil {
 		return nil, err
 	}
 	return &TaskResult{ID: t.ID, Status: t.Status, Verb: "added", Written: written(res)}, nil
 }
+
+// addInput is what task add records: the task's own fields.
+type addInput struct {
+	ID          string               `json:"id"`
+	Description string               `json:"description"`
+	SpecRef     string               `json:"spec_ref,omitempty"`
+	DoneWhen    string               `json:"done_when,omitempty"`
+	Scope       string               `json:"scope,omitempty"`
+	Priority    int                  `json:"priority"`
+	DependsOn   contracts.StringList `json:"depends_on"`
+	Paths       contracts.StringList `json:"paths,omitempty"`
+	MaxFiles    int                  `json:"max_files,omitempty"`
+	MaxLOC      int                  `json:"max_loc,omitempty"`
+	Draft       bool                 `json:"draft,omitempty"`
+}
+
+var kindAdd = def("add", contracts.OpAdd, func(tx *cas.Tx, in *addInput) (any, error) {
+	t := contracts.Task{ID: in.ID, Description: in.Description, SpecRef: in.SpecRef, DoneWhen: in.DoneWhen, Scope: in.Scope,
+		Priority: in.Priority, DependsOn: in.DependsOn, Paths: in.Paths, MaxFiles: in.MaxFiles, MaxLOC: in.MaxLOC, Status: contracts.Unclaimed}
+	if in.Draft {
+		t.Status = contracts.Draft
+	}
+	if t.DependsOn == nil {
+		t.DependsOn = contracts.StringList{}
+	}
+	if err := contracts.ValidTaskID(t.ID); err != nil {
+		return nil, err
+	}
+	live, archived, err := tx.HasTask(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	if live || archived {
+		return nil, contracts.Invalidf("task %s already exists", t.ID)
+	}
+	for _, d := range t.DependsOn {
+		if live, archived, err := tx.HasTask(d); err != nil {
+			return nil, err
+		} else if !live && !archived {
+			return nil, contracts.Invalidf("task %s depends on unknown task %s", t.ID, d)
+		}
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	now := tx.NowString()
+	t.Created = now
+	t.History = []*contracts.HistoryEvent{{Time: now, Event: "created", Agent: contracts.ActorName(tx.Actor)}}
+	tx.PutTask(&t)
+	m.Sprint.Scope.Planned = append(m.Sprint.Scope.Planned, t.ID)
+	tx.PutMeta(m)
+	if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{Time: now, Event: "task_added", Task: t.ID, Agent: contracts.ActorName(tx.Actor)}); err != nil {
+		return nil, err
+	}
+	tx.Describe(fmt.Sprintf("add %s%s", t.ID, by(tx.Actor)), t.ID)
+	return map[string]string{"id": t.ID, "status": string(t.Status)}, nil
+})
 
 // FinalizeRequest moves a DRAFT task to UNCLAIMED.
 type FinalizeRequest struct {
@@ -114,7 +147,24 @@ type FinalizeRequest struct {
 // Finalize moves a DRAFT task to UNCLAIMED once spec_ref and done_when are
 // set.
 func (s *Service) Finalize(ctx context.Context, r FinalizeRequest) (*TaskResult, error) {
-	return s.transition(ctx, r.Call, contracts.OpFinalize, r.Task, contracts.Unclaimed, "finalized", func(tx *cas.Tx, t *contracts.Task) error {
+	if err := contracts.ValidTaskID(r.Task); err != nil {
+		return nil, err
+	}
+	res, err := s.write(ctx, r.Call, kindFinalize, taskInput{Task: r.Task}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &TaskResult{ID: r.Task, Status: contracts.Unclaimed, Verb: "finalized", Written: written(res)}, nil
+}
+
+// taskInput is the input of an operation on one task that takes nothing
+// else.
+type taskInput struct {
+	Task string `json:"task"`
+}
+
+var kindFinalize = def("finalize", contracts.OpFinalize, func(tx *cas.Tx, in *taskInput) (any, error) {
+	return transition(tx, contracts.OpFinalize, in.Task, contracts.Unclaimed, "finalized", func(t *contracts.Task) error {
 		if t.Status != contracts.Draft {
 			return contracts.Invalidf("task %s is %s, not DRAFT", t.ID, t.Status)
 		}
@@ -125,39 +175,27 @@ func (s *Service) Finalize(ctx context.Context, r FinalizeRequest) (*TaskResult,
 		}
 		return nil
 	})
-}
+})
 
-// transition runs an operation that moves one task to status `to` after
-// check accepted it, recording event in the task's history.
-func (s *Service) transition(ctx context.Context, call Call, op contracts.Op, id string, to contracts.Status, event string, check func(tx *cas.Tx, t *contracts.Task) error) (*TaskResult, error) {
-	if err := contracts.ValidTaskID(id); err != nil {
-		return nil, err
-	}
-	res, err := s.update(ctx, call, cas.Op{
-		Name: op,
-		Apply: func(tx *cas.Tx) (any, error) {
-			t, err := tx.MustTask(id)
-			if err != nil {
-				return nil, err
-			}
-			if err := check(tx, t); err != nil {
-				return nil, err
-			}
-			if err := contracts.CheckTransition(t.ID, t.Status, to); err != nil {
-				return nil, err
-			}
-			from := t.Status
-			t.Status = to
-			t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: contracts.ActorName(tx.Actor), From: string(from), To: string(to)})
-			tx.PutTask(t)
-			tx.Describe(fmt.Sprintf("%s %s%s", op, id, by(tx.Actor)), id)
-			return map[string]string{"id": id, "status": string(to)}, nil
-		},
-	})
+// transition moves one task to status `to` after check accepted it,
+// recording event in the task's history.
+func transition(tx *cas.Tx, op contracts.Op, id string, to contracts.Status, event string, check func(t *contracts.Task) error) (any, error) {
+	t, err := tx.MustTask(id)
 	if err != nil {
 		return nil, err
 	}
-	return &TaskResult{ID: id, Status: to, Verb: event, Written: written(res)}, nil
+	if err := check(t); err != nil {
+		return nil, err
+	}
+	if err := contracts.CheckTransition(t.ID, t.Status, to); err != nil {
+		return nil, err
+	}
+	from := t.Status
+	t.Status = to
+	t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: contracts.ActorName(tx.Actor), From: string(from), To: string(to)})
+	tx.PutTask(t)
+	tx.Describe(fmt.Sprintf("%s %s%s", op, id, by(tx.Actor)), id)
+	return map[string]string{"id": id, "status": string(to)}, nil
 }
 
 // checkSpecAt checks a spec reference against HEAD and the integration
