@@ -273,6 +273,12 @@ wire_api = "responses"
 			fail("the task's history lacks %q", want)
 		}
 	}
+	// Every state commit, the agents' own and their supervisors' records of
+	// each session's end, is what its recorded operation makes: the
+	// history verifies by replay.
+	if got := run("git", "liza", "validate", "--history"); !strings.HasPrefix(got, "VALID (") {
+		fail("validate --history after the run: %s", got)
+	}
 	// With --sandboxed nothing stops the agent; without, the CLI's own
 	// sandbox keeps it to its worktree and the git directory.
 	want := "OUTSIDE-READONLY"

@@ -117,4 +117,12 @@ func TestCheckAnomaly(t *testing.T) {
 		}
 		wantCode(t, err, CodeInvalid)
 	}
+	// An anomaly logged before the rule of a message still verifies: the
+	// replay of its operation checks the seed's rules only.
+	if err := CheckRecordedAnomaly(&Anomaly{Type: "spec_gap"}, RolePlanner); err != nil {
+		t.Errorf("a recorded spec_gap with no content: %v", err)
+	}
+	if err := CheckRecordedAnomaly(&Anomaly{Type: "workaround"}, RoleCoder); err == nil || !strings.Contains(err.Error(), "coder may not log workaround") {
+		t.Errorf("a recorded workaround by a coder: %v, want a refusal", err)
+	}
 }
