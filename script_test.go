@@ -99,8 +99,12 @@ func setupScript(env *testscript.Env) error {
 	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"), 0o644)
 }
 
-// scriptCondition adds [exists:PATH]: PATH exists on this machine.
+// scriptCondition adds [root]: the script runs as uid 0, and
+// [exists:PATH]: PATH exists on this machine.
 func scriptCondition(cond string) (bool, error) {
+	if cond == "root" {
+		return os.Geteuid() == 0, nil
+	}
 	if p, ok := strings.CutPrefix(cond, "exists:"); ok {
 		_, err := os.Stat(p)
 		return err == nil, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/liza-dev/git-liza/agent"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
@@ -212,7 +213,7 @@ func (e *Env) flagValues(ctx context.Context, name string) []string {
 	case "role":
 		return []string{"coder", "reviewer", "both"}
 	case "cli":
-		return []string{"claude", "codex", "gemini"}
+		return agent.PresetNames()
 	case "urgency":
 		return []string{"deferred", "immediate"}
 	}

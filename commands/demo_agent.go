@@ -129,7 +129,7 @@ func (e *Env) demoAgent(ctx context.Context) error {
 		}
 		_, err = liza(root, "submit", id)
 		return err
-	case string(contracts.RoleReviewer):
+	case contracts.RoleReviewer.IDPrefix():
 		task, err := demoReadTask(ctx, e, root, id)
 		if err != nil {
 			return err

@@ -148,12 +148,19 @@ var helpText = map[string]help{
 		`git config liza.remote origin && git liza sync     # join origin's blackboard`,
 		`git liza sync --discard-local origin                # drop an unrelated local board for origin's`,
 	}},
-	"agent": {usage: "agent ROLE [--cli claude|codex|gemini] [-- COMMAND ARGS ...]", category: catTeam, examples: []string{
+	"agent": {usage: "agent ROLE [--cli claude|codex|gemini] [--sandboxed] [-- COMMAND ARGS ...]", category: catTeam, examples: []string{
 		`git liza agent coder --cli claude`,
+		`git liza agent coder --cli codex --sandboxed     # in a container or VM of its own`,
 		`git liza agent code-reviewer -- ./my-reviewer.sh`,
 	}},
-	"run": {usage: "run [--coders N] [--reviewers M] [--no-planner] [--cli NAME | -- COMMAND ARGS ...]", category: catTeam, examples: []string{
+	"run": {usage: "run [--coders N] [--reviewers M] [--no-planner] [--sandboxed] [--cli NAME | -- COMMAND ARGS ...]", category: catTeam, examples: []string{
 		`git liza run --coders 2 --reviewers 1 --cli claude`,
+		`git liza run --no-planner --sandboxed --cli gemini`,
+	}},
+	"doctor": {usage: "doctor [--cli NAME] [--sandboxed] [-- COMMAND ARGS ...]", category: catTeam, examples: []string{
+		`git liza doctor                  # the claude preset, as git liza run would start it`,
+		`git liza doctor --cli codex --sandboxed --json`,
+		`git liza doctor -- ./my-agent.sh`,
 	}},
 	"supervise":          {usage: "supervise register | exit | complete"},
 	"supervise register": {usage: "supervise register [--replace]"},

@@ -275,7 +275,7 @@ func lizaRepo(t *testing.T) (string, func(args ...string) (string, int)) {
 		}
 		return out
 	}
-	must("init", "Add retries to the HTTP client")
+	must("init", "--spec", "specs/vision.md", "Add retries to the HTTP client")
 	must("task", "add", "--id", "task-1", "--desc", "Retry 503 responses", "--spec", "specs/vision.md",
 		"--done", "go test ./client passes", "--scope", "IN: client/ OUT: server/", "--paths", "client/**")
 	must("--agent", "coder-1", "claim", "task-1")
@@ -304,6 +304,7 @@ func TestPromptCommand(t *testing.T) {
 	}{
 		{[]string{"planner"}, "planner", []string{
 			"=== PLANNING CONTEXT ===\nWAKE TRIGGER: BLOCKED_TASKS\n",
+			"GOAL: goal-1\nGOAL TEXT:\n  Add retries to the HTTP client\nGOAL SPEC: specs/vision.md\nSPRINT: sprint-1 (IN_PROGRESS)\n",
 			"  - blocked:task-2: which policy? | questions: exponential?\n",
 			"human_notes 1", "keep the retry count configurable",
 		}},
@@ -314,7 +315,7 @@ func TestPromptCommand(t *testing.T) {
 			"(for task-1, by human):\n  keep the retry count configurable\n",
 		}},
 		{[]string{"code-reviewer", "--task", "task-1"}, "code_reviewer", []string{
-			"=== REVIEW TASK ===\nTASK ID: task-1\nWORKTREE: " + filepath.Join(root, ".git", "liza", "review", "code-reviewer-1", "task-1") + "\n",
+			"=== REVIEW TASK ===\nTASK ID: task-1\nWORKTREE: " + filepath.Join(root, ".worktrees", ".review", "code-reviewer-1", "task-1") + "\n",
 			"AGENT ID: code-reviewer-1\n", "AUTHOR: coder-1\n", "DIFF: git diff ",
 		}},
 	}

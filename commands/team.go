@@ -32,7 +32,7 @@ func (e *Env) runCmd() *cli.Command {
 			&cli.IntFlag{Name: "reviewers", Value: 1, Usage: "how many code reviewers"},
 			&cli.BoolFlag{Name: "no-planner", Usage: "start no planner (tasks are planned by hand)"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if _, err := agentCommand(cmd.String("cli"), cmd.Args().Slice()); err != nil {
+			if _, err := agentLaunch(ctx, cmd, cmd.Args().Slice()); err != nil {
 				return err
 			}
 			coders, reviewers := int(cmd.Int("coders")), int(cmd.Int("reviewers"))
@@ -49,6 +49,9 @@ func (e *Env) runCmd() *cli.Command {
 			var extra []string
 			if v := cmd.String("cli"); v != "" {
 				extra = append(extra, "--cli", v)
+			}
+			if cmd.Bool("sandboxed") {
+				extra = append(extra, "--sandboxed")
 			}
 			if v := cmd.Duration("poll"); v > 0 {
 				extra = append(extra, "--poll", v.String())

@@ -127,6 +127,10 @@ func ValidateHeader(s *State) []Problem {
 		{"draft_stale_threshold", c.DraftStaleThreshold},
 		{"pause_stale_threshold", c.PauseStaleThreshold},
 		{"checkpoint_stale_threshold", c.CheckpointStaleThreshold},
+		{"timebox_coder", c.TimeboxCoder},
+		{"timebox_code_reviewer", c.TimeboxCodeReviewer},
+		{"timebox_planner", c.TimeboxPlanner},
+		{"timebox_grace", c.TimeboxGrace},
 	} {
 		if f.value < 0 {
 			ps.addf("config", "%s %d is negative", f.name, f.value)

@@ -68,8 +68,27 @@ func (l Location) RelativeWarning() string {
 	if l.Relative == "" {
 		return ""
 	}
-	return fmt.Sprintf("core.hooksPath is relative (%s): git looks for hooks in each worktree's own %s, so task worktrees (.worktrees/ID) would not run git-liza's; make it absolute: git config core.hooksPath %s",
-		l.Relative, l.Relative, shellQuote(l.Dir))
+	return fmt.Sprintf("core.hooksPath is relative (%s): git looks for hooks in each worktree's own %s, so task worktrees (.worktrees/ID) would not run git-liza's; make it absolute: %s",
+		l.Relative, l.Relative, l.MakeAbsolute())
+}
+
+// MakeAbsolute is the command that makes a relative core.hooksPath the
+// absolute path of the directory it names in the main checkout.
+func (l Location) MakeAbsolute() string {
+	return "git config core.hooksPath " + shellQuote(l.Dir)
+}
+
+// At is the hooks directory dir, which git runs one worktree's hooks from
+// (with a relative core.hooksPath each worktree has its own), seen as l
+// sees its own: the same hook managers are recognised there.
+func (l Location) At(dir string) Location {
+	l.Dir, l.Display = dir, dir
+	if l.top != "" {
+		if rel, ok := inside(l.top, dir); ok {
+			l.Display = rel
+		}
+	}
+	return l
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

@@ -71,6 +71,14 @@ func (s *Service) Anomaly(ctx context.Context, r AnomalyRequest) (*EntryResult, 
 	if err := contracts.ValidTaskID(task); err != nil {
 		return nil, err
 	}
+	// A new anomaly is held to every rule (CheckAnomaly); the anomaly
+	// operation, which is replayed to verify its commits, only to the
+	// seed's (CheckRecordedAnomaly), so that one logged before the rule of
+	// a message still verifies.
+	role, _ := contracts.ParseAgentID(s.Agent)
+	if err := contracts.CheckAnomaly(&contracts.Anomaly{Type: typ, TaskID: task, Details: details}, role); err != nil {
+		return nil, err
+	}
 	return s.appendEntry(ctx, r.Call, kindAnomaly, anomalyInput{Type: typ, Task: task, Details: details})
 }
 
@@ -83,7 +91,7 @@ type anomalyInput struct {
 var kindAnomaly = def("anomaly", contracts.OpAnomaly, func(tx *cas.Tx, in *anomalyInput) (any, error) {
 	role, _ := contracts.ParseAgentID(tx.Actor)
 	an := &contracts.Anomaly{Type: in.Type, TaskID: in.Task, LoggedBy: contracts.ActorName(tx.Actor), Timestamp: tx.NowString(), Details: wholeNumbers(in.Details)}
-	if err := contracts.CheckAnomaly(an, role); err != nil {
+	if err := contracts.CheckRecordedAnomaly(an, role); err != nil {
 		return nil, err
 	}
 	if err := knownTask(tx, in.Task); err != nil {

@@ -54,6 +54,14 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 			return nil, err
 		}
 	}
+	// The reviewer reads its own checkout of the commit, never the coder's
+	// worktree (see ReviewCheckout); a bare repository has none.
+	out.Worktree = ""
+	if s.Repo.MainWorkTree() != "" {
+		if out.Worktree, err = s.ReviewCheckout(ctx, s.Agent, out.ID); err != nil {
+			return nil, fmt.Errorf("%s is yours to review, but its checkout failed: %w", out.ID, err)
+		}
+	}
 	return &out, nil
 }
 
@@ -98,7 +106,7 @@ var kindReview = def("review", contracts.OpReview, func(tx *cas.Tx, in *reviewIn
 		return nil, err
 	}
 	tx.Describe(fmt.Sprintf("review %s (%s)", t.ID, agent), t.ID)
-	return ReviewResult{ID: t.ID, Author: t.AssignedTo, Worktree: t.Worktree, BaseCommit: t.BaseCommit,
+	return ReviewResult{ID: t.ID, Author: t.AssignedTo, BaseCommit: t.BaseCommit,
 		ReviewCommit: t.ReviewCommit, DiffRange: t.BaseCommit + ".." + t.ReviewCommit,
 		ReviewLeaseExpires: lease, Description: t.Description, DoneWhen: t.DoneWhen}, nil
 })
