@@ -57,16 +57,19 @@ func (e *Env) statusCmd() *cli.Command {
 					return contracts.Invalidf("--mine needs the acting agent: git liza --agent ID status --mine, or LIZA_AGENT_ID")
 				}
 			}
+			limit := int(cmd.Int("limit"))
+			if limit < 0 {
+				return contracts.Invalidf("--limit %d: give 0 (all) or more", limit)
+			}
+			if !s.json {
+				r.Limit = limit
+			}
 			b, err := s.ops.Status(ctx, r)
 			if err != nil {
 				return err
 			}
 			if s.json {
 				return s.printJSON(b)
-			}
-			limit := int(cmd.Int("limit"))
-			if limit < 0 {
-				return contracts.Invalidf("--limit %d: give 0 (all) or more", limit)
 			}
 			var out bytes.Buffer
 			writeBoard(&out, b, r, limit)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
@@ -318,53 +317,6 @@ func joinWhere(commit, where string) string {
 		return commit
 	}
 	return commit + " " + where
-}
-
-// Observation is what one look at a state commit found.
-type Observation struct {
-	State    *contracts.State // nil when the state cannot be read
-	Err      error            // why State is nil
-	Switches []contracts.Switch
-	Alarms   []contracts.Alarm
-}
-
-// Observe reads the state of snap, validates it and computes its alarms at
-// now. A state that does not load or validate is still observed: it raises
-// the INVALID STATE alarm. withFiles adds the kill-switch files of the main
-// checkout to the state's control mode.
-func (s *Service) Observe(snap *cas.Snapshot, withFiles bool, now time.Time) (*Observation, error) {
-	c, err := s.Repo.ReadCommit(snap.Commit)
-	if err != nil {
-		return nil, err
-	}
-	in := contracts.AlarmInput{Now: now, LastChange: c.Committer.When}
-	obs := &Observation{}
-	obs.State, err = snap.Load()
-	var ctrl *contracts.Control
-	if err != nil {
-		obs.State, obs.Err = nil, err
-		in.Problems = []string{err.Error()}
-	} else {
-		for _, p := range contracts.Validate(obs.State) {
-			in.Problems = append(in.Problems, p.String())
-		}
-		ctrl = obs.State.Control
-	}
-	files := map[string]time.Time{}
-	if root := s.Repo.MainWorkTree(); withFiles && root != "" {
-		files = contracts.StatSwitchFiles(root)
-	}
-	obs.Switches = contracts.ActiveSwitches(ctrl, files)
-	in.Switches = obs.Switches
-	obs.Alarms = contracts.Alarms(obs.State, in)
-	// Empty lists, not null, in --json output.
-	if obs.Switches == nil {
-		obs.Switches = []contracts.Switch{}
-	}
-	if obs.Alarms == nil {
-		obs.Alarms = []contracts.Alarm{}
-	}
-	return obs, nil
 }
 
 // Names are the ids of the live tasks and of the agents at the tip, read

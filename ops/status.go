@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -98,6 +99,12 @@ type StatusRequest struct {
 	// Fetch, in remote mode, fetches the remote's board first and brings
 	// the local copy up to it when it is only behind.
 	Fetch bool
+	// Limit, when not 0, is how many tasks of each status the caller
+	// lists (of the finished ones, only when asked for by status): only
+	// those are read whole, with those that may raise an alarm. Board.Tasks
+	// still holds every task the filter lets through, the others with only
+	// what the index says of them.
+	Limit int
 }
 
 // Status is the board at r.Rev (or at the tip, with the kill-switch files
@@ -120,7 +127,12 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 		return nil, err
 	}
 	now := s.Now()
-	obs, err := s.Observe(snap, r.Rev == "", now)
+	listed, err := s.listed(snap, r, now)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := s.Observe(ctx, ObserveRequest{Snap: snap, Tip: r.Rev == "", WithFiles: r.Rev == "", Now: now,
+		Whole: func(x *contracts.TaskSummary) bool { return listed == nil || listed[x.ID] }})
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +140,7 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 		return nil, obs.Err
 	}
 	b := NewBoard(obs.State, now, r.BoardFilter)
+	b.Archived, b.Anomalies = obs.Archived, obs.Anomalies
 	b.Switches, b.Alarms = obs.Switches, obs.Alarms
 	b.Mode = contracts.EffectiveMode(obs.Switches)
 	if remote != nil {
@@ -144,6 +157,38 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 		b.Remote = remote
 	}
 	return b, nil
+}
+
+// listed is the set of live tasks a board of r lists, by their summaries:
+// the first r.Limit of each status in attention order; nil for every task
+// (no limit).
+func (s *Service) listed(snap *cas.Snapshot, r StatusRequest, now time.Time) (map[string]bool, error) {
+	if r.Limit <= 0 {
+		return nil, nil
+	}
+	sums, err := snap.Summaries(cas.TasksDir)
+	if err != nil {
+		return nil, err
+	}
+	var tasks []BoardTask
+	for _, x := range sums {
+		if bt := summaryTask(x, now); r.keep(bt) && (!x.Status.Terminal() || len(r.Statuses) > 0) {
+			tasks = append(tasks, bt)
+		}
+	}
+	SortByAttention(tasks)
+	out := map[string]bool{}
+	n := 0
+	for i, t := range tasks {
+		if i > 0 && t.Status != tasks[i-1].Status {
+			n = 0
+		}
+		if n < r.Limit {
+			out[t.ID] = true
+		}
+		n++
+	}
+	return out, nil
 }
 
 // refresh fetches remote's board and fast-forwards the local one to it
@@ -187,15 +232,8 @@ func NewBoard(st *contracts.State, now time.Time, f BoardFilter) *Board {
 		b.Mode = st.Control.Mode
 	}
 	for _, t := range st.Tasks {
-		bt := BoardTask{ID: t.ID, Status: t.Status, Priority: t.Priority, Description: t.Description,
-			AssignedTo: t.AssignedTo, ReviewingBy: t.ReviewingBy, DependsOn: t.DependsOn, Reason: contracts.ReasonOf(t)}
-		switch t.Status {
-		case contracts.Claimed:
-			bt.LeaseExpires = t.LeaseExpires
-		case contracts.ReadyForReview:
-			bt.LeaseExpires = t.ReviewLeaseExpires
-		}
-		bt.LeaseExpired = expired(bt.LeaseExpires, now)
+		bt := summaryTask(t.Summary(), now)
+		bt.Description, bt.Reason = t.Description, contracts.ReasonOf(t)
 		b.Counts[t.Status]++
 		if f.keep(bt) {
 			b.Tasks = append(b.Tasks, bt)
@@ -208,6 +246,21 @@ func NewBoard(st *contracts.State, now time.Time, f BoardFilter) *Board {
 			LeaseExpires: a.LeaseExpires, LeaseExpired: expired(a.LeaseExpires, now), Heartbeat: a.Heartbeat})
 	}
 	return b
+}
+
+// summaryTask is what a board shows of a task from its summary: all but
+// its description and reason.
+func summaryTask(x *contracts.TaskSummary, now time.Time) BoardTask {
+	bt := BoardTask{ID: x.ID, Status: x.Status, Priority: x.Priority,
+		AssignedTo: x.AssignedTo, ReviewingBy: x.ReviewingBy, DependsOn: x.DependsOn}
+	switch x.Status {
+	case contracts.Claimed:
+		bt.LeaseExpires = x.LeaseExpires
+	case contracts.ReadyForReview:
+		bt.LeaseExpires = x.ReviewLeaseExpires
+	}
+	bt.LeaseExpired = expired(bt.LeaseExpires, now)
+	return bt
 }
 
 // SortByAttention orders tasks as a person reads the board: by
