@@ -11,7 +11,11 @@ import (
 // yamlJSON renders v as indented JSON through its YAML form, so that JSON
 // output has exactly the seed's field names and order, unknown fields
 // included.
-func yamlJSON(v any) ([]byte, error) {
+func yamlJSON(v any) ([]byte, error) { return yamlJSONIndent(v, "") }
+
+// yamlJSONIndent is yamlJSON with every line but the first starting with
+// prefix.
+func yamlJSONIndent(v any, prefix string) ([]byte, error) {
 	var n yaml.Node
 	if err := n.Encode(v); err != nil {
 		return nil, err
@@ -21,7 +25,7 @@ func yamlJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	var out bytes.Buffer
-	if err := json.Indent(&out, b.Bytes(), "", "  "); err != nil {
+	if err := json.Indent(&out, b.Bytes(), prefix, "  "); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil

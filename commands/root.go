@@ -46,7 +46,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // RunAt is Run with clock as the one source of time (nil: the wall clock).
 // A test harness pins the clock with it; the shipped binary does not.
 func RunAt(ctx context.Context, clock func() time.Time, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	shortLived()
+	if wholeBoardCommands[commandName(args)] {
+		longLived()
+	} else {
+		shortLived()
+	}
 	if !stateOnly(args) {
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -210,6 +214,13 @@ func splitList(vals []string) []string {
 		}
 	}
 	return out
+}
+
+// wholeBoardCommands read the whole board, or its whole history: they
+// keep the collector's defaults, so that their memory follows what they
+// hold at once (one entity, as they stream), not what they read.
+var wholeBoardCommands = map[string]bool{
+	"show": true, "export": true, "validate": true, "log": true, "diff": true, "analyze": true, "sprint": true, "import": true,
 }
 
 // shortLived sets the garbage collector for a process that runs one

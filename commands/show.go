@@ -27,14 +27,11 @@ func (e *Env) showCmd() *cli.Command {
 				}
 				return s.printDoc(t)
 			}
-			st, err := s.ops.State(ctx, s.cmd.String("at"))
+			snap, err := s.ops.Snapshot(ctx, s.cmd.String("at"))
 			if err != nil {
 				return err
 			}
-			if !s.cmd.Bool("all") {
-				st.Archive = nil
-			}
-			return s.printDoc(st)
+			return writeState(s.Stdout, snap, s.ops.Trusted(ctx, snap, s.cmd.String("at") == ""), s.cmd.Bool("all"), s.json)
 		}),
 	}
 }
@@ -45,11 +42,11 @@ func (e *Env) exportCmd() *cli.Command {
 		Usage: "print the whole state, archive included, as a seed-format state.yaml",
 		Flags: []cli.Flag{atFlag()},
 		Action: e.action(0, 0, "export [--at REV]", func(ctx context.Context, s *session, _ []string) error {
-			st, err := s.ops.State(ctx, s.cmd.String("at"))
+			snap, err := s.ops.Snapshot(ctx, s.cmd.String("at"))
 			if err != nil {
 				return err
 			}
-			return s.printDoc(st)
+			return writeState(s.Stdout, snap, s.ops.Trusted(ctx, snap, s.cmd.String("at") == ""), true, s.json)
 		}),
 	}
 }

@@ -52,8 +52,7 @@ func (s *Service) Observe(ctx context.Context, r ObserveRequest) (*Observation, 
 	}
 	in := contracts.AlarmInput{Now: r.Now, LastChange: c.Committer.When}
 	obs := &Observation{}
-	trusted := s.Store.KnownGood(r.Snap.Commit) || r.Tip && s.Store.Trusted(ctx, r.Snap.Commit)
-	if trusted {
+	if s.Trusted(ctx, r.Snap, r.Tip) {
 		err = s.lean(r, obs)
 	} else {
 		obs.State, err = r.Snap.Load()
@@ -86,6 +85,17 @@ func (s *Service) Observe(ctx context.Context, r ObserveRequest) (*Observation, 
 		obs.Alarms = []contracts.Alarm{}
 	}
 	return obs, nil
+}
+
+// Trusted reports whether the state at snap can be read from its indexes
+// and entity by entity: this repository knows it good (it wrote it or
+// verified every commit up to it) or, when it is the tip, the commits
+// since one it knows good verify now. Any other state is read whole.
+func (s *Service) Trusted(ctx context.Context, snap *cas.Snapshot, tip bool) bool {
+	if !snap.Exists() {
+		return false
+	}
+	return s.Store.KnownGood(snap.Commit) || tip && s.Store.Trusted(ctx, snap.Commit)
 }
 
 // lean reads a state known valid from its indexes: the header, the live

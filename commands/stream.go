@@ -1,0 +1,247 @@
+package commands
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+// A whole state, as show and export print it, is written one entity at a
+// time: the state without its long sections (tasks, archive, lists) is
+// rendered with a marker entry in each, and each marker is replaced by the
+// section's entries, read, rendered and written one after another. The
+// output is byte for byte what rendering the whole state at once gives
+// (TestStreamMatchesWhole), but memory holds one entity, not the board.
+
+// marker is the first field's value of the entry that stands for a
+// streamed section.
+func marker(section string) string { return "liza-stream-marker-" + section }
+
+// streamed is one long section of the state: how to mark it in the
+// skeleton and how to write its entries.
+type streamed struct {
+	name  string
+	count int
+	mark  func(st *contracts.State)
+	each  func(emit func(v any) error) error
+}
+
+// writeState writes the state at snap as YAML, or JSON with asJSON, with
+// its archive when archive is set. A state that is not trusted (its
+// indexes may not match its tasks: see ops.Service.Trusted) is read whole
+// instead.
+func writeState(w io.Writer, snap *cas.Snapshot, trusted, archive, asJSON bool) error {
+	if !trusted {
+		st, err := snap.Load()
+		if err != nil {
+			return err
+		}
+		if !archive {
+			st.Archive = nil
+		}
+		return render(w, st, asJSON)
+	}
+	st, err := snap.Header()
+	if err != nil {
+		return err
+	}
+	sections, err := streamSections(snap, archive)
+	if err != nil {
+		return err
+	}
+	for _, sec := range sections {
+		if sec.count > 0 {
+			sec.mark(st)
+		}
+	}
+	var skel bytes.Buffer
+	if err := render(&skel, st, asJSON); err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	rest := skel.String()
+	for _, sec := range sections {
+		if sec.count == 0 {
+			continue
+		}
+		before, after, indent, err := cutMarker(rest, marker(sec.name), asJSON)
+		if err != nil {
+			return err
+		}
+		bw.WriteString(before)
+		first := true
+		if err := sec.each(func(v any) error {
+			if asJSON && !first {
+				bw.WriteString(",\n")
+			}
+			first = false
+			return writeItem(bw, v, indent, asJSON)
+		}); err != nil {
+			return err
+		}
+		if asJSON {
+			bw.WriteString("\n")
+		}
+		rest = after
+	}
+	bw.WriteString(rest)
+	return bw.Flush()
+}
+
+// streamSections lists the long sections of the state at snap in the
+// order rendering meets them.
+func streamSections(snap *cas.Snapshot, archive bool) ([]streamed, error) {
+	count := func(dir string) (int, error) { n, _, err := snap.Count(dir); return n, err }
+	var out []streamed
+	add := func(name string, n int, err error, mark func(st *contracts.State), each func(emit func(v any) error) error) error {
+		if err == nil {
+			out = append(out, streamed{name: name, count: n, mark: mark, each: each})
+		}
+		return err
+	}
+	list := func(l string) (int, error) { return snap.ListLen(l) }
+	var n int
+	var err error
+	n, err = list(cas.ListAlignment)
+	if err := add("alignment", n, err, func(st *contracts.State) {
+		st.Goal.AlignmentHistory = []*contracts.AlignmentEntry{{Time: marker("alignment")}}
+	}, func(emit func(v any) error) error {
+		return cas.EachEntry(snap, cas.ListAlignment, func(v *contracts.AlignmentEntry) error { return emit(v) })
+	}); err != nil {
+		return nil, err
+	}
+	n, err = count(cas.TasksDir)
+	if err := add("tasks", n, err, func(st *contracts.State) {
+		st.Tasks = []*contracts.Task{{ID: marker("tasks")}}
+	}, func(emit func(v any) error) error {
+		return snap.EachTask(cas.TasksDir, func(t *contracts.Task) error { return emit(t) })
+	}); err != nil {
+		return nil, err
+	}
+	if archive {
+		n, err = count(cas.ArchiveDir)
+		if err := add("archive", n, err, func(st *contracts.State) {
+			st.Archive = []*contracts.Task{{ID: marker("archive")}}
+		}, func(emit func(v any) error) error {
+			return snap.EachTask(cas.ArchiveDir, func(t *contracts.Task) error { return emit(t) })
+		}); err != nil {
+			return nil, err
+		}
+	}
+	n, err = list(cas.ListAnomalies)
+	if err := add("anomalies", n, err, func(st *contracts.State) {
+		st.Anomalies = []*contracts.Anomaly{{ID: marker("anomalies")}}
+	}, func(emit func(v any) error) error {
+		return cas.EachEntry(snap, cas.ListAnomalies, func(v *contracts.Anomaly) error { return emit(v) })
+	}); err != nil {
+		return nil, err
+	}
+	n, err = list(cas.ListDiscovered)
+	if err := add("discovered", n, err, func(st *contracts.State) {
+		st.Discovered = []*contracts.Discovery{{ID: marker("discovered")}}
+	}, func(emit func(v any) error) error {
+		return cas.EachEntry(snap, cas.ListDiscovered, func(v *contracts.Discovery) error { return emit(v) })
+	}); err != nil {
+		return nil, err
+	}
+	n, err = list(cas.ListHumanNotes)
+	if err := add("human_notes", n, err, func(st *contracts.State) {
+		st.HumanNotes = []*contracts.HumanNote{{Timestamp: marker("human_notes")}}
+	}, func(emit func(v any) error) error {
+		return cas.EachEntry(snap, cas.ListHumanNotes, func(v *contracts.HumanNote) error { return emit(v) })
+	}); err != nil {
+		return nil, err
+	}
+	n, err = list(cas.ListSpecChanges)
+	if err := add("spec_changes", n, err, func(st *contracts.State) {
+		st.SpecChanges = []*contracts.SpecChange{{Timestamp: marker("spec_changes")}}
+	}, func(emit func(v any) error) error {
+		return cas.EachEntry(snap, cas.ListSpecChanges, func(v *contracts.SpecChange) error { return emit(v) })
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// render writes v as YAML, or as JSON with the same field names.
+func render(w io.Writer, v any, asJSON bool) error {
+	if asJSON {
+		b, err := yamlJSON(v)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	b, err := contracts.EncodeYAML(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// cutMarker finds the entry whose first field holds mark in the rendered
+// skeleton text and returns the text before it, the text after it, and the
+// indentation of the entry's first line.
+func cutMarker(text, mark string, asJSON bool) (before, after, indent string, err error) {
+	lines := strings.SplitAfter(text, "\n")
+	at := -1
+	for i, l := range lines {
+		if strings.Contains(l, mark) {
+			at = i
+			break
+		}
+	}
+	if at < 0 || asJSON && at == 0 {
+		return "", "", "", fmt.Errorf("internal error: the marker of a streamed section is missing")
+	}
+	start, end := at, at+1
+	if asJSON {
+		start = at - 1 // the "{" line
+		indent = lines[start][:len(lines[start])-len(strings.TrimLeft(lines[start], " "))]
+		for end < len(lines) && !strings.HasPrefix(lines[end], indent+"}") {
+			end++
+		}
+		end++
+	} else {
+		indent = lines[at][:strings.Index(lines[at], "- ")]
+		for end < len(lines) && leading(lines[end]) > len(indent) {
+			end++
+		}
+	}
+	join := func(ls []string) string { return strings.Join(ls, "") }
+	return join(lines[:start]), join(lines[end:]), indent, nil
+}
+
+func leading(line string) int { return len(line) - len(strings.TrimLeft(line, " ")) }
+
+// writeItem writes one entry of a streamed section at indent: a YAML list
+// item, or a JSON object without the separator that follows it.
+func writeItem(w *bufio.Writer, v any, indent string, asJSON bool) error {
+	if asJSON {
+		b, err := yamlJSONIndent(v, indent)
+		if err != nil {
+			return err
+		}
+		w.WriteString(indent)
+		_, err = w.Write(b)
+		return err
+	}
+	b, err := contracts.EncodeYAML([]any{v})
+	if err != nil {
+		return err
+	}
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if l != "\n" && l != "" { // an empty line of a block scalar stays empty
+			w.WriteString(indent)
+		}
+		w.WriteString(l)
+	}
+	return nil
+}
