@@ -39,6 +39,9 @@ type options struct {
 	trust   bool
 	compare string // a git revision of the module's repository to time against; "" for none
 	formats bool
+	// scaleTasks and scaleHistory size the board of the whole-board
+	// measurements (scaleTasks 0: none).
+	scaleTasks, scaleHistory int
 }
 
 // bench holds what every measurement needs: paths and the child environment.
@@ -65,6 +68,8 @@ func main() {
 	flag.BoolVar(&opt.remote, "remote", true, "also time remote mode (file:// and git daemon) and clones contending on one remote")
 	flag.BoolVar(&opt.formats, "formats", true, "also time SHA-1 and SHA-256 repositories, each read directly and through git's plumbing")
 	flag.StringVar(&opt.compare, "compare", "", "also time git-liza built from git revision `REV` of this module's repository, in the add and claim tables")
+	flag.IntVar(&opt.scaleTasks, "scale-tasks", 10000, "time the commands that read the whole board, and bytes per add, on a board of `N` tasks (0: not)")
+	flag.IntVar(&opt.scaleHistory, "scale-history", 5000, "the last `N` tasks of that board are added one operation each, the history validate --history checks")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -72,6 +77,9 @@ func main() {
 			fatal(fmt.Errorf("bad -sizes %q: want positive integers separated by commas", sizes))
 		}
 		opt.sizes = append(opt.sizes, n)
+	}
+	if opt.scaleTasks > 0 && (opt.scaleHistory < 0 || opt.scaleHistory >= opt.scaleTasks) {
+		fatal(errors.New("-scale-history must be at least 0 and below -scale-tasks"))
 	}
 	if opt.runs < 1 {
 		fatal(errors.New("-runs must be at least 1"))
@@ -194,6 +202,14 @@ func run(opt options) error {
 			return fmt.Errorf("trust: %v", err)
 		}
 		rep.Trust = &t
+	}
+
+	if opt.scaleTasks > 0 {
+		s, err := b.measureScale()
+		if err != nil {
+			return fmt.Errorf("scale: %v", err)
+		}
+		rep.Scale = &s
 	}
 
 	printTable(rep)

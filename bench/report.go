@@ -92,6 +92,7 @@ type report struct {
 	Remote        *remoteResult      `json:"remote,omitempty"`
 	Contention    []contentionResult `json:"contention,omitempty"`
 	Trust         *trustResult       `json:"trust,omitempty"`
+	Scale         *scaleResult       `json:"scale,omitempty"`
 	Compare       *compareInfo       `json:"compare,omitempty"`
 }
 
@@ -155,6 +156,9 @@ func printTable(r report) {
 	}
 	if r.Trust != nil {
 		printTrust(r.Trust)
+	}
+	if r.Scale != nil {
+		printScale(r.Scale)
 	}
 }
 

@@ -133,10 +133,39 @@ func EachEntry[T any](s *Snapshot, list string, fn func(v *T) error) error {
 	return nil
 }
 
+// EachEntryRaw is EachEntry with each entry's file as it is stored.
+func (s *Snapshot) EachEntryRaw(list string, fn func(raw []byte) error) error {
+	es, err := s.entities(list)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		b, err := s.Repo.ReadBlob(e.blob)
+		if err != nil {
+			return inconsistent("reading %s/%s.yaml: %v", list, e.id, err)
+		}
+		if err := fn(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // EachTask decodes the tasks of tasks/ or archive/ one at a time, in board
 // order (SortTasks), reading their order from the index: a whole board
 // goes by without being held at once.
 func (s *Snapshot) EachTask(dir string, fn func(t *contracts.Task) error) error {
+	return s.EachTaskRaw(dir, func(id string, raw []byte) error {
+		t := new(contracts.Task)
+		if err := contracts.DecodeYAML(raw, t); err != nil {
+			return inconsistent("%s/%s.yaml at %s: %v", dir, id, short(s.Commit), err)
+		}
+		return fn(t)
+	})
+}
+
+// EachTaskRaw is EachTask with each task's file as it is stored.
+func (s *Snapshot) EachTaskRaw(dir string, fn func(id string, raw []byte) error) error {
 	sums, err := s.Summaries(dir)
 	if err != nil {
 		return err
@@ -147,15 +176,14 @@ func (s *Snapshot) EachTask(dir string, fn func(t *contracts.Task) error) error 
 	}
 	SortTasks(order)
 	for _, o := range order {
-		t := new(contracts.Task)
-		ok, err := s.decode(entityPath(dir, o.ID), t)
+		raw, ok, err := s.ReadFile(entityPath(dir, o.ID))
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return inconsistent("%s at %s: the index names task %s, which is not there", dir, short(s.Commit), o.ID)
 		}
-		if err := fn(t); err != nil {
+		if err := fn(o.ID, raw); err != nil {
 			return err
 		}
 	}

@@ -11,17 +11,19 @@ import (
 // yamlJSON renders v as indented JSON through its YAML form, so that JSON
 // output has exactly the seed's field names and order, unknown fields
 // included.
-func yamlJSON(v any) ([]byte, error) { return yamlJSONIndent(v, "") }
-
-// yamlJSONIndent is yamlJSON with every line but the first starting with
-// prefix.
-func yamlJSONIndent(v any, prefix string) ([]byte, error) {
+func yamlJSON(v any) ([]byte, error) {
 	var n yaml.Node
 	if err := n.Encode(v); err != nil {
 		return nil, err
 	}
+	return nodeJSONIndent(&n, "")
+}
+
+// nodeJSONIndent renders a YAML node as indented JSON, every line but the
+// first starting with prefix.
+func nodeJSONIndent(n *yaml.Node, prefix string) ([]byte, error) {
 	var b bytes.Buffer
-	if err := nodeJSON(&b, &n); err != nil {
+	if err := nodeJSON(&b, n); err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer

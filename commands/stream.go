@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
 )
@@ -28,7 +30,7 @@ type streamed struct {
 	name  string
 	count int
 	mark  func(st *contracts.State)
-	each  func(emit func(v any) error) error
+	each  func(emit func(raw []byte) error) error
 }
 
 // writeState writes the state at snap as YAML, or JSON with asJSON, with
@@ -75,12 +77,12 @@ func writeState(w io.Writer, snap *cas.Snapshot, trusted, archive, asJSON bool) 
 		}
 		bw.WriteString(before)
 		first := true
-		if err := sec.each(func(v any) error {
+		if err := sec.each(func(raw []byte) error {
 			if asJSON && !first {
 				bw.WriteString(",\n")
 			}
 			first = false
-			return writeItem(bw, v, indent, asJSON)
+			return writeItem(bw, raw, indent, asJSON)
 		}); err != nil {
 			return err
 		}
@@ -98,7 +100,7 @@ func writeState(w io.Writer, snap *cas.Snapshot, trusted, archive, asJSON bool) 
 func streamSections(snap *cas.Snapshot, archive bool) ([]streamed, error) {
 	count := func(dir string) (int, error) { n, _, err := snap.Count(dir); return n, err }
 	var out []streamed
-	add := func(name string, n int, err error, mark func(st *contracts.State), each func(emit func(v any) error) error) error {
+	add := func(name string, n int, err error, mark func(st *contracts.State), each func(emit func(raw []byte) error) error) error {
 		if err == nil {
 			out = append(out, streamed{name: name, count: n, mark: mark, each: each})
 		}
@@ -110,16 +112,16 @@ func streamSections(snap *cas.Snapshot, archive bool) ([]streamed, error) {
 	n, err = list(cas.ListAlignment)
 	if err := add("alignment", n, err, func(st *contracts.State) {
 		st.Goal.AlignmentHistory = []*contracts.AlignmentEntry{{Time: marker("alignment")}}
-	}, func(emit func(v any) error) error {
-		return cas.EachEntry(snap, cas.ListAlignment, func(v *contracts.AlignmentEntry) error { return emit(v) })
+	}, func(emit func(raw []byte) error) error {
+		return snap.EachEntryRaw(cas.ListAlignment, emit)
 	}); err != nil {
 		return nil, err
 	}
 	n, err = count(cas.TasksDir)
 	if err := add("tasks", n, err, func(st *contracts.State) {
 		st.Tasks = []*contracts.Task{{ID: marker("tasks")}}
-	}, func(emit func(v any) error) error {
-		return snap.EachTask(cas.TasksDir, func(t *contracts.Task) error { return emit(t) })
+	}, func(emit func(raw []byte) error) error {
+		return snap.EachTaskRaw(cas.TasksDir, func(_ string, raw []byte) error { return emit(raw) })
 	}); err != nil {
 		return nil, err
 	}
@@ -127,8 +129,8 @@ func streamSections(snap *cas.Snapshot, archive bool) ([]streamed, error) {
 		n, err = count(cas.ArchiveDir)
 		if err := add("archive", n, err, func(st *contracts.State) {
 			st.Archive = []*contracts.Task{{ID: marker("archive")}}
-		}, func(emit func(v any) error) error {
-			return snap.EachTask(cas.ArchiveDir, func(t *contracts.Task) error { return emit(t) })
+		}, func(emit func(raw []byte) error) error {
+			return snap.EachTaskRaw(cas.ArchiveDir, func(_ string, raw []byte) error { return emit(raw) })
 		}); err != nil {
 			return nil, err
 		}
@@ -136,32 +138,32 @@ func streamSections(snap *cas.Snapshot, archive bool) ([]streamed, error) {
 	n, err = list(cas.ListAnomalies)
 	if err := add("anomalies", n, err, func(st *contracts.State) {
 		st.Anomalies = []*contracts.Anomaly{{ID: marker("anomalies")}}
-	}, func(emit func(v any) error) error {
-		return cas.EachEntry(snap, cas.ListAnomalies, func(v *contracts.Anomaly) error { return emit(v) })
+	}, func(emit func(raw []byte) error) error {
+		return snap.EachEntryRaw(cas.ListAnomalies, emit)
 	}); err != nil {
 		return nil, err
 	}
 	n, err = list(cas.ListDiscovered)
 	if err := add("discovered", n, err, func(st *contracts.State) {
 		st.Discovered = []*contracts.Discovery{{ID: marker("discovered")}}
-	}, func(emit func(v any) error) error {
-		return cas.EachEntry(snap, cas.ListDiscovered, func(v *contracts.Discovery) error { return emit(v) })
+	}, func(emit func(raw []byte) error) error {
+		return snap.EachEntryRaw(cas.ListDiscovered, emit)
 	}); err != nil {
 		return nil, err
 	}
 	n, err = list(cas.ListHumanNotes)
 	if err := add("human_notes", n, err, func(st *contracts.State) {
 		st.HumanNotes = []*contracts.HumanNote{{Timestamp: marker("human_notes")}}
-	}, func(emit func(v any) error) error {
-		return cas.EachEntry(snap, cas.ListHumanNotes, func(v *contracts.HumanNote) error { return emit(v) })
+	}, func(emit func(raw []byte) error) error {
+		return snap.EachEntryRaw(cas.ListHumanNotes, emit)
 	}); err != nil {
 		return nil, err
 	}
 	n, err = list(cas.ListSpecChanges)
 	if err := add("spec_changes", n, err, func(st *contracts.State) {
 		st.SpecChanges = []*contracts.SpecChange{{Timestamp: marker("spec_changes")}}
-	}, func(emit func(v any) error) error {
-		return cas.EachEntry(snap, cas.ListSpecChanges, func(v *contracts.SpecChange) error { return emit(v) })
+	}, func(emit func(raw []byte) error) error {
+		return snap.EachEntryRaw(cas.ListSpecChanges, emit)
 	}); err != nil {
 		return nil, err
 	}
@@ -221,11 +223,18 @@ func cutMarker(text, mark string, asJSON bool) (before, after, indent string, er
 
 func leading(line string) int { return len(line) - len(strings.TrimLeft(line, " ")) }
 
-// writeItem writes one entry of a streamed section at indent: a YAML list
-// item, or a JSON object without the separator that follows it.
-func writeItem(w *bufio.Writer, v any, indent string, asJSON bool) error {
+// writeItem writes one entry of a streamed section at indent, from its
+// file as stored: a YAML list item, or a JSON object without the
+// separator that follows it. Every entity file of a state git-liza wrote
+// (a trusted one) is the entity as contracts.EncodeYAML renders it, so the
+// file's own lines are the entry's, shifted under the list.
+func writeItem(w *bufio.Writer, raw []byte, indent string, asJSON bool) error {
 	if asJSON {
-		b, err := yamlJSONIndent(v, indent)
+		var n yaml.Node
+		if err := yaml.Unmarshal(raw, &n); err != nil {
+			return err
+		}
+		b, err := nodeJSONIndent(&n, indent)
 		if err != nil {
 			return err
 		}
@@ -233,13 +242,13 @@ func writeItem(w *bufio.Writer, v any, indent string, asJSON bool) error {
 		_, err = w.Write(b)
 		return err
 	}
-	b, err := contracts.EncodeYAML([]any{v})
-	if err != nil {
-		return err
-	}
-	for _, l := range strings.SplitAfter(string(b), "\n") {
-		if l != "\n" && l != "" { // an empty line of a block scalar stays empty
-			w.WriteString(indent)
+	for i, l := range strings.SplitAfter(string(raw), "\n") {
+		switch {
+		case l == "":
+		case i == 0:
+			w.WriteString(indent + "- ")
+		case l != "\n": // an empty line of a block scalar stays empty
+			w.WriteString(indent + "  ")
 		}
 		w.WriteString(l)
 	}
