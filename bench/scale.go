@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"os/exec"
 	"path/filepath"
-		"strings"
+	"strings"
 	"syscall"
 	"time"
 )
