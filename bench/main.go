@@ -25,8 +25,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 type options struct {
@@ -42,6 +44,23 @@ type options struct {
 	// scaleTasks and scaleHistory size the board of the whole-board
 	// measurements (scaleTasks 0: none).
 	scaleTasks, scaleHistory int
+	// fairTime is how long the clones of the fairness runs add in a loop
+	// (0: no fairness runs).
+	fairTime time.Duration
+	// only, when not empty, names the sections to run (see -only).
+	only map[string]bool
+}
+
+// sections are the parts of a run -only can name.
+var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team"}
+
+// want reports whether section runs: -only names it, or -only is empty
+// and its own flag allows it.
+func (o options) want(section string, flag bool) bool {
+	if len(o.only) > 0 {
+		return o.only[section]
+	}
+	return flag
 }
 
 // bench holds what every measurement needs: paths and the child environment.
@@ -70,7 +89,22 @@ func main() {
 	flag.StringVar(&opt.compare, "compare", "", "also time git-liza built from git revision `REV` of this module's repository, in the add and claim tables")
 	flag.IntVar(&opt.scaleTasks, "scale-tasks", 10000, "time the commands that read the whole board, and bytes per add, on a board of `N` tasks (0: not)")
 	flag.IntVar(&opt.scaleHistory, "scale-history", 5000, "the last `N` tasks of that board are added one operation each, the history validate --history checks")
+	flag.DurationVar(&opt.fairTime, "fair-time", 30*time.Second, "with -remote: how long 1, 2, 4 and 8 clones add tasks in a loop on one remote, to see that each gets its turn (0: not)")
+	var only string
+	flag.StringVar(&only, "only", "", "run only these `SECTIONS` (comma-separated: "+strings.Join(sections, ", ")+"); the other flags still size them")
 	flag.Parse()
+	for _, sec := range strings.Split(only, ",") {
+		if sec = strings.TrimSpace(sec); sec == "" {
+			continue
+		}
+		if !slices.Contains(sections, sec) {
+			fatal(fmt.Errorf("-only %s: no such section (%s)", sec, strings.Join(sections, ", ")))
+		}
+		if opt.only == nil {
+			opt.only = map[string]bool{}
+		}
+		opt.only[sec] = true
+	}
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
@@ -87,6 +121,36 @@ func main() {
 	if err := run(opt); err != nil {
 		fatal(err)
 	}
+}
+
+// measureBase times the add and the claim against the baseline, history,
+// a claim with its worktree and a merge.
+func (b *bench) measureBase(rep *report) error {
+	var err error
+	for _, n := range b.opt.sizes {
+		r, err := b.measureSize(n)
+		if err != nil {
+			return fmt.Errorf("%d tasks: %v", n, err)
+		}
+		rep.Sizes = append(rep.Sizes, r)
+	}
+	if rep.History, err = b.measureHistory(); err != nil {
+		return fmt.Errorf("history: %v", err)
+	}
+	for _, n := range b.opt.sizes {
+		r, err := b.measureClaim(n)
+		if err != nil {
+			return fmt.Errorf("claim, %d tasks: %v", n, err)
+		}
+		rep.Claims = append(rep.Claims, r)
+	}
+	if rep.ClaimWorktree, err = b.measureClaimWorktree(); err != nil {
+		return fmt.Errorf("claim with worktree: %v", err)
+	}
+	if rep.Merge, err = b.measureMerge(); err != nil {
+		return fmt.Errorf("merge: %v", err)
+	}
+	return nil
 }
 
 func fatal(err error) {
@@ -152,37 +216,19 @@ func run(opt options) error {
 		rep.Compare = &compareInfo{Rev: opt.compare, Commit: compareCommit}
 	}
 
-	for _, n := range opt.sizes {
-		r, err := b.measureSize(n)
-		if err != nil {
-			return fmt.Errorf("%d tasks: %v", n, err)
+	if opt.want("base", true) {
+		if err := b.measureBase(&rep); err != nil {
+			return err
 		}
-		rep.Sizes = append(rep.Sizes, r)
 	}
-	if rep.History, err = b.measureHistory(); err != nil {
-		return fmt.Errorf("history: %v", err)
-	}
-	for _, n := range opt.sizes {
-		r, err := b.measureClaim(n)
-		if err != nil {
-			return fmt.Errorf("claim, %d tasks: %v", n, err)
-		}
-		rep.Claims = append(rep.Claims, r)
-	}
-	if rep.ClaimWorktree, err = b.measureClaimWorktree(); err != nil {
-		return fmt.Errorf("claim with worktree: %v", err)
-	}
-	if rep.Merge, err = b.measureMerge(); err != nil {
-		return fmt.Errorf("merge: %v", err)
-	}
-	if opt.formats {
+	if opt.want("formats", opt.formats) {
 		r, err := b.measureFormats()
 		if err != nil {
 			return fmt.Errorf("formats: %v", err)
 		}
 		rep.Formats = &r
 	}
-	if opt.remote {
+	if opt.want("remote", opt.remote) {
 		r, err := b.measureRemote()
 		if err != nil {
 			return fmt.Errorf("remote mode: %v", err)
@@ -196,7 +242,16 @@ func run(opt options) error {
 			rep.Contention = append(rep.Contention, c)
 		}
 	}
-	if opt.trust {
+	if opt.want("fairness", opt.remote && opt.fairTime > 0) {
+		for _, n := range contendClones {
+			f, err := b.measureFairness(n)
+			if err != nil {
+				return fmt.Errorf("fairness, %d clones: %v", n, err)
+			}
+			rep.Fairness = append(rep.Fairness, f)
+		}
+	}
+	if opt.want("trust", opt.trust) {
 		t, err := b.measureTrust()
 		if err != nil {
 			return fmt.Errorf("trust: %v", err)
@@ -204,7 +259,7 @@ func run(opt options) error {
 		rep.Trust = &t
 	}
 
-	if opt.scaleTasks > 0 {
+	if opt.want("scale", opt.scaleTasks > 0) {
 		s, err := b.measureScale()
 		if err != nil {
 			return fmt.Errorf("scale: %v", err)

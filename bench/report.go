@@ -93,6 +93,7 @@ type report struct {
 	Contention    []contentionResult `json:"contention,omitempty"`
 	Trust         *trustResult       `json:"trust,omitempty"`
 	Scale         *scaleResult       `json:"scale,omitempty"`
+	Fairness      []fairResult       `json:"fairness,omitempty"`
 	Compare       *compareInfo       `json:"compare,omitempty"`
 }
 
@@ -110,27 +111,9 @@ func printTable(r report) {
 		fmt.Printf("compare: git-liza@%s is git-liza built from %s (%.12s), run directly; ratio(this/%s) = this build / git-liza@%s, medians, each in a repository of its own made the same way\n",
 			rev, rev, c.Commit, rev, rev)
 	}
-	fmt.Println()
-	fmt.Printf("task add, whole process, median (p90) of %d runs, ms\n", r.Runs)
-	printRatios(r.Sizes, rev)
-	fmt.Println()
-	for _, s := range r.Sizes {
-		if f := s.Floor; f != nil {
-			fmt.Printf("floor at %d tasks: git liza-floor (an empty Go program) %s + git update-ref %s = %.1f ms, ratio %.3f\n",
-				s.Tasks, ms(f.Dispatch), ms(f.UpdateRef), f.Median, f.Ratio)
-		}
+	if len(r.Sizes) > 0 {
+		printBase(r, rev)
 	}
-	h := r.History
-	fmt.Printf("\nhistory (%d tasks, git liza task add): %d commits %s ms, %d commits %s ms, ratio %.3f%s (goal <= %.1fx)\n",
-		h.Tasks, h.ShortCommits, ms(h.Short), h.LongCommits, ms(h.Long), h.Ratio, verdict(h.Ratio <= h.Goal), h.Goal)
-
-	fmt.Printf("\nclaim ID --no-worktree, whole process, median (p90) of %d runs, ms\n", r.Runs)
-	printRatios(r.Claims, rev)
-	fmt.Println()
-	for _, s := range []soloResult{r.ClaimWorktree, r.Merge} {
-		fmt.Printf("%s (%d tasks, no baseline): %s ms\n", s.Command, s.Tasks, ms(s.Stats))
-	}
-
 	if r.Formats != nil {
 		printFormats(r.Formats, r.Runs)
 	}
@@ -157,9 +140,36 @@ func printTable(r report) {
 	if r.Trust != nil {
 		printTrust(r.Trust)
 	}
+	printFairness(r.Fairness)
 	if r.Scale != nil {
 		printScale(r.Scale)
 	}
+}
+
+// printBase prints the add and the claim against the baseline, history,
+// a claim with its worktree and a merge.
+func printBase(r report, rev string) {
+	fmt.Println()
+	fmt.Printf("task add, whole process, median (p90) of %d runs, ms\n", r.Runs)
+	printRatios(r.Sizes, rev)
+	fmt.Println()
+	for _, s := range r.Sizes {
+		if f := s.Floor; f != nil {
+			fmt.Printf("floor at %d tasks: git liza-floor (an empty Go program) %s + git update-ref %s = %.1f ms, ratio %.3f\n",
+				s.Tasks, ms(f.Dispatch), ms(f.UpdateRef), f.Median, f.Ratio)
+		}
+	}
+	h := r.History
+	fmt.Printf("\nhistory (%d tasks, git liza task add): %d commits %s ms, %d commits %s ms, ratio %.3f%s (goal <= %.1fx)\n",
+		h.Tasks, h.ShortCommits, ms(h.Short), h.LongCommits, ms(h.Long), h.Ratio, verdict(h.Ratio <= h.Goal), h.Goal)
+
+	fmt.Printf("\nclaim ID --no-worktree, whole process, median (p90) of %d runs, ms\n", r.Runs)
+	printRatios(r.Claims, rev)
+	fmt.Println()
+	for _, s := range []soloResult{r.ClaimWorktree, r.Merge} {
+		fmt.Printf("%s (%d tasks, no baseline): %s ms\n", s.Command, s.Tasks, ms(s.Stats))
+	}
+
 }
 
 // printRatios prints a table of git-liza against the baseline, by number of

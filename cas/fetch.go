@@ -16,8 +16,8 @@ import (
 // blackboard (no refs/liza/state).
 var ErrNoBoard = contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
 
-// FetchState fetches remote's refs/liza/state into its tracking ref and
-// records when (LastFetch), so that a reader of the local copy can say how
+// FetchState fetches remote's refs/liza/state into its tracking ref, with
+// the queue's tickets (see QueueDir), and records when (LastFetch), so that a reader of the local copy can say how
 // old it is. ok is false when the remote has no board. When the remote's
 // tip is not a descendant of the one fetched last (its tracking ref), the
 // remote was rewound: the old tip is kept at RewoundRef, unless one is kept
@@ -28,7 +28,7 @@ func (s *Store) FetchState(ctx context.Context, remote string) (refstore.Hash, b
 	if err != nil {
 		return refstore.Hash{}, false, err
 	}
-	got, err := s.Repo.Fetch(ctx, remote, refstore.StateRef)
+	got, err := s.Repo.Fetch(ctx, remote, refstore.StateRef, QueueDir+"*")
 	if err != nil {
 		return refstore.Hash{}, false, err
 	}

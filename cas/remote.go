@@ -3,6 +3,7 @@ package cas
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -23,7 +24,12 @@ func (s *Store) publish(ctx context.Context, op Op, updates []refstore.RefUpdate
 		if err != nil {
 			return err
 		}
-		local = append(local, refstore.RefUpdate{Name: tracking, Old: was, New: u.New})
+		if !was.IsZero() || !u.New.IsZero() {
+			local = append(local, refstore.RefUpdate{Name: tracking, Old: was, New: u.New})
+		}
+		if strings.HasPrefix(u.Name, QueueDir) {
+			continue // a ticket exists on the remote only
+		}
 		// The local ref follows when it was behind the remote (or did not
 		// exist); a local ref that went its own way is left alone.
 		cur, ok, err := s.Repo.ReadRef(u.Name)

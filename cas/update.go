@@ -103,17 +103,33 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 		budget = 30 * time.Second
 	}
 	deadline := time.Now().Add(budget)
+	turn := s.newTurn()
 	for attempt := 1; ; attempt++ {
 		began := time.Now()
-		res, err := s.attempt(ctx, op)
+		res, err := s.attempt(ctx, op, turn)
 		if err == nil {
 			res.Attempts = attempt
+			s.reap(ctx, turn)
 			return res, nil
 		}
-		if !errors.Is(err, refstore.ErrStale) {
+		var sleep time.Duration
+		switch {
+		case errors.Is(err, errYield):
+			// Not an attempt: take a place in the queue, and look at it
+			// again when the turns ahead should be over.
+			attempt--
+			s.join(ctx, turn)
+			sleep = turn.poll()
+		case errors.Is(err, refstore.ErrStale):
+			s.join(ctx, turn)
+			sleep = backoff(attempt, time.Since(began))
+			if turn != nil && !turn.mine.commit.IsZero() {
+				// In the queue, its turn comes by the queue's order.
+				sleep = min(sleep, queuePoll())
+			}
+		default:
 			return nil, err
 		}
-		sleep := backoff(attempt, time.Since(began))
 		if attempt > 1 && time.Now().Add(sleep).After(deadline) {
 			return nil, contracts.Errorf(contracts.CodeContention,
 				"%s: gave up after %d attempts in %s: %s kept moving", op.Name, attempt, budget, refstore.StateRef)
@@ -124,6 +140,12 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 		case <-time.After(sleep):
 		}
 	}
+}
+
+// queuePoll is how long an operation waiting for its turn waits before it
+// looks at the queue again.
+func queuePoll() time.Duration {
+	return 20*time.Millisecond + time.Duration(rand.Int64N(int64(20*time.Millisecond)))
 }
 
 // backoff is the wait after the n-th lost race, whose attempt took took:
@@ -189,7 +211,7 @@ func (s *Store) tip(ctx context.Context) (refstore.Hash, error) {
 	return tip, nil
 }
 
-func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
+func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error) {
 	// The update-ref process is started first so that its start-up
 	// overlaps the work below; it holds no lock until it is given the
 	// updates, and is told to stop if there are none.
@@ -213,11 +235,23 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 		return nil, ErrNoBoard
 	}
 	// A whole-state replacement (import) is how a person repairs a broken
-	// state, so only it may build on a tip that does not validate.
+	// state, so only it may build on a tip that does not validate. The tip
+	// is checked before the operation looks at the queue: what it fetched
+	// while it waits is verified while it waits, and its turn costs only
+	// what came after.
 	var rebuild *Rebuild
 	if snap.Exists() && op.Replace == nil {
 		if rebuild, err = s.checkTip(ctx, snap); err != nil {
 			return nil, err
+		}
+	}
+	if turn != nil {
+		live, stale, err := s.tickets(ctx, s.now())
+		if err != nil {
+			return nil, err
+		}
+		if turn.yield(time.Now(), tip, live, stale) {
+			return nil, errYield
 		}
 	}
 	b, err := s.build(snap, op, s.now(), rebuild)
@@ -237,6 +271,7 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 	}
 	updates := append([]refstore.RefUpdate{{Name: refstore.StateRef, Old: tip, New: commit}}, b.refs...)
 	if s.remoteMode() {
+		updates = append(updates, turn.release()...)
 		if err := s.publish(ctx, op, updates); err != nil {
 			return nil, err
 		}

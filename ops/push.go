@@ -26,7 +26,10 @@ import (
 //     the merge commit of a state commit in the same push that records the
 //     merge from the branch's old value; it is never deleted or rewound,
 //     and it is created only on a board that has merged nothing yet;
-//   - under refs/liza/ only refs/liza/state exists.
+//   - under refs/liza/ only refs/liza/state exists, and the queue's tickets
+//     (cas.QueueDir): refs/liza/queue/<16 hex digits>, each a commit with
+//     no parent, the empty tree and cas.TicketMessage, which any clone may
+//     create, move or delete.
 //
 // An empty list accepts the push.
 func (s *Service) CheckPush(ctx context.Context, updates []refstore.RefUpdate) ([]string, error) {
@@ -57,6 +60,10 @@ func (s *Service) CheckPush(ctx context.Context, updates []refstore.RefUpdate) (
 		switch {
 		case u.Name == refstore.StateRef:
 			state = &updates[i]
+		case cas.ValidTicketRef(u.Name):
+			if msg := s.checkTicket(u); msg != "" {
+				say("%s: %s", u.Name, msg)
+			}
 		case strings.HasPrefix(u.Name, "refs/liza/"):
 			say("%s: only %s exists under refs/liza/ on a shared remote", u.Name, refstore.StateRef)
 		}
@@ -89,6 +96,22 @@ func (s *Service) CheckPush(ctx context.Context, updates []refstore.RefUpdate) (
 		}
 	}
 	return problems, nil
+}
+
+// checkTicket checks a ticket's update: any clone may take its place in
+// the queue or leave it, but a ticket holds nothing.
+func (s *Service) checkTicket(u refstore.RefUpdate) string {
+	if u.New.IsZero() {
+		return ""
+	}
+	c, err := s.Repo.ReadCommit(u.New)
+	if err != nil {
+		return "not a commit"
+	}
+	if tree, err := s.Repo.ReadTree(c.Tree); err != nil || len(tree) > 0 || len(c.Parents) > 0 || c.Message != cas.TicketMessage {
+		return "a ticket is a commit with no parent, the empty tree and the message " + strings.TrimSpace(cas.TicketMessage)
+	}
+	return ""
 }
 
 // checkStatePush checks one update of refs/liza/state.

@@ -32,6 +32,28 @@ type RefUpdate struct {
 // old value (or its lock was held by a concurrent update). Nothing moved.
 var ErrStale = errors.New("ref moved concurrently")
 
+// RefsUnder lists the refs whose names start with prefix (a directory of
+// refs, ending in "/"), by name.
+func (r *Repo) RefsUnder(ctx context.Context, prefix string) (map[string]Hash, error) {
+	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	if err != nil {
+		return nil, err
+	}
+	refs := map[string]Hash{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		id, name, ok := strings.Cut(line, " ")
+		if !ok || !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		h, ok := ParseHash(id)
+		if !ok {
+			return nil, fmt.Errorf("git for-each-ref printed %q", line)
+		}
+		refs[name] = h
+	}
+	return refs, nil
+}
+
 // UpdateRefs moves every ref in one transaction with git update-ref --stdin,
 // each from its expected old value: all move or none does. A lost race comes
 // back as ErrStale; any other failure as *GitError.

@@ -114,7 +114,9 @@ func (e *ErrRejected) Error() string {
 // Fetch fetches refs from a remote into their tracking refs (see
 // TrackingRef), forcing them to whatever the remote has, and returns the
 // remote's values. A ref the remote lacks is missing from the result and
-// removed from tracking.
+// removed from tracking. A ref ending in "/*" is a pattern: the refs under
+// it are fetched the same way (pruned when the remote no longer has them)
+// and read with RefsUnder.
 func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[string]Hash, error) {
 	// --no-auto-maintenance: a fetch inside a compare-and-swap attempt must
 	// not stop to gc the repository.
@@ -123,6 +125,14 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[st
 		// The blackboard's files are small and every command reads them:
 		// a partial clone fetches them whole, whatever its filter.
 		args = append(args, "--no-filter")
+	}
+	for _, ref := range refs {
+		if strings.HasSuffix(ref, "/*") {
+			// A pattern's tracking refs follow the remote: those it no
+			// longer has go.
+			args = append(args, "--prune")
+			break
+		}
 	}
 	args = append(args, "--", remote)
 	for _, ref := range refs {
@@ -148,6 +158,9 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[st
 	}
 	got := map[string]Hash{}
 	for _, ref := range refs {
+		if strings.HasSuffix(ref, "/*") {
+			continue // see RefsUnder
+		}
 		if h, ok, err := r.ReadRef(TrackingRef(remote, ref)); err != nil {
 			return nil, err
 		} else if ok {
@@ -183,7 +196,7 @@ func (r *Repo) fetchSome(ctx context.Context, remote string, refs []string) (map
 	var present []string
 	var drop []RefUpdate
 	for _, ref := range refs {
-		if have[ref] {
+		if have[ref] || strings.HasSuffix(ref, "/*") && len(present) > 0 {
 			present = append(present, ref)
 		} else if old, ok, _ := r.ReadRef(TrackingRef(remote, ref)); ok {
 			drop = append(drop, RefUpdate{Name: TrackingRef(remote, ref), Old: old})

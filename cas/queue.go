@@ -1,0 +1,253 @@
+package cas
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// Turns on a shared remote. Clones that write to one remote race for its
+// refs/liza/state, and a clone whose attempts cost more (one that must
+// verify the others' commits before it builds, one on a slower link) can
+// lose every race to a clone that wins once and keeps writing. So a clone
+// that loses a race leaves a ticket on the remote, refs/liza/queue/<its
+// id>, and every clone fetches the tickets with the state: a clone without
+// a ticket lets those with one go first, and those with one go in the
+// order of their tickets' times. The winner's push deletes its ticket with
+// the state's move, in one atomic push. Tickets are only a courtesy: an
+// operation waits for others at most queueWait, and not at all once the
+// queue stops moving the state (its first holder has gone away) or a
+// ticket is older than ticketLife; stale tickets are deleted by whoever
+// sees them.
+const (
+	// QueueDir holds the tickets on a remote.
+	QueueDir = "refs/liza/queue/"
+	// TicketMessage is a ticket commit's message: a ticket is a commit
+	// with no parent and the empty tree, dated when its clone lost.
+	TicketMessage = "liza: waiting for a turn\n"
+
+	queueWait  = 3 * time.Second
+	queueIdle  = time.Second
+	ticketLife = 30 * time.Second
+)
+
+// ValidTicketRef reports whether name is a ticket's ref:
+// refs/liza/queue/ and 16 lowercase hex digits.
+func ValidTicketRef(name string) bool {
+	id, ok := strings.CutPrefix(name, QueueDir)
+	return ok && len(id) == 16 && strings.Trim(id, "0123456789abcdef") == ""
+}
+
+// ticket is one clone's place in the queue.
+type ticket struct {
+	id     string
+	commit refstore.Hash
+	at     time.Time
+}
+
+// turn is one operation's view of the queue of its remote.
+type turn struct {
+	id       string    // this clone's id
+	mine     ticket    // this clone's ticket on the remote; zero commit when none
+	waited   time.Time // when the operation first let others go; zero when it has not
+	lastTip  refstore.Hash
+	lastMove time.Time // when lastTip was first seen
+	ahead    int       // how many tickets go before this operation
+	// pace is how long the queue takes per turn, as seen while waiting:
+	// when ahead went down from seenAhead, seen at seenAt.
+	pace      time.Duration
+	seenAhead int
+	seenAt    time.Time
+	stale     []ticket // tickets past ticketLife, to delete after a win
+}
+
+// errYield is an attempt that let the queue go first.
+var errYield = errors.New("another clone's turn")
+
+// newTurn starts an operation's turn on the store's remote.
+func (s *Store) newTurn() *turn {
+	if !s.remoteMode() {
+		return nil
+	}
+	id, err := s.cloneID()
+	if err != nil {
+		return nil // without an id, no queue: the operation races as before
+	}
+	return &turn{id: id}
+}
+
+// cloneID is this clone's id in queues, made once and kept in
+// <git common dir>/liza/clone-id.
+func (s *Store) cloneID() (string, error) {
+	path := filepath.Join(s.Repo.CommonDir, "liza", "clone-id")
+	if b, err := os.ReadFile(path); err == nil {
+		if id := strings.TrimSpace(string(b)); ValidTicketRef(QueueDir + id) {
+			return id, nil
+		}
+	}
+	var raw [8]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	tmp := path + ".tmp" + hex.EncodeToString(raw[:4])
+	if err := os.WriteFile(tmp, []byte(hex.EncodeToString(raw[:])+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	// Two processes may both make one; link keeps the first.
+	err := os.Link(tmp, path)
+	os.Remove(tmp)
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// tickets reads the tickets fetched from the remote, oldest first (ties
+// by id), and the stale ones apart.
+func (s *Store) tickets(ctx context.Context, now time.Time) (live, stale []ticket, err error) {
+	prefix := refstore.TrackingRef(s.Remote, QueueDir)
+	refs, err := s.Repo.RefsUnder(ctx, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	for name, h := range refs {
+		id := strings.TrimPrefix(name, prefix)
+		if !ValidTicketRef(QueueDir + id) {
+			continue
+		}
+		c, err := s.Repo.ReadCommit(h)
+		if err != nil {
+			continue // not fetched whole: as if it were not there
+		}
+		t := ticket{id: id, commit: h, at: c.Author.When}
+		if now.Sub(t.at) > ticketLife {
+			stale = append(stale, t)
+		} else {
+			live = append(live, t)
+		}
+	}
+	slices.SortFunc(live, func(a, b ticket) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	return live, stale, nil
+}
+
+// yield reports whether the operation lets the queue go first now, the
+// remote's state at tip, the queue as just fetched.
+func (t *turn) yield(now time.Time, tip refstore.Hash, live, stale []ticket) bool {
+	t.stale = stale
+	t.mine = ticket{}
+	var others []ticket
+	for _, k := range live {
+		if k.id == t.id {
+			t.mine = k // this clone's, maybe left by an earlier process of it
+		} else {
+			others = append(others, k)
+		}
+	}
+	if tip != t.lastTip {
+		t.lastTip, t.lastMove = tip, now
+	}
+	ahead := len(others) > 0
+	t.ahead = len(others)
+	if !t.mine.commit.IsZero() {
+		ahead = live[0].id != t.id
+		t.ahead = slices.IndexFunc(live, func(k ticket) bool { return k.id == t.id })
+	}
+	if !t.seenAt.IsZero() && t.ahead < t.seenAhead {
+		seen := now.Sub(t.seenAt) / time.Duration(t.seenAhead-t.ahead)
+		t.pace = (t.pace + seen) / 2
+	}
+	if t.seenAt.IsZero() || t.ahead != t.seenAhead {
+		t.seenAhead, t.seenAt = t.ahead, now
+	}
+	if !ahead || !t.waited.IsZero() && (now.Sub(t.waited) >= queueWait || now.Sub(t.lastMove) >= queueIdle) {
+		return false
+	}
+	if t.waited.IsZero() {
+		t.waited = now
+	}
+	return true
+}
+
+// poll is how long to wait before looking at the queue again: about as
+// long as the turns ahead take, at the pace seen, so that a long queue is
+// not asked after every operation by everyone in it.
+func (t *turn) poll() time.Duration {
+	pace := t.pace
+	if pace <= 0 {
+		pace = 50 * time.Millisecond
+	}
+	wait := time.Duration(max(t.ahead, 1)) * pace
+	wait = wait*4/5 + time.Duration(mrand.Int64N(int64(wait*2/5)+1)) // ±20%
+	return min(max(wait, 15*time.Millisecond), time.Second)
+}
+
+// release is the ref update that takes this clone's ticket off the queue
+// with the operation's push; none when it holds none.
+func (t *turn) release() []refstore.RefUpdate {
+	if t == nil || t.mine.commit.IsZero() {
+		return nil
+	}
+	return []refstore.RefUpdate{{Name: QueueDir + t.id, Old: t.mine.commit}}
+}
+
+// join puts this clone in the queue, unless it is there: after a lost
+// race, or when others are waiting already. A remote that refuses tickets
+// (a guard that does not know them) leaves the operation racing as before.
+func (s *Store) join(ctx context.Context, t *turn) {
+	if t == nil || !t.mine.commit.IsZero() {
+		return
+	}
+	var old refstore.Hash // a stale ticket of this clone's is replaced
+	for _, k := range t.stale {
+		if k.id == t.id {
+			old = k.commit
+		}
+	}
+	now := s.now()
+	c, err := s.Repo.WriteCommit(s.emptyTree(), nil, refstore.Signature{Name: "git-liza", Email: "git-liza@liza.invalid", When: now}, TicketMessage)
+	if err != nil {
+		return
+	}
+	if err := s.Repo.Push(ctx, s.Remote, refstore.RefUpdate{Name: QueueDir + t.id, Old: old, New: c}); err == nil {
+		t.mine = ticket{id: t.id, commit: c, at: now}
+	}
+}
+
+// reap deletes the stale tickets seen, once, after a win.
+func (s *Store) reap(ctx context.Context, t *turn) {
+	if t == nil {
+		return
+	}
+	for _, k := range t.stale {
+		if k.id != t.id {
+			_ = s.Repo.Push(ctx, s.Remote, refstore.RefUpdate{Name: QueueDir + k.id, Old: k.commit})
+		}
+	}
+}
+
+// emptyTree is the id of the empty tree (written, so that it is here).
+func (s *Store) emptyTree() refstore.Hash {
+	h, _ := s.Repo.WriteTree(nil)
+	return h
+}
