@@ -91,7 +91,7 @@ func (s *sup) keepAlive(ctx context.Context, stop context.CancelCauseFunc) {
 	interval := time.Minute
 	if tip, ok, err := s.Repo.ReadRef(refstore.StateRef); err == nil && ok {
 		if snap, err := cas.ReadSnapshot(s.Repo, tip); err == nil {
-			if st, err := snap.Load(); err == nil && st.Config.HeartbeatInterval > 0 {
+			if st, err := snap.Header(); err == nil && st.Config.HeartbeatInterval > 0 {
 				interval = time.Duration(st.Config.HeartbeatInterval) * time.Second
 			}
 		}

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
@@ -459,13 +458,11 @@ func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, time
 			aborted = true
 		} else if cur, ok, err := s.Repo.ReadRef(refstore.StateRef); err == nil && ok && cur != tip {
 			tip = cur
-			if snap, err := cas.ReadSnapshot(s.Repo, cur); err == nil {
-				if st, err := snap.Load(); err == nil {
-					aborted = st.Control != nil && st.Control.Mode == contracts.ModeAborted
-					if s.current(st) != nil {
-						kill(cmd, done)
-						return replaced
-					}
+			if st, _, err := s.read(); err == nil {
+				aborted = st.Control != nil && st.Control.Mode == contracts.ModeAborted
+				if s.current(st) != nil {
+					kill(cmd, done)
+					return replaced
 				}
 			}
 		}

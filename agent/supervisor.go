@@ -68,6 +68,8 @@ type sup struct {
 	seen       string         // fingerprint of the planning context last handed to the planner
 	runs       int
 	merges     map[string]*mergeFailure // by task id
+	viewMu     sync.Mutex               // the loop and keepAlive both read the board
+	view       cas.View                 // the board, read once and then by what changed
 }
 
 // work is what the agent is started for.
@@ -126,7 +128,10 @@ func (s *sup) board(ctx context.Context) (*contracts.State, refstore.Hash, error
 	return s.read()
 }
 
-// read reads the state at the local tip.
+// read reads the state at the local tip. The supervisor keeps the board
+// it read last and reads again only what each operation since changed: a
+// state this repository wrote or verified (its sync verifies what it
+// fetches) is valid as it is; any other is read whole and validated.
 func (s *sup) read() (*contracts.State, refstore.Hash, error) {
 	tip, ok, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil {
@@ -139,14 +144,10 @@ func (s *sup) read() (*contracts.State, refstore.Hash, error) {
 	if err != nil {
 		return nil, tip, err
 	}
-	st, err := snap.Load()
-	if err != nil {
-		return nil, tip, err
-	}
-	if ps := contracts.Validate(st); len(ps) > 0 {
-		return nil, tip, contracts.Errorf(contracts.CodeInconsistent, "the blackboard does not validate: %s", ps[0])
-	}
-	return st, tip, nil
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	st, err := s.view.Read(snap, (&cas.Store{Repo: s.Repo}).KnownGood(tip))
+	return st, tip, err
 }
 
 // mode is the effective kill-switch mode.

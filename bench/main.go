@@ -47,6 +47,10 @@ type options struct {
 	// fairTime is how long the clones of the fairness runs add in a loop
 	// (0: no fairness runs).
 	fairTime time.Duration
+	// teamTasks is how many live tasks the team runs of 1-8 coders merge;
+	// teamBoard the size of the board the 20 live tasks of the second run
+	// sit on (0 teamTasks: no team runs).
+	teamTasks, teamBoard int
 	// only, when not empty, names the sections to run (see -only).
 	only map[string]bool
 }
@@ -90,6 +94,8 @@ func main() {
 	flag.IntVar(&opt.scaleTasks, "scale-tasks", 10000, "time the commands that read the whole board, and bytes per add, on a board of `N` tasks (0: not)")
 	flag.IntVar(&opt.scaleHistory, "scale-history", 5000, "the last `N` tasks of that board are added one operation each, the history validate --history checks")
 	flag.DurationVar(&opt.fairTime, "fair-time", 30*time.Second, "with -remote: how long 1, 2, 4 and 8 clones add tasks in a loop on one remote, to see that each gets its turn (0: not)")
+	flag.IntVar(&opt.teamTasks, "team-tasks", 60, "teams of 1, 2, 4 and 8 coders merge `N` tasks each (0: no team runs)")
+	flag.IntVar(&opt.teamBoard, "team-board", 2000, "and 2 coders merge 20 tasks on a board of 20, then on one of `N` tasks")
 	var only string
 	flag.StringVar(&only, "only", "", "run only these `SECTIONS` (comma-separated: "+strings.Join(sections, ", ")+"); the other flags still size them")
 	flag.Parse()
@@ -259,6 +265,13 @@ func run(opt options) error {
 		rep.Trust = &t
 	}
 
+	if opt.want("team", opt.teamTasks > 0) {
+		t, err := b.measureTeams()
+		if err != nil {
+			return fmt.Errorf("team: %v", err)
+		}
+		rep.Teams = t
+	}
 	if opt.want("scale", opt.scaleTasks > 0) {
 		s, err := b.measureScale()
 		if err != nil {

@@ -94,6 +94,7 @@ type report struct {
 	Trust         *trustResult       `json:"trust,omitempty"`
 	Scale         *scaleResult       `json:"scale,omitempty"`
 	Fairness      []fairResult       `json:"fairness,omitempty"`
+	Teams         []teamResult       `json:"teams,omitempty"`
 	Compare       *compareInfo       `json:"compare,omitempty"`
 }
 
@@ -141,6 +142,7 @@ func printTable(r report) {
 		printTrust(r.Trust)
 	}
 	printFairness(r.Fairness)
+	printTeams(r.Teams)
 	if r.Scale != nil {
 		printScale(r.Scale)
 	}

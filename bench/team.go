@@ -1,0 +1,201 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// teamResult is a team of scripted agents working a board: git liza run
+// with coders and one reviewer, each agent session one step (the coder
+// commits a file and submits, the reviewer approves, its supervisor
+// merges), timed from the start until every live task is MERGED.
+type teamResult struct {
+	Coders   int     `json:"coders"`
+	Live     int     `json:"live_tasks"`
+	Finished int     `json:"finished_tasks"` // MERGED before the run: the rest of the board
+	Seconds  float64 `json:"seconds"`
+	PerMin   float64 `json:"merged_per_min"`
+}
+
+// teamAgent is the scripted agent: one step per session, as the
+// supervisor hands it out.
+const teamAgent = `#!/bin/sh
+set -e
+case "$LIZA_ROLE" in
+coder)
+	cd "$LIZA_WORKTREE"
+	echo "$LIZA_TASK" > "done-$LIZA_TASK.txt"
+	git add "done-$LIZA_TASK.txt"
+	git commit -q -m "$LIZA_TASK"
+	git liza submit "$LIZA_TASK" >/dev/null ;;
+code-reviewer)
+	git liza verdict "$LIZA_TASK" approve >/dev/null ;;
+esac
+`
+
+// teamBoardRuns is how many times each of the two boards of the board
+// comparison is worked (alternately); the median counts.
+const teamBoardRuns = 3
+
+// measureTeams runs the teams: the same 20 live tasks on a board of 20 and
+// on one of teamBoard tasks, two coders each, teamBoardRuns times each;
+// then teamTasks live tasks with 1, 2, 4 and 8 coders.
+func (b *bench) measureTeams() ([]teamResult, error) {
+	var out []teamResult
+	type run struct{ coders, live, finished int }
+	var runs []run
+	for range teamBoardRuns {
+		runs = append(runs, run{2, 20, 0}, run{2, 20, b.opt.teamBoard - 20})
+	}
+	for _, c := range []int{1, 2, 4, 8} {
+		runs = append(runs, run{c, b.opt.teamTasks, 0})
+	}
+	for i, run := range runs {
+		r, err := b.measureTeam(filepath.Join(b.tmp, fmt.Sprintf("team-%d", i+1)), run.coders, run.live, run.finished)
+		if err != nil {
+			return out, fmt.Errorf("%d coders, %d+%d tasks: %v", run.coders, run.live, run.finished, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// measureTeam runs one team until live tasks are merged.
+func (b *bench) measureTeam(dir string, coders, live, finished int) (teamResult, error) {
+	r := teamResult{Coders: coders, Live: live, Finished: finished}
+	progress(fmt.Sprintf("team: %d coders, %d live tasks on a board of %d", coders, live, live+finished))
+	repo := filepath.Join(dir, "repo")
+	if err := b.initRepo(repo); err != nil {
+		return r, err
+	}
+	for path, text := range map[string]string{"scripts/integration-test.sh": "#!/bin/sh\nexit 0\n", ".gitignore": ".liza/\n"} {
+		p := filepath.Join(repo, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return r, err
+		}
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			return r, err
+		}
+	}
+	agent := filepath.Join(dir, "agent.sh")
+	if err := os.WriteFile(agent, []byte(teamAgent), 0o755); err != nil {
+		return r, err
+	}
+	for _, args := range [][]string{{"add", "."}, {"commit", "-q", "-m", "integration test"}, {"config", "gc.auto", "0"}} {
+		if _, err := output(repo, b.env, "git", args...); err != nil {
+			return r, err
+		}
+	}
+	head, err := output(repo, b.env, "git", "rev-parse", "HEAD")
+	if err != nil {
+		return r, err
+	}
+	seed := filepath.Join(dir, "seed.yaml")
+	if err := os.WriteFile(seed, []byte(teamSeed(live, finished, head)), 0o644); err != nil {
+		return r, err
+	}
+	if out, err := command(repo, b.env, "git", "liza", "import", seed).CombinedOutput(); err != nil {
+		return r, fmt.Errorf("import: %v\n%s", err, out)
+	}
+	log, err := os.Create(filepath.Join(dir, "team.log"))
+	if err != nil {
+		return r, err
+	}
+	defer log.Close()
+	team := command(repo, b.env, b.gitLiza, "run", "--no-planner", "--coders", fmt.Sprint(coders), "--reviewers", "1",
+		"--poll", "100ms", "--backoff", "200ms", "--", "sh", agent)
+	team.Stdout, team.Stderr = log, log
+	team.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := team.Start(); err != nil {
+		return r, err
+	}
+	stop := func() {
+		_ = syscall.Kill(-team.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { team.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = syscall.Kill(-team.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	}
+	deadline := start.Add(time.Duration(live) * 10 * time.Second)
+	for {
+		merged, err := mergedCount(repo, b.env)
+		if err != nil {
+			stop()
+			return r, err
+		}
+		if merged >= live+finished {
+			break
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return r, fmt.Errorf("only %d of %d tasks merged after %s (see %s)", merged-finished, live, time.Since(start).Round(time.Second), log.Name())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	r.Seconds = time.Since(start).Seconds()
+	r.PerMin = float64(live) / r.Seconds * 60
+	stop()
+	return r, nil
+}
+
+// mergedCount counts the MERGED tasks of the board (git liza status --json).
+func mergedCount(repo string, env []string) (int, error) {
+	out, err := command(repo, env, "git", "liza", "status", "--json").Output()
+	if err != nil {
+		return 0, fmt.Errorf("status: %v", err)
+	}
+	var b struct {
+		Counts map[string]int `json:"counts"`
+	}
+	if err := json.Unmarshal(out, &b); err != nil {
+		return 0, err
+	}
+	return b.Counts["MERGED"], nil
+}
+
+// teamSeed is a board of live UNCLAIMED tasks and finished MERGED ones.
+func teamSeed(live, finished int, commit string) string {
+	var s strings.Builder
+	s.WriteString("version: 1\ngoal: {id: goal-1, description: bench, status: IN_PROGRESS, created: \"2026-01-17T10:00:00Z\"}\n")
+	s.WriteString("config: {integration_branch: integration, max_in_flight: 64}\n")
+	s.WriteString("sprint: {id: sprint-1, goal_ref: goal-1, status: IN_PROGRESS, timeline: {started: \"2026-01-17T10:00:00Z\"}}\nagents: {}\ntasks:\n")
+	for i := 1; i <= finished; i++ {
+		fmt.Fprintf(&s, "  - {id: old-%d, description: 'finished task %d', status: MERGED, priority: 3, created: \"2026-01-17T09:00:00Z\", spec_ref: specs/vision.md, done_when: d, scope: 'IN: old-%d', merge_commit: %s, depends_on: [], iteration: 1, history: []}\n", i, i, i, commit)
+	}
+	for i := 1; i <= live; i++ {
+		fmt.Fprintf(&s, "  - {id: t-%d, description: 'task %d', status: UNCLAIMED, priority: %d, created: \"2026-01-17T10:00:00Z\", spec_ref: specs/vision.md, done_when: d, scope: 'IN: done-t-%d.txt', depends_on: [], iteration: 0, history: []}\n", i, i, 1+i%5, i)
+	}
+	return s.String()
+}
+
+func printTeams(rs []teamResult) {
+	if len(rs) < 2*teamBoardRuns {
+		return
+	}
+	fmt.Printf("\nTeams of scripted agents (git liza run --no-planner, 1 reviewer), until every live task is merged:\n")
+	fmt.Printf("  %-7s %10s %14s %10s %12s\n", "coders", "live", "board", "seconds", "merged/min")
+	var small, large []float64
+	for i, r := range rs {
+		fmt.Printf("  %-7d %10d %14d %10.1f %12.1f\n", r.Coders, r.Live, r.Live+r.Finished, r.Seconds, r.PerMin)
+		if i < 2*teamBoardRuns {
+			if i%2 == 0 {
+				small = append(small, r.PerMin)
+			} else {
+				large = append(large, r.PerMin)
+			}
+		}
+	}
+	s, l := summarize(small).Median, summarize(large).Median
+	fmt.Printf("  the same 20 live tasks on a board of %d vs one of 20: %.1f vs %.1f merged/min (medians of %d runs), ratio %.2f\n",
+		rs[1].Live+rs[1].Finished, l, s, teamBoardRuns, l/s)
+}
