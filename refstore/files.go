@@ -58,12 +58,45 @@ func (r *Repo) ResolveCommit(ctx context.Context, rev string) (Hash, error) {
 
 // IsAncestor reports whether commit a is an ancestor of (or equal to) b.
 func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	if ok, known := r.firstParentAncestor(a, b); known {
+		return ok, nil
+	}
 	_, err := r.Git(ctx, "merge-base", "--is-ancestor", a, b)
 	var ge *GitError
 	if errors.As(err, &ge) && ge.ExitCode == 1 {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// ancestorWalk bounds firstParentAncestor: a state history is a line, and
+// what one clone has not seen of it is usually short.
+const ancestorWalk = 64
+
+// firstParentAncestor answers IsAncestor for two object ids without git
+// when b's first-parent line reaches a within ancestorWalk commits of
+// single parents (a linear history, as refs/liza/state is); known is false
+// when the walk cannot tell (a merge, a missing object, a longer way).
+func (r *Repo) firstParentAncestor(a, b string) (ok, known bool) {
+	ha, okA := ParseHash(a)
+	hb, okB := ParseHash(b)
+	if !okA || !okB {
+		return false, false
+	}
+	for i := 0; i < ancestorWalk; i++ {
+		if hb == ha {
+			return true, true
+		}
+		c, err := r.ReadCommit(hb)
+		if err != nil || len(c.Parents) > 1 {
+			return false, false
+		}
+		if len(c.Parents) == 0 {
+			return false, true // the root, without meeting a
+		}
+		hb = c.Parents[0]
+	}
+	return false, false
 }
 
 // MergeTree merges theirs into ours without touching any checkout, with

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -33,8 +35,15 @@ type RefUpdate struct {
 var ErrStale = errors.New("ref moved concurrently")
 
 // RefsUnder lists the refs whose names start with prefix (a directory of
-// refs, ending in "/"), by name.
+// refs, ending in "/"), by name. The files backend is read directly: the
+// loose refs under the directory, then packed-refs for the names it lacks.
 func (r *Repo) RefsUnder(ctx context.Context, prefix string) (map[string]Hash, error) {
+	if !validRefPath(strings.TrimSuffix(prefix, "/")) || !strings.HasSuffix(prefix, "/") {
+		return nil, fmt.Errorf("listing %s: not a directory of refs", prefix)
+	}
+	if v, set := r.Config("extensions.refstorage"); r.plumbing == "" && (!set || strings.EqualFold(v, "files")) {
+		return r.refsUnderFiles(prefix)
+	}
 	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
 	if err != nil {
 		return nil, err
@@ -50,6 +59,54 @@ func (r *Repo) RefsUnder(ctx context.Context, prefix string) (map[string]Hash, e
 			return nil, fmt.Errorf("git for-each-ref printed %q", line)
 		}
 		refs[name] = h
+	}
+	return refs, nil
+}
+
+// refsUnderFiles is RefsUnder for the files backend.
+func (r *Repo) refsUnderFiles(prefix string) (map[string]Hash, error) {
+	refs := map[string]Hash{}
+	root := filepath.Join(r.CommonDir, filepath.FromSlash(prefix))
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(d.Name(), ".lock") {
+			return nil
+		}
+		rel, err := filepath.Rel(r.CommonDir, path)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		if h, ok, err := r.ReadRef(name); err != nil {
+			return err
+		} else if ok {
+			refs[name] = h
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", prefix, err)
+	}
+	b, err := os.ReadFile(filepath.Join(r.CommonDir, "packed-refs"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading packed-refs: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		id, name, ok := strings.Cut(line, " ")
+		if !ok || !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		if _, loose := refs[name]; loose {
+			continue
+		}
+		if h, ok := ParseHash(id); ok {
+			refs[name] = h
+		}
 	}
 	return refs, nil
 }
