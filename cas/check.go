@@ -31,12 +31,35 @@ func checkTx(tx *Tx) error {
 			m := tx.cache[p].(*Meta)
 			ps = append(ps, contracts.ValidateHeader(&contracts.State{
 				Version: m.Version, Goal: m.Goal, Config: m.Config, Sprint: m.Sprint,
+				Control: m.Control, CircuitBreaker: m.CircuitBreaker,
 			})...)
+			more, err := checkScope(tx, m)
+			if err != nil {
+				return err
+			}
+			ps = append(ps, more...)
 		case dir == TasksDir || dir == ArchiveDir:
 			t := tx.cache[p].(*contracts.Task)
 			ps = append(ps, checkTask(tx, dir, id, t)...)
+			if dir == TasksDir {
+				more, err := checkDisplaced(tx, t)
+				if err != nil {
+					return err
+				}
+				ps = append(ps, more...)
+			}
 		case dir == AgentsDir:
-			ps = append(ps, contracts.ValidateAgent(id, tx.cache[p].(*contracts.Agent))...)
+			a := tx.cache[p].(*contracts.Agent)
+			ps = append(ps, contracts.ValidateAgent(id, a)...)
+			if a != nil && a.CurrentTask != "" {
+				t, err := tx.Task(a.CurrentTask)
+				if err != nil {
+					return err
+				}
+				if msg := contracts.HolderProblem(id, a, t); msg != "" {
+					ps = append(ps, contracts.Problem{Where: "agents[" + id + "]", Msg: msg})
+				}
+			}
 		case dir == ListAnomalies:
 			a := tx.cache[p].(*contracts.Anomaly)
 			ps = append(ps, contracts.ValidateAnomaly(a)...)
@@ -107,10 +130,69 @@ func checkTask(tx *Tx, dir, id string, t *contracts.Task) []contracts.Problem {
 	return ps
 }
 
+// checkScope checks that the sprint's scope names only tasks that exist:
+// those it names and the state it was read from did not.
+func checkScope(tx *Tx, m *Meta) ([]contracts.Problem, error) {
+	var before Meta
+	if _, err := tx.Snap.decode(MetaFile, &before); err != nil {
+		return nil, err
+	}
+	var ps []contracts.Problem
+	for _, l := range []struct {
+		name     string
+		ids, was contracts.StringList
+	}{{"planned", m.Sprint.Scope.Planned, before.Sprint.Scope.Planned}, {"stretch", m.Sprint.Scope.Stretch, before.Sprint.Scope.Stretch}} {
+		for _, id := range l.ids {
+			if l.was.Contains(id) {
+				continue
+			}
+			live, archived, err := tx.HasTask(id)
+			if err != nil {
+				return nil, err
+			}
+			if !live && !archived {
+				ps = append(ps, contracts.Problem{Where: "sprint", Msg: "scope." + l.name + " names unknown task " + id})
+			}
+		}
+	}
+	return ps, nil
+}
+
+// checkDisplaced checks that an agent a changed task no longer belongs to
+// does not still say it works on or reviews it: whoever takes a task from
+// its holder (a reclaim, a block, a merge) updates the holder's entry.
+func checkDisplaced(tx *Tx, t *contracts.Task) ([]contracts.Problem, error) {
+	old, err := tx.Snap.Task(t.ID)
+	if err != nil || old == nil {
+		return nil, err
+	}
+	var holders []string
+	if old.Status == contracts.Claimed && old.AssignedTo != "" && (t.Status != contracts.Claimed || t.AssignedTo != old.AssignedTo) {
+		holders = append(holders, old.AssignedTo)
+	}
+	if old.Status == contracts.ReadyForReview && old.ReviewingBy != "" && (t.Status != contracts.ReadyForReview || t.ReviewingBy != old.ReviewingBy) {
+		holders = append(holders, old.ReviewingBy)
+	}
+	var ps []contracts.Problem
+	for _, id := range holders {
+		a, err := tx.Agent(id)
+		if err != nil {
+			return nil, err
+		}
+		if a != nil && a.CurrentTask == t.ID {
+			if msg := contracts.HolderProblem(id, a, t); msg != "" {
+				ps = append(ps, contracts.Problem{Where: "agents[" + id + "]", Msg: msg})
+			}
+		}
+	}
+	return ps, nil
+}
+
 // heldTwice checks that the agent a task is active for holds no other
-// active task: one CLAIMED task per coder, one review per reviewer.
+// active task: one active task (CLAIMED, READY_FOR_REVIEW, REJECTED) per
+// coder, one review per reviewer.
 func heldTwice(tx *Tx, t *contracts.Task) (string, error) {
-	if t.Status != contracts.Claimed && t.Status != contracts.ReadyForReview {
+	if !t.Status.Active() {
 		return "", nil
 	}
 	idx, err := tx.Index()
@@ -121,8 +203,8 @@ func heldTwice(tx *Tx, t *contracts.Task) (string, error) {
 		if o.ID == t.ID {
 			continue
 		}
-		if t.Status == contracts.Claimed && t.AssignedTo != "" && o.Status == contracts.Claimed && o.AssignedTo == t.AssignedTo {
-			return t.AssignedTo + " also holds CLAIMED task " + o.ID, nil
+		if t.AssignedTo != "" && o.Status.Active() && o.AssignedTo == t.AssignedTo {
+			return t.AssignedTo + " also holds " + string(o.Status) + " task " + o.ID, nil
 		}
 		if t.Status == contracts.ReadyForReview && t.ReviewingBy != "" && o.Status == contracts.ReadyForReview && o.ReviewingBy == t.ReviewingBy {
 			return t.ReviewingBy + " also reviews task " + o.ID, nil

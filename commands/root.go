@@ -88,6 +88,7 @@ func (e *Env) app() *cli.Command {
 			e.importCmd(),
 			e.exportCmd(),
 			e.taskCmd(),
+			e.goalCmd(),
 		}, e.lifecycleCmds(), e.controlCmds(), e.supervisorCmds(), e.leverCmds(), e.gitCmds()),
 	}
 }
@@ -156,6 +157,7 @@ var stateOnlyCommands = map[string]bool{
 	"task": true, "checkpoint": true, "heartbeat": true, "handoff": true, "verdict": true,
 	"anomaly": true, "discover": true, "note": true, "pause": true, "abort": true,
 	"show": true, "export": true, "status": true, "log": true, "validate": true,
+	"goal": true,
 }
 
 // stateOnly reports whether args run one of stateOnlyCommands.

@@ -50,28 +50,36 @@ func (e *Env) validateCmd() *cli.Command {
 	}
 }
 
-// verdict prints VALID, or INVALID and every problem, and fails with exit
-// 1 when there are problems.
+// verdict prints VALID, or INVALID and every problem, with the warnings
+// first, and fails with exit 1 when there are problems.
 func (e *Env) verdict(cmd *cli.Command, v *ops.Validation) error {
 	problems := v.Problems
-	if cmd.Bool("json") {
-		list := make([]string, len(problems))
-		for i, p := range problems {
+	texts := func(ps []contracts.Problem) []string {
+		list := make([]string, len(ps))
+		for i, p := range ps {
 			list[i] = p.String()
 		}
+		return list
+	}
+	switch {
+	case cmd.Bool("json"):
 		s := &session{Env: e}
-		if err := s.printJSON(map[string]any{"valid": len(problems) == 0, "states": v.States, "problems": list}); err != nil {
+		if err := s.printJSON(map[string]any{"valid": len(problems) == 0, "states": v.States, "problems": texts(problems), "warnings": texts(v.Warnings)}); err != nil {
 			return err
 		}
-	} else if len(problems) == 0 {
-		if v.States > 1 {
-			fmt.Fprintf(e.Stdout, "VALID (%d states)\n", v.States)
-		} else {
-			fmt.Fprintln(e.Stdout, "VALID")
+	default:
+		for _, w := range v.Warnings {
+			fmt.Fprintf(e.Stdout, "WARNING: %s\n", w)
 		}
-	} else {
-		for _, p := range problems {
-			fmt.Fprintf(e.Stdout, "INVALID: %s\n", p)
+		switch {
+		case len(problems) > 0:
+			for _, p := range problems {
+				fmt.Fprintf(e.Stdout, "INVALID: %s\n", p)
+			}
+		case v.States > 1:
+			fmt.Fprintf(e.Stdout, "VALID (%d states)\n", v.States)
+		default:
+			fmt.Fprintln(e.Stdout, "VALID")
 		}
 	}
 	if len(problems) > 0 {

@@ -300,7 +300,7 @@ func renew(tx *cas.Tx, id, agent string) error {
 	tx.PutTask(t)
 	if a, err := tx.Agent(agent); err != nil {
 		return err
-	} else if a != nil {
+	} else if a != nil && a.Status != "IDLE" {
 		a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
 		tx.PutAgent(agent, a)
 	}

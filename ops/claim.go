@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -32,6 +34,10 @@ const (
 	ClaimOwn      ClaimKind = "resumed"    // the same coder takes back its REJECTED or INTEGRATION_FAILED task
 	ClaimTakeover ClaimKind = "taken_over" // another coder takes a REJECTED or INTEGRATION_FAILED task whose lease ended
 	ClaimExpired  ClaimKind = "reclaimed"  // a CLAIMED task whose lease ran out
+	// ClaimExhausted is a takeover that would give a task a third coder:
+	// the claim blocks the task for the planner instead (hypothesis
+	// exhaustion) and takes nothing.
+	ClaimExhausted ClaimKind = "exhausted"
 )
 
 // ClaimResult is what a claim did.
@@ -45,8 +51,10 @@ type ClaimResult struct {
 	BaseCommit   string `json:"base_commit"`
 	LeaseExpires string `json:"lease_expires"`
 	Iteration    int    `json:"iteration"`
-	Commit       string `json:"commit,omitempty"`
-	Replayed     bool   `json:"replayed,omitempty"`
+	// Reason says why a claim of kind exhausted took nothing.
+	Reason   string `json:"reason,omitempty"`
+	Commit   string `json:"commit,omitempty"`
+	Replayed bool   `json:"replayed,omitempty"`
 }
 
 // errPickAgain means the task chosen for a claim without ID stopped being
@@ -67,26 +75,55 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 	if err := contracts.Permit(s.Agent, contracts.OpClaim); err != nil {
 		return nil, err
 	}
+	if err := s.checkSwitchFiles("claims"); err != nil {
+		return nil, err
+	}
 	skip := map[string]bool{}
 	if r.NoWorktree {
 		// No worktree to make between checking and committing: one pass
 		// inside the compare-and-swap plans and records the claim.
-		res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpClaim, Apply: func(tx *cas.Tx) (any, error) {
-			plan, err := s.plan(tx, r.Task, skip)
+		for {
+			res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpClaim, Apply: func(tx *cas.Tx) (any, error) {
+				plan, err := s.plan(tx, r.Task, skip)
+				if err != nil {
+					return nil, err
+				}
+				return s.applyClaim(tx, plan, false, true)
+			}})
 			if err != nil {
 				return nil, err
 			}
-			return s.applyClaim(tx, plan, false, true)
-		}})
-		if err != nil {
-			return nil, err
+			out, err := claimed(res, r.Task)
+			if errors.Is(err, errPickAgain) {
+				skip[out.ID] = true
+				continue
+			}
+			return out, err
 		}
-		return claimed(res)
 	}
 	for {
 		plan, err := s.planClaim(r.Task, skip)
 		if err != nil {
 			return nil, err
+		}
+		if plan.kind == ClaimExhausted {
+			// Nothing to check out: the claim records the exhaustion.
+			res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpClaim, Apply: func(tx *cas.Tx) (any, error) {
+				return s.applyClaim(tx, plan, r.Task == "", false)
+			}})
+			if errors.Is(err, errPickAgain) {
+				skip[plan.id] = true
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			out, err := claimed(res, r.Task)
+			if errors.Is(err, errPickAgain) {
+				skip[out.ID] = true
+				continue
+			}
+			return out, err
 		}
 		created, err := s.prepareWorktree(ctx, plan)
 		if errors.Is(err, worktree.ErrBusy) {
@@ -116,16 +153,26 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		if err != nil {
 			return nil, err
 		}
-		return claimed(res)
+		return claimed(res, r.Task)
 	}
 }
 
-func claimed(res *cas.Result) (*ClaimResult, error) {
+// claimed reads a claim's result. A claim that found its task's hypothesis
+// exhausted recorded that and took nothing: a claim of that task by id is
+// refused (exit 1), one without id goes on to the next task
+// (errPickAgain).
+func claimed(res *cas.Result, asked string) (*ClaimResult, error) {
 	out, err := decode[ClaimResult](res)
 	if err != nil {
 		return nil, err
 	}
 	out.Commit, out.Replayed = res.Commit.String(), res.Replayed
+	if out.Kind == string(ClaimExhausted) {
+		if asked == "" {
+			return &out, errPickAgain
+		}
+		return &out, contracts.Invalidf("task %s: hypothesis exhausted (%s); it is BLOCKED for the planner to rescope or reassign", out.ID, out.Reason)
+	}
 	return &out, nil
 }
 
@@ -154,6 +201,9 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	if err != nil {
 		return nil, err
 	}
+	if err := checkHalted(m.Control, "claims"); err != nil {
+		return nil, err
+	}
 	integ, err := s.integrationTip(context.Background(), m.Config.IntegrationBranch)
 	if err != nil {
 		return nil, err
@@ -177,6 +227,9 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 		return nil, err
 	}
 	plan := &claimPlan{id: id, kind: kind, base: integ}
+	if kind == ClaimExhausted {
+		return plan, nil
+	}
 	// Work already on the task's branch keeps the base it started from;
 	// an integration fix starts over from the integration tip, into
 	// which the coder merges its branch.
@@ -236,7 +289,19 @@ func (s *Service) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool)
 	if err != nil {
 		return nil, err
 	}
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHalted(m.Control, "claims"); err != nil {
+		return nil, err
+	}
 	kind, err := checkClaim(tx, t.Summary(), s.Agent)
+	if err == nil && !noWorktree && (kind == ClaimExhausted) != (plan.kind == ClaimExhausted) {
+		// The board changed between planning and committing in a way
+		// that changes whether a worktree is needed.
+		err = contracts.Errorf(contracts.CodeContention, "task %s changed while it was being claimed; try again", t.ID)
+	}
 	if err != nil {
 		if auto {
 			return nil, errPickAgain
@@ -247,6 +312,8 @@ func (s *Service) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool)
 	from := t.Status
 	prev := t.AssignedTo
 	switch kind {
+	case ClaimExhausted:
+		return exhaust(tx, t, prev)
 	case ClaimTakeover, ClaimExpired:
 		t.PreviousAssignee = prev
 		if !t.FailedBy.Contains(prev) && prev != "" {
@@ -254,6 +321,10 @@ func (s *Service) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool)
 		}
 		if kind == ClaimTakeover {
 			t.ReviewCyclesCurrent = 0
+		}
+		// The coder displaced no longer works on the task.
+		if err := idleAgent(tx, prev, t.ID); err != nil {
+			return nil, err
 		}
 	}
 	if from == contracts.IntegrationFailed {
@@ -280,17 +351,53 @@ func (s *Service) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool)
 	if err := setAgent(tx, s.Agent, contracts.RoleCoder, "WORKING", t.ID, lease); err != nil {
 		return nil, err
 	}
-	if len(t.FailedBy) >= 2 && kind != ClaimFresh && kind != ClaimOwn {
-		if err := logSystemAnomaly(tx, "hypothesis_exhaustion", t.ID, contracts.Extra{"failed_by": strings.Join(t.FailedBy, ",")}); err != nil {
-			return nil, err
-		}
-	}
 	tx.Describe(fmt.Sprintf("claim %s (%s)", t.ID, s.Agent), t.ID)
 	return ClaimResult{ID: t.ID, Status: string(t.Status), AssignedTo: s.Agent, Kind: string(kind), Worktree: t.Worktree,
 		Branch: branch, BaseCommit: t.BaseCommit, LeaseExpires: lease, Iteration: t.Iteration}, nil
 }
 
-// checkClaim decides whether agent may claim t now, and how.
+// exhaustionQuestions are what the planner answers for an exhausted task.
+var exhaustionQuestions = contracts.StringList{
+	"Should the task be rescoped (git liza task supersede, or task edit once unblocked)?",
+	"Should it be reassigned to another coder (git liza task unblock)?",
+}
+
+// exhaust records the hypothesis exhaustion a takeover found (seed 004:
+// "Hypothesis exhaustion | failed_by has >=2 coders | Reassign or
+// rescope"): the displaced coder joins failed_by, and instead of going to
+// a third coder the task is BLOCKED for the planner, whose unblock
+// (reassign), edit or supersede (rescope) decides what comes next. The
+// anomaly is the planner's (seed 004: "Two coders failed same task | Log
+// as hypothesis_exhaustion").
+func exhaust(tx *cas.Tx, t *contracts.Task, prev string) (any, error) {
+	from := t.Status
+	if prev != "" && !t.FailedBy.Contains(prev) {
+		t.FailedBy = append(t.FailedBy, prev)
+	}
+	if err := idleAgent(tx, prev, t.ID); err != nil {
+		return nil, err
+	}
+	failed := strings.Join(t.FailedBy, ", ")
+	reason := fmt.Sprintf("Hypothesis exhaustion: %s failed this task; the planner rescopes or reassigns it", failed)
+	if err := contracts.CheckTransition(t.ID, from, contracts.Blocked); err != nil {
+		return nil, err
+	}
+	t.PreviousAssignee, t.AssignedTo = prev, ""
+	t.Status, t.BlockedReason, t.BlockedQuestions = contracts.Blocked, reason, exhaustionQuestions
+	t.LeaseExpires, t.ReviewingBy, t.ReviewLeaseExpires = "", "", ""
+	t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "blocked", Agent: contracts.ActorName(tx.Actor),
+		From: string(from), To: string(contracts.Blocked), Reason: reason})
+	tx.PutTask(t)
+	if err := logSystemAnomaly(tx, "hypothesis_exhaustion", t.ID, contracts.Extra{"failed_by": strings.Join(t.FailedBy, ",")}); err != nil {
+		return nil, err
+	}
+	tx.Describe(fmt.Sprintf("hypothesis exhaustion on %s%s", t.ID, by(tx.Actor)), t.ID)
+	return ClaimResult{ID: t.ID, Status: string(t.Status), Kind: string(ClaimExhausted), Reason: failed + " failed it"}, nil
+}
+
+// checkClaim decides whether agent may claim t now, and how. A takeover
+// that would give the task a third coder is ClaimExhausted, not an error:
+// the claim then records the exhaustion for the planner.
 func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, error) {
 	now := tx.Now
 	var kind ClaimKind
@@ -342,8 +449,14 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 		if o.ID == t.ID {
 			continue
 		}
-		if o.Status == contracts.Claimed && o.AssignedTo == agent {
-			return "", contracts.Invalidf("%s already holds task %s: submit, hand off or release it first", agent, o.ID)
+		// One active task per coder (liza-validate.sh): work awaiting
+		// review or sent back counts, so a coder does not start a second
+		// task before its first is through review.
+		if o.AssignedTo == agent && o.Status.Active() {
+			if o.Status == contracts.Claimed {
+				return "", contracts.Invalidf("%s already holds task %s: submit, hand off or release it first", agent, o.ID)
+			}
+			return "", contracts.Invalidf("%s already holds task %s (%s): one active task per coder", agent, o.ID, o.Status)
 		}
 		if !o.Status.InFlight() {
 			continue
@@ -353,8 +466,24 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 			return "", contracts.Invalidf("task %s owns %s, which overlaps %s owned by %s (%s)", t.ID, a, b, o.ID, o.Status)
 		}
 	}
-	if max := m.Config.MaxInFlight; max > 0 && !t.Status.InFlight() && inFlight >= max {
+	if max := m.Config.InFlightLimit(); !t.Status.InFlight() && inFlight >= max {
 		return "", contracts.Invalidf("%d tasks are in flight and max_in_flight is %d", inFlight, max)
+	}
+	if kind == ClaimTakeover || kind == ClaimExpired {
+		full, err := tx.MustTask(t.ID)
+		if err != nil {
+			return "", err
+		}
+		failed := slices.Clone(full.FailedBy)
+		if t.AssignedTo != "" && !failed.Contains(t.AssignedTo) {
+			failed = append(failed, t.AssignedTo)
+		}
+		// Seed 003: "Hypothesis exhaustion | 2 coders failed"; seed 004:
+		// "Reassign or rescope". The coder displaced is the one who
+		// failed; with it, two have.
+		if t.AssignedTo != "" && len(failed) >= contracts.FailedCodersThreshold {
+			return ClaimExhausted, nil
+		}
 	}
 	return kind, nil
 }
@@ -438,7 +567,10 @@ func setAgent(tx *cas.Tx, id string, role contracts.Role, status, task, lease st
 }
 
 // logSystemAnomaly appends an anomaly git-liza logs on its own account
-// (hypothesis exhaustion, review deadlock), once per type and task.
+// (hypothesis exhaustion, review deadlock), once per type and task. It is
+// logged as the role seed 004 gives the type ("hypothesis_exhaustion |
+// Planner", "review_deadlock | Planner"), whoever's operation found it;
+// details.detected_by names that actor.
 func logSystemAnomaly(tx *cas.Tx, typ, task string, details contracts.Extra) error {
 	list, err := tx.Anomalies()
 	if err != nil {
@@ -449,13 +581,18 @@ func logSystemAnomaly(tx *cas.Tx, typ, task string, details contracts.Extra) err
 			return nil
 		}
 	}
-	logger := tx.Actor
-	if logger == "" {
-		logger = "human"
+	logger := contracts.ActorName(tx.Actor)
+	if roles := contracts.AnomalyTypes[typ].LoggedBy; len(roles) > 0 {
+		logger = roles[0].IDPrefix()
 	}
+	d := maps.Clone(details)
+	if d == nil {
+		d = contracts.Extra{}
+	}
+	d["detected_by"] = contracts.ActorName(tx.Actor)
 	_, err = tx.Append(cas.ListAnomalies, &contracts.Anomaly{
 		ID: fmt.Sprintf("anomaly-%d", len(list)+1), Type: typ, TaskID: task, LoggedBy: logger,
-		Timestamp: tx.NowString(), Details: details,
+		Timestamp: tx.NowString(), Details: d,
 	})
 	return err
 }

@@ -58,15 +58,27 @@ func (s *Service) Heartbeat(ctx context.Context, call Call) (*HeartbeatResult, e
 			tx.PutTask(t)
 			renewed = append(renewed, sum.ID)
 		}
+		// The agent's lease_expires covers the work it holds, so an agent
+		// that holds none keeps none (a supervisor's lease is
+		// supervisor_lease).
 		if a, err := tx.Agent(agent); err != nil {
 			return nil, err
-		} else if a != nil && (len(renewed) > 0 || due(a.LeaseExpires) || a.SupervisorLease != "" && due(a.SupervisorLease)) {
-			a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
-			if a.SupervisorLease != "" {
-				a.SupervisorLease = lease
+		} else if a != nil {
+			working := len(held) > 0 && a.Status != "IDLE"
+			change := false
+			if working && (len(renewed) > 0 || due(a.LeaseExpires)) {
+				a.LeaseExpires, change = lease, true
+			} else if !working && a.LeaseExpires != "" && a.Status == "IDLE" {
+				a.LeaseExpires, change = "", true
 			}
-			tx.PutAgent(agent, a)
-			renewed = append(renewed, "")
+			if a.SupervisorLease != "" && due(a.SupervisorLease) {
+				a.SupervisorLease, change = lease, true
+			}
+			if change {
+				a.Heartbeat = tx.NowString()
+				tx.PutAgent(agent, a)
+				renewed = append(renewed, "")
+			}
 		}
 		if len(renewed) > 0 {
 			tx.Describe(fmt.Sprintf("heartbeat (%s)", agent), "")

@@ -71,6 +71,10 @@ func (s *Service) Anomaly(ctx context.Context, r AnomalyRequest) (*EntryResult, 
 	if err := contracts.ValidTaskID(task); err != nil {
 		return nil, err
 	}
+	details, err := contracts.TypeDetails(details)
+	if err != nil {
+		return nil, err
+	}
 	role, _ := contracts.ParseAgentID(s.Agent)
 	return s.appendEntry(ctx, r.Call, cas.Op{
 		Name: contracts.OpAnomaly,

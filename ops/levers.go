@@ -19,6 +19,8 @@ type leverChange struct {
 	Reason  string
 	Verb    string
 	Subject string
+	// Extra goes into the history event (what an edit changed).
+	Extra contracts.Extra
 }
 
 // leverResult is what a lever reports, kept with the request id so that a
@@ -53,7 +55,7 @@ func (s *Service) lever(ctx context.Context, call Call, op contracts.Op, id, eve
 				return nil, err
 			}
 			t.Status = c.To
-			ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: contracts.ActorName(tx.Actor), Reason: c.Reason}
+			ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: contracts.ActorName(tx.Actor), Reason: c.Reason, Extra: c.Extra}
 			if from != c.To {
 				ev.From, ev.To = string(from), string(c.To)
 			}

@@ -51,6 +51,9 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 	if err := contracts.Permit(s.Agent, contracts.OpMerge); err != nil {
 		return nil, err
 	}
+	if err := s.checkSwitchFiles("merges"); err != nil {
+		return nil, err
+	}
 	for {
 		var t *contracts.Task
 		var branch string
@@ -60,8 +63,11 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 				return err
 			}
 			m, err := tx.Meta()
+			if err != nil {
+				return err
+			}
 			branch = "refs/heads/" + m.Config.IntegrationBranch
-			return err
+			return checkHalted(m.Control, "merges")
 		}); err != nil {
 			return nil, err
 		}
@@ -112,6 +118,13 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 			if err != nil {
 				return nil, err
 			}
+			m, err := tx.Meta()
+			if err != nil {
+				return nil, err
+			}
+			if err := checkHalted(m.Control, "merges"); err != nil {
+				return nil, err
+			}
 			if cur.Status != contracts.Approved || cur.ReviewCommit != t.ReviewCommit {
 				return nil, contracts.Invalidf("task %s changed while merging (now %s); nothing merged", id, cur.Status)
 			}
@@ -131,9 +144,14 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 				if a, err := tx.Agent(cur.AssignedTo); err != nil {
 					return nil, err
 				} else if a != nil && a.CurrentTask == id {
-					a.Status, a.CurrentTask = "IDLE", ""
+					a.Status, a.CurrentTask, a.LeaseExpires = "IDLE", "", ""
 					tx.PutAgent(cur.AssignedTo, a)
 				}
+			}
+			// wt-merge.sh recomputes the sprint's metrics after every
+			// merge; so does this one, in the same commit.
+			if err := refreshMetrics(tx, m, cur); err != nil {
+				return nil, err
 			}
 			tx.MoveRef(refstore.RefUpdate{Name: branch, Old: integ, New: result})
 			tx.Describe(fmt.Sprintf("merge %s (%s)", id, s.Agent), id)

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -127,9 +128,12 @@ func logEntry(c *refstore.Commit) LogEntry {
 }
 
 // Validation is what validate found: every problem, and how many states
-// were checked.
+// were checked. Warnings are checks that may fail on this machine without
+// the state being wrong (a worktree that lives on another machine, in
+// remote mode).
 type Validation struct {
 	Problems []contracts.Problem
+	Warnings []contracts.Problem
 	States   int
 }
 
@@ -159,7 +163,57 @@ func (s *Service) Validate(ctx context.Context, r ValidateRequest) (*Validation,
 	if err != nil {
 		return nil, err
 	}
-	return &Validation{Problems: contracts.Validate(st), States: 1}, nil
+	v := &Validation{Problems: contracts.Validate(st), States: 1}
+	if r.Rev == "" {
+		// The state as it is now, against this machine and repository.
+		if err := s.checkRepo(st, v); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// checkRepo adds liza-validate.sh's checks of the state against the
+// repository: a CLAIMED task's worktree must exist (in remote mode it may
+// be on another machine: a warning), and a live task's spec_ref must name
+// a file in HEAD or on the integration branch (on the remote's, in remote
+// mode, which may not be fetched here: a warning).
+func (s *Service) checkRepo(st *contracts.State, v *Validation) error {
+	remote := s.Store.Remote != ""
+	add := func(warn bool, where, msg string) {
+		p := contracts.Problem{Where: where, Msg: msg}
+		if warn {
+			v.Warnings = append(v.Warnings, p)
+		} else {
+			v.Problems = append(v.Problems, p)
+		}
+	}
+	_, head, err := s.Repo.Head()
+	if err != nil {
+		return err
+	}
+	integ, _, err := s.Repo.ReadRef("refs/heads/" + st.Config.IntegrationBranch)
+	if err != nil {
+		return err
+	}
+	for _, t := range st.Tasks {
+		if t == nil {
+			continue
+		}
+		where := "tasks[" + t.ID + "]"
+		if t.Status == contracts.Claimed && t.Worktree != "" && s.taskCheckout(t) == "" {
+			add(remote, where, fmt.Sprintf("CLAIMED with worktree %s, which does not exist on this machine", t.Worktree))
+		}
+		if t.SpecRef != "" {
+			if err := s.checkSpec(t.SpecRef, head, integ); err != nil {
+				if ops := Class(err); ops != contracts.CodeInvalid {
+					return err
+				}
+				add(remote, where, fmt.Sprintf("spec_ref %s names no file: %v", t.SpecRef, err))
+			}
+		}
+	}
+	return nil
 }
 
 // ValidateFile checks a seed-format state.yaml; name is where it came
@@ -279,4 +333,18 @@ func (s *Service) Observe(snap *cas.Snapshot, withFiles bool, now time.Time) (*O
 		obs.Alarms = []contracts.Alarm{}
 	}
 	return obs, nil
+}
+
+// Config reads the state's config section at the tip, defaults filled,
+// without reading the rest of the state.
+func (s *Service) Config(ctx context.Context) (contracts.Config, error) {
+	var cfg contracts.Config
+	err := s.view(func(tx *cas.Tx) error {
+		m, err := tx.Meta()
+		if err == nil {
+			cfg = m.Config
+		}
+		return err
+	})
+	return cfg, err
 }

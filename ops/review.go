@@ -40,7 +40,17 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 			return nil, err
 		}
 	}
+	if err := s.checkSwitchFiles("reviews"); err != nil {
+		return nil, err
+	}
 	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpReview, Apply: func(tx *cas.Tx) (any, error) {
+		m, err := tx.Meta()
+		if err != nil {
+			return nil, err
+		}
+		if err := checkHalted(m.Control, "reviews"); err != nil {
+			return nil, err
+		}
 		target := r.Task
 		if target == "" {
 			best, err := bestReview(tx, s.Agent)
@@ -68,6 +78,10 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 		ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: "review_claimed", Agent: s.Agent}
 		if prev != "" && prev != s.Agent {
 			ev.Reason = "review lease of " + prev + " expired"
+			// The reviewer displaced no longer reviews the task.
+			if err := idleAgent(tx, prev, t.ID); err != nil {
+				return nil, err
+			}
 		}
 		t.History = append(t.History, ev)
 		tx.PutTask(t)
@@ -149,6 +163,9 @@ type VerdictRequest struct {
 	Approve bool
 	// Reason is why; a rejection needs one.
 	Reason string
+	// Feedback is a rejection's specific changes needed (seed 000's
+	// rejection_feedback), beside the reason.
+	Feedback string
 	// Commit, when set, is the revision the reviewer reviewed: it must
 	// resolve to the task's review_commit.
 	Commit string
@@ -160,7 +177,10 @@ type VerdictResult struct {
 	ID            string `json:"id"`
 	Status        string `json:"status"`
 	BlockedReason string `json:"blocked_reason"`
-	Written       `json:"-"`
+	// Paused says the verdict paused the team: the task's fifth
+	// rejection in a row (seed 002).
+	Paused  bool `json:"paused,omitempty"`
+	Written `json:"-"`
 }
 
 // The seed's questions when a task runs out of iterations or review cycles.
@@ -171,9 +191,12 @@ var (
 
 // Verdict approves or rejects the review the agent holds.
 func (s *Service) Verdict(ctx context.Context, r VerdictRequest) (*VerdictResult, error) {
-	reason := strings.TrimSpace(r.Reason)
+	reason, feedback := strings.TrimSpace(r.Reason), strings.TrimSpace(r.Feedback)
 	if !r.Approve && reason == "" {
 		return nil, contracts.Invalidf("a rejection needs --reason")
+	}
+	if r.Approve && feedback != "" {
+		return nil, contracts.Invalidf("--feedback goes with a rejection: say what to change")
 	}
 	id := r.Task
 	if err := contracts.ValidTaskID(id); err != nil {
@@ -214,13 +237,19 @@ func (s *Service) Verdict(ctx context.Context, r VerdictRequest) (*VerdictResult
 		}
 		now := tx.NowString()
 		t.ReviewingBy, t.ReviewLeaseExpires = "", ""
+		paused := false
 		if r.Approve {
 			t.Status = contracts.Approved
 			t.ApprovedBy = s.Agent
 			t.History = append(t.History, &contracts.HistoryEvent{Time: now, Event: "approved", Agent: s.Agent,
 				From: string(contracts.ReadyForReview), To: string(contracts.Approved), Commit: t.ReviewCommit, Reason: reason})
-		} else if err := reject(tx, t, m.Config, reason); err != nil {
-			return nil, err
+		} else {
+			if err := reject(tx, t, m, reason, feedback); err != nil {
+				return nil, err
+			}
+			if paused, err = pauseOnRejections(tx, t, m); err != nil {
+				return nil, err
+			}
 		}
 		tx.PutTask(t)
 		if err := setAgent(tx, s.Agent, contracts.RoleReviewer, "IDLE", "", ""); err != nil {
@@ -230,8 +259,12 @@ func (s *Service) Verdict(ctx context.Context, r VerdictRequest) (*VerdictResult
 		if !r.Approve {
 			verb = "reject"
 		}
-		tx.Describe(fmt.Sprintf("%s %s (%s)", verb, id, s.Agent), id)
-		return map[string]string{"id": id, "status": string(t.Status), "blocked_reason": t.BlockedReason}, nil
+		subject := fmt.Sprintf("%s %s (%s)", verb, id, s.Agent)
+		if paused {
+			subject += "; team paused"
+		}
+		tx.Describe(subject, id)
+		return VerdictResult{ID: id, Status: string(t.Status), BlockedReason: t.BlockedReason, Paused: paused}, nil
 	}})
 	if err != nil {
 		return nil, err
@@ -245,9 +278,12 @@ func (s *Service) Verdict(ctx context.Context, r VerdictRequest) (*VerdictResult
 }
 
 // reject records a rejection and the seed's stop rules: too many review
-// cycles or the same reason twice is a review deadlock, too many
-// iterations blocks the task; both count the coder as failed on it.
-func reject(tx *cas.Tx, t *contracts.Task, cfg contracts.Config, reason string) error {
+// cycles or the same reason twice is a review deadlock, the third
+// rejection of the task in the sprint blocks it at once (seed 000's
+// circuit breaker: "Same task rejected 3x | BLOCKED, escalate"), and too
+// many iterations blocks it; each counts the coder as failed on it.
+func reject(tx *cas.Tx, t *contracts.Task, m *cas.Meta, reason, feedback string) error {
+	cfg := m.Config
 	now := tx.NowString()
 	repeated := false
 	for _, ev := range t.History {
@@ -257,23 +293,32 @@ func reject(tx *cas.Tx, t *contracts.Task, cfg contracts.Config, reason string) 
 	}
 	t.ReviewCyclesCurrent++
 	t.ReviewCyclesTotal++
-	t.RejectionReason = reason
+	t.RejectionReason, t.RejectionFeedback = reason, feedback
 	t.Status = contracts.Rejected
-	t.History = append(t.History, &contracts.HistoryEvent{Time: now, Event: "rejected", Agent: tx.Actor,
-		From: string(contracts.ReadyForReview), To: string(contracts.Rejected), Commit: t.ReviewCommit, Reason: reason})
+	ev := &contracts.HistoryEvent{Time: now, Event: "rejected", Agent: tx.Actor,
+		From: string(contracts.ReadyForReview), To: string(contracts.Rejected), Commit: t.ReviewCommit, Reason: reason}
+	if feedback != "" {
+		ev.Extra = contracts.Extra{"feedback": feedback}
+	}
+	t.History = append(t.History, ev)
+	rejections := contracts.SprintRejections(t, m.Sprint.Timeline.Started)
 
 	var blocked string
 	var questions contracts.StringList
+	deadlock := false
 	switch {
 	case t.Iteration >= cfg.MaxCoderIterations:
 		blocked = fmt.Sprintf("Max iterations (%d) reached without approval", cfg.MaxCoderIterations)
 		questions = maxIterationQuestions
 	case t.ReviewCyclesCurrent >= cfg.MaxReviewCycles:
 		blocked = fmt.Sprintf("Review deadlock: %d review cycles without approval", t.ReviewCyclesCurrent)
-		questions = deadlockQuestions
+		questions, deadlock = deadlockQuestions, true
 	case repeated:
 		blocked = "Review deadlock: the same rejection reason was given twice"
-		questions = deadlockQuestions
+		questions, deadlock = deadlockQuestions, true
+	case rejections >= contracts.RejectionThreshold:
+		blocked = fmt.Sprintf("Rejected %d times in this sprint: escalated to the planner", rejections)
+		questions, deadlock = deadlockQuestions, true
 	}
 	if blocked == "" {
 		return nil
@@ -285,13 +330,30 @@ func reject(tx *cas.Tx, t *contracts.Task, cfg contracts.Config, reason string) 
 	}
 	t.History = append(t.History, &contracts.HistoryEvent{Time: now, Event: "blocked", Agent: tx.Actor,
 		From: string(contracts.Rejected), To: string(contracts.Blocked), Reason: blocked})
-	if strings.HasPrefix(blocked, "Review deadlock") {
+	if deadlock {
 		if err := logSystemAnomaly(tx, "review_deadlock", t.ID, contracts.Extra{"review_cycles": t.ReviewCyclesCurrent, "reason": blocked}); err != nil {
 			return err
 		}
 	}
-	if len(t.FailedBy) >= 2 {
+	if len(t.FailedBy) >= contracts.FailedCodersThreshold {
 		return logSystemAnomaly(tx, "hypothesis_exhaustion", t.ID, contracts.Extra{"failed_by": strings.Join(t.FailedBy, ",")})
 	}
 	return nil
+}
+
+// pauseOnRejections pauses a running team for the human when t has just
+// been rejected PauseRejections times in a row (seed 002: "If 5th
+// consecutive INSUFFICIENT: pause loop, summarize all blockers for Human").
+// The summary of the blockers is the commit's body; a pause, abort or
+// checkpoint already in force stays as it is.
+func pauseOnRejections(tx *cas.Tx, t *contracts.Task, m *cas.Meta) (bool, error) {
+	n := contracts.ConsecutiveRejections(t)
+	if n < contracts.PauseRejections || modeOf(m.Control) != contracts.ModeRunning {
+		return false, nil
+	}
+	m.Control = &contracts.Control{Mode: contracts.ModePaused, Since: tx.NowString(), By: contracts.ActorName(tx.Actor),
+		Reason: fmt.Sprintf("task %s rejected %d times in a row: paused for the human", t.ID, n)}
+	tx.PutMeta(m)
+	tx.Body(contracts.RejectionSummary(t))
+	return true, nil
 }

@@ -7,17 +7,33 @@ import (
 	"github.com/liza-dev/git-liza/contracts"
 )
 
+// SprintSummaryFile is where a sprint checkpoint writes its summary for
+// the human, relative to the project root, as liza-checkpoint.sh does.
+const SprintSummaryFile = ".liza/sprint_summary.md"
+
 // SprintCheckpointResult is what a sprint checkpoint reports.
 type SprintCheckpointResult struct {
 	contracts.Summary
-	Mode   string `json:"mode"`
-	Commit string `json:"commit,omitempty"`
+	Mode string `json:"mode"`
+	// SummaryPath is where the summary was written on this machine.
+	SummaryPath string `json:"summary_path,omitempty"`
+	Commit      string `json:"commit,omitempty"`
 }
 
 // SprintCheckpoint halts a running team in CHECKPOINT and records the
-// sprint summary for the human in the audit log. A checkpoint, pause or
-// abort already in force stays as it was set.
+// sprint summary for the human in the audit log and in
+// SprintSummaryFile. A checkpoint already pending (the state's, or the
+// seed's .liza/CHECKPOINT file) refuses a second one, as
+// liza-checkpoint.sh does; a pause or abort in force stays as it was set.
 func (s *Service) SprintCheckpoint(ctx context.Context, call Call) (*SprintCheckpointResult, error) {
+	if err := contracts.Permit(s.Agent, contracts.OpSprint); err != nil {
+		return nil, err
+	}
+	if root := s.Repo.MainWorkTree(); root != "" {
+		if at, ok := contracts.StatSwitchFiles(root)[".liza/CHECKPOINT"]; ok {
+			return nil, contracts.Invalidf("a checkpoint is pending (.liza/CHECKPOINT since %s): git liza resume lifts it before the next one", contracts.FormatTime(at))
+		}
+	}
 	res, err := s.update(ctx, call, cas.Op{Name: contracts.OpSprint, Apply: func(tx *cas.Tx) (any, error) {
 		st, err := tx.Snap.Load()
 		if err != nil {
@@ -26,6 +42,9 @@ func (s *Service) SprintCheckpoint(ctx context.Context, call Call) (*SprintCheck
 		m, err := tx.Meta()
 		if err != nil {
 			return nil, err
+		}
+		if c := m.Control; modeOf(c) == contracts.ModeCheckpoint {
+			return nil, contracts.Invalidf("a checkpoint is pending (since %s by %s: %s): git liza resume lifts it before the next one", c.Since, c.By, c.Reason)
 		}
 		now := tx.NowString()
 		m.Sprint.Timeline.Checkpoint = now
@@ -47,6 +66,9 @@ func (s *Service) SprintCheckpoint(ctx context.Context, call Call) (*SprintCheck
 		return nil, err
 	}
 	out.Commit = res.Commit.String()
+	if out.SummaryPath, err = s.writeReport(SprintSummaryFile, out.Markdown()); err != nil {
+		return &out, err
+	}
 	return &out, nil
 }
 
@@ -98,4 +120,28 @@ func (s *Service) SprintMetrics(ctx context.Context, call Call) (*MetricsResult,
 	}
 	out.Commit = res.Commit.String()
 	return &out, nil
+}
+
+// refreshMetrics recomputes sprint.metrics in m from the state tx read
+// with the changed tasks put in, and records m when they changed.
+func refreshMetrics(tx *cas.Tx, m *cas.Meta, changed ...*contracts.Task) error {
+	st, err := tx.Snap.Load()
+	if err != nil {
+		return err
+	}
+	for _, c := range changed {
+		for i, t := range st.Tasks {
+			if t != nil && t.ID == c.ID {
+				st.Tasks[i] = c
+			}
+		}
+	}
+	st.Sprint = m.Sprint
+	merged, changedMetrics, err := contracts.MergeMetrics(m.Sprint.Metrics, contracts.SprintMetrics(st, tx.Now))
+	if err != nil || !changedMetrics {
+		return err
+	}
+	m.Sprint.Metrics = merged
+	tx.PutMeta(m)
+	return nil
 }

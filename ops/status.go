@@ -102,7 +102,11 @@ func NewBoard(st *contracts.State, now time.Time) *Board {
 	}
 	for _, id := range slices.Sorted(maps.Keys(st.Agents)) {
 		a := st.Agents[id]
-		b.Agents = append(b.Agents, BoardAgent{ID: id, Role: a.Role, Status: a.Status, CurrentTask: a.CurrentTask, Lease: LeaseLeft(a.LeaseExpires, now)})
+		lease := a.LeaseExpires
+		if lease == "" {
+			lease = a.SupervisorLease // an idle agent's supervisor
+		}
+		b.Agents = append(b.Agents, BoardAgent{ID: id, Role: a.Role, Status: a.Status, CurrentTask: a.CurrentTask, Lease: LeaseLeft(lease, now)})
 	}
 	return b
 }

@@ -178,7 +178,9 @@ func (s *Service) submission(ctx context.Context, t *contracts.Task, rev string)
 	return commit, checkScope(t, changes)
 }
 
-// checkScope enforces the task's owned paths and size limits on a change.
+// checkScope enforces the task's owned paths and its scope limit (seed
+// 002: at most 2 files or at most 150 lines, unless the planner set
+// others) on a change.
 func checkScope(t *contracts.Task, changes []refstore.FileChange) error {
 	loc := 0
 	for _, c := range changes {
@@ -201,13 +203,7 @@ func checkScope(t *contracts.Task, changes []refstore.FileChange) error {
 			loc += c.Removed
 		}
 	}
-	if t.MaxFiles > 0 && len(changes) > t.MaxFiles {
-		return contracts.Invalidf("the change touches %d files; task %s allows %d", len(changes), t.ID, t.MaxFiles)
-	}
-	if t.MaxLOC > 0 && loc > t.MaxLOC {
-		return contracts.Invalidf("the change adds and removes %d lines; task %s allows %d", loc, t.ID, t.MaxLOC)
-	}
-	return nil
+	return contracts.CheckScopeSize(t, len(changes), loc)
 }
 
 // taskCheckout is the absolute path of a task's recorded worktree when it

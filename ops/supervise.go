@@ -76,9 +76,15 @@ func (s *Service) Register(ctx context.Context, r RegisterRequest) (*Registratio
 		}
 		a.Started, a.Heartbeat = tx.NowString(), tx.NowString()
 		a.Host = host
-		a.SupervisorLease, a.LeaseExpires = lease, lease
+		// The supervisor's lease says it is alive; the agent's own
+		// lease_expires is for the work it holds, and an idle agent holds
+		// none.
+		a.SupervisorLease = lease
 		if a.Status == "" {
 			a.Status = "IDLE"
+		}
+		if a.Status == "IDLE" {
+			a.LeaseExpires = ""
 		}
 		tx.PutAgent(agent, a)
 		out.Generation = a.Generation
@@ -204,6 +210,9 @@ func (s *Service) Complete(ctx context.Context, call Call) (Written, error) {
 			return nil, err
 		}
 		for _, id := range archived {
+			if !m.Sprint.InScope(id) {
+				continue // a task of a goal before this one
+			}
 			t, err := tx.ArchivedTask(id)
 			if err != nil {
 				return nil, err

@@ -15,6 +15,9 @@ import (
 type AddTaskRequest struct {
 	Call
 	Task contracts.Task
+	// FromDiscovery, when not zero, is the number of the discovery the
+	// task comes from: its converted_to_task is set in the same commit.
+	FromDiscovery int
 }
 
 // AddTask adds a task (planner or human operator), checking its fields,
@@ -95,7 +98,15 @@ func (s *Service) AddTask(ctx context.Context, r AddTaskRequest) (*TaskResult, e
 			if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{Time: now, Event: "task_added", Task: t.ID, Agent: contracts.ActorName(tx.Actor)}); err != nil {
 				return nil, err
 			}
-			tx.Describe(fmt.Sprintf("add %s%s", t.ID, by(tx.Actor)), t.ID)
+			subject := fmt.Sprintf("add %s%s", t.ID, by(tx.Actor))
+			if r.FromDiscovery != 0 {
+				disc, err := convert(tx, r.FromDiscovery, t.ID)
+				if err != nil {
+					return nil, err
+				}
+				subject = fmt.Sprintf("add %s from %s%s", t.ID, disc, by(tx.Actor))
+			}
+			tx.Describe(subject, t.ID)
 			return map[string]string{"id": t.ID, "status": string(t.Status)}, nil
 		},
 	})
@@ -111,17 +122,31 @@ type FinalizeRequest struct {
 	Task string
 }
 
-// Finalize moves a DRAFT task to UNCLAIMED once spec_ref and done_when are
-// set.
+// Finalize moves a DRAFT task to UNCLAIMED once it passes every gate of
+// seed 004's task definition ("Tasks missing any gate remain DRAFT"): a
+// spec reference whose file is in the repository, a done_when, a scope,
+// and dependencies that are on the board.
 func (s *Service) Finalize(ctx context.Context, r FinalizeRequest) (*TaskResult, error) {
 	return s.transition(ctx, r.Call, contracts.OpFinalize, r.Task, contracts.Unclaimed, "finalized", func(tx *cas.Tx, t *contracts.Task) error {
 		if t.Status != contracts.Draft {
 			return contracts.Invalidf("task %s is %s, not DRAFT", t.ID, t.Status)
 		}
-		for _, req := range []struct{ field, val string }{{"spec_ref", t.SpecRef}, {"done_when", t.DoneWhen}} {
-			if req.val == "" {
-				return contracts.Invalidf("task %s cannot be finalized: it has no %s", t.ID, req.field)
+		if err := taskGates(t); err != nil {
+			return contracts.Invalidf("task %s cannot be finalized: %v", t.ID, err)
+		}
+		for _, d := range t.DependsOn {
+			if live, archived, err := tx.HasTask(d); err != nil {
+				return err
+			} else if !live && !archived {
+				return contracts.Invalidf("task %s cannot be finalized: it depends on unknown task %s", t.ID, d)
 			}
+		}
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		if err := s.checkSpecAt(t.SpecRef, m.Config.IntegrationBranch); err != nil {
+			return contracts.Invalidf("task %s cannot be finalized: %v", t.ID, err)
 		}
 		return nil
 	})
