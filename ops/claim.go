@@ -106,26 +106,12 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		if err != nil {
 			return nil, err
 		}
-		if plan.kind == ClaimExhausted {
-			// Nothing to check out: the claim records the exhaustion.
-			res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpClaim, Apply: func(tx *cas.Tx) (any, error) {
-				return s.applyClaim(tx, plan, r.Task == "", false)
-			}})
-			if errors.Is(err, errPickAgain) {
-				skip[plan.id] = true
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			out, err := claimed(res, r.Task)
-			if errors.Is(err, errPickAgain) {
-				skip[out.ID] = true
-				continue
-			}
-			return out, err
+		// An exhausted task gets no worktree: the claim only records the
+		// exhaustion.
+		created := false
+		if plan.kind != ClaimExhausted {
+			created, err = s.prepareWorktree(ctx, plan)
 		}
-		created, err := s.prepareWorktree(ctx, plan)
 		if errors.Is(err, worktree.ErrBusy) {
 			if r.Task != "" {
 				return nil, contracts.Errorf(contracts.CodeContention, "task %s is being claimed by another process here; try again", plan.id)
@@ -153,7 +139,12 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		if err != nil {
 			return nil, err
 		}
-		return claimed(res, r.Task)
+		out, err := claimed(res, r.Task)
+		if errors.Is(err, errPickAgain) {
+			skip[out.ID] = true
+			continue
+		}
+		return out, err
 	}
 }
 

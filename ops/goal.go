@@ -3,7 +3,6 @@ package ops
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -39,6 +38,13 @@ func (s *Service) GoalNew(ctx context.Context, r GoalNewRequest) (*GoalNewResult
 	if goal == "" {
 		return nil, contracts.Invalidf("the goal is empty")
 	}
+	// The repository is checked before the operation, which reads only the
+	// state: it is re-applied elsewhere (sync, a server) to the same effect.
+	if spec != "" {
+		if err := s.checkSpecNow(ctx, spec); err != nil {
+			return nil, err
+		}
+	}
 	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpGoal, Apply: func(tx *cas.Tx) (any, error) {
 		m, err := tx.Meta()
 		if err != nil {
@@ -46,11 +52,6 @@ func (s *Service) GoalNew(ctx context.Context, r GoalNewRequest) (*GoalNewResult
 		}
 		if m.Goal.Status != "COMPLETED" {
 			return nil, contracts.Invalidf("goal %s is %s: the next goal starts once it is COMPLETED (every task MERGED, SUPERSEDED or ABANDONED, and one merged)", m.Goal.ID, m.Goal.Status)
-		}
-		if spec != "" {
-			if err := s.checkSpecAt(spec, m.Config.IntegrationBranch); err != nil {
-				return nil, err
-			}
 		}
 		idx, err := tx.Index()
 		if err != nil {
@@ -63,15 +64,7 @@ func (s *Service) GoalNew(ctx context.Context, r GoalNewRequest) (*GoalNewResult
 			}
 			ids = append(ids, id)
 		}
-		slices.SortFunc(ids, func(a, b string) int {
-			switch {
-			case contracts.NaturalLess(a, b):
-				return -1
-			case contracts.NaturalLess(b, a):
-				return 1
-			}
-			return 0
-		})
+		contracts.SortIDs(ids)
 		for _, id := range ids {
 			t, err := tx.MustTask(id)
 			if err != nil {

@@ -433,15 +433,7 @@ func (s *Service) Archive(ctx context.Context, r ArchiveRequest) (*ArchiveResult
 						names = append(names, id)
 					}
 				}
-				slices.SortFunc(names, func(x, y string) int {
-					switch {
-					case contracts.NaturalLess(x, y):
-						return -1
-					case contracts.NaturalLess(y, x):
-						return 1
-					}
-					return 0
-				})
+				contracts.SortIDs(names)
 			}
 			tasks := make([]*contracts.Task, 0, len(names))
 			for _, id := range names {

@@ -78,6 +78,13 @@ func (s *Service) EditTask(ctx context.Context, r EditTaskRequest) (*TaskResult,
 		}
 		paths = contracts.StringList(*r.Paths)
 	}
+	// The spec is checked against the repository before the operation,
+	// which reads only the state.
+	if spec != nil && *spec != "" {
+		if err := s.checkSpecNow(ctx, *spec); err != nil {
+			return nil, err
+		}
+	}
 	return s.lever(ctx, r.Call, contracts.OpEdit, id, "edited", func(tx *cas.Tx, t *contracts.Task) (leverChange, error) {
 		if t.Status != contracts.Draft && t.Status != contracts.Unclaimed {
 			return leverChange{}, contracts.Invalidf("task %s is %s: only DRAFT or UNCLAIMED tasks are edited (supersede it to rescope started work)", t.ID, t.Status)
@@ -118,15 +125,6 @@ func (s *Service) EditTask(ctx context.Context, r EditTaskRequest) (*TaskResult,
 				return leverChange{}, err
 			} else if !live && !archived {
 				return leverChange{}, contracts.Invalidf("task %s depends on unknown task %s", t.ID, d)
-			}
-		}
-		if spec != nil && *spec != "" {
-			m, err := tx.Meta()
-			if err != nil {
-				return leverChange{}, err
-			}
-			if err := s.checkSpecAt(*spec, m.Config.IntegrationBranch); err != nil {
-				return leverChange{}, err
 			}
 		}
 		if t.Status == contracts.Unclaimed {

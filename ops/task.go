@@ -125,8 +125,26 @@ type FinalizeRequest struct {
 // Finalize moves a DRAFT task to UNCLAIMED once it passes every gate of
 // seed 004's task definition ("Tasks missing any gate remain DRAFT"): a
 // spec reference whose file is in the repository, a done_when, a scope,
-// and dependencies that are on the board.
+// and dependencies that are on the board. The spec file is checked before
+// the operation, which reads only the state.
 func (s *Service) Finalize(ctx context.Context, r FinalizeRequest) (*TaskResult, error) {
+	if err := contracts.ValidTaskID(r.Task); err != nil {
+		return nil, err
+	}
+	var spec string
+	if err := s.view(func(tx *cas.Tx) error {
+		t, err := tx.MustTask(r.Task)
+		if err == nil {
+			spec = t.SpecRef
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	specErr := error(nil)
+	if spec != "" {
+		specErr = s.checkSpecNow(ctx, spec)
+	}
 	return s.transition(ctx, r.Call, contracts.OpFinalize, r.Task, contracts.Unclaimed, "finalized", func(tx *cas.Tx, t *contracts.Task) error {
 		if t.Status != contracts.Draft {
 			return contracts.Invalidf("task %s is %s, not DRAFT", t.ID, t.Status)
@@ -141,15 +159,24 @@ func (s *Service) Finalize(ctx context.Context, r FinalizeRequest) (*TaskResult,
 				return contracts.Invalidf("task %s cannot be finalized: it depends on unknown task %s", t.ID, d)
 			}
 		}
-		m, err := tx.Meta()
-		if err != nil {
-			return err
+		if t.SpecRef != spec {
+			return contracts.Errorf(contracts.CodeContention, "task %s changed while it was being finalized; try again", t.ID)
 		}
-		if err := s.checkSpecAt(t.SpecRef, m.Config.IntegrationBranch); err != nil {
-			return contracts.Invalidf("task %s cannot be finalized: %v", t.ID, err)
+		if specErr != nil && Class(specErr) == contracts.CodeInvalid {
+			return contracts.Invalidf("task %s cannot be finalized: %v", t.ID, specErr)
 		}
-		return nil
+		return specErr
 	})
+}
+
+// checkSpecNow checks a spec reference against HEAD and the integration
+// branch the state names.
+func (s *Service) checkSpecNow(ctx context.Context, ref string) error {
+	cfg, err := s.Config(ctx)
+	if err != nil {
+		return err
+	}
+	return s.checkSpecAt(ref, cfg.IntegrationBranch)
 }
 
 // transition runs an operation that moves one task to status `to` after
