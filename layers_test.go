@@ -29,7 +29,7 @@ func layerMap(t *testing.T) map[string][]string {
 		t.Fatal("README.md has no ### Layers section")
 	}
 	section, _, _ = strings.Cut(section, "\n#")
-	name := regexp.MustCompile("`([a-z]+)/?`")
+	name := regexp.MustCompile("`([a-z][a-z-]*)/?`")
 	out := map[string][]string{}
 	for _, line := range strings.Split(section, "\n") {
 		cells := strings.Split(line, "|")

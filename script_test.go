@@ -3,24 +3,51 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/cgi"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/liza-dev/git-liza/commands"
+	"github.com/liza-dev/git-liza/tui"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"git-liza": func() {
-			os.Exit(commands.Run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+			os.Exit(commands.RunAt(context.Background(), testClock(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+		},
+		"git-liza-board": func() {
+			os.Exit(tui.Main(context.Background(), testClock(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
+}
+
+// testClock pins the clock of the git-liza the scripts run to LIZA_NOW, when
+// it is set. Only this test harness reads it: the shipped binary takes the
+// time from the system clock alone, so that an agent cannot date its
+// operations as it likes.
+func testClock() func() time.Time {
+	v := os.Getenv("LIZA_NOW")
+	if v == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "test harness: LIZA_NOW=%q is not a time like 2026-01-17T10:00:00Z\n", v)
+		os.Exit(2)
+	}
+	return func() time.Time { return t }
 }
 
 // TestScript runs testdata/script/*.txtar. UPDATE_SCRIPTS=1 rewrites the
@@ -32,10 +59,15 @@ func TestScript(t *testing.T) {
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		Setup:               setupScript,
+		Condition:           scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"repo":     cmdRepo,
 			"exits":    cmdExits,
 			"freeport": cmdFreePort,
+			"pushboth": cmdPushBoth,
+			"httpgit":  cmdHTTPGit,
+			"tmuxrun":  cmdTmuxRun,
+			"waitpane": cmdWaitPane,
 		},
 	})
 }
@@ -65,6 +97,19 @@ func setupScript(env *testscript.Env) error {
 		env.Setenv(k, v)
 	}
 	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"), 0o644)
+}
+
+// scriptCondition adds [root]: the script runs as uid 0, and
+// [exists:PATH]: PATH exists on this machine.
+func scriptCondition(cond string) (bool, error) {
+	if cond == "root" {
+		return os.Geteuid() == 0, nil
+	}
+	if p, ok := strings.CutPrefix(cond, "exists:"); ok {
+		_, err := os.Stat(p)
+		return err == nil, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // cmdRepo makes a repository in DIR (default: the current directory) with
@@ -120,4 +165,121 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	port := l.Addr().(*net.TCPAddr).Port
 	ts.Check(l.Close())
 	ts.Setenv(args[0], strconv.Itoa(port))
+}
+
+// cmdPushBoth pushes to the remotes "origin" (file://) and "daemon" (git
+// daemon on loopback) of the current repository, which are the same bare
+// repository: [!] pushboth REFSPEC... Both pushes must succeed, or with !
+// both must be refused, each saying the same git-liza lines. The first
+// push's stderr is kept for the stderr command.
+func cmdPushBoth(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: [!] pushboth REFSPEC...")
+	}
+	var said []string
+	var first string
+	for _, remote := range []string{"origin", "daemon"} {
+		err := ts.Exec("git", append([]string{"push", remote}, args...)...)
+		if neg && err == nil {
+			ts.Fatalf("push to %s succeeded, want it refused", remote)
+		}
+		if !neg && err != nil {
+			ts.Fatalf("push to %s: %v\n%s", remote, err, ts.ReadFile("stderr"))
+		}
+		out := ts.ReadFile("stderr")
+		if first == "" {
+			first = out
+		}
+		var lines []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "remote: git-liza:") {
+				lines = append(lines, strings.TrimSpace(l))
+			}
+		}
+		said = append(said, strings.Join(lines, "\n"))
+	}
+	if said[0] != said[1] {
+		ts.Fatalf("file:// and git daemon said different things:\n%s\n---\n%s", said[0], said[1])
+	}
+	ts.Check(ts.Exec("sh", "-c", `printf '%s' "$1" >&2`, "sh", first))
+}
+
+// cmdHTTPGit serves the repositories under DIR over git's smart HTTP
+// protocol on 127.0.0.1 for the rest of the script, through git
+// http-backend behind a small handler, and sets VAR to its base URL:
+// httpgit VAR DIR. Three prefixes serve the same repositories:
+// /open/NAME (anyone may push), /auth/NAME (HTTP basic authentication as
+// ada:secret, 401 otherwise) and /ro/NAME (anyone may fetch; a push gets
+// 403). VAR_HOST is set to its host:port, for URLs with credentials.
+func cmdHTTPGit(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: httpgit VAR DIR")
+	}
+	git, err := exec.LookPath("git")
+	ts.Check(err)
+	root := ts.MkAbs(args[1])
+	backend := func(prefix, user string) http.Handler {
+		env := []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}
+		if user != "" {
+			env = append(env, "REMOTE_USER="+user)
+		}
+		return &cgi.Handler{Path: git, Args: []string{"http-backend"}, Root: prefix, Env: env}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/open/", backend("/open", "anyone"))
+	auth := backend("/auth", "ada")
+	mux.Handle("/auth/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "ada" || p != "secret" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "who are you?", http.StatusUnauthorized)
+			return
+		}
+		auth.ServeHTTP(w, r)
+	}))
+	ro := backend("/ro", "")
+	mux.Handle("/ro/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/git-receive-pack") || r.URL.Query().Get("service") == "git-receive-pack" {
+			http.Error(w, "this remote is read-only", http.StatusForbidden)
+			return
+		}
+		ro.ServeHTTP(w, r)
+	}))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(l)
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv(args[0], "http://"+l.Addr().String())
+	ts.Setenv(args[0]+"_HOST", l.Addr().String())
+}
+
+// cmdTmuxRun starts COMMAND in a detached tmux session of COLSxROWS on its
+// own server (socket SOCK), with the script's environment, and stops that
+// server when the script ends: tmuxrun SOCK COLS ROWS COMMAND.
+func cmdTmuxRun(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: tmuxrun SOCK COLS ROWS COMMAND")
+	}
+	sock := ts.MkAbs(args[0])
+	ts.Check(ts.Exec("tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-x", args[1], "-y", args[2], args[3]))
+	ts.Defer(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
+}
+
+// cmdWaitPane waits, up to 20 seconds, until the screen of the tmux
+// session on SOCK matches REGEXP (multi-line): waitpane SOCK REGEXP. On a
+// timeout it fails with the last screen.
+func cmdWaitPane(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitpane SOCK REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	var screen []byte
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		screen, err = exec.Command("tmux", "-S", ts.MkAbs(args[0]), "capture-pane", "-p").Output()
+		if err == nil && re.Match(screen) {
+			return
+		}
+	}
+	ts.Fatalf("the screen never matched %s; it shows:\n%s", args[1], screen)
 }

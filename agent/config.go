@@ -24,6 +24,8 @@ type Board interface {
 	Block(ctx context.Context, r ops.BlockRequest) (*ops.TaskResult, error)
 	Release(ctx context.Context, r ops.ReleaseRequest) (*ops.TaskResult, error)
 	Anomaly(ctx context.Context, r ops.AnomalyRequest) (*ops.EntryResult, error)
+	SessionEnded(ctx context.Context, r ops.SessionRequest) (ops.Written, error)
+	ReviewCheckout(ctx context.Context, agent, task string) (string, error)
 }
 
 // Config is one supervisor.
@@ -35,9 +37,9 @@ type Config struct {
 	// Root is the project root: the main worktree, where .worktrees/ and
 	// the seed's .liza/ kill-switch files live.
 	Root string
-	// Command is the agent CLI; the prompt is appended as its last
-	// argument.
-	Command []string
+	// Launch is the agent CLI: a preset, whose arguments are built for
+	// each session, or a command; the prompt is its last argument.
+	Launch Launch
 	// Board runs the supervisor's operations as its agent, under its
 	// generation.
 	Board Board
@@ -55,8 +57,9 @@ type Config struct {
 	// Remote is set in remote mode: the supervisor syncs before it looks
 	// at the board.
 	Remote bool
-	// PromptDir is where prompts are saved (outside the working tree).
-	PromptDir string
+	// PromptDir is where prompts are saved, and LogDir where each
+	// session's output is kept (both outside the working tree).
+	PromptDir, LogDir string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

@@ -12,13 +12,14 @@ import (
 )
 
 // crashed records a crash: back off, or on a crash loop stop with the
-// task blocked and an anomaly logged.
-func (s *sup) crashed(ctx context.Context, w *work, why string) error {
+// task blocked and an anomaly logged, both quoting tail, the last lines of
+// the agent's output.
+func (s *sup) crashed(ctx context.Context, w *work, why, tail string) error {
 	s.crashes = recent(append(s.crashes, time.Now()), time.Now())
 	n := len(s.crashes)
 	if n >= CrashLimit {
 		s.logf("agent crashed %d times in %s (%s): stopping", n, CrashWindow, why)
-		s.crashLoop(ctx, w, why, n)
+		s.crashLoop(ctx, w, why, tail, n)
 		return fmt.Errorf("%w: %d crashes in %s, last: %s", ErrCrashLoop, n, CrashWindow, why)
 	}
 	delay := s.Backoff << (n - 1)
@@ -57,42 +58,26 @@ func recent(times []time.Time, now time.Time) []time.Time {
 
 // crashLoop records a crash loop on the blackboard: the coder's task is
 // blocked for the planner, a reviewer's review released, and an anomaly
-// logged.
-func (s *sup) crashLoop(ctx context.Context, w *work, why string, n int) {
-	pattern := "crash loop: " + why
-	task := ""
-	if w.task != nil {
-		task = w.task.ID
-	}
-	switch s.Role {
-	case contracts.RoleCoder:
-		if task != "" {
-			if err := s.do(func() error {
-				_, err := s.Board.Block(ctx, ops.BlockRequest{Task: task, Reason: "agent crash loop: " + why, Questions: []string{
-					"Why does the agent keep failing on this task?",
-					"Should the task be rescoped or given to another coder?"}})
-				return err
-			}); err != nil {
-				s.logf("block %s: %v", task, err)
-			}
-		}
-	case contracts.RoleReviewer:
-		if task != "" {
-			if err := s.do(func() error {
-				_, err := s.Board.Release(ctx, ops.ReleaseRequest{Task: task, Side: "reviewer"})
-				return err
-			}); err != nil {
-				s.logf("release %s: %v", task, err)
-			}
-		}
-	}
-	if task == "" {
+// logged; the blocked reason and the anomaly quote the last lines of the
+// agent's output, which say why it failed.
+func (s *sup) crashLoop(ctx context.Context, w *work, why, tail string, n int) {
+	if w.task == nil {
 		// An anomaly is about a task; a planner's crash loop is reported by
 		// the supervisor's exit alone.
 		return
 	}
+	task := w.task.ID
+	reason := "agent crash loop: " + why
+	if tail != "" {
+		reason += "; last output:\n" + tail
+	}
+	s.giveUp(ctx, task, reason)
+	details := contracts.Extra{"count": n, "error_pattern": "crash loop: " + why}
+	if tail != "" {
+		details["last_output"] = tail
+	}
 	if err := s.do(func() error {
-		_, err := s.Board.Anomaly(ctx, ops.AnomalyRequest{Type: "retry_loop", Task: task, Details: contracts.Extra{"count": n, "error_pattern": pattern}})
+		_, err := s.Board.Anomaly(ctx, ops.AnomalyRequest{Type: "retry_loop", Task: task, Details: details})
 		return err
 	}); err != nil {
 		s.logf("log the crash loop: %v", err)

@@ -21,6 +21,7 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
 }
 
 const (
+	sigInt  = syscall.SIGINT
 	sigTerm = syscall.SIGTERM
 	sigKill = syscall.SIGKILL
 )

@@ -89,7 +89,7 @@ func TestStaleFromTheBoard(t *testing.T) {
 	}
 	cfg := func(claim func() error) agent.Config {
 		return agent.Config{ID: "coder-1", Role: contracts.RoleCoder, Generation: reg.Generation, Repo: svc.Repo, Root: svc.Repo.MainWorkTree(),
-			Command: []string{"true"}, Board: claimer{svc.As("coder-1", reg.Generation), claim}, Log: io.Discard, AgentOut: io.Discard, Poll: 10 * time.Millisecond}
+			Launch: agent.Launch{Command: []string{"true"}}, Board: claimer{svc.As("coder-1", reg.Generation), claim}, Log: io.Discard, AgentOut: io.Discard, Poll: 10 * time.Millisecond}
 	}
 
 	// A refusal that only sounds stale: the board still registers this

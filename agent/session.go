@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -19,14 +21,33 @@ import (
 	"github.com/liza-dev/git-liza/worktree"
 )
 
+// IdleLimit is how many sessions in a row may end on the same task without
+// moving it (exit 0 with the task still held, or stopped at the timebox)
+// before the supervisor gives the task up: a coder's is blocked for the
+// planner, a reviewer's review released.
+const IdleLimit = 3
+
+// session is one run of the agent CLI.
+type session struct {
+	label   string
+	log     string // the file that holds its output
+	started time.Time
+	exit    int // -1 when it did not exit by itself
+	stopped string
+	out     *tailWriter
+}
+
 // runAgent starts the agent for w and handles its exit.
 func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error {
 	pc := contracts.SessionContext(st, s.Role, s.ID, w.task, w.trigger)
 	pc.ProjectRoot, pc.Generation = s.Root, s.Generation
 	dir := s.Root
+	name, email := s.identity()
 	env := append(slices.Clone(s.Env),
-		"LIZA_AGENT_ID="+s.ID, "LIZA_ROLE="+string(s.Role), "LIZA_PROJECT_ROOT="+s.Root,
-		fmt.Sprintf("LIZA_AGENT_GENERATION=%d", s.Generation))
+		"LIZA_AGENT_ID="+s.ID, "LIZA_ROLE="+s.Role.IDPrefix(), "LIZA_PROJECT_ROOT="+s.Root,
+		fmt.Sprintf("LIZA_AGENT_GENERATION=%d", s.Generation),
+		"GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL="+email,
+		"GIT_COMMITTER_NAME="+name, "GIT_COMMITTER_EMAIL="+email)
 	label := "planning"
 	if t := w.task; t != nil {
 		label = t.ID
@@ -53,33 +74,61 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		return err
 	}
 	env = append(env, "LIZA_PROMPT_FILE="+file)
-	argv := append(slices.Clone(s.Command), prompt)
+	argv, extra, err := s.Launch.Argv(s.sessionDirs(ctx, dir), prompt)
+	if err != nil {
+		return s.cannotStart(ctx, err.Error())
+	}
+	env = append(env, extra...)
+	if stubs := s.stubs(); len(stubs) > 0 {
+		if err := worktree.Exclude(s.Repo, stubs...); err != nil {
+			s.logf("keep the sandbox's stub files out of git status: %v", err)
+		}
+		defer removeStubs(dir, s.Launch.Preset.Stubs)
+	}
+	ses := &session{label: label, exit: -1}
+	logFile, err := s.openLog(label)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	ses.log = logFile.Name()
+	ses.out = &tailWriter{}
+	out := io.MultiWriter(s.AgentOut, logFile, ses.out)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
-	cmd.Stdout, cmd.Stderr = s.AgentOut, s.AgentOut
+	cmd.Stdout, cmd.Stderr = out, out
 	ownGroup(cmd)
-	start := time.Now()
-	s.logf("starting agent for %s: %s (prompt %s, %d bytes)", label, argv[0], file, len(prompt))
+	ses.started = time.Now()
+	timebox, grace := st.Config.Timebox(s.Role), st.Config.TimeboxGraceAfter()
+	s.logf("starting agent for %s: %s (prompt %s, %d bytes; output %s; timebox %s)", label, argv[0], file, len(prompt), ses.log, timebox)
 	if err := cmd.Start(); err != nil {
+		s.record(ctx, w, ses, ops.SessionNoStart, err.Error())
 		return s.cannotStart(ctx, fmt.Sprintf("cannot start %s: %v", argv[0], err))
 	}
 	s.startFails = nil
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	stopped := s.watchRun(ctx, cmd, done)
+	ses.stopped = s.watchRun(ctx, cmd, done, timebox, grace)
 	exitErr := <-done
-	if stopped != "" {
-		s.logf("agent for %s stopped: %s", label, stopped)
-		if stopped == replaced {
+	took := time.Since(ses.started).Round(10 * time.Millisecond)
+	if ses.stopped != "" {
+		s.logf("agent for %s stopped: %s (after %s)", label, ses.stopped, took)
+		if ses.stopped == replaced {
 			return fmt.Errorf("%w: %s has a newer registration", ErrStale, s.ID)
 		}
+		if strings.HasPrefix(ses.stopped, timeboxStop) {
+			s.record(ctx, w, ses, ops.SessionTimebox, ses.stopped)
+			return s.idle(ctx, w, ses, ses.stopped)
+		}
+		s.record(context.WithoutCancel(ctx), w, ses, ops.SessionStopped, ses.stopped)
 		return nil
 	}
 	status := exitStatus(exitErr)
-	took := time.Since(start).Round(10 * time.Millisecond)
+	ses.exit = status
 	switch status {
 	case ExitRestart:
 		s.logf("agent for %s exited 42 after %s: restarting at once", label, took)
+		s.record(ctx, w, ses, ops.SessionRestart, "exited 42: graceful abort, restarting at once")
 		return nil
 	case ExitDone:
 		s.logf("agent for %s exited 0 after %s", label, took)
@@ -89,20 +138,225 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 			s.notesDone(ctx, w.trigger)
 			return nil
 		}
-		if s.stillHeld(ctx, w.task) {
-			return s.crashed(ctx, w, "exited 0 but "+w.task.ID+" is still "+string(w.task.Status)+" and held")
-		}
 		s.crashes = nil
+		if cur := s.stillHeld(ctx, w.task); cur != nil {
+			why := fmt.Sprintf("exited 0 but %s is still %s and held: no submit, block or handoff", w.task.ID, cur.Status)
+			s.record(ctx, w, ses, ops.SessionIdle, why)
+			return s.idle(ctx, w, ses, why)
+		}
+		s.record(ctx, w, ses, ops.SessionDone, "")
+		delete(s.idles, w.task.ID)
 		return nil
 	}
-	return s.crashed(ctx, w, fmt.Sprintf("exit status %d after %s", status, took))
+	why := fmt.Sprintf("exit status %d after %s", status, took)
+	s.record(ctx, w, ses, ops.SessionCrash, why)
+	return s.crashed(ctx, w, why, ses.out.lastLines(crashLines))
+}
+
+// crashLines is how many of its last lines a crash's anomaly and blocked
+// reason quote from the agent's output.
+const crashLines = 8
+
+// record writes the end of a session into its task's history, with the
+// session's log file and, for a failure, the last lines of its output.
+// A planner's session has no task: its log is named in the supervisor's
+// output only.
+func (s *sup) record(ctx context.Context, w *work, ses *session, outcome, detail string) {
+	if w.task == nil {
+		return
+	}
+	if outcome != ops.SessionDone && outcome != ops.SessionRestart {
+		if tail := ses.out.lastLines(crashLines); tail != "" {
+			detail += "; last output:\n" + tail
+		}
+	}
+	r := ops.SessionRequest{Task: w.task.ID, Outcome: outcome, Exit: ses.exit,
+		Seconds: int(time.Since(ses.started).Seconds()), Log: s.relPath(ses.log), Detail: detail}
+	if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); err != nil {
+		s.logf("record the session on %s: %v", w.task.ID, err)
+	}
+}
+
+// idle handles a session that ended without moving its task: the next
+// session starts at once, from the worktree (and the handoff, if one is
+// pending), until IdleLimit such sessions in a row give the task up. It is
+// no crash: the agent ran and ended as it chose, or was stopped by the
+// timebox.
+func (s *sup) idle(ctx context.Context, w *work, ses *session, why string) error {
+	if w.task == nil {
+		return nil
+	}
+	if s.idles == nil {
+		s.idles = map[string]int{}
+	}
+	s.idles[w.task.ID]++
+	n := s.idles[w.task.ID]
+	if n < IdleLimit {
+		s.logf("%s: a fresh session (%d of %d without progress)", why, n, IdleLimit)
+		return nil
+	}
+	delete(s.idles, w.task.ID)
+	reason := fmt.Sprintf("%d agent sessions in a row ended without progress, the last: %s", n, why)
+	if tail := ses.out.lastLines(crashLines); tail != "" {
+		reason += "; last output:\n" + tail
+	}
+	s.logf("%d sessions on %s without progress: giving it up", n, w.task.ID)
+	s.giveUp(ctx, w.task.ID, reason)
+	if s.Role == contracts.RoleReviewer {
+		// A released review is the best one to take again: this reviewer
+		// stops, so that another one does.
+		return fmt.Errorf("%w: %s", ErrGaveUp, reason)
+	}
+	return nil
+}
+
+// giveUp lets go of a task the agent cannot finish: a coder's is blocked for
+// the planner, a reviewer's review released for another reviewer.
+func (s *sup) giveUp(ctx context.Context, task, reason string) {
+	switch s.Role {
+	case contracts.RoleCoder:
+		if err := s.do(func() error {
+			_, err := s.Board.Block(ctx, ops.BlockRequest{Task: task, Reason: reason, Questions: []string{
+				"Why does the agent keep failing on this task?",
+				"Should the task be rescoped or given to another coder?"}})
+			return err
+		}); err != nil {
+			s.logf("block %s: %v", task, err)
+		}
+	case contracts.RoleReviewer:
+		if err := s.do(func() error {
+			_, err := s.Board.Release(ctx, ops.ReleaseRequest{Task: task, Side: "reviewer"})
+			return err
+		}); err != nil {
+			s.logf("release %s: %v", task, err)
+		}
+	}
+}
+
+// identity is the git author and committer of the agent's commits: its
+// agent id, unless git config says otherwise (see Identity).
+func (s *sup) identity() (string, string) { return Identity(s.Repo, s.ID) }
+
+// Identity is the git identity an agent commits with: liza.agentName and
+// liza.agentEmail from git config, in which {id} stands for the agent id,
+// else the agent id and ID@liza.invalid. It needs no identity configured on
+// the machine, and the code history says which agent wrote what.
+func Identity(repo *refstore.Repo, id string) (name, email string) {
+	name, email = "{id}", "{id}@liza.invalid"
+	if repo != nil {
+		if v, ok := repo.Config("liza.agentName"); ok && strings.TrimSpace(v) != "" {
+			name = v
+		}
+		if v, ok := repo.Config("liza.agentEmail"); ok && strings.TrimSpace(v) != "" {
+			email = v
+		}
+	}
+	return strings.ReplaceAll(name, "{id}", id), strings.ReplaceAll(email, "{id}", id)
+}
+
+// stubs are the exclude patterns of the files the preset's own sandbox
+// leaves behind, when it runs with its sandbox.
+func (s *sup) stubs() []string {
+	p := s.Launch.Preset
+	if p == nil || s.Launch.Sandboxed || len(p.Stubs) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(p.Stubs))
+	for _, n := range p.Stubs {
+		out = append(out, "/"+n)
+	}
+	return out
+}
+
+// removeStubs removes what a sandbox left at the top of dir: each named
+// entry that is an empty file, or a tree of empty directories and empty
+// files, and is not tracked by git. Anything with content is left alone.
+func removeStubs(dir string, names []string) {
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if !emptyTree(p) {
+			continue
+		}
+		if out, err := refstore.Run(context.Background(), dir, nil, "ls-files", "--", n); err != nil || len(out) > 0 {
+			continue
+		}
+		_ = os.RemoveAll(p)
+	}
+}
+
+// emptyTree reports whether p is an empty file, or a directory holding
+// nothing but empty files and directories.
+func emptyTree(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if !fi.IsDir() {
+		return fi.Mode().IsRegular() && fi.Size() == 0
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !emptyTree(filepath.Join(p, e.Name())) {
+			return false
+		}
+	}
+	return true
+}
+
+// sessionDirs is what a preset needs to know of a session in dir: the
+// directories it must write besides dir (the repository's git directory,
+// dir's own git directory, a remote on this machine) and whether it needs
+// the network.
+func (s *sup) sessionDirs(ctx context.Context, dir string) Session {
+	ses := Session{Dir: dir, Network: s.Remote}
+	add := func(p string) {
+		if p == "" {
+			return
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if !slices.Contains(ses.Writable, p) {
+			ses.Writable = append(ses.Writable, p)
+		}
+	}
+	add(s.Repo.CommonDir)
+	if out, err := refstore.Run(ctx, dir, nil, "rev-parse", "--absolute-git-dir"); err == nil {
+		add(strings.TrimSpace(string(out)))
+	}
+	if s.Remote {
+		add(localRemote(s.Repo))
+	}
+	return ses
+}
+
+// localRemote is the directory of the blackboard's remote when it is on
+// this machine (a path or a file:// URL), else "".
+func localRemote(repo *refstore.Repo) string {
+	name := repo.RemoteOf()
+	if name == "" {
+		return ""
+	}
+	url, _ := repo.Config("remote." + name + ".url")
+	if u, ok := strings.CutPrefix(url, "file://"); ok {
+		url = u
+	}
+	if !filepath.IsAbs(url) {
+		return ""
+	}
+	if fi, err := os.Stat(url); err == nil && fi.IsDir() {
+		return url
+	}
+	return ""
 }
 
 // workDir is where the agent for t runs, and what to do once it is done. A
 // coder works in its task's worktree, which must be on this machine. A
-// reviewer reads the commit under review in a detached worktree of its own
-// (worktree.ReviewPath), made now and removed afterwards: the coder's
-// worktree may be on another machine, or hold later work.
+// reviewer reads the commit under review in a checkout of its own
+// (ops.ReviewCheckout), removed afterwards.
 func (s *sup) workDir(ctx context.Context, t *contracts.Task) (string, func(), error) {
 	if s.Role != contracts.RoleReviewer {
 		dir := s.worktreePath(t)
@@ -111,32 +365,13 @@ func (s *sup) workDir(ctx context.Context, t *contracts.Task) (string, func(), e
 		}
 		return dir, func() {}, nil
 	}
-	commit, ok := refstore.ParseHash(t.ReviewCommit)
-	if !ok {
-		return "", nil, fmt.Errorf("task %s has no commit to review", t.ID)
-	}
-	if !s.Repo.HasObject(commit) && s.Remote {
-		if _, err := s.Repo.Fetch(ctx, s.Repo.RemoteOf(), worktree.BranchRef(t.ID)); err != nil {
-			return "", nil, fmt.Errorf("fetch the commit of %s to review: %v", t.ID, err)
-		}
-	}
-	if !s.Repo.HasObject(commit) {
-		return "", nil, fmt.Errorf("the commit of %s to review, %s, is not in this repository", t.ID, shortSHA(t.ReviewCommit))
-	}
-	dir := worktree.ReviewPath(s.Repo, s.ID, t.ID)
-	// A crashed supervisor may have left one behind.
-	if err := worktree.RemoveDetached(ctx, s.Repo, dir); err != nil {
-		return "", nil, fmt.Errorf("remove the old review worktree %s: %v", dir, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	var dir string
+	if err := s.do(func() (err error) { dir, err = s.Board.ReviewCheckout(ctx, s.ID, t.ID); return }); err != nil {
 		return "", nil, err
-	}
-	if err := worktree.AddDetached(ctx, s.Repo, dir, commit); err != nil {
-		return "", nil, fmt.Errorf("check out %s to review: %v", shortSHA(t.ReviewCommit), err)
 	}
 	return dir, func() {
 		if err := worktree.RemoveDetached(context.WithoutCancel(ctx), s.Repo, dir); err != nil {
-			s.logf("remove the review worktree %s: %v", dir, err)
+			s.logf("remove the review checkout %s: %v", dir, err)
 		}
 	}, nil
 }
@@ -160,25 +395,40 @@ func (s *sup) notesDone(ctx context.Context, p *contracts.PlanningContext) {
 	}
 }
 
-// stillHeld reports whether the agent left its task where it found it:
-// a coder's task still CLAIMED, a reviewer's still under its review.
-func (s *sup) stillHeld(ctx context.Context, t *contracts.Task) bool {
+// stillHeld returns the task as it is now if the agent left it where it
+// found it: a coder's task still CLAIMED, a reviewer's still under its
+// review; else nil.
+func (s *sup) stillHeld(ctx context.Context, t *contracts.Task) *contracts.Task {
 	st, _, err := s.board(ctx)
 	if err != nil {
-		return false
+		return nil
 	}
-	cur := st.Task(t.ID)
-	return cur != nil && s.holds(cur)
+	if cur := st.Task(t.ID); cur != nil && s.holds(cur) {
+		return cur
+	}
+	return nil
 }
 
-// replaced is why an agent was stopped when its supervisor was replaced.
-const replaced = "this supervisor was replaced by a newer registration"
+// replaced is why an agent was stopped when its supervisor was replaced;
+// timeboxStop starts the reason of one stopped at its timebox.
+const (
+	replaced    = "this supervisor was replaced by a newer registration"
+	timeboxStop = "timebox"
+)
 
-// watchRun waits for the agent, killing its process group on ABORT or
-// when ctx is cancelled. It returns why it stopped the agent, or "".
-func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error) string {
+// watchRun waits for the agent, stopping its process group on ABORT, when
+// ctx is cancelled, or at the end of its timebox: then it is asked to stop
+// (SIGINT) and made to after grace (SIGTERM, then SIGKILL). It returns why
+// it stopped the agent, or "".
+func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, timebox, grace time.Duration) string {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	var expired <-chan time.Time
+	if timebox > 0 {
+		t := time.NewTimer(timebox)
+		defer t.Stop()
+		expired = t.C
+	}
 	var tip refstore.Hash
 	for {
 		select {
@@ -191,6 +441,17 @@ func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error) stri
 				return replaced
 			}
 			return "supervisor stopping"
+		case <-expired:
+			s.logf("the session reached its timebox of %s: asking the agent to stop (SIGINT)", timebox)
+			signalGroup(cmd, sigInt)
+			select {
+			case err := <-done:
+				done <- err
+			case <-time.After(grace):
+				s.logf("the agent is still running %s after SIGINT: SIGTERM", grace)
+				kill(cmd, done)
+			}
+			return fmt.Sprintf("%s of %s reached", timeboxStop, timebox)
 		case <-tick.C:
 		}
 		aborted := false
@@ -234,9 +495,35 @@ func (s *sup) savePrompt(label, prompt string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	name := fmt.Sprintf("%s-%03d-%s.md", s.Now().UTC().Format("20060102T150405"), s.runs, label)
-	path := filepath.Join(dir, name)
+	path := filepath.Join(dir, s.sessionName(label)+".md")
 	return path, os.WriteFile(path, []byte(prompt), 0o644)
+}
+
+// openLog creates the file that keeps a session's output.
+func (s *sup) openLog(label string) (*os.File, error) {
+	dir := s.LogDir
+	if dir == "" {
+		dir = filepath.Join(s.Repo.CommonDir, filepath.FromSlash("liza/logs/sessions"))
+	}
+	dir = filepath.Join(dir, s.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(filepath.Join(dir, s.sessionName(label)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+}
+
+// sessionName names a session's prompt and log files: when it started, its
+// number in this supervisor's life, and what it was for.
+func (s *sup) sessionName(label string) string {
+	return fmt.Sprintf("%s-%03d-%s", s.Now().UTC().Format("20060102T150405"), s.runs, label)
+}
+
+// relPath shows a path under the project root relative to it.
+func (s *sup) relPath(p string) string {
+	if rel, err := filepath.Rel(s.Root, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return p
 }
 
 func (s *sup) worktreePath(t *contracts.Task) string {
@@ -268,4 +555,42 @@ func shortSHA(s string) string {
 		return s[:12]
 	}
 	return s
+}
+
+// tailWriter keeps the end of what is written to it.
+type tailWriter struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailKeep = 16 << 10
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*tailKeep {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailKeep:]...)
+	}
+	return len(p), nil
+}
+
+// lastLines returns the last n non-empty lines written, each cut to 200
+// bytes.
+func (t *tailWriter) lastLines(n int) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var lines []string
+	for _, l := range strings.Split(string(t.buf), "\n") {
+		if l = strings.TrimRight(l, "\r \t"); l != "" {
+			if len(l) > 200 {
+				l = l[:200] + "…"
+			}
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -53,6 +53,10 @@ var ErrCrashLoop = errors.New("crash loop")
 // missing on this machine.
 var ErrCannotStart = errors.New("cannot start the agent")
 
+// ErrGaveUp is returned when a reviewer's agent ended IdleLimit sessions in
+// a row without a verdict: its review is released for another reviewer.
+var ErrGaveUp = errors.New("gave up a review")
+
 // sup is a running supervisor.
 type sup struct {
 	Config
@@ -60,7 +64,8 @@ type sup struct {
 	logged     string     // the last waiting message, printed once
 	crashes    []time.Time
 	startFails []time.Time
-	seen       string // fingerprint of the planning context last handed to the planner
+	idles      map[string]int // by task: sessions in a row that ended without moving it
+	seen       string         // fingerprint of the planning context last handed to the planner
 	runs       int
 	merges     map[string]*mergeFailure // by task id
 }

@@ -1,15 +1,17 @@
 // Command bench times one `task add` and one `claim` with git-liza against the
 // seed's flock+yq baseline, whole process each, on the same machine and in the
-// same run; and, without a baseline, a claim that creates its worktree and a
-// merge. Then remote mode: one `task add` in a clone whose blackboard lives on
-// a file:// remote and on a `git daemon` on 127.0.0.1, against local mode; and
-// the throughput of 1 to 8 clones adding tasks at once through one remote,
-// checking that no operation was lost. With -compare REV, the add and the
-// claim also time git-liza built from git revision REV, beside this build.
+// same run; and, without a baseline, a claim that creates its worktree, a
+// merge, and the add and the claim in SHA-1 and SHA-256 repositories, each
+// read directly and through git's plumbing. Then remote mode: one `task add`
+// in a clone whose blackboard lives on a file:// remote and on a `git daemon`
+// on 127.0.0.1, against local mode; and the throughput of 1 to 8 clones
+// adding tasks at once through one remote, checking that no operation was
+// lost. With -compare REV, the add and the claim also time git-liza built
+// from git revision REV, beside this build.
 //
 // Run it from the module root:
 //
-//	go run ./bench [-runs 21] [-sizes 100,1000] [-remote=false] [-compare REV] [-json] [-keep] [-shared ../shared]
+//	go run ./bench [-runs 21] [-sizes 100,1000] [-formats=false] [-remote=false] [-compare REV] [-json] [-keep] [-shared ../shared]
 //
 // See bench/README.md for what the numbers mean.
 package main
@@ -34,7 +36,9 @@ type options struct {
 	keep    bool
 	shared  string
 	remote  bool
+	trust   bool
 	compare string // a git revision of the module's repository to time against; "" for none
+	formats bool
 }
 
 // bench holds what every measurement needs: paths and the child environment.
@@ -57,7 +61,9 @@ func main() {
 	flag.BoolVar(&opt.json, "json", false, "also print the results as JSON")
 	flag.BoolVar(&opt.keep, "keep", false, "keep the temporary directory")
 	flag.StringVar(&opt.shared, "shared", "../shared", "the shared/ directory, relative to the module root")
+	flag.BoolVar(&opt.trust, "trust", true, "also time the server's guard per pushed commit and signing per operation")
 	flag.BoolVar(&opt.remote, "remote", true, "also time remote mode (file:// and git daemon) and clones contending on one remote")
+	flag.BoolVar(&opt.formats, "formats", true, "also time SHA-1 and SHA-256 repositories, each read directly and through git's plumbing")
 	flag.StringVar(&opt.compare, "compare", "", "also time git-liza built from git revision `REV` of this module's repository, in the add and claim tables")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
@@ -161,6 +167,13 @@ func run(opt options) error {
 	if rep.Merge, err = b.measureMerge(); err != nil {
 		return fmt.Errorf("merge: %v", err)
 	}
+	if opt.formats {
+		r, err := b.measureFormats()
+		if err != nil {
+			return fmt.Errorf("formats: %v", err)
+		}
+		rep.Formats = &r
+	}
 	if opt.remote {
 		r, err := b.measureRemote()
 		if err != nil {
@@ -174,6 +187,13 @@ func run(opt options) error {
 			}
 			rep.Contention = append(rep.Contention, c)
 		}
+	}
+	if opt.trust {
+		t, err := b.measureTrust()
+		if err != nil {
+			return fmt.Errorf("trust: %v", err)
+		}
+		rep.Trust = &t
 	}
 
 	printTable(rep)

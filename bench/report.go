@@ -88,8 +88,10 @@ type report struct {
 	Claims        []sizeResult       `json:"claims"`
 	ClaimWorktree soloResult         `json:"claim_worktree"`
 	Merge         soloResult         `json:"merge"`
+	Formats       *formatsResult     `json:"formats,omitempty"`
 	Remote        *remoteResult      `json:"remote,omitempty"`
 	Contention    []contentionResult `json:"contention,omitempty"`
+	Trust         *trustResult       `json:"trust,omitempty"`
 	Compare       *compareInfo       `json:"compare,omitempty"`
 }
 
@@ -128,6 +130,9 @@ func printTable(r report) {
 		fmt.Printf("%s (%d tasks, no baseline): %s ms\n", s.Command, s.Tasks, ms(s.Stats))
 	}
 
+	if r.Formats != nil {
+		printFormats(r.Formats, r.Runs)
+	}
 	if m := r.Remote; m != nil {
 		fmt.Printf("\nremote mode: git liza task add (%d tasks), whole process, median (p90) of %d runs, ms\n", m.Tasks, r.Runs)
 		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
@@ -147,6 +152,9 @@ func printTable(r report) {
 		}
 		w.Flush()
 		fmt.Printf("lost: %d (every acknowledged add is on the remote once, one commit each)\n", lost)
+	}
+	if r.Trust != nil {
+		printTrust(r.Trust)
 	}
 }
 

@@ -56,8 +56,9 @@ func (b *bench) newRepo(dir, seed string) error {
 	return err
 }
 
-// initRepo makes a git repository at dir with specs/vision.md committed.
-func (b *bench) initRepo(dir string) error {
+// initRepo makes a git repository at dir with specs/vision.md committed;
+// initArgs go to git init.
+func (b *bench) initRepo(dir string, initArgs ...string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "specs"), 0o755); err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func (b *bench) initRepo(dir string) error {
 		return err
 	}
 	for _, args := range [][]string{
-		{"init", "-q"},
+		append([]string{"init", "-q"}, initArgs...),
 		{"config", "user.name", "Bench"},
 		{"config", "user.email", "bench@liza.invalid"},
 		{"config", "commit.gpgsign", "false"},

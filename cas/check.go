@@ -29,11 +29,11 @@ func checkTx(tx *Tx) error {
 		switch {
 		case p == MetaFile:
 			m := tx.cache[p].(*Meta)
-			ps = append(ps, contracts.ValidateHeader(&contracts.State{
+			ps = append(ps, contracts.ValidateHeaderUnder(&contracts.State{
 				Version: m.Version, Goal: m.Goal, Config: m.Config, Sprint: m.Sprint,
 				Control: m.Control, CircuitBreaker: m.CircuitBreaker,
-			})...)
-			more, err := checkScope(tx, m)
+			}, tx.Rules)...)
+			more, err := checkStretch(tx, m)
 			if err != nil {
 				return err
 			}
@@ -41,7 +41,7 @@ func checkTx(tx *Tx) error {
 		case dir == TasksDir || dir == ArchiveDir:
 			t := tx.cache[p].(*contracts.Task)
 			ps = append(ps, checkTask(tx, dir, id, t)...)
-			if dir == TasksDir {
+			if dir == TasksDir && tx.Rules >= contracts.RulesWhole {
 				more, err := checkDisplaced(tx, t)
 				if err != nil {
 					return err
@@ -51,12 +51,18 @@ func checkTx(tx *Tx) error {
 		case dir == AgentsDir:
 			a := tx.cache[p].(*contracts.Agent)
 			ps = append(ps, contracts.ValidateAgent(id, a)...)
-			if a != nil && a.CurrentTask != "" {
-				t, err := tx.Task(a.CurrentTask)
-				if err != nil {
-					return err
+			// An agent entry written under the whole contract says what
+			// its agent holds; one an older git-liza left may not, until
+			// an operation on the agent puts it right (Leftovers).
+			if a != nil && tx.Rules >= contracts.RulesWhole {
+				var t *contracts.Task
+				if a.CurrentTask != "" {
+					var err error
+					if t, err = tx.Task(a.CurrentTask); err != nil {
+						return err
+					}
 				}
-				if msg := contracts.HolderProblem(id, a, t); msg != "" {
+				if msg := contracts.AgentLeftover(id, a, t); msg != "" {
 					ps = append(ps, contracts.Problem{Where: "agents[" + id + "]", Msg: msg})
 				}
 			}
@@ -79,13 +85,20 @@ func checkTx(tx *Tx) error {
 			ps = append(ps, contracts.ValidateDiscovery(tx.cache[p].(*contracts.Discovery))...)
 		}
 	}
+	for _, id := range tx.plannedNew {
+		if live, archived, err := tx.HasTask(id); err != nil {
+			return err
+		} else if !live && !archived {
+			ps = append(ps, contracts.Problem{Where: "sprint", Msg: "scope.planned names unknown task " + id})
+		}
+	}
 	return problemsError(contracts.CodeInvalid, "", ps)
 }
 
 // checkTask validates one changed task and its links to other tasks.
 func checkTask(tx *Tx, dir, id string, t *contracts.Task) []contracts.Problem {
 	where := dir + "[" + id + "]"
-	ps := contracts.ValidateTask(t)
+	ps := contracts.ValidateTaskUnder(t, tx.Rules)
 	add := func(msg string) { ps = append(ps, contracts.Problem{Where: where, Msg: msg}) }
 	if t.ID != id {
 		add("stored under the id " + id + " but says " + t.ID)
@@ -130,29 +143,25 @@ func checkTask(tx *Tx, dir, id string, t *contracts.Task) []contracts.Problem {
 	return ps
 }
 
-// checkScope checks that the sprint's scope names only tasks that exist:
-// those it names and the state it was read from did not.
-func checkScope(tx *Tx, m *Meta) ([]contracts.Problem, error) {
+// checkStretch checks that the sprint's stretch scope names only tasks
+// that exist: those it names and the state it was read from did not. The
+// planned ids are checked as Tx.Plan adds them.
+func checkStretch(tx *Tx, m *Meta) ([]contracts.Problem, error) {
 	var before Meta
 	if _, err := tx.Snap.decode(MetaFile, &before); err != nil {
 		return nil, err
 	}
 	var ps []contracts.Problem
-	for _, l := range []struct {
-		name     string
-		ids, was contracts.StringList
-	}{{"planned", m.Sprint.Scope.Planned, before.Sprint.Scope.Planned}, {"stretch", m.Sprint.Scope.Stretch, before.Sprint.Scope.Stretch}} {
-		for _, id := range l.ids {
-			if l.was.Contains(id) {
-				continue
-			}
-			live, archived, err := tx.HasTask(id)
-			if err != nil {
-				return nil, err
-			}
-			if !live && !archived {
-				ps = append(ps, contracts.Problem{Where: "sprint", Msg: "scope." + l.name + " names unknown task " + id})
-			}
+	for _, id := range m.Sprint.Scope.Stretch {
+		if before.Sprint.Scope.Stretch.Contains(id) {
+			continue
+		}
+		live, archived, err := tx.HasTask(id)
+		if err != nil {
+			return nil, err
+		}
+		if !live && !archived {
+			ps = append(ps, contracts.Problem{Where: "sprint", Msg: "scope.stretch names unknown task " + id})
 		}
 	}
 	return ps, nil
@@ -189,10 +198,34 @@ func checkDisplaced(tx *Tx, t *contracts.Task) ([]contracts.Problem, error) {
 }
 
 // heldTwice checks that the agent a task is active for holds no other
-// active task: one active task (CLAIMED, READY_FOR_REVIEW, REJECTED) per
-// coder, one review per reviewer.
+// active task. Under the whole contract a coder takes no task while
+// another of its tasks is CLAIMED, awaits review or came back rejected
+// (one active task per coder), checked when the task becomes its: a board
+// an older git-liza left with two such tasks is not stuck, their coder
+// finishes them. Under the first rules, one CLAIMED task per coder. Either
+// way, one review per reviewer.
 func heldTwice(tx *Tx, t *contracts.Task) (string, error) {
-	if !t.Status.Active() {
+	whole := tx.Rules >= contracts.RulesWhole
+	coder := t.AssignedTo != "" && t.Status == contracts.Claimed
+	reviewer := t.ReviewingBy != "" && t.Status == contracts.ReadyForReview
+	if whole {
+		coder = t.AssignedTo != "" && t.Status.Active()
+		if coder || reviewer {
+			old, err := tx.Snap.Task(t.ID)
+			if err != nil {
+				return "", err
+			}
+			// What the task's holders held already was checked when it
+			// became theirs.
+			if old != nil && old.Status.Active() && old.AssignedTo == t.AssignedTo {
+				coder = false
+			}
+			if old != nil && old.Status == contracts.ReadyForReview && old.ReviewingBy == t.ReviewingBy {
+				reviewer = false
+			}
+		}
+	}
+	if !coder && !reviewer {
 		return "", nil
 	}
 	idx, err := tx.Index()
@@ -203,10 +236,10 @@ func heldTwice(tx *Tx, t *contracts.Task) (string, error) {
 		if o.ID == t.ID {
 			continue
 		}
-		if t.AssignedTo != "" && o.Status.Active() && o.AssignedTo == t.AssignedTo {
+		if coder && o.AssignedTo == t.AssignedTo && (o.Status == contracts.Claimed || whole && o.Status.Active()) {
 			return t.AssignedTo + " also holds " + string(o.Status) + " task " + o.ID, nil
 		}
-		if t.Status == contracts.ReadyForReview && t.ReviewingBy != "" && o.Status == contracts.ReadyForReview && o.ReviewingBy == t.ReviewingBy {
+		if reviewer && o.Status == contracts.ReadyForReview && o.ReviewingBy == t.ReviewingBy {
 			return t.ReviewingBy + " also reviews task " + o.ID, nil
 		}
 	}

@@ -303,10 +303,12 @@ func TestHandEditedValidTipAccepted(t *testing.T) {
 	if !s.knownValid(res.Commit) {
 		t.Error("the new commit is not known valid")
 	}
-	// The index the hand edit lacked is rebuilt with every live task.
-	idx, err := decodeIndex([]byte(tipFile(t, s, IndexFile)))
-	if err != nil || len(idx) != 2 || idx["task-1"] == nil || idx["task-2"] == nil {
-		t.Errorf("index after a hand edit: %v, %v", idx, err)
+	// The hand edit was in layout 1, without an index: the operation
+	// wrote it anew in layout 2, with every live task in the index.
+	snap := mustSnapshot(t, s)
+	sums, err := snap.Summaries(TasksDir)
+	if idx := asMap(sums); err != nil || snap.Layout() != 2 || len(idx) != 2 || idx["task-1"] == nil || idx["task-2"] == nil {
+		t.Errorf("after a hand edit: layout %d, index %v, %v", snap.Layout(), idx, err)
 	}
 }
 
@@ -327,7 +329,7 @@ func TestReplaceRepairsInvalidTip(t *testing.T) {
 	if ps := contracts.Validate(got); len(ps) > 0 {
 		t.Fatalf("imported state invalid: %v", ps)
 	}
-	if ok, _ := s.Repo.FileAt(res.Commit, requestPath("import-1")); !ok {
+	if ok, _ := s.Repo.FileAt(res.Commit, locate2(requestPath("import-1"))); !ok {
 		t.Error("the import's request record is missing")
 	}
 	if r := mustUpdate(t, s, Op{Name: contracts.OpImport, Request: "import-1", Replace: func(tx *Tx) (*contracts.State, error) {

@@ -22,7 +22,7 @@ var now = time.Date(2025, 1, 10, 9, 0, 0, 0, time.UTC)
 const stamp = "2025-01-10T09:00:00Z"
 
 // gitEnv pins git's configuration and identity for the test.
-func gitEnv(t *testing.T) {
+func gitEnv(t testing.TB) {
 	t.Helper()
 	home := t.TempDir()
 	global := filepath.Join(home, "gitconfig")
@@ -43,12 +43,12 @@ func gitEnv(t *testing.T) {
 }
 
 // git runs git in dir and returns its trimmed output.
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	return gitIn(t, dir, nil, args...)
 }
 
-func gitIn(t *testing.T, dir string, stdin []byte, args ...string) string {
+func gitIn(t testing.TB, dir string, stdin []byte, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -64,7 +64,7 @@ func gitIn(t *testing.T, dir string, stdin []byte, args ...string) string {
 }
 
 // newRepoDir makes a repository with one commit.
-func newRepoDir(t *testing.T) string {
+func newRepoDir(t testing.TB) string {
 	t.Helper()
 	gitEnv(t)
 	dir := t.TempDir()
@@ -78,12 +78,12 @@ func newRepoDir(t *testing.T) string {
 }
 
 // newStore opens a store on a fresh repository with no state yet.
-func newStore(t *testing.T) *Store {
+func newStore(t testing.TB) *Store {
 	t.Helper()
 	return openStore(t, newRepoDir(t))
 }
 
-func openStore(t *testing.T, dir string) *Store {
+func openStore(t testing.TB, dir string) *Store {
 	t.Helper()
 	repo, err := refstore.Open(dir)
 	if err != nil {
@@ -126,14 +126,14 @@ func initOp() Op {
 }
 
 // initStore makes a store with a freshly initialised blackboard.
-func initStore(t *testing.T) *Store {
+func initStore(t testing.TB) *Store {
 	t.Helper()
 	s := newStore(t)
 	mustUpdate(t, s, initOp())
 	return s
 }
 
-func mustUpdate(t *testing.T, s *Store, op Op) *Result {
+func mustUpdate(t testing.TB, s *Store, op Op) *Result {
 	t.Helper()
 	res, err := s.Update(context.Background(), op)
 	if err != nil {
@@ -176,7 +176,7 @@ func putTasks(ts ...*contracts.Task) Op {
 }
 
 // tip returns the state ref, zero when absent.
-func tip(t *testing.T, s *Store) refstore.Hash {
+func tip(t testing.TB, s *Store) refstore.Hash {
 	t.Helper()
 	h, _, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil {

@@ -6,27 +6,34 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
 )
 
-// IndexFile summarises every live task on one line, so that the operations
-// that need the whole board (choosing the best task, checking that an agent
-// holds one task, that no two tasks in flight own the same paths, the
-// in-flight window) read one blob instead of every task. It is derived from
-// tasks/: each operation that changes a task rewrites it, and a full
-// validation rebuilds it when it does not match.
+// IndexFile, in each directory of tasks/ and of archive/, summarises every
+// task of that directory on one line, so that what needs the whole board
+// (choosing the best task, checking that an agent holds one task, that no
+// two tasks in flight own the same paths, the in-flight window, the board
+// a person reads, the order of an export) reads small files instead of
+// every task. It is derived from the tasks beside it: each operation that
+// changes a task rewrites its directory's index, and a full validation
+// rebuilds the indexes when they do not match.
 const IndexFile = "index"
 
-const indexHeader = "# liza index v1: id status priority created assigned_to reviewing_by lease_expires review_lease_expires depends_on paths"
+const indexHeader = "# liza index v2: id status priority created assigned_to reviewing_by lease_expires review_lease_expires depends_on paths iteration review_cycles failed_by reassigned"
 
+const indexFields = 14
+
+// encodeIndex writes the index of a set of summaries, sorted by id.
 func encodeIndex(idx map[string]*contracts.TaskSummary) []byte {
 	ids := make([]string, 0, len(idx))
 	for id := range idx {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	b := make([]byte, 0, len(indexHeader)+1+len(ids)*96)
+	b := make([]byte, 0, len(indexHeader)+1+len(ids)*128)
 	b = append(b, indexHeader...)
 	b = append(b, '\n')
 	for _, id := range ids {
@@ -35,17 +42,65 @@ func encodeIndex(idx map[string]*contracts.TaskSummary) []byte {
 	return b
 }
 
+// shards writes the index of every directory that holds one of tasks, by
+// <x>/<y>.
+func shards(tasks []*contracts.Task) map[string][]byte {
+	by := map[string]map[string]*contracts.TaskSummary{}
+	for _, t := range tasks {
+		b := bucket(t.ID)
+		if by[b] == nil {
+			by[b] = map[string]*contracts.TaskSummary{}
+		}
+		by[b][t.ID] = t.Summary()
+	}
+	out := make(map[string][]byte, len(by))
+	for b, idx := range by {
+		out[b] = encodeIndex(idx)
+	}
+	return out
+}
+
 // appendIndexLine appends a task's line: tab-separated fields, "-" for an
-// empty one.
+// empty one, lists joined by commas. A value's tab, newline, comma and "%"
+// are written %XX and a value that is "-" (or an empty list item) is
+// marked with a "%" before it, so that no value can forge a field, an
+// item or a line.
 func appendIndexLine(b []byte, t *contracts.TaskSummary) []byte {
 	field := func(i int, f string) {
 		if i > 0 {
 			b = append(b, '\t')
 		}
 		if f == "" {
-			f = "-"
+			b = append(b, '-')
+			return
 		}
-		b = append(b, f...)
+		if f == "-" {
+			b = append(b, "%-"...)
+			return
+		}
+		b = appendEscaped(b, f)
+	}
+	list := func(i int, l []string) {
+		if i > 0 {
+			b = append(b, '\t')
+		}
+		if len(l) == 0 {
+			b = append(b, '-')
+			return
+		}
+		for j, x := range l {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			if x == "" || x == "-" {
+				// "%" then nothing or "-": an item that would read as an
+				// empty field.
+				b = append(b, '%')
+				b = append(b, x...)
+				continue
+			}
+			b = appendEscaped(b, x)
+		}
 	}
 	field(0, t.ID)
 	field(1, string(t.Status))
@@ -55,16 +110,61 @@ func appendIndexLine(b []byte, t *contracts.TaskSummary) []byte {
 	field(5, t.ReviewingBy)
 	field(6, t.LeaseExpires)
 	field(7, t.ReviewLeaseExpires)
-	field(8, strings.Join(t.DependsOn, ","))
-	field(9, strings.Join(t.Paths, ","))
+	list(8, t.DependsOn)
+	list(9, t.Paths)
+	field(10, strconv.Itoa(t.Iteration))
+	field(11, strconv.Itoa(t.ReviewCycles))
+	field(12, strconv.Itoa(t.FailedBy))
+	field(13, strconv.FormatBool(t.Reassigned))
 	return append(b, '\n')
 }
 
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\t', '\n', '\r', ',', '%':
+			b = append(b, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+func unescape(s string) (string, error) {
+	if !strings.Contains(s, "%") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+1 == len(s) || s[i+1] == '-' {
+			continue // "%" alone or before "-": an empty or "-" list item
+		}
+		if i+2 >= len(s) {
+			return "", fmt.Errorf("bad escape in %q", s)
+		}
+		v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+		if err != nil {
+			return "", fmt.Errorf("bad escape in %q", s)
+		}
+		b.WriteByte(byte(v))
+		i += 2
+	}
+	return b.String(), nil
+}
+
 // patchIndex rewrites a stored index for the tasks in changed (a nil task
-// has left the board) without decoding the rest: the lines are sorted by
-// id, so the changes merge in. The result is what encodeIndex gives for the
-// patched set of tasks.
+// has left the directory) without decoding the rest: the lines are sorted
+// by id, so the changes merge in. The result is what encodeIndex gives for
+// the patched set of tasks, or nil when no task is left.
 func patchIndex(raw []byte, changed map[string]*contracts.TaskSummary) ([]byte, error) {
+	if raw == nil {
+		raw = []byte(indexHeader + "\n")
+	}
 	header, body, ok := bytes.Cut(raw, []byte("\n"))
 	if !ok || string(header) != indexHeader {
 		return nil, fmt.Errorf("unknown index format")
@@ -74,8 +174,15 @@ func patchIndex(raw []byte, changed map[string]*contracts.TaskSummary) ([]byte, 
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	out := make([]byte, 0, len(raw)+len(changed)*96)
+	out := make([]byte, 0, len(raw)+len(changed)*128)
 	out = append(out, raw[:len(header)+1]...)
+	lines := 0
+	emit := func(id string) {
+		if t := changed[id]; t != nil {
+			out = appendIndexLine(out, t)
+			lines++
+		}
+	}
 	for len(body) > 0 {
 		end := bytes.IndexByte(body, '\n')
 		if end < 0 {
@@ -88,75 +195,131 @@ func patchIndex(raw []byte, changed map[string]*contracts.TaskSummary) ([]byte, 
 		}
 		id := string(line[:tab])
 		for len(ids) > 0 && ids[0] < id {
-			if t := changed[ids[0]]; t != nil {
-				out = appendIndexLine(out, t)
-			}
+			emit(ids[0])
 			ids = ids[1:]
 		}
 		if len(ids) > 0 && ids[0] == id {
-			if t := changed[id]; t != nil {
-				out = appendIndexLine(out, t)
-			}
+			emit(id)
 			ids = ids[1:]
 		} else {
 			out = append(out, line...)
+			lines++
 		}
 		body = body[end+1:]
 	}
 	for _, id := range ids {
-		if t := changed[id]; t != nil {
-			out = appendIndexLine(out, t)
-		}
+		emit(id)
+	}
+	if lines == 0 {
+		return nil, nil
 	}
 	return out, nil
 }
 
-func decodeIndex(data []byte) (map[string]*contracts.TaskSummary, error) {
+// decodeIndex reads an index file into summaries, in file (id) order.
+func decodeIndex(data []byte) ([]*contracts.TaskSummary, error) {
 	header, body, _ := strings.Cut(string(data), "\n")
 	if header != indexHeader {
 		return nil, fmt.Errorf("unknown index format")
 	}
-	// One allocation for every summary: the index is read whole by the
-	// operations that need the board.
+	// One allocation for every summary of the file.
 	tasks := make([]contracts.TaskSummary, strings.Count(body, "\n"))
-	idx := make(map[string]*contracts.TaskSummary, len(tasks))
+	out := make([]*contracts.TaskSummary, len(tasks))
 	for n := 0; body != ""; n++ {
 		line, rest, ok := strings.Cut(body, "\n")
 		if !ok || n >= len(tasks) {
 			return nil, fmt.Errorf("index ends without a newline")
 		}
 		body = rest
-		var f [10]string
+		var f [indexFields]string
 		i := 0
 		for ; i < len(f) && line != ""; i++ {
 			f[i], line, _ = strings.Cut(line, "\t")
-			if f[i] == "-" {
-				f[i] = ""
-			}
 		}
 		if i != len(f) || line != "" {
-			return nil, fmt.Errorf("index line %d does not have 10 fields", n+2)
+			return nil, fmt.Errorf("index line %d does not have %d fields", n+2, indexFields)
 		}
-		prio, err := strconv.Atoi(f[2])
-		if err != nil {
-			return nil, fmt.Errorf("index line %d: priority %q", n+2, f[2])
+		var err error
+		str := func(s string) string {
+			if s == "-" {
+				return ""
+			}
+			v, e := unescape(s)
+			if e != nil && err == nil {
+				err = e
+			}
+			return v
 		}
+		num := func(s string) int {
+			v, e := strconv.Atoi(s)
+			if e != nil && err == nil {
+				err = fmt.Errorf("%q is not a number", s)
+			}
+			return v
+		}
+		list := func(s string) contracts.StringList {
+			if s == "-" {
+				return contracts.StringList{}
+			}
+			parts := strings.Split(s, ",")
+			for j, p := range parts {
+				parts[j] = str(p)
+			}
+			return parts
+		}
+		reassigned, rerr := strconv.ParseBool(f[13])
 		t := &tasks[n]
 		*t = contracts.TaskSummary{
-			ID: f[0], Status: contracts.Status(f[1]), Priority: prio, Created: f[3],
-			AssignedTo: f[4], ReviewingBy: f[5], LeaseExpires: f[6], ReviewLeaseExpires: f[7],
-			DependsOn: splitComma(f[8]), Paths: splitComma(f[9]),
+			ID: str(f[0]), Status: contracts.Status(str(f[1])), Priority: num(f[2]), Created: str(f[3]),
+			AssignedTo: str(f[4]), ReviewingBy: str(f[5]), LeaseExpires: str(f[6]), ReviewLeaseExpires: str(f[7]),
+			DependsOn: list(f[8]), Paths: list(f[9]),
+			Iteration: num(f[10]), ReviewCycles: num(f[11]), FailedBy: num(f[12]), Reassigned: reassigned,
 		}
-		idx[t.ID] = t
+		if err == nil && rerr != nil {
+			err = fmt.Errorf("%q is not true or false", f[13])
+		}
+		if err != nil {
+			return nil, fmt.Errorf("index line %d: %v", n+2, err)
+		}
+		out[n] = t
 	}
-	return idx, nil
+	return out, nil
 }
 
-func splitComma(s string) contracts.StringList {
-	if s == "" {
-		return contracts.StringList{}
+// shardCache keeps decoded index files by blob id: a file's content never
+// changes, and most of the board's files are the same from one operation
+// to the next, so a process that reads the board again and again (a
+// supervisor) decodes only the files that changed. The summaries are
+// shared: treat them as read-only.
+var shardCache = struct {
+	sync.Mutex
+	m map[refstore.Hash][]*contracts.TaskSummary
+}{m: map[refstore.Hash][]*contracts.TaskSummary{}}
+
+// shardCacheMax bounds the cache: four boards' worth of directories.
+const shardCacheMax = 4 * 256
+
+func cachedShard(repo *refstore.Repo, id refstore.Hash) ([]*contracts.TaskSummary, error) {
+	shardCache.Lock()
+	s, ok := shardCache.m[id]
+	shardCache.Unlock()
+	if ok {
+		return s, nil
 	}
-	return strings.Split(s, ",")
+	raw, err := repo.ReadBlob(id)
+	if err != nil {
+		return nil, err
+	}
+	if s, err = decodeIndex(raw); err != nil {
+		return nil, err
+	}
+	shardCache.Lock()
+	if len(shardCache.m) >= shardCacheMax {
+		clear(shardCache.m)
+	}
+	shardCache.m[id] = s
+	shardCache.Unlock()
+	return s, nil
 }
 
 // buildIndex summarises a list of tasks.
@@ -166,9 +329,4 @@ func buildIndex(tasks []*contracts.Task) map[string]*contracts.TaskSummary {
 		idx[t.ID] = t.Summary()
 	}
 	return idx
-}
-
-// sameIndex reports whether two indexes say the same.
-func sameIndex(a, b map[string]*contracts.TaskSummary) bool {
-	return bytes.Equal(encodeIndex(a), encodeIndex(b))
 }

@@ -1,38 +1,61 @@
 package cas
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
 )
 
-// The tree at refs/liza/state holds one file per entity, so that an
-// operation reads and writes only what it touches:
+// The tree at refs/liza/state holds one file per entity, spread so that an
+// operation writes objects in proportion to what it changes, not to the
+// size of the board (layout 2):
 //
+//	layout                      "2": the version of this layout
 //	liza.yaml                   version, goal, config, sprint, control, circuit_breaker
-//	index                       one line per live task (see IndexFile)
-//	tasks/<id>.yaml             live tasks
-//	archive/<id>.yaml           archived (terminal) tasks
+//	tasks/<x>/<y>/<id>.yaml     live tasks, <x><y> the first two hex digits of sha1(<id>)
+//	tasks/<x>/<y>/index         one line per task of that directory (see index.go)
+//	archive/<x>/<y>/<id>.yaml   archived (terminal) tasks
+//	archive/<x>/<y>/index       as tasks/<x>/<y>/index
+//	planned/<c>/<cc>            sprint.scope.planned, 64 ids a file, one per line
 //	agents/<id>.yaml            agents
 //	handoff/<task-id>.yaml      context-exhaustion handoffs
-//	alignment_history/<n>.yaml  goal.alignment_history, one entry each
-//	anomalies/<n>.yaml          anomalies, one entry each
-//	discovered/<n>.yaml         discoveries
-//	human_notes/<n>.yaml        human notes
-//	spec_changes/<n>.yaml       spec changes
-//	requests/<xx>/<hash>        results of requests made with --request-id
+//	alignment_history/<c>/<cc>/<n>.yaml  goal.alignment_history, one entry each
+//	anomalies/<c>/<cc>/<n>.yaml          anomalies, one entry each
+//	discovered/<c>/<cc>/<n>.yaml         discoveries
+//	human_notes/<c>/<cc>/<n>.yaml        human notes
+//	spec_changes/<c>/<cc>/<n>.yaml       spec changes
+//	requests/<x>/<y>/<hash>     results of requests made with --request-id
 //
-// <n> is a zero-padded sequence number, so tree order is list order.
+// <n> is an entry's 1-based position in its list, zero-padded to six
+// digits; <c>/<cc> are (n-1)/4096 and (n-1)/64 mod 64, zero-padded to three
+// and two digits, so that a directory holds at most 64 entries and an
+// append rewrites three small trees. The planned ids are cut the same way,
+// 64 to a file. Lists, the plan and the archive only grow; the live tasks'
+// directories stay as full as the board.
+//
+// Layout 1, which boards written before layout 2 have, kept each
+// collection in one flat directory (tasks/<id>.yaml, <list>/<n>.yaml,
+// requests/<xx>/<hash>), the index of live tasks in one root file, and
+// the planned ids in liza.yaml. Both are read; the first operation on a
+// layout 1 board writes it anew in layout 2 (see migrate).
 const (
+	LayoutFile = "layout"
 	MetaFile   = "liza.yaml"
 	TasksDir   = "tasks"
 	ArchiveDir = "archive"
+	PlannedDir = "planned"
 	AgentsDir  = "agents"
 	HandoffDir = "handoff"
 	RequestDir = "requests"
 )
+
+// layoutV2 is the content of the layout file.
+const layoutV2 = "2\n"
 
 // Lists are the append-only sections stored one entry per file.
 const (
@@ -45,7 +68,9 @@ const (
 
 var lists = []string{ListAlignment, ListAnomalies, ListDiscovered, ListHumanNotes, ListSpecChanges}
 
-// Meta is liza.yaml: the parts of the state that are not collections.
+// Meta is liza.yaml: the parts of the state that are not collections. In
+// layout 2 its sprint.scope.planned is empty: the planned ids are in
+// planned/.
 type Meta struct {
 	Version        int                       `yaml:"version"`
 	Goal           contracts.Goal            `yaml:"goal"`
@@ -56,6 +81,10 @@ type Meta struct {
 	Extra          contracts.Extra           `yaml:",inline"`
 }
 
+// Every path an operation reads or writes is a logical one, as layout 1
+// spelled it: <dir>/<id>.yaml, <list>/<n>.yaml, requests/<xx>/<hash>.
+// A snapshot maps it to where its layout keeps the file (Snapshot.locate).
+
 func entityPath(dir, id string) string { return dir + "/" + id + ".yaml" }
 
 func seqName(n int) string { return fmt.Sprintf("%06d.yaml", n) }
@@ -63,6 +92,76 @@ func seqName(n int) string { return fmt.Sprintf("%06d.yaml", n) }
 // idOf strips ".yaml" from an entity file name.
 func idOf(name string) (string, bool) {
 	return strings.CutSuffix(name, ".yaml")
+}
+
+// bucket is the directory of tasks/ or archive/ that holds id: the first
+// two hex digits of sha1(id), as <x>/<y>.
+func bucket(id string) string {
+	sum := sha1.Sum([]byte(id))
+	var h [2]byte
+	hex.Encode(h[:], sum[:1])
+	return string(h[0:1]) + "/" + string(h[1:2])
+}
+
+// buckets lists every <x>/<y> directory name in tree order.
+var buckets = func() []string {
+	const digits = "0123456789abcdef"
+	out := make([]string, 0, 256)
+	for _, x := range digits {
+		for _, y := range digits {
+			out = append(out, string(x)+"/"+string(y))
+		}
+	}
+	return out
+}()
+
+// chunkDir is the <c>/<cc> directory of the i-th (0-based) item of a list
+// cut 64 to a leaf.
+func chunkDir(i int) string {
+	return fmt.Sprintf("%03d/%02d", i/4096, (i/64)%64)
+}
+
+// listFile is where layout 2 keeps the n-th (1-based) entry of a list.
+func listFile(list string, n int) string {
+	return list + "/" + chunkDir(n-1) + "/" + seqName(n)
+}
+
+// plannedFile is the file of layout 2 that holds the n-th (1-based)
+// planned id.
+func plannedFile(n int) string {
+	c := (n - 1) / 64
+	return fmt.Sprintf("%s/%03d/%02d", PlannedDir, c/64, c%64)
+}
+
+// isList reports whether dir is one of the lists.
+func isList(dir string) bool {
+	for _, l := range lists {
+		if dir == l {
+			return true
+		}
+	}
+	return false
+}
+
+// seqOf parses a list entry's file name into its position.
+func seqOf(name string) (int, bool) {
+	id, ok := idOf(name)
+	if !ok || len(id) < 6 || strings.TrimLeft(id, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(id)
+	return n, err == nil && n > 0 && seqName(n) == name
+}
+
+// numbered sorts directory names that are zero-padded numbers by their
+// value: tree order puts "1000" before "999".
+func numbered(names []string) {
+	sort.Slice(names, func(i, j int) bool {
+		if len(names[i]) != len(names[j]) {
+			return len(names[i]) < len(names[j])
+		}
+		return names[i] < names[j]
+	})
 }
 
 // SortTasks puts tasks in board order: oldest first, then natural id order,
@@ -77,9 +176,9 @@ func SortTasks(ts []*contracts.Task) {
 	})
 }
 
-// splitState cuts a whole state into the files of the tree.
+// splitState cuts a whole state into the files of a layout 2 tree.
 func splitState(s *contracts.State) (map[string][]byte, error) {
-	files := map[string][]byte{}
+	files := map[string][]byte{LayoutFile: []byte(layoutV2)}
 	put := func(path string, v any) error {
 		b, err := contracts.EncodeYAML(v)
 		if err != nil {
@@ -93,19 +192,22 @@ func splitState(s *contracts.State) (map[string][]byte, error) {
 		Control: s.Control, CircuitBreaker: s.CircuitBreaker, Extra: s.Extra,
 	}
 	meta.Goal.AlignmentHistory = nil
+	meta.Sprint.Scope.Planned = contracts.StringList{}
 	if err := put(MetaFile, &meta); err != nil {
 		return nil, err
 	}
-	for _, t := range s.Tasks {
-		if err := put(entityPath(TasksDir, t.ID), t); err != nil {
-			return nil, err
+	for dir, tasks := range map[string][]*contracts.Task{TasksDir: s.Tasks, ArchiveDir: s.Archive} {
+		for _, t := range tasks {
+			if err := put(dir+"/"+bucket(t.ID)+"/"+t.ID+".yaml", t); err != nil {
+				return nil, err
+			}
+		}
+		for b, shard := range shards(tasks) {
+			files[dir+"/"+b+"/"+IndexFile] = shard
 		}
 	}
-	files[IndexFile] = encodeIndex(buildIndex(s.Tasks))
-	for _, t := range s.Archive {
-		if err := put(entityPath(ArchiveDir, t.ID), t); err != nil {
-			return nil, err
-		}
+	for path, b := range plannedFiles(s.Sprint.Scope.Planned, 0, nil) {
+		files[path] = b
 	}
 	for id, a := range s.Agents {
 		if err := put(entityPath(AgentsDir, id), a); err != nil {
@@ -119,7 +221,7 @@ func splitState(s *contracts.State) (map[string][]byte, error) {
 	}
 	appendAll := func(list string, n int, at func(i int) any) error {
 		for i := 0; i < n; i++ {
-			if err := put(list+"/"+seqName(i+1), at(i)); err != nil {
+			if err := put(listFile(list, i+1), at(i)); err != nil {
 				return err
 			}
 		}
@@ -137,4 +239,26 @@ func splitState(s *contracts.State) (map[string][]byte, error) {
 		}
 	}
 	return files, nil
+}
+
+// plannedFiles lays ids out as the planned ids from position have+1 on,
+// after the have ids already planned; last is the content of the file that
+// holds the have-th one (nil when have is a multiple of 64). It returns the
+// files to write.
+func plannedFiles(ids []string, have int, last []byte) map[string][]byte {
+	files := map[string][]byte{}
+	if have%64 == 0 {
+		last = nil
+	}
+	cur := append([]byte(nil), last...)
+	for i, id := range ids {
+		n := have + i + 1
+		cur = append(cur, id...)
+		cur = append(cur, '\n')
+		if n%64 == 0 || i == len(ids)-1 {
+			files[plannedFile(n)] = cur
+			cur = nil
+		}
+	}
+	return files
 }

@@ -74,10 +74,12 @@ func TestLayoutDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range append([]string{MetaFile, TasksDir + "/<id>.yaml", ArchiveDir + "/<id>.yaml", AgentsDir + "/<id>.yaml", HandoffDir + "/<task-id>.yaml", RequestDir + "/<xx>/<hash>"}, func() []string {
+	for _, d := range append([]string{LayoutFile, MetaFile, TasksDir + "/<x>/<y>/<id>.yaml", TasksDir + "/<x>/<y>/" + IndexFile,
+		ArchiveDir + "/<x>/<y>/<id>.yaml", ArchiveDir + "/<x>/<y>/" + IndexFile, PlannedDir + "/<c>/<cc>",
+		AgentsDir + "/<id>.yaml", HandoffDir + "/<task-id>.yaml", RequestDir + "/<x>/<y>/<hash>"}, func() []string {
 		var out []string
 		for _, l := range lists {
-			out = append(out, l+"/<n>.yaml")
+			out = append(out, l+"/<c>/<cc>/<n>.yaml")
 		}
 		return out
 	}()...) {
@@ -110,7 +112,7 @@ func TestValidatedCache(t *testing.T) {
 // again, which is what makes an update cost what it touches.
 func TestValidatedCacheIsTrusted(t *testing.T) {
 	s := initStore(t)
-	handMade := gitCommitState(t, s, map[string]string{MetaFile: "version: [1\n"})
+	handMade := gitCommitState(t, s, map[string]string{LayoutFile: layoutV2, MetaFile: "version: [1\n"})
 	s.markValid(handMade)
 	mustUpdate(t, s, Op{Name: contracts.OpNote, Apply: func(tx *Tx) (any, error) {
 		_, err := tx.Append(ListHumanNotes, &contracts.HumanNote{Timestamp: stamp, Message: "x"})

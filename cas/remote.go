@@ -48,3 +48,8 @@ func (s *Store) publish(ctx context.Context, op Op, updates []refstore.RefUpdate
 	}
 	return err
 }
+
+// RewoundRef is where a clone remembers the remote's tip from before the
+// remote's state went backwards (an administrator's rewind): operations
+// up to it had been published, and must not be pushed again.
+func RewoundRef(remote string) string { return "refs/liza/rewound/" + remote }

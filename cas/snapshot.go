@@ -1,7 +1,6 @@
 package cas
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -15,6 +14,7 @@ type Snapshot struct {
 	Commit refstore.Hash                   // zero when there is no state yet
 	Tree   refstore.Hash                   // zero when there is no state yet
 	dirs   map[string][]refstore.TreeEntry // directories read, in tree order
+	v1     bool                            // the tree is in layout 1
 }
 
 // ReadSnapshot opens the state at commit; a zero commit is the empty state.
@@ -29,7 +29,30 @@ func ReadSnapshot(repo *refstore.Repo, commit refstore.Hash) (*Snapshot, error) 
 		return nil, inconsistent("reading state commit %s: %v", commit, err)
 	}
 	s.Tree = c.Tree
-	return s, nil
+	return s, s.readLayout()
+}
+
+// treeSnapshot opens a tree that no commit holds yet (a migrated state) as
+// if commit held it.
+func treeSnapshot(repo *refstore.Repo, commit, tree refstore.Hash) (*Snapshot, error) {
+	s := &Snapshot{Repo: repo, Commit: commit, Tree: tree, dirs: map[string][]refstore.TreeEntry{}}
+	return s, s.readLayout()
+}
+
+// readLayout tells the layouts apart: layout 2 has a layout file (checkTree
+// checks what it says).
+func (s *Snapshot) readLayout() error {
+	_, ok, err := s.entry("", LayoutFile)
+	s.v1 = !ok
+	return err
+}
+
+// Layout is the version of the tree's layout (see layout.go).
+func (s *Snapshot) Layout() int {
+	if s.v1 {
+		return 1
+	}
+	return 2
 }
 
 // Exists reports whether the snapshot holds a state.
@@ -74,10 +97,48 @@ func (s *Snapshot) entry(dir, name string) (refstore.TreeEntry, bool, error) {
 	return e, ok, nil
 }
 
-// ReadFile returns a file of the tree, and whether it exists.
-func (s *Snapshot) ReadFile(path string) ([]byte, bool, error) {
-	e, ok, err := s.entry(splitPath(path))
+// locate maps a logical path (layout 1's spelling, which operations use:
+// tasks/<id>.yaml, <list>/<n>.yaml, requests/<xx>/<hash>) to where this
+// tree keeps the file.
+func (s *Snapshot) locate(path string) string {
+	if s.v1 {
+		return path
+	}
+	return locate2(path)
+}
+
+// locate2 is where layout 2 keeps the file at a logical path.
+func locate2(path string) string {
+	dir, name := splitPath(path)
+	switch {
+	case dir == TasksDir || dir == ArchiveDir:
+		if id, ok := idOf(name); ok {
+			return dir + "/" + bucket(id) + "/" + name
+		}
+	case isList(dir):
+		if n, ok := seqOf(name); ok {
+			return listFile(dir, n)
+		}
+	case strings.HasPrefix(dir, RequestDir+"/") && len(dir) == len(RequestDir)+3:
+		xx := dir[len(RequestDir)+1:]
+		return RequestDir + "/" + xx[:1] + "/" + xx[1:] + "/" + name
+	}
+	return path
+}
+
+// file looks up the entry of the file at a logical path.
+func (s *Snapshot) file(path string) (refstore.TreeEntry, bool, error) {
+	e, ok, err := s.entry(splitPath(s.locate(path)))
 	if err != nil || !ok || e.IsTree() {
+		return refstore.TreeEntry{}, false, err
+	}
+	return e, true, nil
+}
+
+// ReadFile returns the file at a logical path, and whether it exists.
+func (s *Snapshot) ReadFile(path string) ([]byte, bool, error) {
+	e, ok, err := s.file(path)
+	if err != nil || !ok {
 		return nil, false, err
 	}
 	b, err := s.Repo.ReadBlob(e.ID)
@@ -87,7 +148,8 @@ func (s *Snapshot) ReadFile(path string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
-// decode reads path into v; it reports whether the file exists.
+// decode reads the file at a logical path into v; it reports whether the
+// file exists.
 func (s *Snapshot) decode(path string, v any) (bool, error) {
 	b, ok, err := s.ReadFile(path)
 	if err != nil || !ok {
@@ -99,42 +161,142 @@ func (s *Snapshot) decode(path string, v any) (bool, error) {
 	return true, nil
 }
 
-// IDs lists the entity ids of a directory (file names without .yaml), in
-// tree order.
+// entity is one entity file: its id (or, in a list, its position) and its
+// blob.
+type entity struct {
+	id   string
+	n    int
+	blob refstore.Hash
+}
+
+// entities lists the entity files of a directory of the logical layout
+// (tasks, archive, agents, handoff or a list): in tree order, lists in
+// their order.
+func (s *Snapshot) entities(dir string) ([]entity, error) {
+	var subdirs []string
+	switch {
+	case s.v1 || dir == AgentsDir || dir == HandoffDir:
+		subdirs = []string{dir}
+	case dir == TasksDir || dir == ArchiveDir:
+		for _, b := range buckets {
+			subdirs = append(subdirs, dir+"/"+b)
+		}
+	case isList(dir):
+		var err error
+		if subdirs, err = s.numberedDirs(dir, 2); err != nil {
+			return nil, err
+		}
+	}
+	var out []entity
+	for _, d := range subdirs {
+		list, err := s.Entries(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range list {
+			id, ok := idOf(e.Name)
+			if !ok || e.IsTree() {
+				continue
+			}
+			x := entity{id: id, blob: e.ID}
+			if isList(dir) {
+				if x.n, ok = seqOf(e.Name); !ok {
+					continue
+				}
+			}
+			out = append(out, x)
+		}
+	}
+	if isList(dir) {
+		sortEntities(out)
+	}
+	return out, nil
+}
+
+// numberedDirs lists the directories depth levels under dir whose names
+// are numbers, in their order.
+func (s *Snapshot) numberedDirs(dir string, depth int) ([]string, error) {
+	level := []string{dir}
+	for ; depth > 0; depth-- {
+		var next []string
+		for _, d := range level {
+			list, err := s.Entries(d)
+			if err != nil {
+				return nil, err
+			}
+			var names []string
+			for _, e := range list {
+				if e.IsTree() {
+					names = append(names, e.Name)
+				}
+			}
+			numbered(names)
+			for _, n := range names {
+				next = append(next, d+"/"+n)
+			}
+		}
+		level = next
+	}
+	return level, nil
+}
+
+func sortEntities(es []entity) {
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].n < es[j-1].n; j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+}
+
+// IDs lists the entity ids of a directory of the logical layout (file
+// names without .yaml): tasks, archive, agents, handoff.
 func (s *Snapshot) IDs(dir string) ([]string, error) {
-	list, err := s.Entries(dir)
+	es, err := s.entities(dir)
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, len(list))
-	for _, e := range list {
-		if isEntity(e) {
-			id, _ := idOf(e.Name)
-			ids = append(ids, id)
-		}
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.id
 	}
 	return ids, nil
 }
 
-// count is the number of entity files in a directory.
-func (s *Snapshot) count(dir string) (int, error) {
-	list, err := s.Entries(dir)
+// listLen is the number of entries of a list: the position of its last.
+func (s *Snapshot) listLen(list string) (int, error) {
+	if s.v1 {
+		es, err := s.entities(list)
+		return len(es), err
+	}
+	dir := list
+	for depth := 0; depth < 2; depth++ {
+		entries, err := s.Entries(dir)
+		if err != nil {
+			return 0, err
+		}
+		var names []string
+		for _, e := range entries {
+			if e.IsTree() {
+				names = append(names, e.Name)
+			}
+		}
+		if len(names) == 0 {
+			return 0, nil
+		}
+		numbered(names)
+		dir += "/" + names[len(names)-1]
+	}
+	entries, err := s.Entries(dir)
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for _, e := range list {
-		if isEntity(e) {
-			n++
+	last := 0
+	for _, e := range entries {
+		if n, ok := seqOf(e.Name); ok && n > last {
+			last = n
 		}
 	}
-	return n, nil
-}
-
-// isEntity reports whether a tree entry is an entity file (<id>.yaml).
-func isEntity(e refstore.TreeEntry) bool {
-	_, ok := idOf(e.Name)
-	return ok && !e.IsTree()
+	return last, nil
 }
 
 // Task reads one task from the board or, failing that, the archive; nil
@@ -149,102 +311,139 @@ func (s *Snapshot) Task(id string) (*contracts.Task, error) {
 	return nil, nil
 }
 
-// Load reads the whole state.
-func (s *Snapshot) Load() (*contracts.State, error) {
-	st := &contracts.State{Agents: map[string]*contracts.Agent{}, Tasks: []*contracts.Task{}}
-	if !s.Exists() {
-		return nil, contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+// Summaries reads the index of the live tasks (TasksDir) or of the
+// archived ones (ArchiveDir), in no particular order. A layout 1 tree
+// kept no index of the archive, and one of the live tasks that may not
+// match them: both are made from the tasks.
+func (s *Snapshot) Summaries(dir string) ([]*contracts.TaskSummary, error) {
+	if s.v1 {
+		var out []*contracts.TaskSummary
+		err := s.eachTask(dir, func(t *contracts.Task) error {
+			out = append(out, t.Summary())
+			return nil
+		})
+		return out, err
 	}
-	var meta Meta
-	ok, err := s.decode(MetaFile, &meta)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, inconsistent("state at %s has no %s", short(s.Commit), MetaFile)
-	}
-	st.Version, st.Goal, st.Config, st.Sprint = meta.Version, meta.Goal, meta.Config, meta.Sprint
-	st.Control, st.CircuitBreaker, st.Extra = meta.Control, meta.CircuitBreaker, meta.Extra
-
-	loadTasks := func(dir string) ([]*contracts.Task, error) {
-		ids, err := s.IDs(dir)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]*contracts.Task, 0, len(ids))
-		for _, id := range ids {
-			t := new(contracts.Task)
-			if _, err := s.decode(entityPath(dir, id), t); err != nil {
+	var out []*contracts.TaskSummary
+	for _, b := range buckets {
+		e, ok, err := s.entry(dir+"/"+b, IndexFile)
+		if err != nil || !ok {
+			if err != nil {
 				return nil, err
 			}
-			out = append(out, t)
+			continue
 		}
-		SortTasks(out)
-		return out, nil
-	}
-	if st.Tasks, err = loadTasks(TasksDir); err != nil {
-		return nil, err
-	}
-	if st.Archive, err = loadTasks(ArchiveDir); err != nil {
-		return nil, err
-	}
-	ids, err := s.IDs(AgentsDir)
-	if err != nil {
-		return nil, err
-	}
-	for _, id := range ids {
-		a := new(contracts.Agent)
-		if _, err := s.decode(entityPath(AgentsDir, id), a); err != nil {
-			return nil, err
+		shard, err := cachedShard(s.Repo, e.ID)
+		if err != nil {
+			return nil, inconsistent("%s/%s/%s at %s: %v", dir, b, IndexFile, short(s.Commit), err)
 		}
-		st.Agents[id] = a
+		out = append(out, shard...)
 	}
-	if ids, err = s.IDs(HandoffDir); err != nil {
-		return nil, err
-	}
-	for _, id := range ids {
-		h := new(contracts.Handoff)
-		if _, err := s.decode(entityPath(HandoffDir, id), h); err != nil {
-			return nil, err
-		}
-		if st.Handoff == nil {
-			st.Handoff = map[string]*contracts.Handoff{}
-		}
-		st.Handoff[id] = h
-	}
-	if err := readList(s, ListAlignment, &st.Goal.AlignmentHistory); err != nil {
-		return nil, err
-	}
-	if err := readList(s, ListAnomalies, &st.Anomalies); err != nil {
-		return nil, err
-	}
-	if err := readList(s, ListDiscovered, &st.Discovered); err != nil {
-		return nil, err
-	}
-	if err := readList(s, ListHumanNotes, &st.HumanNotes); err != nil {
-		return nil, err
-	}
-	if err := readList(s, ListSpecChanges, &st.SpecChanges); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return out, nil
 }
 
-// readList reads an append-only list in sequence order.
-func readList[T any](s *Snapshot, list string, out *[]*T) error {
-	ids, err := s.IDs(list)
+// eachTask decodes every task of tasks/ or archive/, in tree order.
+func (s *Snapshot) eachTask(dir string, fn func(t *contracts.Task) error) error {
+	es, err := s.entities(dir)
 	if err != nil {
 		return err
 	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		v := new(T)
-		if _, err := s.decode(entityPath(list, id), v); err != nil {
+	for _, e := range es {
+		t := new(contracts.Task)
+		if err := s.decodeBlob(dir, e, t); err != nil {
 			return err
 		}
-		*out = append(*out, v)
+		if err := fn(t); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// decodeBlob decodes an entity file of dir.
+func (s *Snapshot) decodeBlob(dir string, e entity, v any) error {
+	b, err := s.Repo.ReadBlob(e.blob)
+	if err != nil {
+		return inconsistent("reading %s/%s.yaml: %v", dir, e.id, err)
+	}
+	if err := contracts.DecodeYAML(b, v); err != nil {
+		return inconsistent("%s/%s.yaml at %s: %v", dir, e.id, short(s.Commit), err)
+	}
+	return nil
+}
+
+// Planned reads sprint.scope.planned.
+func (s *Snapshot) Planned() (contracts.StringList, error) {
+	if s.v1 {
+		var m Meta
+		if _, err := s.decode(MetaFile, &m); err != nil {
+			return nil, err
+		}
+		return m.Sprint.Scope.Planned, nil
+	}
+	files, err := s.numberedDirs(PlannedDir, 1)
+	if err != nil {
+		return nil, err
+	}
+	out := contracts.StringList{}
+	for _, d := range files {
+		list, err := s.Entries(d)
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, e := range list {
+			names = append(names, e.Name)
+		}
+		numbered(names)
+		for _, n := range names {
+			e, _ := refstore.FindEntry(list, n)
+			b, err := s.Repo.ReadBlob(e.ID)
+			if err != nil {
+				return nil, inconsistent("reading %s/%s: %v", d, n, err)
+			}
+			out = append(out, strings.Fields(string(b))...)
+		}
+	}
+	return out, nil
+}
+
+// plannedLen is the number of planned ids, and the content of the file
+// that holds the last one.
+func (s *Snapshot) plannedLen() (int, []byte, error) {
+	dir := PlannedDir
+	chunks := 0
+	for depth := 0; depth < 2; depth++ {
+		entries, err := s.Entries(dir)
+		if err != nil {
+			return 0, nil, err
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name)
+		}
+		if len(names) == 0 {
+			return 0, nil, nil
+		}
+		numbered(names)
+		last := names[len(names)-1]
+		n := 0
+		for _, c := range last {
+			n = n*10 + int(c-'0')
+		}
+		chunks = chunks*64 + n
+		if depth == 0 {
+			dir += "/" + last
+			continue
+		}
+		e, _ := refstore.FindEntry(entries, last)
+		b, err := s.Repo.ReadBlob(e.ID)
+		if err != nil {
+			return 0, nil, inconsistent("reading %s/%s: %v", dir, last, err)
+		}
+		return chunks*64 + strings.Count(string(b), "\n"), b, nil
+	}
+	return 0, nil, nil
 }
 
 func splitPath(p string) (dir, name string) {

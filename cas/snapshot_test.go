@@ -64,16 +64,19 @@ func TestWriteStateLayout(t *testing.T) {
 	}
 	want := []string{
 		"agents/coder-1.yaml", "agents/planner-1.yaml",
-		"alignment_history/000001.yaml", "alignment_history/000002.yaml",
-		"anomalies/000001.yaml",
-		"archive/task-0.yaml",
-		"discovered/000001.yaml",
+		"alignment_history/000/00/000001.yaml", "alignment_history/000/00/000002.yaml",
+		"anomalies/000/00/000001.yaml",
+		"archive/8/7/index", "archive/8/7/task-0.yaml",
+		"discovered/000/00/000001.yaml",
 		"handoff/task-1.yaml",
 	}
 	for i := 1; i <= 12; i++ {
-		want = append(want, fmt.Sprintf("human_notes/%06d.yaml", i))
+		want = append(want, fmt.Sprintf("human_notes/000/00/%06d.yaml", i))
 	}
-	want = append(want, IndexFile, "liza.yaml", "spec_changes/000001.yaml", "tasks/task-1.yaml", "tasks/task-10.yaml", "tasks/task-2.yaml")
+	want = append(want, LayoutFile, "liza.yaml", "spec_changes/000/00/000001.yaml")
+	for _, id := range []string{"task-1", "task-10", "task-2"} {
+		want = append(want, "tasks/"+bucket(id)+"/"+IndexFile, "tasks/"+bucket(id)+"/"+id+".yaml")
+	}
 	sort.Strings(want)
 	if got := lsTree(t, s, tree); !reflect.DeepEqual(got, want) {
 		t.Fatalf("tree files:\n%q\nwant:\n%q", got, want)
@@ -104,8 +107,8 @@ func TestWriteStateLayout(t *testing.T) {
 		t.Errorf("liza.yaml: %s", files[MetaFile])
 	}
 	var t10 contracts.Task
-	if err := contracts.DecodeYAML(files["tasks/task-10.yaml"], &t10); err != nil || t10.ID != "task-10" {
-		t.Errorf("tasks/task-10.yaml: %v\n%s", err, files["tasks/task-10.yaml"])
+	if err := contracts.DecodeYAML(files[locate2("tasks/task-10.yaml")], &t10); err != nil || t10.ID != "task-10" {
+		t.Errorf("tasks/task-10.yaml: %v\n%s", err, files[locate2("tasks/task-10.yaml")])
 	}
 }
 
@@ -206,7 +209,7 @@ func TestDeleteLastFileRemovesDirectory(t *testing.T) {
 		}
 		return names
 	}
-	if got := top(); !reflect.DeepEqual(got, []string{"agents", IndexFile, "liza.yaml", "requests", "tasks"}) {
+	if got := top(); !reflect.DeepEqual(got, []string{"agents", LayoutFile, "liza.yaml", "requests", "tasks"}) {
 		t.Fatalf("top level %q", got)
 	}
 	mustUpdate(t, s, Op{Name: contracts.OpAbandon, Apply: func(tx *Tx) (any, error) {
@@ -219,24 +222,24 @@ func TestDeleteLastFileRemovesDirectory(t *testing.T) {
 		tx.ArchiveTask(t1)
 		return nil, nil
 	}})
-	if got := top(); !reflect.DeepEqual(got, []string{"archive", IndexFile, "liza.yaml", "requests"}) {
+	if got := top(); !reflect.DeepEqual(got, []string{"archive", LayoutFile, "liza.yaml", "requests"}) {
 		t.Fatalf("top level after removing the last agent and task: %q", got)
 	}
-	if got := lsTree(t, s, mustSnapshot(t, s).Tree); !reflect.DeepEqual(got, []string{"archive/task-1.yaml", IndexFile, "liza.yaml", requestPath("reg-1")}) {
+	if got := lsTree(t, s, mustSnapshot(t, s).Tree); !reflect.DeepEqual(got, []string{"archive/0/4/index", "archive/0/4/task-1.yaml", LayoutFile, "liza.yaml", locate2(requestPath("reg-1"))}) {
 		t.Fatalf("files %q", got)
 	}
 
 	// applyFiles directly: removing the only file two levels down removes
 	// both levels; removing everything leaves the zero tree.
 	snap := mustSnapshot(t, s)
-	tree, err := applyFiles(snap, "", map[string][]byte{requestPath("reg-1"): nil})
+	tree, err := applyFiles(snap, "", map[string][]byte{locate2(requestPath("reg-1")): nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := lsTree(t, s, tree); !reflect.DeepEqual(got, []string{"archive/task-1.yaml", IndexFile, "liza.yaml"}) {
+	if got := lsTree(t, s, tree); !reflect.DeepEqual(got, []string{"archive/0/4/index", "archive/0/4/task-1.yaml", LayoutFile, "liza.yaml"}) {
 		t.Fatalf("after deleting the request record: %q", got)
 	}
-	tree, err = applyFiles(snap, "", map[string][]byte{requestPath("reg-1"): nil, "archive/task-1.yaml": nil, MetaFile: nil, IndexFile: nil})
+	tree, err = applyFiles(snap, "", map[string][]byte{locate2(requestPath("reg-1")): nil, "archive/0/4/task-1.yaml": nil, "archive/0/4/index": nil, MetaFile: nil, LayoutFile: nil})
 	if err != nil || !tree.IsZero() {
 		t.Fatalf("deleting every file: %s, %v; want the zero hash", tree, err)
 	}

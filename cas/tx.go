@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -14,6 +15,9 @@ type Tx struct {
 	Snap  *Snapshot
 	Now   time.Time
 	Actor string // who acts: an agent id, empty for the human operator
+	// Rules is the rule set the operation follows (contracts.Rules for a
+	// new one; a replayed commit's own, from its Liza-Rules trailer).
+	Rules int
 
 	subject string
 	task    string
@@ -28,17 +32,32 @@ type Tx struct {
 
 	index        map[string]*contracts.TaskSummary // live task summaries, loaded on demand
 	taskChanged  map[string]bool                   // live tasks put or removed
-	rebuildIndex []*contracts.Task                 // set when the stored index must be rebuilt
-	rawIndex     []byte                            // the stored index, once read
+	rebuildIndex *Rebuild                          // set when the stored indexes must be rebuilt
+
+	plannedHave int      // planned ids at the snapshot, -1 until read
+	plannedLast []byte   // the file holding the last of them
+	plannedNew  []string // ids this operation planned
+	plannedGone bool     // the operation emptied sprint.scope.planned
+}
+
+// Rebuild is the tasks of a state whose stored indexes do not match them:
+// an operation on it writes them anew (see RebuildIndex).
+type Rebuild struct {
+	Tasks, Archive []*contracts.Task
 }
 
 func newTx(snap *Snapshot, now time.Time, agent string) *Tx {
 	return &Tx{
-		Snap: snap, Now: now, Actor: agent,
+		Snap: snap, Now: now, Actor: agent, Rules: contracts.Rules,
 		cache: map[string]any{}, dirty: map[string]bool{}, deleted: map[string]bool{},
 		raw: map[string][]byte{}, appends: map[string]int{}, taskChanged: map[string]bool{},
+		plannedHave: -1,
 	}
 }
+
+// ReadTx is a transaction on snap at now for actor under the current rules
+// that is only read: whatever is changed on it is never written.
+func ReadTx(snap *Snapshot, now time.Time, actor string) *Tx { return newTx(snap, now, actor) }
 
 // Describe sets the commit subject and the task the operation is about.
 func (tx *Tx) Describe(subject, task string) {
@@ -91,7 +110,7 @@ func (tx *Tx) Meta() (*Meta, error) {
 		return nil, err
 	}
 	if m == nil {
-		return nil, contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+		return nil, ErrNoBoard
 	}
 	m.Config.FillDefaults()
 	return m, nil
@@ -148,7 +167,7 @@ func (tx *Tx) HasTask(id string) (live, archived bool, err error) {
 		if tx.dirty[p] {
 			return true, nil
 		}
-		_, ok, err := tx.Snap.entry(dir, id+".yaml")
+		_, ok, err := tx.Snap.file(p)
 		return ok, err
 	}
 	if live, err = has(TasksDir); err != nil {
@@ -228,29 +247,17 @@ func (tx *Tx) Index() (map[string]*contracts.TaskSummary, error) {
 
 func (tx *Tx) loadIndex() (map[string]*contracts.TaskSummary, error) {
 	if tx.rebuildIndex != nil {
-		return buildIndex(tx.rebuildIndex), nil
+		return buildIndex(tx.rebuildIndex.Tasks), nil
 	}
-	b, ok, err := tx.storedIndex()
+	sums, err := tx.Snap.Summaries(TasksDir)
 	if err != nil {
 		return nil, err
 	}
-	if ok {
-		idx, err := decodeIndex(b)
-		if err != nil {
-			return nil, inconsistent("%s: %v", IndexFile, err)
-		}
-		return idx, nil
+	idx := make(map[string]*contracts.TaskSummary, len(sums))
+	for _, x := range sums {
+		idx[x.ID] = x
 	}
-	if !tx.Snap.Exists() {
-		return map[string]*contracts.TaskSummary{}, nil
-	}
-	// A state written without an index: build it from the tasks once.
-	st, err := tx.Snap.Load()
-	if err != nil {
-		return nil, err
-	}
-	tx.rebuildIndex = st.Tasks
-	return buildIndex(st.Tasks), nil
+	return idx, nil
 }
 
 // Agent returns an agent, or nil.
@@ -277,7 +284,7 @@ func (tx *Tx) PutHandoff(task string, h *contracts.Handoff) {
 func (tx *Tx) Append(list string, v any) (int, error) {
 	n, ok := tx.appends[list]
 	if !ok {
-		count, err := tx.Snap.count(list)
+		count, err := tx.Snap.listLen(list)
 		if err != nil {
 			return 0, err
 		}
@@ -294,7 +301,7 @@ func (tx *Tx) ListLen(list string) (int, error) {
 	if n, ok := tx.appends[list]; ok {
 		return n - 1, nil
 	}
-	return tx.Snap.count(list)
+	return tx.Snap.listLen(list)
 }
 
 // Anomalies returns every anomaly, in order.
@@ -339,75 +346,153 @@ func (tx *Tx) putRaw(path string, b []byte) {
 
 // changed reports whether the operation changed anything.
 func (tx *Tx) changed() bool {
-	return len(tx.dirty)+len(tx.deleted)+len(tx.raw) > 0 || tx.rebuildIndex != nil
+	return len(tx.dirty)+len(tx.deleted)+len(tx.raw) > 0 || tx.rebuildIndex != nil || tx.plannedGone
 }
 
-// writeTree stores the changed files and returns the new root tree.
+// Plan adds a task to sprint.scope.planned.
+func (tx *Tx) Plan(id string) error {
+	if tx.plannedGone {
+		return fmt.Errorf("internal error: a task planned in the operation that empties sprint.scope.planned")
+	}
+	if tx.plannedHave < 0 {
+		n, last, err := tx.Snap.plannedLen()
+		if err != nil {
+			return err
+		}
+		tx.plannedHave, tx.plannedLast = n, last
+	}
+	tx.plannedNew = append(tx.plannedNew, id)
+	return nil
+}
+
+// Planned is sprint.scope.planned, with what this operation planned.
+func (tx *Tx) Planned() (contracts.StringList, error) {
+	if tx.plannedGone {
+		return contracts.StringList{}, nil
+	}
+	ids, err := tx.Snap.Planned()
+	return append(ids, tx.plannedNew...), err
+}
+
+// UnplanAll empties sprint.scope.planned (a new sprint starts with no
+// plan): planned/ goes from the tree whole, whatever its size.
+func (tx *Tx) UnplanAll() {
+	tx.plannedGone = true
+	tx.plannedNew = nil
+	tx.plannedHave, tx.plannedLast = 0, nil
+}
+
+// writeTree stores the changed files and returns the new root tree, in
+// layout 2.
 func (tx *Tx) writeTree() (refstore.Hash, error) {
+	if tx.Snap.v1 {
+		return refstore.Hash{}, fmt.Errorf("internal error: an operation writes on a layout 1 tree")
+	}
 	files := map[string][]byte{}
 	for p := range tx.dirty {
-		b, err := contracts.EncodeYAML(tx.cache[p])
+		v := tx.cache[p]
+		if m, ok := v.(*Meta); ok && len(m.Sprint.Scope.Planned) > 0 {
+			return refstore.Hash{}, fmt.Errorf("internal error: planned ids set in %s (Tx.Plan adds them)", MetaFile)
+		}
+		b, err := contracts.EncodeYAML(v)
 		if err != nil {
 			return refstore.Hash{}, err
 		}
-		files[p] = b
+		files[locate2(p)] = b
 	}
 	for p, b := range tx.raw {
-		files[p] = b
+		files[locate2(p)] = b
 	}
 	for p := range tx.deleted {
-		files[p] = nil
+		files[locate2(p)] = nil
 	}
-	if len(tx.taskChanged) > 0 || tx.rebuildIndex != nil {
-		b, err := tx.newIndex()
-		if err != nil {
-			return refstore.Hash{}, err
-		}
-		files[IndexFile] = b
+	if !tx.Snap.Exists() {
+		files[LayoutFile] = []byte(layoutV2)
+	}
+	if err := tx.writeIndexes(files); err != nil {
+		return refstore.Hash{}, err
+	}
+	if tx.plannedGone {
+		files[PlannedDir] = nil
+	}
+	for p, b := range plannedFiles(tx.plannedNew, max(tx.plannedHave, 0), tx.plannedLast) {
+		files[p] = b
 	}
 	return applyFiles(tx.Snap, "", files)
 }
 
-// newIndex is the index after this operation's changes: the stored one
-// with the changed tasks' lines rewritten, or rebuilt whole when there is
-// none to patch.
-func (tx *Tx) newIndex() ([]byte, error) {
-	if tx.rebuildIndex == nil {
-		raw, ok, err := tx.storedIndex()
-		if err != nil {
-			return nil, err
+// writeIndexes adds to files the index of every directory of tasks/ and
+// archive/ whose tasks changed: the stored one with the changed tasks'
+// lines rewritten, or, when the stored ones must be rebuilt, every one.
+func (tx *Tx) writeIndexes(files map[string][]byte) error {
+	for _, dir := range []string{TasksDir, ArchiveDir} {
+		changed := map[string]map[string]*contracts.TaskSummary{} // bucket -> id -> summary (nil: gone)
+		mark := func(p string) {
+			d, name := splitPath(p)
+			id, ok := idOf(name)
+			if d != dir || !ok {
+				return
+			}
+			b := bucket(id)
+			if changed[b] == nil {
+				changed[b] = map[string]*contracts.TaskSummary{}
+			}
+			changed[b][id] = nil
+			if t, ok := tx.cache[p].(*contracts.Task); ok && tx.dirty[p] {
+				changed[b][id] = t.Summary()
+			}
 		}
-		if ok {
-			changed := make(map[string]*contracts.TaskSummary, len(tx.taskChanged))
-			for id := range tx.taskChanged {
-				changed[id] = nil
-				if t, ok := tx.cache[entityPath(TasksDir, id)].(*contracts.Task); ok && !tx.deleted[entityPath(TasksDir, id)] {
-					changed[id] = t.Summary()
+		for p := range tx.dirty {
+			mark(p)
+		}
+		for p := range tx.deleted {
+			mark(p)
+		}
+		if tx.rebuildIndex != nil {
+			all := tx.rebuildIndex.Tasks
+			if dir == ArchiveDir {
+				all = tx.rebuildIndex.Archive
+			}
+			full := map[string]map[string]*contracts.TaskSummary{}
+			for _, b := range buckets {
+				full[b] = map[string]*contracts.TaskSummary{}
+			}
+			for _, t := range all {
+				full[bucket(t.ID)][t.ID] = t.Summary()
+			}
+			for b, ids := range changed {
+				for id, x := range ids {
+					if x == nil {
+						delete(full[b], id)
+					} else {
+						full[b][id] = x
+					}
 				}
 			}
-			b, err := patchIndex(raw, changed)
-			if err != nil {
-				return nil, inconsistent("%s: %v", IndexFile, err)
+			for b, idx := range full {
+				files[dir+"/"+b+"/"+IndexFile] = nil
+				if len(idx) > 0 {
+					files[dir+"/"+b+"/"+IndexFile] = encodeIndex(idx)
+				}
 			}
-			return b, nil
+			continue
+		}
+		for b, ids := range changed {
+			path := dir + "/" + b + "/" + IndexFile
+			var raw []byte
+			if e, ok, err := tx.Snap.entry(dir+"/"+b, IndexFile); err != nil {
+				return err
+			} else if ok {
+				if raw, err = tx.Snap.Repo.ReadBlob(e.ID); err != nil {
+					return inconsistent("reading %s: %v", path, err)
+				}
+			}
+			out, err := patchIndex(raw, ids)
+			if err != nil {
+				return inconsistent("%s: %v", path, err)
+			}
+			files[path] = out
 		}
 	}
-	tx.index = nil // re-apply every change as it stands now
-	idx, err := tx.Index()
-	if err != nil {
-		return nil, err
-	}
-	return encodeIndex(idx), nil
-}
-
-// storedIndex is the index file of the snapshot, read once.
-func (tx *Tx) storedIndex() ([]byte, bool, error) {
-	if tx.rawIndex == nil {
-		b, ok, err := tx.Snap.ReadFile(IndexFile)
-		if err != nil || !ok {
-			return nil, ok, err
-		}
-		tx.rawIndex = b
-	}
-	return tx.rawIndex, true, nil
+	return nil
 }

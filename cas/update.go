@@ -7,6 +7,7 @@ package cas
 import (
 	"context"
 	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,14 @@ type Store struct {
 	// Offline makes a Store with a Remote commit locally only; sync
 	// publishes the operations later.
 	Offline bool
+	// Sign, when set, signs a commit's payload (git's SSH signing); the
+	// signature goes in the commit's gpgsig header.
+	Sign func(payload []byte) ([]byte, error)
+	// Verify, when set, checks a tip that git-liza did not write here
+	// (fetched, moved by hand) before anything builds on it: every commit
+	// from the last one known good must be exactly what its recorded
+	// operation makes of its parent. An error stops the operation.
+	Verify func(ctx context.Context, tip refstore.Hash) error
 }
 
 // remoteMode reports whether updates go through the remote.
@@ -52,14 +61,34 @@ type Op struct {
 	AllowMissing bool
 	// Replace makes Apply's state the whole new tree (import).
 	Replace func(tx *Tx) (*contracts.State, error)
-	// Command is the command line that asked for the operation, recorded
-	// in the commit so that sync can apply it again on another tip.
-	Command []string
+	// Kind names the operation precisely (Name is its permission class:
+	// "sprint" covers several kinds) and Input is its input as JSON. Both
+	// are recorded in the commit (Liza-Input), so that the commit can be
+	// checked by applying the same kind to the same input on its parent
+	// state at its time, and sync can apply it again on another tip. A
+	// request id remembers a digest of both.
+	Kind  string
+	Input json.RawMessage
 	// Generation, when not zero, is the registration generation of the
 	// supervisor the agent runs under. The operation is refused unless the
 	// agent's entry still carries it, so a supervisor replaced by a newer
-	// registration of the same id cannot act.
+	// registration of the same id cannot act. While a supervisor holds the
+	// id (its supervisor lease has not ended), a write without its
+	// generation is refused too: an agent cannot slip out of the check by
+	// leaving the generation out.
 	Generation int
+	// Rules is the rule set the operation follows (contracts.RulesFirst
+	// and later); zero means contracts.Rules. A recorded operation writes
+	// it in the commit (Liza-Rules), so that its replay follows the same.
+	Rules int
+}
+
+// RulesOf is the rule set op follows.
+func (op Op) RulesOf() int {
+	if op.Rules > 0 {
+		return op.Rules
+	}
+	return contracts.Rules
 }
 
 // Result is what an operation did.
@@ -134,9 +163,9 @@ func (s *Store) View(agent string, fn func(tx *Tx) error) error {
 		return err
 	}
 	if !snap.Exists() {
-		return contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+		return ErrNoBoard
 	}
-	rebuild, err := s.checkTip(snap)
+	rebuild, err := s.checkTip(context.Background(), snap)
 	if err != nil {
 		return err
 	}
@@ -154,11 +183,10 @@ func (s *Store) tip(ctx context.Context) (refstore.Hash, error) {
 		tip, _, err := s.Repo.ReadRef(refstore.StateRef)
 		return tip, err
 	}
-	got, err := s.Repo.Fetch(ctx, s.Remote, refstore.StateRef)
+	tip, _, err := s.FetchState(ctx, s.Remote)
 	if err != nil {
 		return refstore.Hash{}, err
 	}
-	tip := got[refstore.StateRef]
 	local, _, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil || local == tip || local.IsZero() {
 		return tip, err
@@ -194,51 +222,103 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 		return nil, err
 	}
 	if !snap.Exists() && !op.AllowMissing {
-		return nil, contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+		return nil, ErrNoBoard
 	}
 	// A whole-state replacement (import) is how a person repairs a broken
 	// state, so only it may build on a tip that does not validate.
-	var rebuild []*contracts.Task
+	var rebuild *Rebuild
 	if snap.Exists() && op.Replace == nil {
-		if rebuild, err = s.checkTip(snap); err != nil {
+		if rebuild, err = s.checkTip(ctx, snap); err != nil {
 			return nil, err
 		}
 	}
-	if op.Request != "" {
-		if b, ok, err := snap.ReadFile(requestPath(op.Request)); err != nil {
-			return nil, err
-		} else if ok {
-			var rec requestRecord
-			if err := json.Unmarshal(b, &rec); err != nil {
-				return nil, inconsistent("request record %s: %v", op.Request, err)
-			}
-			if rec.Op != string(op.Name) || rec.Agent != op.Agent {
-				return nil, contracts.Invalidf("request id %s was already used by %s (%s)", op.Request, rec.Op, contracts.ActorName(rec.Agent))
-			}
-			return &Result{Commit: tip, Value: rec.Result, Replayed: true}, nil
-		}
+	b, err := s.build(snap, op, s.now(), rebuild)
+	if err != nil {
+		return nil, err
 	}
-	tx := newTx(snap, s.now(), op.Agent)
+	if b.replayed || b.tree == snap.Tree {
+		return &Result{Commit: tip, Value: b.value, Replayed: b.replayed}, nil
+	}
+	var parents []refstore.Hash
+	if !tip.IsZero() {
+		parents = []refstore.Hash{tip}
+	}
+	commit, err := s.Repo.WriteCommitSigned(b.tree, parents, s.author(op.Agent, b.now), b.msg, s.Sign)
+	if err != nil {
+		return nil, err
+	}
+	updates := append([]refstore.RefUpdate{{Name: refstore.StateRef, Old: tip, New: commit}}, b.refs...)
+	if s.remoteMode() {
+		if err := s.publish(ctx, op, updates); err != nil {
+			return nil, err
+		}
+	} else if err := txn.Commit(updates...); err != nil {
+		return nil, err
+	}
+	s.markValid(commit)
+	return &Result{Commit: commit, Value: b.value}, nil
+}
+
+// built is what an operation makes of a state: the new tree (the old one
+// when nothing changed), the commit message, the result to report, the
+// other refs to move with the state, and whether a request id had already
+// been applied (then nothing else is set but value).
+type built struct {
+	tree     refstore.Hash
+	msg      string
+	now      time.Time
+	value    json.RawMessage
+	refs     []refstore.RefUpdate
+	replayed bool
+}
+
+// build applies op to snap at now, for op.Agent, and writes the objects of
+// the new tree. It is all of an operation but the commit and the
+// compare-and-swap, so that a live write and a replay of a recorded one
+// (Replay) make the same tree and message. rebuild, when not nil, is the
+// tasks of a state whose stored indexes must be rebuilt. A state in layout
+// 1 is written anew in layout 2 first (migrate), as part of the operation:
+// the new tree is in layout 2 whatever the operation changed.
+func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*built, error) {
+	b := &built{tree: snap.Tree, now: now}
+	tx := newTx(snap, now, op.Agent)
+	tx.Rules = op.RulesOf()
+	if value, done, err := tx.Requested(op); err != nil {
+		return nil, err
+	} else if done {
+		b.value, b.replayed = value, true
+		return b, nil
+	}
+	if snap.v1 && snap.Exists() && op.Replace == nil {
+		migrated, err := s.migrate(snap)
+		if err != nil {
+			return nil, err
+		}
+		tx, rebuild = newTx(migrated, now, op.Agent), nil
+		tx.Rules = op.RulesOf()
+	}
 	tx.rebuildIndex = rebuild
-	if op.Generation != 0 {
-		if err := checkGeneration(tx, op); err != nil {
-			return nil, err
-		}
+	if err := checkGeneration(tx, op); err != nil {
+		return nil, err
 	}
 	var value any
-	var newTree refstore.Hash
 	if op.Replace != nil {
 		st, err := op.Replace(tx)
 		if err != nil {
 			return nil, err
 		}
-		if err := problemsError(contracts.CodeInvalid, "", contracts.Validate(st)); err != nil {
+		ps := contracts.Validate(st)
+		if tx.Rules >= contracts.RulesWhole {
+			ps = append(ps, contracts.Leftovers(st)...)
+		}
+		if err := problemsError(contracts.CodeInvalid, "", ps); err != nil {
 			return nil, err
 		}
-		if newTree, err = s.writeState(st); err != nil {
+		if b.tree, err = s.writeState(st); err != nil {
 			return nil, err
 		}
 	} else {
+		var err error
 		if value, err = op.Apply(tx); err != nil {
 			return nil, err
 		}
@@ -250,45 +330,126 @@ func (s *Store) attempt(ctx context.Context, op Op) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.value = raw
 	if op.Request != "" {
-		rec, _ := json.Marshal(requestRecord{Op: string(op.Name), Agent: op.Agent, Result: raw})
+		rec, _ := json.Marshal(requestRecord{Op: string(op.Name), Agent: op.Agent, Digest: inputDigest(op), Result: raw})
 		tx.putRaw(requestPath(op.Request), rec)
 	}
 	if op.Replace == nil {
 		if !tx.changed() {
-			return &Result{Commit: tip, Value: raw}, nil
+			return b, nil
 		}
-		if newTree, err = tx.writeTree(); err != nil {
+		if b.tree, err = tx.writeTree(); err != nil {
 			return nil, err
 		}
 	} else if op.Request != "" {
-		snap2 := &Snapshot{Repo: s.Repo, Tree: newTree, Commit: tip, dirs: map[string][]refstore.TreeEntry{}}
-		if newTree, err = applyFiles(snap2, "", map[string][]byte{requestPath(op.Request): tx.raw[requestPath(op.Request)]}); err != nil {
+		snap2 := &Snapshot{Repo: s.Repo, Tree: b.tree, Commit: snap.Commit, dirs: map[string][]refstore.TreeEntry{}}
+		if b.tree, err = applyFiles(snap2, "", map[string][]byte{locate2(requestPath(op.Request)): tx.raw[requestPath(op.Request)]}); err != nil {
 			return nil, err
 		}
 	}
-	if newTree == snap.Tree {
-		return &Result{Commit: tip, Value: raw}, nil
+	b.msg = commitMessage(op, tx)
+	b.refs = tx.refs
+	return b, nil
+}
+
+// Replay applies op to the state at parent at time now, as build does for a
+// live write, and returns the tree and commit message it makes and the
+// other refs it moves; the new objects are written, nothing is committed.
+// A commit whose recorded operation replays to its own tree and message is
+// exactly what that operation makes of its parent. rebuild is as for build
+// (see RebuildIndex). A request whose id the parent has already recorded
+// makes no commit, so replaying one is an error.
+func (s *Store) Replay(parent *Snapshot, op Op, now time.Time, rebuild *Rebuild) (refstore.Hash, string, []refstore.RefUpdate, error) {
+	b, err := s.build(parent, op, now, rebuild)
+	if err != nil {
+		return refstore.Hash{}, "", nil, err
 	}
-	var parents []refstore.Hash
-	if !tip.IsZero() {
-		parents = []refstore.Hash{tip}
+	if b.replayed {
+		return refstore.Hash{}, "", nil, contracts.Invalidf("request %s had already been applied: it makes no new commit", op.Request)
 	}
-	msg := commitMessage(op, tx)
-	commit, err := s.Repo.WriteCommit(newTree, parents, s.author(op.Agent, tx.Now), msg)
+	return b.tree, b.msg, b.refs, nil
+}
+
+// RebuildIndex reports whether an operation on snap rewrites its indexes
+// whole (the stored ones do not match the tasks), and with which tasks. A
+// layout 1 state is written anew in layout 2 anyway, indexes and all.
+func RebuildIndex(snap *Snapshot) (*Rebuild, error) {
+	if snap.v1 {
+		return nil, nil
+	}
+	st, err := snap.Load()
 	if err != nil {
 		return nil, err
 	}
-	updates := append([]refstore.RefUpdate{{Name: refstore.StateRef, Old: tip, New: commit}}, tx.refs...)
-	if s.remoteMode() {
-		if err := s.publish(ctx, op, updates); err != nil {
-			return nil, err
+	return indexesMatch(snap, st)
+}
+
+// indexesMatch compares the stored indexes of tasks/ and archive/ with
+// what st's tasks make; on a difference it returns the tasks to rebuild
+// them from.
+func indexesMatch(snap *Snapshot, st *contracts.State) (*Rebuild, error) {
+	for dir, tasks := range map[string][]*contracts.Task{TasksDir: st.Tasks, ArchiveDir: st.Archive} {
+		want := shards(tasks)
+		for _, b := range buckets {
+			e, ok, err := snap.entry(dir+"/"+b, IndexFile)
+			if err != nil {
+				return nil, err
+			}
+			w, has := want[b]
+			if !ok || !has {
+				if ok != has {
+					return &Rebuild{Tasks: st.Tasks, Archive: st.Archive}, nil
+				}
+				continue
+			}
+			got, err := snap.Repo.ReadBlob(e.ID)
+			if err != nil {
+				return nil, err
+			}
+			if string(got) != string(w) {
+				return &Rebuild{Tasks: st.Tasks, Archive: st.Archive}, nil
+			}
 		}
-	} else if err := txn.Commit(updates...); err != nil {
+	}
+	return nil, nil
+}
+
+// migrate writes a layout 1 state anew in layout 2 (its request records
+// unchanged, at their new places) and opens that tree as if snap's commit
+// held it. Nothing is committed: the operation that builds on it does.
+func (s *Store) migrate(snap *Snapshot) (*Snapshot, error) {
+	st, err := snap.Load()
+	if err != nil {
 		return nil, err
 	}
-	s.markValid(commit)
-	return &Result{Commit: commit, Value: raw}, nil
+	files, err := splitState(st)
+	if err != nil {
+		return nil, err
+	}
+	dirs, err := snap.Entries(RequestDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dirs {
+		records, err := snap.Entries(RequestDir + "/" + d.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range records {
+			b, err := s.Repo.ReadBlob(r.ID)
+			if err != nil {
+				return nil, inconsistent("reading request record %s: %v", r.Name, err)
+			}
+			files[locate2(RequestDir+"/"+d.Name+"/"+r.Name)] = b
+		}
+	}
+	empty := &Snapshot{Repo: s.Repo, dirs: map[string][]refstore.TreeEntry{"": nil}}
+	tree, err := applyFiles(empty, "", files)
+	if err != nil {
+		return nil, err
+	}
+	return treeSnapshot(s.Repo, snap.Commit, tree)
 }
 
 func (s *Store) now() time.Time {
@@ -328,25 +489,45 @@ func commitMessage(op Op, tx *Tx) string {
 	if tx.task != "" {
 		fmt.Fprintf(&b, "Liza-Task: %s\n", tx.task)
 	}
+	if op.Generation != 0 {
+		fmt.Fprintf(&b, "Liza-Generation: %d\n", op.Generation)
+	}
 	if op.Request != "" {
 		fmt.Fprintf(&b, "Liza-Request: %s\n", op.Request)
 	}
-	if len(op.Command) > 0 {
-		cmd, _ := json.Marshal(op.Command)
-		fmt.Fprintf(&b, "Liza-Command: %s\n", cmd)
+	if op.Kind != "" {
+		fmt.Fprintf(&b, "Liza-Kind: %s\n", op.Kind)
+		if r := op.RulesOf(); r > contracts.RulesFirst {
+			fmt.Fprintf(&b, "Liza-Rules: %d\n", r)
+		}
+	}
+	if len(op.Input) > 0 {
+		fmt.Fprintf(&b, "Liza-Input: %s\n", op.Input)
 	}
 	return b.String()
 }
 
 // checkGeneration refuses an operation from a supervisor whose
-// registration has been superseded.
+// registration has been superseded, and a write without a generation as an
+// agent that a live supervisor holds. Registration itself (and a person
+// stopping a supervisor) is exempt: it has its own rules.
 func checkGeneration(tx *Tx, op Op) error {
 	if op.Agent == "" {
-		return contracts.Invalidf("a supervisor generation needs an agent id")
+		if op.Generation != 0 {
+			return contracts.Invalidf("a supervisor generation needs an agent id")
+		}
+		return nil
 	}
 	a, err := tx.Agent(op.Agent)
 	if err != nil {
 		return err
+	}
+	if op.Generation == 0 {
+		if a == nil || op.Name == contracts.OpRegister || a.SupervisorLease == "" || contracts.LeaseOver(a.SupervisorLease, tx.Now) {
+			return nil
+		}
+		return contracts.Invalidf("%s is run by a supervisor (generation %d on %s, until %s): its writes carry that generation (LIZA_AGENT_GENERATION); stop the supervisor to act as %s by hand",
+			op.Agent, a.Generation, a.Host, a.SupervisorLease, op.Agent)
 	}
 	if a == nil {
 		return contracts.Invalidf("%s is not registered (generation %d): its supervisor was stopped", op.Agent, op.Generation)
@@ -375,9 +556,53 @@ func Trailers(msg string) map[string]string {
 }
 
 type requestRecord struct {
-	Op     string          `json:"op"`
-	Agent  string          `json:"agent,omitempty"`
+	Op    string `json:"op"`
+	Agent string `json:"agent,omitempty"`
+	// Digest is inputDigest of the request: a reuse of the request id for
+	// other inputs is refused rather than reported as done.
+	Digest string          `json:"digest,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// inputDigest identifies what a request asked for: its kind and input, or
+// the input's "asked" part when it has one (an operation that chooses, a
+// claim of the best task, records what it chose beside what it was asked).
+func inputDigest(op Op) string {
+	asked := op.Input
+	var parts struct {
+		Asked json.RawMessage `json:"asked"`
+	}
+	if json.Unmarshal(op.Input, &parts) == nil && len(parts.Asked) > 0 {
+		asked = parts.Asked
+	}
+	sum := sha256.Sum256(append([]byte(op.Kind+"\x00"), asked...))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Requested reports what a request id already did at the tip: its result,
+// when the id was used by the same operation, agent and inputs (as op
+// says); an error when it was used for something else; nothing when it is
+// new. Operations that choose what they do before they write (a claim) ask
+// first, so that a retried request reports its first result.
+func (tx *Tx) Requested(op Op) (json.RawMessage, bool, error) {
+	if op.Request == "" {
+		return nil, false, nil
+	}
+	data, ok, err := tx.Snap.ReadFile(requestPath(op.Request))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	var rec requestRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, false, inconsistent("request record %s: %v", op.Request, err)
+	}
+	if rec.Op != string(op.Name) || rec.Agent != op.Agent {
+		return nil, false, contracts.Invalidf("request id %s was already used by %s (%s)", op.Request, rec.Op, contracts.ActorName(rec.Agent))
+	}
+	if rec.Digest != "" && rec.Digest != inputDigest(op) {
+		return nil, false, contracts.Invalidf("request id %s was already used for %s with other inputs: nothing done (use a new request id for a new request)", op.Request, rec.Op)
+	}
+	return rec.Result, true, nil
 }
 
 // requestPath spreads request records over 256 subtrees so that no tree an

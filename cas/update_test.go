@@ -62,7 +62,7 @@ func TestInitCreatesStateRef(t *testing.T) {
 		t.Errorf("git sees trailers %q", got)
 	}
 	files := lsTree(t, s, c.Tree)
-	if len(files) != 2 || files[0] != MetaFile || files[1] != requestPath("init-1") {
+	if len(files) != 3 || files[0] != LayoutFile || files[1] != MetaFile || files[2] != locate2(requestPath("init-1")) {
 		t.Errorf("tree %q", files)
 	}
 	if got := git(t, dir, "rev-list", "--count", refstore.StateRef); got != "1" {
@@ -114,7 +114,7 @@ func TestAgentCommit(t *testing.T) {
 	if got := git(t, s.Repo.Dir(), "log", "-1", "--format=%an <%ae>|%(trailers:key=Liza-Task,valueonly)", refstore.StateRef); got != "planner-1 <planner-1@liza.invalid>|task-1" {
 		t.Errorf("git log says %q", got)
 	}
-	if ok, _ := s.Repo.FileAt(res.Commit, "tasks/task-1.yaml"); !ok {
+	if ok, _ := s.Repo.FileAt(res.Commit, locate2("tasks/task-1.yaml")); !ok {
 		t.Error("tasks/task-1.yaml missing")
 	}
 	// The next commit builds on this one.
@@ -218,7 +218,7 @@ func TestRetryAfterLostRaceToAnotherStore(t *testing.T) {
 		t.Fatalf("parents %v, want the concurrent commit %s", c.Parents, theirs)
 	}
 	for _, p := range []string{"tasks/task-x.yaml", "tasks/task-y.yaml"} {
-		if ok, _ := s.Repo.FileAt(tip(t, s), p); !ok {
+		if ok, _ := s.Repo.FileAt(tip(t, s), locate2(p)); !ok {
 			t.Errorf("%s missing: the retry lost a change", p)
 		}
 	}
@@ -261,7 +261,7 @@ func TestBudgetSpent(t *testing.T) {
 	if calls < 2 {
 		t.Errorf("Apply ran %d times; the loop did not retry", calls)
 	}
-	if ok, _ := s.Repo.FileAt(tip(t, s), "tasks/task-1.yaml"); ok {
+	if ok, _ := s.Repo.FileAt(tip(t, s), locate2("tasks/task-1.yaml")); ok {
 		t.Error("the operation landed although it reported contention")
 	}
 	if got := git(t, s.Repo.Dir(), "log", "--format=%s", refstore.StateRef); strings.Contains(got, "add") {

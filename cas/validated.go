@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +25,14 @@ const validatedKeep = 64
 func (s *Store) validatedPath() string {
 	return filepath.Join(s.Repo.CommonDir, validatedFile)
 }
+
+// KnownGood reports whether commit is one this repository has written or
+// checked: its state is valid and, when a Verify hook is set, every commit
+// up to it has been verified.
+func (s *Store) KnownGood(commit refstore.Hash) bool { return s.knownValid(commit) }
+
+// MarkGood remembers commit as checked (see KnownGood).
+func (s *Store) MarkGood(commit refstore.Hash) { s.markValid(commit) }
 
 func (s *Store) knownValid(commit refstore.Hash) bool {
 	b, err := os.ReadFile(s.validatedPath())
@@ -72,12 +81,26 @@ func (s *Store) markValid(commit refstore.Hash) {
 	}
 }
 
-// checkTip refuses to build on a state that does not parse or validate. It
-// returns the live tasks when the stored index does not match them, so that
-// the operation rewrites it.
-func (s *Store) checkTip(snap *Snapshot) ([]*contracts.Task, error) {
+// checkTip refuses to build on a state that git-liza did not write here
+// unless every commit since the last one known good does what its recorded
+// operation does (Store.Verify), and on a state that does not parse or
+// validate. It returns the tasks when the stored indexes do not match
+// them, so that the operation rewrites them.
+func (s *Store) checkTip(ctx context.Context, snap *Snapshot) (*Rebuild, error) {
 	if s.knownValid(snap.Commit) {
 		return nil, nil
+	}
+	if s.Verify != nil {
+		if err := s.Verify(ctx, snap.Commit); err != nil {
+			return nil, err
+		}
+		// Every commit verified is what a valid operation made of a state
+		// that was valid, down to one known good, the first commit, or the
+		// state at a shallow clone's boundary checked in full: the tip is
+		// valid, its indexes included, without reading it whole.
+		if s.knownValid(snap.Commit) {
+			return nil, nil
+		}
 	}
 	st, err := snap.Load()
 	if err != nil {
@@ -86,13 +109,56 @@ func (s *Store) checkTip(snap *Snapshot) ([]*contracts.Task, error) {
 	if err := problemsError(contracts.CodeInconsistent, "state at "+short(snap.Commit)+" is invalid", contracts.Validate(st)); err != nil {
 		return nil, err
 	}
-	if b, ok, err := snap.ReadFile(IndexFile); err != nil {
-		return nil, err
-	} else if idx, derr := decodeIndex(b); !ok || derr != nil || !sameIndex(idx, buildIndex(st.Tasks)) {
-		return st.Tasks, nil
+	if !snap.v1 { // a layout 1 state is written anew, indexes and all
+		rebuild, err := indexesMatch(snap, st)
+		if err != nil || rebuild != nil {
+			return rebuild, err
+		}
 	}
 	s.markValid(snap.Commit)
 	return nil, nil
+}
+
+// Trusted reports whether the state at commit, the tip of refs/liza/state,
+// can be read from its indexes and what an operation changed: it is known
+// good, or the commits since one that is (fetched, say) verify now. A
+// state that does not (moved by hand, or checked nowhere) is read whole.
+func (s *Store) Trusted(ctx context.Context, commit refstore.Hash) bool {
+	if commit.IsZero() || s.knownValid(commit) {
+		return !commit.IsZero()
+	}
+	if s.Verify == nil || s.Verify(ctx, commit) != nil {
+		return false
+	}
+	return s.knownValid(commit)
+}
+
+// CheckState checks a whole state: its tree, its validity under the rule
+// set its commit was made under, and its indexes, as a state whose history
+// is not here (a shallow clone's boundary) is checked.
+func CheckState(snap *Snapshot, rules int) error {
+	st, err := snap.Load()
+	if err != nil {
+		return err
+	}
+	if err := problemsError(contracts.CodeInconsistent, "state at "+short(snap.Commit)+" is invalid", contracts.ValidateUnder(st, rules)); err != nil {
+		return err
+	}
+	return IndexesMatch(snap, st)
+}
+
+// IndexesMatch checks that the indexes of a layout 2 state are what its
+// tasks (st, as loaded) make.
+func IndexesMatch(snap *Snapshot, st *contracts.State) error {
+	if snap.v1 {
+		return nil
+	}
+	if rb, err := indexesMatch(snap, st); err != nil {
+		return err
+	} else if rb != nil {
+		return inconsistent("state at %s: its indexes do not match its tasks", short(snap.Commit))
+	}
+	return nil
 }
 
 // problemsError turns validation problems into one error line: the first

@@ -17,17 +17,19 @@ import (
 
 	"github.com/liza-dev/git-liza/agent"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/doctor"
 	"github.com/liza-dev/git-liza/ops"
 )
 
 // supervisorCmds start and stop teams of agents.
 func (e *Env) supervisorCmds() []*cli.Command {
-	return []*cli.Command{e.agentCmd(), e.runCmd(), e.superviseCmd(), e.demoCmd(), e.demoAgentCmd()}
+	return []*cli.Command{e.agentCmd(), e.runCmd(), e.doctorCmd(), e.superviseCmd(), e.demoCmd(), e.demoAgentCmd()}
 }
 
 func agentFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cli", Usage: "agent CLI preset: " + strings.Join(agent.PresetNames(), ", ") + " (default claude)"},
+		&cli.BoolFlag{Name: "sandboxed", Usage: "this machine is an isolated sandbox: presets turn their CLI's own sandbox and prompts off"},
 		&cli.DurationFlag{Name: "poll", Usage: "how often to look for work (default: the state's config poll interval)"},
 		&cli.DurationFlag{Name: "backoff", Value: 2 * time.Second, Usage: "delay after a first crash; doubles with each crash in a row"},
 	}
@@ -52,44 +54,46 @@ func (e *Env) agentCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			command, err := agentCommand(cmd.String("cli"), a[1:])
+			launch, err := agentLaunch(ctx, cmd, a[1:])
 			if err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			longLived()
-			return e.supervise(ctx, cmd, role, command)
+			return e.supervise(ctx, cmd, role, launch)
 		},
 	}
 }
 
-// agentCommand resolves the agent command line (see agent.Command) and
-// checks that its program is installed, so that a missing CLI is one clear
-// refusal before anything is registered or claimed rather than a crash loop
-// that blocks a task. The program becomes an absolute path: the agent runs
-// in a task's worktree, where a relative one would not be found.
-func agentCommand(cli string, args []string) ([]string, error) {
-	command, err := agent.Command(cli, args)
+// agentLaunch resolves the agent command line (see agent.Resolve) and
+// makes the checks a team needs before anything is registered or claimed
+// (doctor.Preflight): git, the agent CLI installed and recent enough, and a
+// preset able to run as this user, so that a CLI that cannot run is one
+// clear refusal (exit 5) rather than a crash loop that blocks a task. The
+// program becomes an absolute path: the agent runs in a task's worktree,
+// where a relative one would not be found.
+func agentLaunch(ctx context.Context, cmd *cli.Command, args []string) (agent.Launch, error) {
+	l, err := agent.Resolve(cmd.String("cli"), args, cmd.Bool("sandboxed"))
 	if err != nil {
-		return nil, contracts.Invalidf("%v", err)
+		return l, contracts.Invalidf("%v", err)
 	}
-	path, err := exec.LookPath(command[0])
+	if err := doctor.Preflight(ctx, doctor.Request{Launch: l, EUID: os.Geteuid()}); err != nil {
+		return l, err
+	}
+	path, err := exec.LookPath(l.Command[0])
 	if err != nil {
-		if inner := errors.Unwrap(err); inner != nil {
-			err = inner
-		}
-		return nil, contracts.Errorf(contracts.CodeMissingDep, "agent command %s is not installed or not executable: %v", command[0], err)
+		return l, contracts.Errorf(contracts.CodeMissingDep, "agent command %s is not installed: %v", l.Command[0], err)
 	}
-	if command[0], err = filepath.Abs(path); err != nil {
-		return nil, err
+	if l.Command[0], err = filepath.Abs(path); err != nil {
+		return l, err
 	}
-	return command, nil
+	return l, nil
 }
 
 // supervise registers an agent id for the role, runs the supervisor and
 // unregisters when it stops.
-func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Role, command []string) error {
+func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Role, launch agent.Launch) error {
 	s, err := e.openAs(cmd, "")
 	if err != nil {
 		return err
@@ -126,14 +130,22 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	}
 	gen := reg.Generation
 	board := s.ops.As(id, gen)
-	fmt.Fprintf(e.Stdout, "%s %s supervising %s (generation %d): %s\n", board.Now().Format("15:04:05"), id, role.IDPrefix(), gen, strings.Join(command, " "))
+	how := strings.Join(launch.Command, " ")
+	if launch.Preset != nil {
+		how = launch.Preset.Name + " preset, " + launch.Command[0]
+	}
+	if launch.Sandboxed {
+		how += " (sandboxed)"
+	}
+	fmt.Fprintf(e.Stdout, "%s %s supervising %s (generation %d): %s\n", board.Now().Format("15:04:05"), id, role.IDPrefix(), gen, how)
 	c := agent.Config{
 		ID: id, Role: role, Generation: gen, Repo: s.repo, Root: root,
-		Command: command, Board: board,
+		Launch: launch, Board: board,
 		Log: e.Stdout, AgentOut: e.Stdout, Env: agentEnviron(),
 		Poll: cmd.Duration("poll"), Backoff: cmd.Duration("backoff"),
 		Remote:    board.Remote() != "",
 		PromptDir: filepath.Join(s.repo.CommonDir, "liza", "prompts"),
+		LogDir:    filepath.Join(s.repo.CommonDir, "liza", "logs", "sessions"),
 		Now:       board.Now,
 	}
 	runErr := agent.Run(ctx, c)

@@ -68,7 +68,7 @@ func (e *Env) demoAgentCmd() *cli.Command {
 func (e *Env) demoAgent(ctx context.Context) error {
 	liza := func(dir string, args ...string) (string, error) {
 		var out bytes.Buffer
-		sub := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: e.Stderr, Dir: dir, Getenv: e.Getenv}
+		sub := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: e.Stderr, Dir: dir, Getenv: e.Getenv, Clock: e.Clock}
 		if code := sub.Run(ctx, append([]string{"git-liza"}, args...)); code != 0 {
 			return out.String(), contracts.Errorf(contracts.Code(code), "git liza %s: exit %d", strings.Join(args, " "), code)
 		}
@@ -129,7 +129,7 @@ func (e *Env) demoAgent(ctx context.Context) error {
 		}
 		_, err = liza(root, "submit", id)
 		return err
-	case string(contracts.RoleReviewer):
+	case contracts.RoleReviewer.IDPrefix():
 		task, err := demoReadTask(ctx, e, root, id)
 		if err != nil {
 			return err
@@ -162,7 +162,7 @@ func demoTaskByID(id string) *demoTask {
 
 func demoReadTask(ctx context.Context, e *Env, root, id string) (*contracts.Task, error) {
 	var out bytes.Buffer
-	sub := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: e.Stderr, Dir: root, Getenv: e.Getenv}
+	sub := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: e.Stderr, Dir: root, Getenv: e.Getenv, Clock: e.Clock}
 	if code := sub.Run(ctx, []string{"git-liza", "show", id}); code != 0 {
 		return nil, contracts.Errorf(contracts.Code(code), "show %s failed", id)
 	}

@@ -90,9 +90,12 @@ func (e *Env) hooksCmd() *cli.Command {
 					}
 					if cmd.Bool("json") {
 						s := &session{Env: e}
-						return s.printJSON(map[string]any{"dir": loc.Display, "hooks": list})
+						return s.printJSON(map[string]any{"dir": loc.Display, "relative_hooks_path": loc.Relative, "hooks": list})
 					}
 					fmt.Fprintf(e.Stdout, "hooks directory: %s\n", loc.Display)
+					if w := loc.RelativeWarning(); w != "" {
+						fmt.Fprintf(e.Stdout, "warning: %s\n", w)
+					}
 					for _, h := range list {
 						fmt.Fprintf(e.Stdout, "%s: %s\n", h.Name, h)
 					}
@@ -142,7 +145,7 @@ func (e *Env) hookCmd() *cli.Command {
 			if len(a) == 0 {
 				return contracts.Invalidf("usage: git liza hook NAME [ARGS]")
 			}
-			h := &hooks.Handler{Dir: e.Dir, Stdin: e.Stdin, Stderr: e.Stderr, Getenv: e.Getenv}
+			h := &hooks.Handler{Dir: e.Dir, Stdin: e.Stdin, Stderr: e.Stderr, Getenv: e.Getenv, Clock: e.Clock}
 			return h.Run(ctx, a[0], a[1:])
 		},
 	}

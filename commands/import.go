@@ -37,17 +37,28 @@ func (e *Env) importCmd() *cli.Command {
 	}
 }
 
-// readInput reads the file at path, or standard input for "-".
+// MaxInput bounds what import and validate --file read: a state of
+// 100,000 tasks is a few tens of megabytes.
+const MaxInput = 64 << 20
+
+// readInput reads the file at path, or standard input for "-", refusing
+// more than MaxInput bytes (a device such as /dev/zero never ends).
 func (e *Env) readInput(path string) ([]byte, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(e.Stdin)
-	} else {
-		data, err = os.ReadFile(path)
+	var r io.Reader = e.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, contracts.Invalidf("cannot read %s: %v", path, err)
+		}
+		defer f.Close()
+		r = f
 	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
 	if err != nil {
 		return nil, contracts.Invalidf("cannot read %s: %v", path, err)
+	}
+	if len(data) > MaxInput {
+		return nil, contracts.Invalidf("%s is larger than %d MiB: not a state file", path, MaxInput>>20)
 	}
 	return data, nil
 }

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v3"
 
@@ -12,15 +13,16 @@ import (
 func (e *Env) logCmd() *cli.Command {
 	return &cli.Command{
 		Name:  "log",
-		Usage: "the audit log: every change of the blackboard, newest first",
+		Usage: "the audit log: every change of the blackboard, newest first, with its reason",
 		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "patch", Aliases: []string{"p"}, Usage: "show what each operation changed, field by field"},
 			&cli.StringFlag{Name: "task", Usage: "only changes of task `ID`"},
 			&cli.StringFlag{Name: "agent", Local: true, Usage: "only changes made by agent `ID` (or human)"},
 			&cli.IntFlag{Name: "n", Usage: "at most `N` entries"},
 			atFlag(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if _, err := args(cmd, 0, 0, "log [--task ID] [--agent ID] [-n N]"); err != nil {
+			if _, err := args(cmd, 0, 0, "log [-p] [--task ID] [--agent ID] [-n N]"); err != nil {
 				return err
 			}
 			// --agent here filters the log; it does not say who acts.
@@ -28,17 +30,75 @@ func (e *Env) logCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			out, err := s.ops.Log(ctx, ops.LogRequest{Rev: cmd.String("at"), Task: cmd.String("task"), Agent: cmd.String("agent"), Max: int(cmd.Int("n"))})
+			out, err := s.ops.Log(ctx, ops.LogRequest{Rev: cmd.String("at"), Task: cmd.String("task"), Agent: cmd.String("agent"),
+				Max: int(cmd.Int("n")), Patch: cmd.Bool("patch")})
 			if err != nil {
 				return err
 			}
 			if s.json {
 				return s.printJSON(out)
 			}
-			for _, e := range out {
-				fmt.Fprintf(s.Stdout, "%s %s %-16s %s\n", e.Commit[:12], e.Time, e.Agent, e.Subject)
+			for i, e := range out {
+				line := fmt.Sprintf("%s %s %-16s %s", e.Commit[:12], e.Time, e.Agent, e.Subject)
+				if e.Reason != "" {
+					line += ": " + oneLine(e.Reason)
+				}
+				if e.Signed != "" {
+					line += "  [signed: " + e.Signed + "]"
+				}
+				fmt.Fprintln(s.Stdout, line)
+				if cmd.Bool("patch") {
+					writeChanges(s.Stdout, e.Changes, "    ")
+					if i < len(out)-1 {
+						fmt.Fprintln(s.Stdout)
+					}
+				}
 			}
 			return nil
 		},
+	}
+}
+
+func (e *Env) diffCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "diff",
+		Usage:     "what changed on the blackboard from REV to REV (default: the tip), field by field",
+		ArgsUsage: "REV [REV]",
+		Action: e.action(1, 2, "diff REV [REV]", func(ctx context.Context, s *session, a []string) error {
+			to := ""
+			if len(a) == 2 {
+				to = a[1]
+			}
+			d, err := s.ops.Diff(ctx, a[0], to)
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return s.printJSON(d)
+			}
+			fmt.Fprintf(s.Stdout, "from %s to %s\n", short(d.From), short(d.To))
+			if len(d.Entities) == 0 {
+				fmt.Fprintln(s.Stdout, "no change")
+			}
+			writeChanges(s.Stdout, d.Entities, "")
+			return nil
+		}),
+	}
+}
+
+// writeChanges writes what changed, entity by entity, field by field.
+func writeChanges(w io.Writer, changes []ops.EntityDiff, indent string) {
+	for _, c := range changes {
+		head := c.Kind
+		if c.ID != "" {
+			head += " " + c.ID
+		}
+		fmt.Fprintf(w, "%s%s %s\n", indent, head, c.Change)
+		if c.Change == "removed" {
+			continue
+		}
+		for _, f := range c.Fields {
+			fmt.Fprintf(w, "%s  %s\n", indent, fieldLine(f))
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -243,7 +244,7 @@ func lizaRepo(t *testing.T) (string, func(args ...string) (string, int)) {
 		"HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.DevNull,
 		"GIT_AUTHOR_NAME": "Ada Operator", "GIT_AUTHOR_EMAIL": "ada@example.com",
 		"GIT_COMMITTER_NAME": "Ada Operator", "GIT_COMMITTER_EMAIL": "ada@example.com",
-		"LIZA_NOW": "2026-01-17T10:00:00Z", "LIZA_AGENT_ID": "",
+		"LIZA_AGENT_ID": "",
 	} {
 		t.Setenv(k, v)
 	}
@@ -267,7 +268,8 @@ func lizaRepo(t *testing.T) (string, func(args ...string) (string, int)) {
 	git(root, "commit", "-q", "-m", "specs")
 	run := func(args ...string) (string, int) {
 		var out, errOut bytes.Buffer
-		e := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Dir: root, Getenv: os.Getenv}
+		e := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Dir: root, Getenv: os.Getenv,
+			Clock: func() time.Time { return time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC) }}
 		code := e.Run(context.Background(), append([]string{"git-liza"}, args...))
 		return out.String() + errOut.String(), code
 	}
@@ -279,7 +281,7 @@ func lizaRepo(t *testing.T) (string, func(args ...string) (string, int)) {
 		}
 		return out
 	}
-	must("init", "Add retries to the HTTP client")
+	must("init", "--spec", "specs/vision.md", "Add retries to the HTTP client")
 	must("task", "add", "--id", "task-1", "--desc", "Retry 503 responses", "--spec", "specs/vision.md",
 		"--done", "go test ./client passes", "--scope", "IN: client/ OUT: server/", "--paths", "client/**")
 	must("--agent", "coder-1", "claim", "task-1")
@@ -308,6 +310,7 @@ func TestPromptCommand(t *testing.T) {
 	}{
 		{[]string{"planner"}, "planner", []string{
 			"=== PLANNING CONTEXT ===\nWAKE TRIGGER: BLOCKED_TASKS\n",
+			"GOAL: goal-1\nGOAL TEXT:\n  Add retries to the HTTP client\nGOAL SPEC: specs/vision.md\nSPRINT: sprint-1 (IN_PROGRESS)\n",
 			"  - blocked:task-2: which policy? | questions: exponential?\n",
 			"human_notes 1", "keep the retry count configurable",
 		}},
@@ -318,7 +321,7 @@ func TestPromptCommand(t *testing.T) {
 			"(for task-1, by human):\n  keep the retry count configurable\n",
 		}},
 		{[]string{"code-reviewer", "--task", "task-1"}, "code_reviewer", []string{
-			"=== REVIEW TASK ===\nTASK ID: task-1\nWORKTREE: " + filepath.Join(root, ".git", "liza", "review", "code-reviewer-1", "task-1") + "\n",
+			"=== REVIEW TASK ===\nTASK ID: task-1\nWORKTREE: " + filepath.Join(root, ".worktrees", ".review", "code-reviewer-1", "task-1") + "\n",
 			"AGENT ID: code-reviewer-1\n", "AUTHOR: coder-1\n", "DIFF: git diff ",
 		}},
 	}

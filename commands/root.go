@@ -30,6 +30,9 @@ type Env struct {
 	Dir string
 	// Getenv reads the environment.
 	Getenv func(string) string
+	// Clock, when set, replaces the wall clock (tests pin it); nothing in
+	// the environment does.
+	Clock func() time.Time
 
 	argv []string // the command line being run
 }
@@ -37,6 +40,12 @@ type Env struct {
 // Run parses args (args[0] is the program name), runs the command and
 // returns the process exit code. It never calls os.Exit.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return RunAt(ctx, nil, args, stdin, stdout, stderr)
+}
+
+// RunAt is Run with clock as the one source of time (nil: the wall clock).
+// A test harness pins the clock with it; the shipped binary does not.
+func RunAt(ctx context.Context, clock func() time.Time, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	shortLived()
 	if !stateOnly(args) {
 		var stop context.CancelFunc
@@ -48,7 +57,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "git-liza: %v\n", err)
 		return int(contracts.CodeInvalid)
 	}
-	e := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Dir: dir, Getenv: os.Getenv}
+	e := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Dir: dir, Getenv: os.Getenv, Clock: clock}
 	return e.Run(ctx, args)
 }
 
@@ -57,28 +66,34 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 	e.argv = args
 	app := e.app()
 	app.Commands = only(app, args)
+	prepare(app, "")
 	err := app.Run(ctx, args)
 	if err == nil {
 		return 0
 	}
-	code, msg := exitCode(err)
-	fmt.Fprintf(e.Stderr, "git-liza: %s\n", msg)
-	return int(code)
+	return int(e.fail(err, jsonRequested(args)))
 }
 
 func (e *Env) app() *cli.Command {
 	return &cli.Command{
-		Name:            "git-liza",
-		Usage:           "coordinate teams of AI coding agents through a blackboard kept in git",
-		Writer:          e.Stdout,
-		ErrWriter:       e.Stderr,
-		Reader:          e.Stdin,
-		HideHelpCommand: true,
-		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
-		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
-			return contracts.Invalidf("%v", err)
+		Name:           "git-liza",
+		Usage:          "coordinate teams of AI coding agents through a blackboard kept in git",
+		Writer:         e.Stdout,
+		ErrWriter:      e.Stderr,
+		Reader:         e.Stdin,
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		Flags: append(globalFlags(),
+			&cli.BoolFlag{Name: "version", Local: true, Usage: "print git-liza's version (as git liza version does)"}),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			switch {
+			case cmd.Bool("version"):
+				return e.printVersion(cmd.Bool("json"))
+			case cmd.Args().Present():
+				return unknownCommand(cmd, cmd.Args().First())
+			}
+			writeHelp(e.Stdout, cmd)
+			return nil
 		},
-		Flags: globalFlags(),
 		Commands: slices.Concat([]*cli.Command{
 			e.initCmd(),
 			e.statusCmd(),
@@ -89,8 +104,13 @@ func (e *Env) app() *cli.Command {
 			e.exportCmd(),
 			e.taskCmd(),
 			e.goalCmd(),
-		}, e.lifecycleCmds(), e.controlCmds(), e.supervisorCmds(), e.leverCmds(), e.gitCmds()),
+		}, e.lifecycleCmds(), e.controlCmds(), e.supervisorCmds(), e.leverCmds(), e.gitCmds(), e.helpCmds()),
 	}
+}
+
+// helpCmds are the commands that read about git-liza itself.
+func (e *Env) helpCmds() []*cli.Command {
+	return []*cli.Command{e.diffCmd(), e.boardCmd(), e.helpCmd(), e.versionCmd(), e.installManCmd(), e.completionCmd(), e.completeCmd()}
 }
 
 // only narrows the commands of app to the one args name, when they name
@@ -99,6 +119,9 @@ func (e *Env) app() *cli.Command {
 // commands. Help, a mistyped name and anything unusual keep them all.
 func only(app *cli.Command, args []string) []*cli.Command {
 	name := commandName(args)
+	if name == "help" {
+		return app.Commands
+	}
 	for _, c := range app.Commands {
 		if name != "" && (c.Name == name || !c.Hidden && c.HasName(name)) {
 			return []*cli.Command{c}
@@ -157,6 +180,7 @@ var stateOnlyCommands = map[string]bool{
 	"task": true, "checkpoint": true, "heartbeat": true, "handoff": true, "verdict": true,
 	"anomaly": true, "discover": true, "note": true, "pause": true, "abort": true,
 	"show": true, "export": true, "status": true, "log": true, "validate": true,
+	"diff": true, "help": true, "version": true, "completion": true, "__complete": true,
 	"goal": true,
 }
 
@@ -169,6 +193,9 @@ func stateOnly(args []string) bool {
 func args(cmd *cli.Command, min, max int, usage string) ([]string, error) {
 	a := cmd.Args().Slice()
 	if len(a) < min || max >= 0 && len(a) > max {
+		if u, ok := strings.CutPrefix(cmd.UsageText, "git liza "); ok {
+			usage = u
+		}
 		return nil, contracts.Invalidf("usage: git liza %s", usage)
 	}
 	return a, nil

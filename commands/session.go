@@ -3,14 +3,11 @@ package commands
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"strings"
+	"fmt"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
@@ -70,7 +67,8 @@ func (e *Env) openAs(cmd *cli.Command, agent string) (*session, error) {
 	}
 	svc, err := ops.New(repo, ops.Options{
 		Agent: agent, Generation: gen, Clock: clock, Budget: cmd.Duration("retry-budget"),
-		Author: identity(repo, e.Getenv), Offline: cmd.Bool("offline"), Replay: e.replay,
+		Author: identity(repo, e.Getenv), Offline: cmd.Bool("offline"),
+		Progress: e.progress(),
 	})
 	if err != nil {
 		return nil, err
@@ -78,8 +76,25 @@ func (e *Env) openAs(cmd *cli.Command, agent string) (*session, error) {
 	return &session{Env: e, cmd: cmd, ops: svc, repo: repo, json: cmd.Bool("json")}, nil
 }
 
-// clock is the one source of time (see cas.ClockFromEnv).
-func (e *Env) clock() (func() time.Time, error) { return cas.ClockFromEnv(e.Getenv) }
+// progress is where operations say what a long step is doing: a line on
+// stderr, when stdout is a terminal (a person is watching); nowhere when
+// it is not, so that scripts read only results.
+func (e *Env) progress() func(string) {
+	if !e.terminal() {
+		return nil
+	}
+	return func(msg string) { fmt.Fprintf(e.Stderr, "git-liza: %s...\n", msg) }
+}
+
+// clock is the one source of time: Env.Clock, else the wall clock. The
+// shipped binary reads no clock override from its environment (an agent
+// could set one and date its operations as it liked).
+func (e *Env) clock() (func() time.Time, error) {
+	if e.Clock != nil {
+		return e.Clock, nil
+	}
+	return time.Now, nil
+}
 
 // identity is the author of commits made for the human operator: git's
 // author identity when there is one, else a fixed one.
@@ -100,43 +115,9 @@ func identity(repo *refstore.Repo, getenv func(string) string) refstore.Signatur
 	return refstore.Signature{Name: name, Email: email}
 }
 
-// replay runs a command line an operation recorded again, for sync: as
-// agent, in this process, on the state as it is now. Its error is the
-// command's one-line message.
-func (e *Env) replay(ctx context.Context, agent string, argv []string) error {
-	full := []string{"git-liza"}
-	if agent != "" {
-		full = append(full, "--agent", agent)
-	}
-	full = append(full, argv...)
-	var stderr strings.Builder
-	child := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Dir: e.Dir, Getenv: e.Getenv}
-	if code := child.Run(ctx, full); code != 0 {
-		return errors.New(strings.TrimPrefix(firstLine(stderr.String()), "git-liza: "))
-	}
-	return nil
-}
-
-// call is what every write takes from the command line: the request id and
-// the command line to record.
+// call is what every write takes from the command line: the request id.
 func (s *session) call() ops.Call {
-	return ops.Call{RequestID: s.cmd.String("request-id"), Command: s.command()}
-}
-
-// command is the command line to record with an operation, so that sync
-// can run it again on the remote's state: without the program name and
-// without --offline.
-func (s *session) command() []string {
-	if len(s.argv) < 2 {
-		return nil
-	}
-	out := make([]string, 0, len(s.argv)-1)
-	for _, a := range s.argv[1:] {
-		if a != "--offline" && a != "--offline=true" {
-			out = append(out, a)
-		}
-	}
-	return out
+	return ops.Call{RequestID: s.cmd.String("request-id")}
 }
 
 // printJSON writes v as indented JSON.

@@ -83,6 +83,7 @@ func (s *session) sprintMetrics(ctx context.Context) error {
 		{"completion_rate", m.CompletionRate},
 		{"approve_to_merge_mean_seconds", m.ApproveToMergeMeanSeconds},
 		{"approve_to_merge_max_seconds", m.ApproveToMergeMaxSeconds},
+		{"approve_to_merge_count", m.ApproveToMergeCount},
 		{"tasks_planned", m.TasksPlanned},
 		{"tasks_total", m.TasksTotal},
 		{"tasks_merged", m.TasksMerged},

@@ -1,10 +1,13 @@
 package commands
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -12,63 +15,158 @@ import (
 	"github.com/liza-dev/git-liza/ops"
 )
 
+// defaultLimit is how many tasks of one status status lists before it
+// sums up the rest.
+const defaultLimit = 10
+
 func (e *Env) statusCmd() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "the board: tasks by status, agents and their leases, sprint, kill switches, alarms",
-		Flags: []cli.Flag{atFlag()},
-		Action: e.action(0, 0, "status [--at REV]", func(ctx context.Context, s *session, _ []string) error {
-			b, err := s.ops.Status(ctx, s.cmd.String("at"))
+		Usage: "the board: what needs attention first, agents and their leases, sprint, kill switches, alarms",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "fetch", Usage: "in remote mode: fetch the remote's board first (git config liza.statusFetch true: always)"},
+			&cli.StringSliceFlag{Name: "status", Usage: "only tasks in these statuses (`S`,S)"},
+			&cli.StringFlag{Name: "agent", Local: true, Usage: "only tasks assigned to or reviewed by agent `ID`"},
+			&cli.BoolFlag{Name: "mine", Usage: "only the tasks of the acting agent (git liza --agent ID status --mine, or LIZA_AGENT_ID)"},
+			&cli.IntFlag{Name: "limit", Value: defaultLimit, Usage: "list at most `N` tasks of each status and sum up the rest (0: all)"},
+			atFlag(),
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if _, err := args(cmd, 0, 0, "status"); err != nil {
+				return err
+			}
+			// --agent here filters the board; it does not say who acts.
+			s, err := e.openAs(cmd, "")
 			if err != nil {
 				return err
 			}
-			return s.printStatus(b)
-		}),
+			r := ops.StatusRequest{Rev: cmd.String("at"), Fetch: cmd.Bool("fetch") || configTrue(s, "liza.statusFetch")}
+			for _, st := range splitList(cmd.StringSlice("status")) {
+				status := contracts.Status(strings.ToUpper(st))
+				if !status.Known() {
+					return contracts.Invalidf("--status %s: not a task status (%s)", st, statusNames())
+				}
+				r.Statuses = append(r.Statuses, status)
+			}
+			r.Agent = cmd.String("agent")
+			if cmd.Bool("mine") {
+				if r.Agent != "" {
+					return contracts.Invalidf("--mine and --agent both name whose tasks to show: pass one")
+				}
+				if r.Agent = cmd.Root().String("agent"); r.Agent == "" {
+					return contracts.Invalidf("--mine needs the acting agent: git liza --agent ID status --mine, or LIZA_AGENT_ID")
+				}
+			}
+			limit := int(cmd.Int("limit"))
+			if limit < 0 {
+				return contracts.Invalidf("--limit %d: give 0 (all) or more", limit)
+			}
+			if !s.json {
+				r.Limit = limit
+			}
+			b, err := s.ops.Status(ctx, r)
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return s.printJSON(b)
+			}
+			var out bytes.Buffer
+			writeBoard(&out, b, r, limit)
+			return writeFitted(e.Stdout, out.String(), e.width())
+		},
 	}
 }
 
-func (s *session) printStatus(b *ops.Board) error {
-	if s.json {
-		return s.printJSON(b)
+func configTrue(s *session, key string) bool {
+	v, _ := s.repo.Config(key)
+	return strings.EqualFold(v, "true") || v == "1" || strings.EqualFold(v, "yes")
+}
+
+func statusNames() string {
+	var names []string
+	for _, s := range contracts.Statuses {
+		names = append(names, string(s))
 	}
-	w := s.Stdout
+	return strings.Join(names, ", ")
+}
+
+// writeFitted writes text cut line by line to width columns.
+func writeFitted(w io.Writer, text string, width int) error {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		nl := strings.HasSuffix(line, "\n")
+		b.WriteString(fit(strings.TrimRight(strings.TrimSuffix(line, "\n"), " "), width))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeBoard writes the board for a person: the goal and sprint, then the
+// tasks in attention order, at most limit of each status (0: all; the
+// statuses that are over only as a count, unless asked for), agents, kill
+// switches and alarms.
+func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
+	now, _ := contracts.ParseTime(b.Now)
 	fmt.Fprintf(w, "Goal %s [%s]\n", b.Goal, b.GoalStatus)
 	fmt.Fprintf(w, "Sprint %s [%s]  mode %s  integration branch %s\n", b.Sprint, b.SprintStatus, b.Mode, b.IntegrationBranch)
+	if rm := b.Remote; rm != nil {
+		fmt.Fprintf(w, "%s\n", remoteLine(rm, now))
+	}
 	var counts []string
 	for _, status := range contracts.Statuses {
 		if n := b.Counts[status]; n > 0 {
 			counts = append(counts, fmt.Sprintf("%s %d", status, n))
 		}
 	}
-	fmt.Fprintf(w, "\nTasks: %d", len(b.Tasks))
+	for status, n := range b.Counts {
+		if !status.Known() {
+			counts = append(counts, fmt.Sprintf("%s %d", status, n))
+		}
+	}
+	fmt.Fprintf(w, "\nTasks: %d", b.Total)
 	if len(counts) > 0 {
 		fmt.Fprintf(w, " (%s)", strings.Join(counts, ", "))
 	}
 	if b.Archived > 0 {
 		fmt.Fprintf(w, ", %d archived", b.Archived)
 	}
+	if filtered := len(r.Statuses) > 0 || r.Agent != ""; filtered {
+		fmt.Fprintf(w, "; %d shown", len(b.Tasks))
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	for _, status := range contracts.Statuses {
-		idx := b.ByStatus[status]
-		if len(idx) == 0 {
+	for _, sec := range b.Sections() {
+		asked := len(r.Statuses) > 0
+		if sec.Status.Terminal() && !asked {
+			fmt.Fprintf(tw, "  %s %d: git liza status --status %s\n", sec.Status, len(sec.Tasks), sec.Status)
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\n", status)
-		for _, i := range idx {
-			t := b.Tasks[i]
+		fmt.Fprintf(tw, "  %s %d\n", sec.Status, len(sec.Tasks))
+		for i, t := range sec.Tasks {
+			if limit > 0 && i == limit {
+				fmt.Fprintf(tw, "    … %d more: git liza status --status %s --limit 0\n", len(sec.Tasks)-limit, sec.Status)
+				break
+			}
 			who := t.AssignedTo
 			if t.ReviewingBy != "" {
 				who += " / " + t.ReviewingBy
 			}
-			fmt.Fprintf(tw, "    %s\tp%d\t%s\t%s\t%s\n", t.ID, t.Priority, who, t.Lease, truncate(t.Description, 60))
+			text := oneLine(t.Description)
+			if t.Reason != "" {
+				text = oneLine(t.Reason)
+			}
+			fmt.Fprintf(tw, "    %s\tp%d\t%s\t%s\t%s\n", t.ID, t.Priority, who, ops.LeaseLeft(t.LeaseExpires, now), text)
 		}
 	}
 	tw.Flush()
 	if len(b.Agents) > 0 {
 		fmt.Fprintf(w, "\nAgents: %d\n", len(b.Agents))
 		for _, a := range b.Agents {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", a.ID, a.Role, a.Status, a.CurrentTask, a.Lease)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", a.ID, a.Role, a.Status, a.CurrentTask, ops.LeaseLeft(a.LeaseExpires, now))
 		}
 		tw.Flush()
 	}
@@ -98,13 +196,24 @@ func (s *session) printStatus(b *ops.Board) error {
 			fmt.Fprintf(w, "  %s\n", a.Message)
 		}
 	}
-	return nil
 }
 
-func truncate(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
+// remoteLine says whose copy a board in remote mode is and how old it is.
+func remoteLine(rm *ops.BoardRemote, now time.Time) string {
+	var s string
+	switch at, err := contracts.ParseTime(rm.FetchedAt); {
+	case rm.Fetched:
+		s = fmt.Sprintf("Board of %s, fetched now", rm.Name)
+	case rm.FetchedAt == "" || err != nil:
+		s = fmt.Sprintf("Board of %s as this clone last saw it (never fetched here); git liza status --fetch fetches it", rm.Name)
+	default:
+		s = fmt.Sprintf("Board of %s as fetched %s (%s ago); git liza status --fetch refreshes it", rm.Name, rm.FetchedAt, now.Sub(at).Round(time.Second))
 	}
-	return s[:n-3] + "..."
+	if rm.Ahead {
+		s += "; operations made here are not on " + rm.Name + " yet: git liza sync"
+	}
+	return s
 }
+
+// oneLine joins the lines and runs of spaces of s.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

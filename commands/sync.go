@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/liza-dev/git-liza/ops"
 )
 
 func (e *Env) syncCmd() *cli.Command {
@@ -12,12 +14,16 @@ func (e *Env) syncCmd() *cli.Command {
 		Name:      "sync",
 		Usage:     "bring the blackboard up to date with REMOTE (default: liza.remote) and publish what is only here",
 		ArgsUsage: "[REMOTE]",
-		Action: e.action(0, 1, "sync [REMOTE]", func(ctx context.Context, s *session, a []string) error {
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "discard-local", Usage: "when the blackboard here and the remote's have no history in common, set this one aside (under refs/liza/offline/) and take the remote's"},
+			&cli.BoolFlag{Name: "follow-rewind", Usage: "the remote's blackboard was rewound: follow it, applying again only the operations not published yet"},
+		},
+		Action: e.action(0, 1, "sync [--discard-local | --follow-rewind] [REMOTE]", func(ctx context.Context, s *session, a []string) error {
 			remote := ""
 			if len(a) == 1 {
 				remote = a[0]
 			}
-			rep, err := s.ops.Sync(ctx, remote)
+			rep, err := s.ops.SyncWith(ctx, remote, ops.SyncOptions{DiscardLocal: s.cmd.Bool("discard-local"), FollowRewind: s.cmd.Bool("follow-rewind")})
 			if rep == nil {
 				return err
 			}

@@ -32,7 +32,7 @@ func (e *Env) runCmd() *cli.Command {
 			&cli.IntFlag{Name: "reviewers", Value: 1, Usage: "how many code reviewers"},
 			&cli.BoolFlag{Name: "no-planner", Usage: "start no planner (tasks are planned by hand)"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if _, err := agentCommand(cmd.String("cli"), cmd.Args().Slice()); err != nil {
+			if _, err := agentLaunch(ctx, cmd, cmd.Args().Slice()); err != nil {
 				return err
 			}
 			coders, reviewers := int(cmd.Int("coders")), int(cmd.Int("reviewers"))
@@ -59,6 +59,9 @@ func (e *Env) runCmd() *cli.Command {
 			if v := cmd.String("cli"); v != "" {
 				extra = append(extra, "--cli", v)
 			}
+			if cmd.Bool("sandboxed") {
+				extra = append(extra, "--sandboxed")
+			}
 			if v := cmd.Duration("poll"); v > 0 {
 				extra = append(extra, "--poll", v.String())
 			}
@@ -69,7 +72,7 @@ func (e *Env) runCmd() *cli.Command {
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			longLived()
-			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, out: e.Stdout})
+			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, out: e.Stdout, progress: e.progress()})
 		},
 	}
 }
@@ -87,6 +90,9 @@ type teamSpec struct {
 	// started: git-liza itself and exec.Cmd.Start, except in tests.
 	exe   string
 	start func(*exec.Cmd) error
+	// progress, when set, is told what the team is doing (starting,
+	// stopping): on a terminal only.
+	progress func(string)
 }
 
 // team runs one supervisor process per agent and waits for all of them.
@@ -128,6 +134,9 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 		err error
 	}
 	results := make(chan result, len(ids))
+	if t.progress != nil {
+		t.progress(fmt.Sprintf("starting %s; Ctrl-C stops them", strings.Join(ids, ", ")))
+	}
 	var procs []*exec.Cmd
 	stop := func() {
 		for _, p := range procs {
@@ -189,6 +198,9 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 		case <-ctx.Done():
 			if !stopping {
 				stopping = true
+				if t.progress != nil {
+					t.progress("stopping the team: each supervisor releases its agent's work")
+				}
 				stop()
 			}
 			r = <-results

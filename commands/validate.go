@@ -51,7 +51,8 @@ func (e *Env) validateCmd() *cli.Command {
 }
 
 // verdict prints VALID, or INVALID and every problem, with the warnings
-// first, and fails with exit 1 when there are problems.
+// first, and fails with exit 1 when there are problems. A history check
+// that stopped at a shallow clone's boundary says where.
 func (e *Env) verdict(cmd *cli.Command, v *ops.Validation) error {
 	problems := v.Problems
 	texts := func(ps []contracts.Problem) []string {
@@ -63,22 +64,27 @@ func (e *Env) verdict(cmd *cli.Command, v *ops.Validation) error {
 	}
 	switch {
 	case cmd.Bool("json"):
+		out := map[string]any{"valid": len(problems) == 0, "states": v.States, "problems": texts(problems), "warnings": texts(v.Warnings)}
+		if v.Shallow != "" {
+			out["shallow"] = v.Shallow
+		}
 		s := &session{Env: e}
-		if err := s.printJSON(map[string]any{"valid": len(problems) == 0, "states": v.States, "problems": texts(problems), "warnings": texts(v.Warnings)}); err != nil {
+		if err := s.printJSON(out); err != nil {
 			return err
 		}
 	default:
+		if v.Shallow != "" {
+			fmt.Fprintf(e.Stdout, "shallow clone: history checked from %s, whose parents this clone lacks\n", v.Shallow)
+		}
 		for _, w := range v.Warnings {
 			fmt.Fprintf(e.Stdout, "WARNING: %s\n", w)
 		}
-		switch {
-		case len(problems) > 0:
-			for _, p := range problems {
-				fmt.Fprintf(e.Stdout, "INVALID: %s\n", p)
-			}
-		case v.States > 1:
+		for _, p := range problems {
+			fmt.Fprintf(e.Stdout, "INVALID: %s\n", p)
+		}
+		if len(problems) == 0 && v.States > 1 {
 			fmt.Fprintf(e.Stdout, "VALID (%d states)\n", v.States)
-		default:
+		} else if len(problems) == 0 {
 			fmt.Fprintln(e.Stdout, "VALID")
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
 )
 
@@ -150,7 +151,7 @@ func (w *watcher) poll(ctx context.Context) ([]contracts.Alarm, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs, err := w.s.ops.Observe(snap, true, now)
+	obs, err := w.s.ops.Observe(ctx, ops.ObserveRequest{Snap: snap, Tip: true, WithFiles: true, Now: now})
 	if err != nil {
 		return nil, err
 	}

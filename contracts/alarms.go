@@ -280,6 +280,45 @@ func orphanedRejected(t *Task, st *State, now time.Time) (string, bool) {
 	return status, true
 }
 
+// MayAlarm reports whether a live task could raise an alarm at now, from
+// its index summary alone. A board that reads only summaries decodes the
+// tasks this lets through and hands Alarms every other one as its
+// summary's Stub: a task MayAlarm passes over raises no alarm, whatever
+// its file holds.
+func MayAlarm(s *TaskSummary, cfg Config, now time.Time) bool {
+	switch s.Status {
+	case Claimed:
+		if LeaseOver(s.LeaseExpires, now) {
+			return true
+		}
+	case ReadyForReview:
+		if s.ReviewingBy != "" && LeaseOver(s.ReviewLeaseExpires, now) {
+			return true
+		}
+	case Blocked, Rejected, IntegrationFailed, Draft:
+		return true
+	}
+	if s.Status.Terminal() {
+		return false
+	}
+	cfg.FillDefaults()
+	return s.Reassigned || s.FailedBy >= 2 ||
+		s.ReviewCycles >= max(cfg.MaxReviewCycles-2, 1) ||
+		s.Iteration >= max(cfg.MaxCoderIterations-2, 1)
+}
+
+// Stub is a task with only what its summary says: what the board and the
+// alarms read of a task they do not decode.
+func (s *TaskSummary) Stub() *Task {
+	return &Task{
+		ID: s.ID, Status: s.Status, Priority: s.Priority, Created: s.Created,
+		AssignedTo: s.AssignedTo, ReviewingBy: s.ReviewingBy,
+		LeaseExpires: s.LeaseExpires, ReviewLeaseExpires: s.ReviewLeaseExpires,
+		DependsOn: s.DependsOn, Paths: s.Paths,
+		Iteration: s.Iteration, ReviewCyclesCurrent: s.ReviewCycles,
+	}
+}
+
 // wasReassigned reports whether a second coder took a task over.
 func wasReassigned(t *Task) bool {
 	if t.PreviousAssignee != "" {

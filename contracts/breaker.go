@@ -475,6 +475,19 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // class, the tasks, agents and anomalies involved. It states evidence, not
 // remedies: the breaker observes, the human decides.
 func BreakerReport(matches []PatternMatch) string {
+	return breakerReport(matches, func(b *strings.Builder, m PatternMatch) {
+		if len(m.Anomalies) > 0 {
+			fmt.Fprintf(b, "  anomalies: %s\n", strings.Join(m.Anomalies, ", "))
+		}
+		if m.Severity != "" {
+			fmt.Fprintf(b, "  severity: %s\n", m.Severity)
+		}
+	})
+}
+
+// breakerReport renders a count line, then each match with its tasks and
+// agents, and what tail adds.
+func breakerReport(matches []PatternMatch, tail func(b *strings.Builder, m PatternMatch)) string {
 	var b strings.Builder
 	if len(matches) == 0 {
 		b.WriteString("Circuit breaker: no pattern matched\n")
@@ -493,12 +506,7 @@ func BreakerReport(matches []PatternMatch) string {
 		if len(who) > 0 {
 			fmt.Fprintf(&b, "  %s\n", strings.Join(who, "; "))
 		}
-		if len(m.Anomalies) > 0 {
-			fmt.Fprintf(&b, "  anomalies: %s\n", strings.Join(m.Anomalies, ", "))
-		}
-		if m.Severity != "" {
-			fmt.Fprintf(&b, "  severity: %s\n", m.Severity)
-		}
+		tail(&b, m)
 	}
 	return b.String()
 }

@@ -5,9 +5,10 @@ import (
 	"strings"
 )
 
-// TaskSummary is what the board index keeps of a live task: what choosing and
-// checking claims and reviews reads, so that those read one small record
-// per task instead of every task file.
+// TaskSummary is what the board index keeps of a task: what choosing and
+// checking claims and reviews reads, what the board shows of a task it
+// does not list and what its alarms look at, so that those read one small
+// record per task instead of every task file.
 type TaskSummary struct {
 	ID                 string
 	Status             Status
@@ -19,6 +20,10 @@ type TaskSummary struct {
 	ReviewLeaseExpires string
 	DependsOn          StringList
 	Paths              StringList
+	Iteration          int
+	ReviewCycles       int  // review_cycles_current
+	FailedBy           int  // how many coders failed it
+	Reassigned         bool // a second coder took it over
 }
 
 // Summary is t's entry in the board index.
@@ -28,6 +33,8 @@ func (t *Task) Summary() *TaskSummary {
 		AssignedTo: t.AssignedTo, ReviewingBy: t.ReviewingBy,
 		LeaseExpires: t.LeaseExpires, ReviewLeaseExpires: t.ReviewLeaseExpires,
 		DependsOn: t.DependsOn, Paths: t.Paths,
+		Iteration: t.Iteration, ReviewCycles: t.ReviewCyclesCurrent, FailedBy: len(t.FailedBy),
+		Reassigned: wasReassigned(t),
 	}
 }
 

@@ -54,22 +54,28 @@ var agentPrefixes = []struct {
 	{RoleReviewer, "code-reviewer-"},
 }
 
+// agentIDPattern is what an agent id looks like: its role's prefix and a
+// number from 1, as the seeds number agents (coder-1, code-reviewer-2). A
+// suffix of any other shape would let one id pass for another's in ref
+// names, file names and allowed-signers patterns.
+var agentIDPattern = regexp.MustCompile(`^(planner|coder|code-reviewer)-[1-9][0-9]{0,8}$`)
+
 // ParseAgentID returns the role an agent id names by its prefix: planner-N,
-// coder-N or code-reviewer-N, where N is any non-empty kebab suffix. The empty
-// id is the human operator.
+// coder-N or code-reviewer-N, N a number from 1. The empty id is the human
+// operator.
 func ParseAgentID(id string) (Role, error) {
 	if id == "" {
 		return RoleHuman, nil
 	}
-	if !kebab(id) {
-		return "", Invalidf("invalid agent id %q: ids are kebab-case ([a-z0-9-], at most %d characters)", id, MaxIDLen)
+	if !agentIDPattern.MatchString(id) {
+		return "", Invalidf("invalid agent id %q: agent ids are planner-N, coder-N or code-reviewer-N, N a number from 1", id)
 	}
 	for _, r := range agentPrefixes {
-		if suffix, ok := strings.CutPrefix(id, r.Prefix); ok && kebab(suffix) {
+		if strings.HasPrefix(id, r.Prefix) {
 			return r.Role, nil
 		}
 	}
-	return "", Invalidf("invalid agent id %q: agent ids are planner-N, coder-N or code-reviewer-N", id)
+	return "", Invalidf("invalid agent id %q", id)
 }
 
 // IDPrefix is how the role's agent ids begin and how a person writes the

@@ -54,19 +54,26 @@ func TestParseAgentID(t *testing.T) {
 	}{
 		{"", RoleHuman, ""},
 		{"planner-1", RolePlanner, ""},
-		{"planner-alpha", RolePlanner, ""},
 		{"coder-1", RoleCoder, ""},
-		{"coder-12-b", RoleCoder, ""},
+		{"coder-12", RoleCoder, ""},
 		{"code-reviewer-2", RoleReviewer, ""},
+		// Numbers from 1, nothing else: a suffix of another shape would
+		// let one id pass for another in patterns such as coder-*.
+		{"planner-alpha", "", "agent ids are planner-N"},
+		{"coder-12-b", "", "agent ids are planner-N"},
+		{"coder-0", "", "agent ids are planner-N"},
+		{"coder-01", "", "agent ids are planner-N"},
+		{"coder-1x", "", "agent ids are planner-N"},
+		{"coder-1\n", "", "agent ids are planner-N"},
 		{"bob", "", `invalid agent id "bob": agent ids are planner-N, coder-N or code-reviewer-N`},
 		{"coder", "", "agent ids are planner-N"},
 		{"coder-", "", "agent ids are planner-N"},
 		{"coder--1", "", "agent ids are planner-N"},
 		{"code-reviewer", "", "agent ids are planner-N"},
 		{"reviewer-1", "", "agent ids are planner-N"},
-		{"Coder-1", "", "kebab-case"},
-		{"coder_1", "", "kebab-case"},
-		{"coder-" + strings.Repeat("1", 59), "", "kebab-case"},
+		{"Coder-1", "", "agent ids are planner-N"},
+		{"coder_1", "", "agent ids are planner-N"},
+		{"coder-" + strings.Repeat("1", 59), "", "agent ids are planner-N"},
 	} {
 		role, err := ParseAgentID(tc.id)
 		if tc.msg == "" {

@@ -45,9 +45,11 @@ type Metrics struct {
 	// CompletionRate is the share of the tasks MERGED (seed 002: "Cycle
 	// completion rate"); ApproveToMerge* measure the time from an approval
 	// to the merge that follows it (seed 002: "approval latency").
+	// ApproveToMergeCount is how many merges they measure.
 	CompletionRate            float64 `yaml:"completion_rate" json:"completion_rate"`
 	ApproveToMergeMeanSeconds float64 `yaml:"approve_to_merge_mean_seconds" json:"approve_to_merge_mean_seconds"`
 	ApproveToMergeMaxSeconds  int64   `yaml:"approve_to_merge_max_seconds" json:"approve_to_merge_max_seconds"`
+	ApproveToMergeCount       int     `yaml:"approve_to_merge_count" json:"approve_to_merge_count"`
 
 	// TasksPlanned is the number of tasks in sprint.scope.planned.
 	TasksPlanned int `yaml:"tasks_planned" json:"tasks_planned"`
@@ -180,6 +182,7 @@ func SprintMetrics(st *State, now time.Time) Metrics {
 	}
 	m.SubmitToVerdictMeanSeconds, m.SubmitToVerdictMaxSeconds = meanMax(waits)
 	m.ApproveToMergeMeanSeconds, m.ApproveToMergeMaxSeconds = meanMax(merges)
+	m.ApproveToMergeCount = len(merges)
 	if m.TasksTotal > 0 {
 		m.BlockedShare = round(float64(m.TasksEverBlocked)/float64(m.TasksTotal), 1000)
 		m.CompletionRate = round(float64(m.TasksMerged)/float64(m.TasksTotal), 1000)
@@ -189,6 +192,105 @@ func SprintMetrics(st *State, now time.Time) Metrics {
 			m.ReviewVerdictApprovalRatePercent, m.ReviewVerdictCount))
 	}
 	return m
+}
+
+// MetricsAfterMerge adds the merge of t, now MERGED with its merged event
+// last in its history, to stored, the sprint.metrics that git liza sprint
+// metrics computed: the counts by status, the completion rate and the
+// approve-to-merge latency move as that merge moves them, and every other
+// value stays as computed (a merge changes nothing else). It is what a
+// merge records instead of recomputing the metrics from the whole board
+// as update-sprint-metrics.sh does after each merge: a merge costs what it
+// touches. It reports false, and stored unchanged, when there are no
+// computed metrics to add to.
+func MetricsAfterMerge(stored Extra, t *Task, started string) (Extra, bool) {
+	need := []string{"tasks_done", "tasks_merged", "tasks_in_progress", "tasks_total", "by_status",
+		"approve_to_merge_count", "approve_to_merge_mean_seconds", "approve_to_merge_max_seconds"}
+	for _, k := range need {
+		if _, ok := stored[k]; !ok {
+			return stored, false
+		}
+	}
+	byStatus, ok := stored["by_status"].(Extra)
+	if !ok {
+		if m, isMap := stored["by_status"].(map[string]any); isMap {
+			byStatus, ok = Extra(m), true
+		}
+	}
+	if !ok {
+		return stored, false
+	}
+	num := func(k string) float64 {
+		switch v := stored[k].(type) {
+		case int:
+			return float64(v)
+		case int64:
+			return float64(v)
+		case float64:
+			return v
+		}
+		return 0
+	}
+	out := maps.Clone(stored)
+	by := maps.Clone(byStatus)
+	count := func(status string) int {
+		if n, ok := by[status].(int); ok {
+			return n
+		}
+		return 0
+	}
+	if n := count(string(Approved)) - 1; n > 0 {
+		by[string(Approved)] = n
+	} else {
+		delete(by, string(Approved))
+	}
+	by[string(Merged)] = count(string(Merged)) + 1
+	out["by_status"] = by
+	merged := int(num("tasks_merged")) + 1
+	out["tasks_merged"] = merged
+	out["tasks_done"] = int(num("tasks_done")) + 1
+	out["tasks_in_progress"] = max(int(num("tasks_in_progress"))-1, 0)
+	if total := num("tasks_total"); total > 0 {
+		out["completion_rate"] = round(float64(merged)/total, 1000)
+	}
+	start, err := ParseTime(started)
+	in := window{start: start, bounded: err == nil}
+	if secs, ok := lastMergeLatency(t, in); ok {
+		n := num("approve_to_merge_count")
+		out["approve_to_merge_mean_seconds"] = round((num("approve_to_merge_mean_seconds")*n+float64(secs))/(n+1), 10)
+		out["approve_to_merge_max_seconds"] = max(int64(num("approve_to_merge_max_seconds")), secs)
+		out["approve_to_merge_count"] = int(n) + 1
+	}
+	return out, true
+}
+
+// lastMergeLatency is the time from t's last approval to its last merge,
+// as SprintMetrics measures it: the merge in the sprint, the approval not
+// undone by a failed integration.
+func lastMergeLatency(t *Task, in window) (int64, bool) {
+	var approved time.Time
+	secs, ok := int64(0), false
+	for _, e := range t.History {
+		if e == nil {
+			continue
+		}
+		at, err := ParseTime(e.Time)
+		switch e.Event {
+		case "approved":
+			if err == nil {
+				approved = at
+			}
+		case "integration_failed":
+			approved = time.Time{}
+		case "merged":
+			ok = in.has(e.Time) && err == nil && !approved.IsZero() && !at.Before(approved)
+			if ok {
+				secs = int64(at.Sub(approved) / time.Second)
+			}
+			approved = time.Time{}
+		}
+	}
+	return secs, ok
 }
 
 // meanMax is the mean (to a tenth) and the maximum of durations in seconds.
@@ -205,9 +307,14 @@ func meanMax(secs []int64) (float64, int64) {
 }
 
 // Extra renders m as the map sprint.metrics holds once read back from YAML.
-func (m Metrics) Extra() (Extra, error) {
+func (m Metrics) Extra() (Extra, error) { return asExtra(m) }
+
+// Extra renders m as the map sprint.metrics holds once read back from YAML.
+func (m MetricsFirst) Extra() (Extra, error) { return asExtra(m) }
+
+func asExtra(v any) (Extra, error) {
 	var out Extra
-	b, err := EncodeYAML(m)
+	b, err := EncodeYAML(v)
 	if err != nil {
 		return nil, err
 	}
@@ -217,15 +324,11 @@ func (m Metrics) Extra() (Extra, error) {
 	return out, nil
 }
 
-// MergeMetrics returns sprint.metrics with m's values in place of stored
-// ones, keeping the keys m does not compute, and whether any value other
-// than computed_at changed. When nothing changed, stored is returned as it
-// is, computed_at included.
-func MergeMetrics(stored Extra, m Metrics) (Extra, bool, error) {
-	fresh, err := m.Extra()
-	if err != nil {
-		return nil, false, err
-	}
+// MergeMetrics returns sprint.metrics with the fresh values in place of
+// stored ones, keeping the keys fresh does not compute, and whether any
+// value other than computed_at changed. When nothing changed, stored is
+// returned as it is, computed_at included.
+func MergeMetrics(stored, fresh Extra) (Extra, bool) {
 	changed := false
 	for k, v := range fresh {
 		if k == "computed_at" {
@@ -240,7 +343,7 @@ func MergeMetrics(stored Extra, m Metrics) (Extra, bool, error) {
 	_, warns := fresh["warnings"]
 	changed = changed || warned && !warns
 	if !changed {
-		return stored, false, nil
+		return stored, false
 	}
 	out := maps.Clone(stored)
 	if out == nil {
@@ -250,7 +353,7 @@ func MergeMetrics(stored Extra, m Metrics) (Extra, bool, error) {
 	if !warns {
 		delete(out, "warnings")
 	}
-	return out, true, nil
+	return out, true
 }
 
 func sameYAML(a, b any) bool {

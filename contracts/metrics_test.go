@@ -68,7 +68,7 @@ func TestSprintMetrics(t *testing.T) {
 		IterationsTotal: 4, ReviewCyclesTotal: 1,
 		ReviewVerdictApprovals: 1, ReviewVerdictRejections: 1, ReviewVerdictCount: 2, ReviewVerdictApprovalRatePercent: 50,
 		TaskSubmittedForReviewCount: 2, TaskOutcomeApprovalRatePercent: 50,
-		CompletionRate: 0.5, ApproveToMergeMeanSeconds: 600, ApproveToMergeMaxSeconds: 600,
+		CompletionRate: 0.5, ApproveToMergeMeanSeconds: 600, ApproveToMergeMaxSeconds: 600, ApproveToMergeCount: 1,
 		TasksPlanned: 4, TasksTotal: 4, TasksMerged: 2, TasksUnclaimed: 1,
 		ByStatus:      map[string]int{"MERGED": 2, "BLOCKED": 1, "UNCLAIMED": 1},
 		AvgIterations: 1.333, // (2 + 1 + 1) / 3 claimed tasks
@@ -153,19 +153,29 @@ func TestRubberStamp(t *testing.T) {
 		t.Errorf("warning %q", m.Warnings[0])
 	}
 	// A warning that no longer holds leaves sprint.metrics.
-	stored, _, err := MergeMetrics(nil, m)
+	stored, _, err := mergeFresh(nil, m)
 	if err != nil || stored["warnings"] == nil {
 		t.Fatalf("stored %v err %v", stored, err)
 	}
-	cleared, changed, err := MergeMetrics(stored, SprintMetrics(board(5, 1), noon))
+	cleared, changed, err := mergeFresh(stored, SprintMetrics(board(5, 1), noon))
 	if err != nil || !changed || cleared["warnings"] != nil {
 		t.Errorf("cleared %v changed %v err %v", cleared, changed, err)
 	}
 }
 
+// mergeFresh merges m into stored as the metrics operations do.
+func mergeFresh(stored Extra, m Metrics) (Extra, bool, error) {
+	fresh, err := m.Extra()
+	if err != nil {
+		return nil, false, err
+	}
+	out, changed := MergeMetrics(stored, fresh)
+	return out, changed, nil
+}
+
 func TestMergeMetrics(t *testing.T) {
 	m := SprintMetrics(sprintHistory(), noon)
-	stored, changed, err := MergeMetrics(Extra{"velocity": "kept"}, m)
+	stored, changed, err := mergeFresh(Extra{"velocity": "kept"}, m)
 	if err != nil || !changed {
 		t.Fatalf("first merge: changed %v err %v", changed, err)
 	}
@@ -183,7 +193,7 @@ func TestMergeMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := SprintMetrics(sprintHistory(), noon.Add(time.Hour))
-	same, changed, err := MergeMetrics(back, later)
+	same, changed, err := mergeFresh(back, later)
 	if err != nil || changed {
 		t.Errorf("same values an hour later: changed %v err %v", changed, err)
 	}
@@ -193,7 +203,7 @@ func TestMergeMetrics(t *testing.T) {
 
 	st := sprintHistory()
 	st.Tasks[2].Status = Blocked
-	moved, changed, err := MergeMetrics(back, SprintMetrics(st, noon.Add(time.Hour)))
+	moved, changed, err := mergeFresh(back, SprintMetrics(st, noon.Add(time.Hour)))
 	if err != nil || !changed {
 		t.Fatalf("a new blocked task: changed %v err %v", changed, err)
 	}

@@ -153,11 +153,31 @@ var AnomalyTypes = map[string]AnomalyType{
 	"system_ambiguity":      {LoggedBy: []Role{RolePlanner, RoleCoder, RoleReviewer}, Required: []string{"protocol_section", "question"}},
 }
 
-// CheckAnomaly returns an error (exit 1) unless role may log a, its type is
-// known and its required details are present. The tool's own anomalies
+// CheckAnomaly returns an error (exit 1) unless role may log a new anomaly
+// a: CheckRecordedAnomaly, and a type for which the seed names no keys
+// still has to say something (AnomalyMessage). The tool's own anomalies
 // (such as review_deadlock logged on a reviewer's verdict) skip the role
 // check and are checked by Validate only.
 func CheckAnomaly(a *Anomaly, role Role) error {
+	if err := CheckRecordedAnomaly(a, role); err != nil {
+		return err
+	}
+	// An anomaly with no content tells the planner and the human nothing.
+	// Only new anomalies are held to this: Validate accepts older ones, and
+	// so does the replay of the anomaly operations that logged them
+	// (CheckRecordedAnomaly).
+	if len(AnomalyTypes[a.Type].Required) == 0 {
+		if v, ok := a.Details[AnomalyMessage]; !ok || v == nil || strings.TrimSpace(fmt.Sprint(v)) == "" {
+			return Invalidf("%s anomaly needs a %s detail saying what happened (--detail %s=...)", a.Type, AnomalyMessage, AnomalyMessage)
+		}
+	}
+	return nil
+}
+
+// CheckRecordedAnomaly returns an error (exit 1) unless role may log a, its
+// type is known and its required details are present: the rules an
+// anomaly operation is verified by, whenever it was made.
+func CheckRecordedAnomaly(a *Anomaly, role Role) error {
 	if a == nil {
 		return Invalidf("no anomaly")
 	}
@@ -173,6 +193,23 @@ func CheckAnomaly(a *Anomaly, role Role) error {
 		return Invalidf("%s anomaly needs details %s", a.Type, strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// AnomalyMessage is the detail that carries the content of an anomaly whose
+// type has no required details in the seed.
+const AnomalyMessage = "message"
+
+// AnomalyDetails lists the detail keys a new anomaly of type typ must carry:
+// the seed's required keys, or AnomalyMessage where the seed names none.
+func AnomalyDetails(typ string) []string {
+	t, ok := AnomalyTypes[typ]
+	if !ok {
+		return nil
+	}
+	if len(t.Required) == 0 {
+		return []string{AnomalyMessage}
+	}
+	return slices.Clone(t.Required)
 }
 
 // missingDetails lists the required detail keys of t that a lacks or leaves

@@ -102,9 +102,12 @@ type PromptContext struct {
 	// BaseCommit and ReviewCommit default to the task's fields.
 	BaseCommit, ReviewCommit string
 	Planning                 *PlanningContext // for planners
-	HumanNotes               []NumberedNote   // the notes relevant to the agent or task
-	Handoff                  *Handoff         // the task's handoff, if any
-	Generation               int              // the supervisor registration the agent runs under
+	// Goal and Sprint are the board's goal and sprint, for planners.
+	Goal       *Goal
+	Sprint     *Sprint
+	HumanNotes []NumberedNote // the notes relevant to the agent or task
+	Handoff    *Handoff       // the task's handoff, if any
+	Generation int            // the supervisor registration the agent runs under
 }
 
 // NotesFor selects the human notes meant for an agent working on a task:
@@ -139,6 +142,8 @@ func SessionContext(st *State, role Role, agent string, task *Task, planning *Pl
 		}
 		pc.Planning = planning
 		pc.HumanNotes = PendingNotes(st)
+		goal, sprint := st.Goal, st.Sprint
+		pc.Goal, pc.Sprint = &goal, &sprint
 		return pc
 	}
 	pc.Task = task
@@ -321,8 +326,12 @@ func coderContext(w *promptWriter, pc PromptContext) {
 		w.indented("NEXT ACTION: " + h.NextAction)
 	}
 
+	previous := previousSession(w, t)
 	steps := []string{
 		fmt.Sprintf("cd %s and read the task: git liza show %s", wt, t.ID),
+	}
+	if previous && pc.Handoff == nil {
+		steps = append(steps, "The PREVIOUS SESSION ended without finishing: start from what it left in the worktree (git log, git status) and carry on.")
 	}
 	switch {
 	case pc.Handoff != nil:
@@ -396,6 +405,33 @@ func reviewerContext(w *promptWriter, pc PromptContext) error {
 	return nil
 }
 
+// previousSession writes what the task's history says of the last session
+// on it, when that session ended without finishing (stopped at its
+// timebox, exited 0 with the task still held, crashed), and reports
+// whether it did: the next session starts from its work.
+func previousSession(w *promptWriter, t *Task) bool {
+	if len(t.History) == 0 {
+		return false
+	}
+	ev := t.History[len(t.History)-1]
+	if ev == nil || ev.Event != "session_ended" {
+		return false
+	}
+	outcome := fmt.Sprint(ev.Extra["outcome"])
+	if outcome == "done" || outcome == "restart" {
+		return false
+	}
+	head := fmt.Sprintf("PREVIOUS SESSION (%s, %s): %s", orNone(ev.Agent), orNone(ev.Time), outcome)
+	if l, ok := ev.Extra["log"]; ok {
+		head += "; its output: " + fmt.Sprint(l)
+	}
+	w.line(head)
+	if ev.Reason != "" {
+		w.indented(clip(ev.Reason, 1200))
+	}
+	return true
+}
+
 // triggerSteps is what the planner is asked to do for each trigger.
 var triggerSteps = map[string]string{
 	TriggerInitialPlanning:     "No task exists: read the goal and its specs, add the tasks as drafts (git liza task add ... --draft), check their gates, then git liza task finalize each.",
@@ -419,6 +455,21 @@ func plannerContext(w *promptWriter, pc PromptContext) {
 	w.field("WAKE TRIGGER", trigger)
 	if len(p.Triggers) > 1 || len(p.Triggers) == 1 && p.Triggers[0] != p.Trigger {
 		w.field("ALL TRIGGERS", strings.Join(p.Triggers, ", "))
+	}
+	if g := pc.Goal; g != nil {
+		w.field("GOAL", g.ID)
+		w.block("GOAL TEXT", g.Description)
+		w.field("GOAL SPEC", g.SpecRef)
+	}
+	if sp := pc.Sprint; sp != nil {
+		sprint := sp.ID
+		if sp.Status != "" {
+			sprint += " (" + sp.Status + ")"
+		}
+		w.field("SPRINT", sprint)
+		if len(sp.Scope.Planned) > 0 {
+			w.field("SPRINT PLANNED", strings.Join(sp.Scope.Planned, ", "))
+		}
 	}
 	var counts []string
 	for _, k := range CountKeys {

@@ -72,11 +72,20 @@ type Config struct {
 	// The alarm thresholds, in seconds. Zero means the default (see
 	// Config.StallAfter and the others); FillDefaults leaves them zero so
 	// that a state that does not set them is written without them.
-	StallThreshold           int   `yaml:"stall_threshold,omitempty"`
-	DraftStaleThreshold      int   `yaml:"draft_stale_threshold,omitempty"`
-	PauseStaleThreshold      int   `yaml:"pause_stale_threshold,omitempty"`
-	CheckpointStaleThreshold int   `yaml:"checkpoint_stale_threshold,omitempty"`
-	Extra                    Extra `yaml:",inline"`
+	StallThreshold           int `yaml:"stall_threshold,omitempty"`
+	DraftStaleThreshold      int `yaml:"draft_stale_threshold,omitempty"`
+	PauseStaleThreshold      int `yaml:"pause_stale_threshold,omitempty"`
+	CheckpointStaleThreshold int `yaml:"checkpoint_stale_threshold,omitempty"`
+	// The session timeboxes of seed 001, in seconds, by role: past its
+	// timebox a supervisor asks the agent to stop (SIGINT), and after
+	// timebox_grace more seconds makes it (SIGTERM). Zero means the default
+	// (see Config.Timebox); like the thresholds they are written only when
+	// set.
+	TimeboxCoder        int   `yaml:"timebox_coder,omitempty"`
+	TimeboxCodeReviewer int   `yaml:"timebox_code_reviewer,omitempty"`
+	TimeboxPlanner      int   `yaml:"timebox_planner,omitempty"`
+	TimeboxGrace        int   `yaml:"timebox_grace,omitempty"`
+	Extra               Extra `yaml:",inline"`
 }
 
 // DefaultConfig is the seeds' configuration.

@@ -60,11 +60,15 @@ type placedTask struct {
 // Validate checks a whole state and returns every problem found, in a
 // stable order: header sections, tasks, dependencies, agent exclusivity,
 // agents, anomalies, discoveries.
-func Validate(s *State) []Problem {
+func Validate(s *State) []Problem { return ValidateUnder(s, Rules) }
+
+// ValidateUnder is Validate under a rule set: a state whose last commit
+// was made under the first rules is checked by those.
+func ValidateUnder(s *State, rules int) []Problem {
 	if s == nil {
 		return []Problem{{Msg: "no state"}}
 	}
-	ps := problems(ValidateHeader(s))
+	ps := problems(ValidateHeaderUnder(s, rules))
 
 	tasks := append(placeTasks("tasks", s.Tasks), placeTasks("archive", s.Archive)...)
 	byID := make(map[string]*Task, len(tasks))
@@ -73,7 +77,7 @@ func Validate(s *State) []Problem {
 			ps.add(t.where, "empty task entry")
 			continue
 		}
-		ps = append(ps, validateTask(t.where, t.Task)...)
+		ps = append(ps, validateTask(t.where, t.Task, rules)...)
 		if t.ID == "" {
 			continue
 		}
@@ -89,7 +93,6 @@ func Validate(s *State) []Problem {
 		ps.add("agents", "no agents section")
 	}
 	validateAgents(&ps, s.Agents)
-	validateHolders(&ps, s.Agents, s.Tasks)
 	validateScope(&ps, s.Sprint, byID)
 	validateHandoffs(&ps, s.Handoff)
 	validateAnomalies(&ps, s.Anomalies, byID)
@@ -97,26 +100,61 @@ func Validate(s *State) []Problem {
 	return ps
 }
 
-// validateHolders checks that an agent that says it works on or reviews a
-// task holds it: a reclaim, a block or a merge that takes a task from its
-// holder also updates the holder's entry.
-func validateHolders(ps *problems, agents map[string]*Agent, tasks []*Task) {
-	live := make(map[string]*Task, len(tasks))
-	for _, t := range tasks {
+// Leftovers lists what the current rules no longer write but an older
+// git-liza did, and which a state may therefore still hold without being
+// invalid: an IDLE agent that keeps a lease_expires (it held one while its
+// supervisor ran), an agent that says it works on or reviews a task it no
+// longer holds (a reclaim, a release, a block did not update it), a coder
+// with a CLAIMED task beside one awaiting review or sent back. The next
+// operation on such an agent or task puts it right, and no operation made
+// under the current rules writes one (the update loop refuses it); an
+// import is held to them as well. validate shows them as warnings.
+func Leftovers(s *State) []Problem {
+	if s == nil {
+		return nil
+	}
+	var ps problems
+	coding := map[string]*Task{}
+	for _, t := range s.Tasks {
+		if t == nil || t.AssignedTo == "" || !t.Status.Active() {
+			continue
+		}
+		if other, ok := coding[t.AssignedTo]; ok && (t.Status != Claimed || other.Status != Claimed) {
+			ps.addf("tasks["+t.ID+"]", "%s already holds %s task %s (one active task per coder)", t.AssignedTo, other.Status, other.ID)
+		} else if !ok {
+			coding[t.AssignedTo] = t
+		}
+	}
+	live := make(map[string]*Task, len(s.Tasks))
+	for _, t := range s.Tasks {
 		if t != nil {
 			live[t.ID] = t
 		}
 	}
-	ids := make([]string, 0, len(agents))
-	for id := range agents {
+	ids := make([]string, 0, len(s.Agents))
+	for id := range s.Agents {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		if msg := HolderProblem(id, agents[id], live[agentTask(agents[id])]); msg != "" {
+		if msg := AgentLeftover(id, s.Agents[id], live[agentTask(s.Agents[id])]); msg != "" {
 			ps.add("agents["+id+"]", msg)
 		}
 	}
+	return ps
+}
+
+// AgentLeftover says what is left over in agent id's entry a given t, the
+// live task its current_task names (nil when there is none): an IDLE
+// agent keeping a lease, or a WORKING or REVIEWING one that does not hold
+// t (HolderProblem). It returns "" when nothing is.
+func AgentLeftover(id string, a *Agent, t *Task) string {
+	if a != nil && a.Status == "IDLE" && a.LeaseExpires != "" {
+		// An idle agent holds nothing; its supervisor's lease, if any,
+		// is supervisor_lease.
+		return "IDLE but keeps a lease_expires"
+	}
+	return HolderProblem(id, a, t)
 }
 
 func agentTask(a *Agent) string {
@@ -211,10 +249,15 @@ func placeTasks(section string, list []*Task) []placedTask {
 
 // ValidateHeader checks the sections other than tasks, agents and logs:
 // version, goal, config and sprint.
-func ValidateHeader(s *State) []Problem {
+func ValidateHeader(s *State) []Problem { return ValidateHeaderUnder(s, Rules) }
+
+// ValidateHeaderUnder is ValidateHeader under a rule set: the first rules
+// did not require a known sprint status or a sprint start, so a commit
+// made under them is not refused for lacking one.
+func ValidateHeaderUnder(s *State, rules int) []Problem {
 	var ps problems
-	if s.Version < 1 {
-		ps.addf("version", "version %d: want 1 or more", s.Version)
+	if s.Version != 1 {
+		ps.addf("version", "unknown schema version %d: this git-liza reads version 1", s.Version)
 	}
 	for _, f := range []struct{ name, value string }{
 		{"id", s.Goal.ID}, {"description", s.Goal.Description}, {"status", s.Goal.Status},
@@ -246,6 +289,10 @@ func ValidateHeader(s *State) []Problem {
 		{"draft_stale_threshold", c.DraftStaleThreshold},
 		{"pause_stale_threshold", c.PauseStaleThreshold},
 		{"checkpoint_stale_threshold", c.CheckpointStaleThreshold},
+		{"timebox_coder", c.TimeboxCoder},
+		{"timebox_code_reviewer", c.TimeboxCodeReviewer},
+		{"timebox_planner", c.TimeboxPlanner},
+		{"timebox_grace", c.TimeboxGrace},
 	} {
 		if f.value < 0 {
 			ps.addf("config", "%s %d is negative", f.name, f.value)
@@ -255,10 +302,10 @@ func ValidateHeader(s *State) []Problem {
 	if s.Sprint.ID == "" {
 		ps.add("sprint", "sprint has no id")
 	}
-	if st := s.Sprint.Status; st != "" && !slices.Contains(SprintStatuses, st) {
+	if st := s.Sprint.Status; rules >= RulesWhole && st != "" && !slices.Contains(SprintStatuses, st) {
 		ps.addf("sprint", "unknown sprint status %q (want one of %s)", st, strings.Join(SprintStatuses, ", "))
 	}
-	if s.Sprint.Timeline.Started == "" {
+	if rules >= RulesWhole && s.Sprint.Timeline.Started == "" {
 		ps.add("sprint", "sprint has no timeline.started")
 	}
 	for _, f := range []struct{ name, value string }{
@@ -312,15 +359,19 @@ func ValidateHeader(s *State) []Problem {
 // ValidateTask checks the rules that concern one task alone: its id,
 // status, priority, the fields its status requires, agent ids, timestamps
 // and counters.
-func ValidateTask(t *Task) []Problem {
+func ValidateTask(t *Task) []Problem { return ValidateTaskUnder(t, Rules) }
+
+// ValidateTaskUnder is ValidateTask under a rule set: the first rules did
+// not check failed_by for repeats or integration_fix against the history.
+func ValidateTaskUnder(t *Task, rules int) []Problem {
 	where := "task"
 	if t != nil && t.ID != "" {
 		where = "tasks[" + t.ID + "]"
 	}
-	return validateTask(where, t)
+	return validateTask(where, t, rules)
 }
 
-func validateTask(where string, t *Task) []Problem {
+func validateTask(where string, t *Task, rules int) []Problem {
 	var ps problems
 	if t == nil {
 		ps.add(where, "empty task entry")
@@ -427,6 +478,9 @@ func validateTask(where string, t *Task) []Problem {
 	if t.ID != "" && t.DependsOn.Contains(t.ID) {
 		ps.add(where, "depends on itself")
 	}
+	if rules < RulesWhole {
+		return ps
+	}
 	seen := map[string]bool{}
 	for _, a := range t.FailedBy {
 		if seen[a] {
@@ -512,9 +566,11 @@ func validateExclusivity(ps *problems, tasks []placedTask) {
 		if t.Task == nil {
 			continue
 		}
-		if a := t.AssignedTo; t.Status.Active() && a != "" {
+		// Two CLAIMED tasks: one beside another active task is a
+		// leftover (Leftovers).
+		if a := t.AssignedTo; t.Status == Claimed && a != "" {
 			if other, ok := coding[a]; ok {
-				ps.addf(t.where, "%s already holds %s task %s (one active task per agent)", a, other.Status, other.ID)
+				ps.addf(t.where, "%s already holds %s task %s (one task per agent)", a, other.Status, other.ID)
 			} else {
 				coding[a] = t.Task
 			}
@@ -564,12 +620,6 @@ func ValidateAgent(id string, a *Agent) []Problem {
 		}
 		if a.LeaseExpires == "" {
 			ps.addf(where, "%s without a lease_expires", a.Status)
-		}
-	case "IDLE":
-		// An idle agent holds nothing; its supervisor's lease, if any,
-		// is supervisor_lease.
-		if a.LeaseExpires != "" {
-			ps.add(where, "IDLE but keeps a lease_expires")
 		}
 	}
 	for _, f := range []struct{ name, value string }{

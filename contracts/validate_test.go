@@ -24,7 +24,7 @@ func TestValidateRules(t *testing.T) {
 		good, bad change
 		want      string
 	}{
-		{"version", func(s *State) { s.Version = 2 }, func(s *State) { s.Version = 0 }, "version: version 0: want 1 or more"},
+		{"version", func(s *State) { s.Version = 1 }, func(s *State) { s.Version = 2 }, "version: unknown schema version 2: this git-liza reads version 1"},
 		{"goal id", func(s *State) { s.Goal.ID, s.Sprint.GoalRef = "g", "g" }, func(s *State) { s.Goal.ID, s.Sprint.GoalRef = "", "" }, "goal: goal has no id"},
 		{"goal description", func(s *State) { s.Goal.Description = "x" }, func(s *State) { s.Goal.Description = "" }, "goal: goal has no description"},
 		{"goal status", func(s *State) { s.Goal.Status = "DONE" }, func(s *State) { s.Goal.Status = "" }, "goal: goal has no status"},
@@ -64,7 +64,7 @@ func TestValidateRules(t *testing.T) {
 		{"merged worktree", func(s *State) {}, on("task-1", func(t *Task) { t.Worktree = ".worktrees/task-1" }), "tasks[task-1]: MERGED task still has worktree .worktrees/task-1"},
 		{"done_when", on("task-11", func(t *Task) { t.DoneWhen = "" }), on("task-8", func(t *Task) { t.DoneWhen = "" }), "tasks[task-8]: UNCLAIMED task has no done_when"},
 		{"spec_ref", on("task-9", func(t *Task) { t.SpecRef = "" }), on("task-8", func(t *Task) { t.SpecRef = "" }), "tasks[task-8]: UNCLAIMED task has no spec_ref"},
-		{"assigned_to role", on("task-4", func(t *Task) { t.AssignedTo = "coder-x" }), on("task-4", func(t *Task) { t.AssignedTo = "planner-1" }), "tasks[task-4]: assigned_to planner-1 is not a coder"},
+		{"assigned_to role", on("task-4", func(t *Task) { t.AssignedTo = "coder-7" }), on("task-4", func(t *Task) { t.AssignedTo = "planner-1" }), "tasks[task-4]: assigned_to planner-1 is not a coder"},
 		{"assigned_to id", func(s *State) {}, on("task-4", func(t *Task) { t.AssignedTo = "Bob" }), `tasks[task-4]: assigned_to: invalid agent id "Bob"`},
 		{"reviewing_by role", func(s *State) {}, on("task-3", func(t *Task) { t.ReviewingBy = "coder-1" }), "tasks[task-3]: reviewing_by coder-1 is not a code_reviewer"},
 		{"approved_by role", func(s *State) {}, on("task-5", func(t *Task) { t.ApprovedBy = "coder-4" }), "tasks[task-5]: approved_by coder-4 is not a code_reviewer"},
@@ -97,16 +97,7 @@ func TestValidateRules(t *testing.T) {
 		}, func(s *State) {
 			tk := findTask(s, "task-8")
 			tk.Status, tk.AssignedTo, tk.Worktree, tk.LeaseExpires, tk.BaseCommit = Claimed, "coder-1", "w", t2, "c"
-		}, "tasks[task-8]: coder-1 already holds CLAIMED task task-2 (one active task per agent)"},
-		// liza-validate.sh: one agent on two active tasks, REJECTED and
-		// READY_FOR_REVIEW included.
-		{"one active task per coder", func(s *State) {
-			tk := findTask(s, "task-8")
-			tk.Status, tk.AssignedTo, tk.RejectionReason = Rejected, "coder-7", "r"
-		}, func(s *State) {
-			tk := findTask(s, "task-8")
-			tk.Status, tk.AssignedTo, tk.RejectionReason = Rejected, "coder-2", "r"
-		}, "tasks[task-8]: coder-2 already holds READY_FOR_REVIEW task task-3 (one active task per agent)"},
+		}, "tasks[task-8]: coder-1 already holds CLAIMED task task-2 (one task per agent)"},
 		{"integration_fix needs a failure", on("task-2", func(t *Task) {
 			t.IntegrationFix = true
 			t.History = append(t.History, &HistoryEvent{Time: t1, Event: "integration_failed"})
@@ -118,14 +109,6 @@ func TestValidateRules(t *testing.T) {
 		{"agents section", func(s *State) { s.Agents = map[string]*Agent{} }, func(s *State) { s.Agents = nil }, "agents: no agents section"},
 		{"working agent task", func(s *State) {}, func(s *State) { s.Agents["coder-1"].CurrentTask = "" }, "agents[coder-1]: WORKING without a current_task"},
 		{"working agent lease", func(s *State) {}, func(s *State) { s.Agents["coder-1"].LeaseExpires = "" }, "agents[coder-1]: WORKING without a lease_expires"},
-		{"idle agent lease", func(s *State) { s.Agents["planner-1"].SupervisorLease = t2 }, func(s *State) { s.Agents["planner-1"].LeaseExpires = t2 }, "agents[planner-1]: IDLE but keeps a lease_expires"},
-		{"working agent holds its task", func(s *State) {
-			s.Agents["coder-2"] = &Agent{Role: "coder", Status: "WAITING", CurrentTask: "task-3", LeaseExpires: t2}
-		}, func(s *State) {
-			s.Agents["coder-2"] = &Agent{Role: "coder", Status: "WORKING", CurrentTask: "task-3", LeaseExpires: t2}
-		}, "agents[coder-2]: WORKING on task-3, which it does not hold (under review by code-reviewer-1)"},
-		{"reviewing agent holds its review", func(s *State) {}, func(s *State) { findTask(s, "task-3").ReviewingBy = "code-reviewer-2" },
-			"agents[code-reviewer-1]: REVIEWING task-3, which it does not hold (under review by code-reviewer-2)"},
 		{"handoff next action", func(s *State) {
 			s.Handoff = map[string]*Handoff{"task-2": {Agent: "coder-1", Time: t1, Summary: "half done", NextAction: "write the test"}}
 		}, func(s *State) {
@@ -144,7 +127,7 @@ func TestValidateRules(t *testing.T) {
 			tk.Status, tk.AssignedTo, tk.ReviewCommit, tk.ReviewingBy = ReadyForReview, "coder-7", "c", "code-reviewer-1"
 		}, "tasks[task-8]: code-reviewer-1 already reviews task task-3 (one review per agent)"},
 
-		{"agent id", func(s *State) { s.Agents["coder-x1"] = &Agent{Role: "coder", Status: "IDLE"} }, func(s *State) { s.Agents["bob"] = &Agent{Role: "coder", Status: "IDLE"} }, `agents[bob]: invalid agent id "bob"`},
+		{"agent id", func(s *State) { s.Agents["coder-11"] = &Agent{Role: "coder", Status: "IDLE"} }, func(s *State) { s.Agents["bob"] = &Agent{Role: "coder", Status: "IDLE"} }, `agents[bob]: invalid agent id "bob"`},
 		{"agent role", func(s *State) {}, func(s *State) { s.Agents["coder-1"].Role = "code_reviewer" }, `agents[coder-1]: role "code_reviewer" does not match the id (want coder)`},
 		{"agent status", func(s *State) { s.Agents["coder-1"].Status = "HANDOFF" }, func(s *State) { s.Agents["coder-1"].Status = "BUSY" }, `agents[coder-1]: unknown status "BUSY"`},
 		{"agent heartbeat", func(s *State) {}, func(s *State) { s.Agents["coder-1"].Heartbeat = "now" }, `agents[coder-1]: heartbeat: invalid timestamp "now"`},
@@ -180,6 +163,53 @@ func TestValidateRules(t *testing.T) {
 	}
 }
 
+// TestLeftovers: what an older git-liza wrote and the current rules do
+// not (one active task per coder, agent entries true to what their agents
+// hold) is a leftover, not a problem: a state that has one still
+// validates, and Leftovers names it.
+func TestLeftovers(t *testing.T) {
+	rules := []struct {
+		rule      string
+		good, bad func(*State)
+		want      string
+	}{
+		// liza-validate.sh: one agent on two active tasks, REJECTED and
+		// READY_FOR_REVIEW included.
+		{"one active task per coder", func(s *State) {
+			tk := findTask(s, "task-8")
+			tk.Status, tk.AssignedTo, tk.RejectionReason = Rejected, "coder-7", "r"
+		}, func(s *State) {
+			tk := findTask(s, "task-8")
+			tk.Status, tk.AssignedTo, tk.RejectionReason = Rejected, "coder-2", "r"
+		}, "tasks[task-8]: coder-2 already holds READY_FOR_REVIEW task task-3 (one active task per coder)"},
+		{"idle agent lease", func(s *State) { s.Agents["planner-1"].SupervisorLease = t2 }, func(s *State) { s.Agents["planner-1"].LeaseExpires = t2 }, "agents[planner-1]: IDLE but keeps a lease_expires"},
+		{"working agent holds its task", func(s *State) {
+			s.Agents["coder-2"] = &Agent{Role: "coder", Status: "WAITING", CurrentTask: "task-3", LeaseExpires: t2}
+		}, func(s *State) {
+			s.Agents["coder-2"] = &Agent{Role: "coder", Status: "WORKING", CurrentTask: "task-3", LeaseExpires: t2}
+		}, "agents[coder-2]: WORKING on task-3, which it does not hold (under review by code-reviewer-1)"},
+		{"reviewing agent holds its review", func(s *State) {}, func(s *State) { findTask(s, "task-3").ReviewingBy = "code-reviewer-2" },
+			"agents[code-reviewer-1]: REVIEWING task-3, which it does not hold (under review by code-reviewer-2)"},
+	}
+	for _, r := range rules {
+		t.Run(r.rule, func(t *testing.T) {
+			good := validState()
+			r.good(good)
+			if ps := append(Validate(good), Leftovers(good)...); len(ps) > 0 {
+				t.Errorf("passing case has problems:\n%s", problemText(ps))
+			}
+			bad := validState()
+			r.bad(bad)
+			if ps := Validate(bad); len(ps) > 0 {
+				t.Errorf("a leftover makes the state invalid:\n%s", problemText(ps))
+			}
+			if got := problemText(Leftovers(bad)); !strings.Contains(got, r.want) {
+				t.Errorf("leftovers:\n%s\nwant %q", got, r.want)
+			}
+		})
+	}
+}
+
 func TestValidateReportsEveryProblemInOrder(t *testing.T) {
 	s := validState()
 	s.Version = 0
@@ -189,7 +219,7 @@ func TestValidateReportsEveryProblemInOrder(t *testing.T) {
 	s.Discovered[0].Urgency = "now"
 	ps := Validate(s)
 	want := []string{
-		"version: version 0: want 1 or more",
+		"version: unknown schema version 0: this git-liza reads version 1",
 		"tasks[task-2]: CLAIMED task has no worktree",
 		"tasks[task-8]: priority 9 out of range 1..5",
 		`agents[coder-1]: unknown status "BUSY" (want one of STARTING, IDLE, WORKING, REVIEWING, WAITING, HANDOFF)`,

@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
 	"github.com/liza-dev/git-liza/worktree"
 )
@@ -24,6 +26,8 @@ type Handler struct {
 	Stdin  io.Reader
 	Stderr io.Writer
 	Getenv func(string) string
+	// Clock, when set, replaces the wall clock (tests pin it).
+	Clock func() time.Time
 }
 
 // Run handles hook name with the arguments git gave it. A refusal comes
@@ -276,45 +280,34 @@ func (h *Handler) renewLease(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store := &cas.Store{Repo: b.repo, Clock: clock, Budget: 5 * time.Second}
-	_, err = store.Update(ctx, cas.Op{Name: contracts.OpHeartbeat, Agent: agent, Apply: func(tx *cas.Tx) (any, error) {
-		return nil, renew(tx, id, agent)
-	}})
-	return err
-}
-
-// renew extends agent's lease on task id when it is past half its term.
-func renew(tx *cas.Tx, id, agent string) error {
-	term, lease, err := tx.Lease()
+	// The commit was made by whoever holds the task; when its supervisor
+	// gave it a generation, the renewal carries it.
+	gen, _ := strconv.Atoi(h.Getenv("LIZA_AGENT_GENERATION"))
+	if h.Getenv("LIZA_AGENT_ID") != agent {
+		gen = 0
+	}
+	svc, err := ops.New(b.repo, ops.Options{Agent: agent, Generation: gen, Clock: clock, Budget: 5 * time.Second})
 	if err != nil {
 		return err
 	}
-	t, err := tx.Task(id)
-	if err != nil || t == nil || t.Status != contracts.Claimed || t.AssignedTo != agent {
-		return err
-	}
-	if !cas.LeaseDue(t.LeaseExpires, tx.Now, term) {
-		return nil
-	}
-	t.LeaseExpires = lease
-	tx.PutTask(t)
-	if a, err := tx.Agent(agent); err != nil {
-		return err
-	} else if a != nil && a.Status != "IDLE" {
-		a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
-		tx.PutAgent(agent, a)
-	}
-	tx.Describe(fmt.Sprintf("heartbeat %s (%s) on commit", id, agent), id)
-	return nil
+	_, err = svc.Renew(ctx, ops.RenewRequest{Task: id})
+	return err
 }
 
-// clock is the one source of time (see cas.ClockFromEnv).
-func (h *Handler) clock() (func() time.Time, error) { return cas.ClockFromEnv(h.Getenv) }
+// clock is the one source of time: Handler.Clock, else the wall clock.
+func (h *Handler) clock() (func() time.Time, error) {
+	if h.Clock != nil {
+		return h.Clock, nil
+	}
+	return time.Now, nil
+}
 
 // referenceTransaction refuses, in the prepared state, any move of
 // refs/liza/state that git-liza did not make: its own update-ref processes
 // carry GIT_LIZA_REF_UPDATE=1. git runs this hook for every ref update; the
-// script starts git-liza only when refs/liza/state is among them.
+// script starts git-liza only when refs/liza/state is among them. Updates
+// that leave the ref's value as it is pass (see preservesValue): git's own
+// maintenance makes them.
 func (h *Handler) referenceTransaction(state string) error {
 	lines, err := readUpdates(h.Stdin)
 	if err != nil {
@@ -323,8 +316,20 @@ func (h *Handler) referenceTransaction(state string) error {
 	if state != "prepared" || h.Getenv(refstore.RefUpdateEnv) == "1" {
 		return nil
 	}
+	var repo *refstore.Repo
 	for _, u := range lines {
 		if u.ref != stateRef {
+			continue
+		}
+		if repo == nil {
+			if repo, err = refstore.Open(h.Dir); err != nil {
+				return err
+			}
+		}
+		if ok, err := preservesValue(repo, u); err != nil || ok {
+			if err != nil {
+				return err
+			}
 			continue
 		}
 		// The old value is zero both for a creation and for an update that
@@ -340,6 +345,35 @@ func (h *Handler) referenceTransaction(state string) error {
 		return contracts.Invalidf("refusing to %s %s%s by hand: it moves only through git liza commands (git liza hooks uninstall removes this guard)", what, stateRef, to)
 	}
 	return nil
+}
+
+// preservesValue reports whether an update of refs/liza/state, in the
+// prepared state, leaves what the ref resolves to as it is. git pack-refs
+// (and gc and maintenance, which run it) packs a ref in two transactions,
+// both of which run this hook (measured with git 2.39): the first writes
+// the ref's current value into packed-refs ("0 <value>"), the second
+// deletes the loose file ("<value> 0") without touching packed-refs, which
+// already holds the same value, and without locking it. A deletion by hand
+// removes the packed entry too, and holds packed-refs.lock while it is
+// prepared; so does a pack-refs that runs alongside, which is then refused
+// and leaves the loose file for the next one. Writing the value the ref
+// already has changes nothing and passes.
+func preservesValue(repo *refstore.Repo, u update) (bool, error) {
+	cur, ok, err := repo.ReadRef(stateRef)
+	if err != nil || !ok {
+		return false, err
+	}
+	if u.new != zeroID {
+		return u.new == cur.String(), nil
+	}
+	if u.old != cur.String() {
+		return false, nil
+	}
+	f, files, err := repo.ReadRefFiles(stateRef)
+	if err != nil || !files {
+		return false, err
+	}
+	return f.HasLoose && f.Loose == cur && f.HasPacked && f.Packed == cur && !f.PackedLocked, nil
 }
 
 var zeroID = refstore.ZeroID.String()
@@ -359,7 +393,16 @@ func readUpdates(r io.Reader) ([]update, error) {
 		if len(f) != 3 {
 			continue
 		}
-		out = append(out, update{old: f[0], new: f[1], ref: f[2]})
+		out = append(out, update{old: nullAsZero(f[0]), new: nullAsZero(f[1]), ref: f[2]})
 	}
 	return out, sc.Err()
+}
+
+// nullAsZero spells the null id as zeroID, whether git gave it as 40 zeros
+// (SHA-1) or 64 (SHA-256).
+func nullAsZero(id string) string {
+	if h, ok := refstore.ParseHash(id); ok && h.IsZero() {
+		return zeroID
+	}
+	return id
 }

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
 )
 
@@ -22,6 +20,9 @@ func env(vars map[string]string) func(string) string {
 }
 
 func TestReferenceTransactionHandler(t *testing.T) {
+	gitEnv(t)
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
 	z := strings.Repeat("0", 40)
 	a := strings.Repeat("a", 40)
 	for _, tc := range []struct {
@@ -36,31 +37,13 @@ func TestReferenceTransactionHandler(t *testing.T) {
 		{"committed", "committed", z + " " + a + " refs/liza/state\n", nil, ""},
 		{"other refs", "prepared", z + " " + a + " refs/liza/remotes/origin/state\n", nil, ""},
 	} {
-		h := &Handler{Stdin: strings.NewReader(tc.input), Getenv: env(tc.env)}
+		h := &Handler{Dir: dir, Stdin: strings.NewReader(tc.input), Getenv: env(tc.env)}
 		err := h.Run(context.Background(), ReferenceTransaction, []string{tc.state})
 		switch {
 		case tc.refused == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
 		case tc.refused != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.refused)):
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.refused)
-		}
-	}
-}
-
-func TestCheckRole(t *testing.T) {
-	for _, tc := range []struct{ agent, op, want string }{
-		{"human", "add", ""},
-		{"planner-1", "add", ""},
-		{"coder-1", "claim", ""},
-		{"coder-1", "add", "coder-1 (coder) may not add"},
-		{"human", "claim", "human (human) may not claim"},
-		{"code-reviewer-2", "merge", ""},
-		{"robot-1", "add", "Liza-Agent: invalid agent id"},
-		{"planner-1", "teleport", `Liza-Op: unknown operation "teleport"`},
-	} {
-		got := checkRole(tc.agent, contracts.Op(tc.op))
-		if tc.want == "" && got != "" || tc.want != "" && !strings.HasPrefix(got, tc.want) {
-			t.Errorf("%s %s: %q, want %q", tc.agent, tc.op, got, tc.want)
 		}
 	}
 }
@@ -82,219 +65,114 @@ func TestEmptyMessage(t *testing.T) {
 	}
 }
 
-func TestParseDiffTree(t *testing.T) {
-	c1, c2, c3 := strings.Repeat("1", 40), strings.Repeat("2", 40), strings.Repeat("3", 40)
-	b1, b2 := strings.Repeat("b", 40), strings.Repeat("c", 40)
-	z := strings.Repeat("0", 40)
-	out := c1 + "\x00" +
-		":000000 100644 " + z + " " + b1 + " A\x00tasks/t.yaml\x00" +
-		":000000 100644 " + z + " " + b2 + " A\x00liza.yaml\x00" +
-		c2 + "\x00" +
-		c3 + "\x00" +
-		":100644 100644 " + b1 + " " + b2 + " M\x00tasks/t.yaml\x00" +
-		":100644 000000 " + b2 + " " + z + " D\x00liza.yaml\x00"
-	got, err := parseDiffTree([]byte(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string][]fileChange{
-		c1: {{"tasks/t.yaml", b1}, {"liza.yaml", b2}},
-		c3: {{"tasks/t.yaml", b2}, {"liza.yaml", ""}},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v", got)
-	}
-	if _, err := parseDiffTree([]byte("junk\x00")); err == nil {
-		t.Error("junk accepted")
-	}
-}
-
-// richState is a valid state with something in every part of the layout.
-func richState() *contracts.State {
-	task := func(id string, status contracts.Status) *contracts.Task {
-		return &contracts.Task{
-			ID: id, Description: "do " + id, Status: status, Priority: 2, Created: stamp,
-			SpecRef: "specs/x.md", DoneWhen: "it works", Paths: contracts.StringList{"src/" + id},
-			History: []*contracts.HistoryEvent{{Time: stamp, Event: "created"}},
-		}
-	}
-	merged := task("task-0", contracts.Merged)
-	merged.MergeCommit = "abc"
-	notes := make([]*contracts.HumanNote, 11)
-	for i := range notes {
-		notes[i] = &contracts.HumanNote{Timestamp: stamp, Message: fmt.Sprintf("note %d", i+1)}
-	}
-	cfg := contracts.DefaultConfig()
-	return &contracts.State{
-		Version: 1,
-		Goal: contracts.Goal{ID: "goal-1", Description: "build it", Status: "IN_PROGRESS", Created: stamp,
-			AlignmentHistory: []*contracts.AlignmentEntry{{Time: stamp, Event: "added", Task: "task-1"}}},
-		Config: cfg,
-		Sprint: contracts.Sprint{ID: "sprint-1", GoalRef: "goal-1", Status: "IN_PROGRESS",
-			Scope:    contracts.SprintScope{Planned: contracts.StringList{}, Stretch: contracts.StringList{}},
-			Timeline: contracts.SprintTimeline{Started: stamp}},
-		Agents:  map[string]*contracts.Agent{"coder-1": {Role: "coder", Status: "IDLE"}},
-		Tasks:   []*contracts.Task{task("task-10", contracts.Unclaimed), task("task-2", contracts.Draft), task("task-1", contracts.Unclaimed)},
-		Archive: []*contracts.Task{merged},
-		Anomalies: []*contracts.Anomaly{{ID: "anomaly-1", Type: "spec_ambiguity", TaskID: "task-1", LoggedBy: "coder-1", Timestamp: stamp,
-			Details: contracts.Extra{"ambiguity": "which retries", "interpretation_chosen": "all"}}},
-		Discovered:  []*contracts.Discovery{{ID: "disc-1", By: "coder-1", Description: "slow", Severity: "low"}},
-		Handoff:     map[string]*contracts.Handoff{"task-1": {Agent: "coder-1", Time: stamp, Summary: "half", NextAction: "finish"}},
-		HumanNotes:  notes,
-		SpecChanges: []*contracts.SpecChange{{Timestamp: stamp, Spec: "specs/x.md", Change: "more"}},
-		Extra:       contracts.Extra{"custom_section": "kept"},
-	}
-}
-
-// newStore is a repository with the rich state imported.
-func newStore(t *testing.T) (string, *cas.Store) {
+// liveBoard is a repository with a blackboard made by git-liza's operations:
+// init, then tasks a and b added by planner-1.
+func liveBoard(t *testing.T) (string, *ops.Service) {
 	t.Helper()
 	dir := newRepo(t)
+	writeFile(t, dir+"/specs/x.md", "# x\n", 0o644)
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-q", "-m", "spec")
 	repo, err := refstore.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := func() time.Time { return time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC) }
-	s := &cas.Store{Repo: repo, Clock: clock}
-	_, err = s.Update(context.Background(), cas.Op{Name: contracts.OpImport, AllowMissing: true,
-		Replace: func(*cas.Tx) (*contracts.State, error) { return richState(), nil }})
+	svc, err := ops.New(repo, ops.Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dir, s
-}
-
-func TestLoaderMatchesSnapshotLoad(t *testing.T) {
-	dir, s := newStore(t)
-	tip, _, _ := s.Repo.ReadRef(stateRef)
-	snap, err := cas.ReadSnapshot(s.Repo, tip)
-	if err != nil {
+	ctx := context.Background()
+	if _, err := svc.Init(ctx, ops.InitRequest{Goal: "goal"}); err != nil {
 		t.Fatal(err)
 	}
-	want, err := snap.Load()
-	if err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"a", "b"} {
+		if _, err := svc.As("planner-1", 0).AddTask(ctx, ops.AddTaskRequest{Task: contracts.Task{ID: id, Description: "do " + id,
+			SpecRef: "specs/x.md", DoneWhen: "done", Scope: "s", Priority: 3, Status: contracts.Unclaimed}}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	files := map[string]string{}
-	var ids []string
-	for _, line := range strings.Split(git(t, dir, "ls-tree", "-r", "--full-tree", tip.String()), "\n") {
-		meta, path, _ := strings.Cut(line, "\t")
-		f := strings.Fields(meta)
-		files[path] = f[2]
-		ids = append(ids, f[2])
-	}
-	blobs, err := catFile(context.Background(), dir, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ld := &loader{blobs: blobs, cache: map[string]any{}}
-	got, err := ld.load(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		g, _ := contracts.MarshalState(got)
-		w, _ := contracts.MarshalState(want)
-		t.Fatalf("loader and cas differ.\nloader:\n%s\ncas:\n%s", g, w)
-	}
-	if len(want.HumanNotes) != 11 || want.Extra["custom_section"] != "kept" || len(want.Goal.AlignmentHistory) != 1 {
-		t.Fatal("fixture lost parts of the state")
-	}
-	// A second load shares the decoded files and gives the same state.
-	again, err := ld.load(files)
-	if err != nil || !reflect.DeepEqual(again, want) {
-		t.Fatalf("second load: %v", err)
-	}
+	return dir, svc
 }
 
 // receive runs the pre-receive handler on one update of refs/liza/state.
 func receive(t *testing.T, dir, old, new string) (string, error) {
 	t.Helper()
 	var stderr bytes.Buffer
-	h := &Handler{Dir: dir, Stdin: strings.NewReader(old + " " + new + " " + stateRef + "\n"), Stderr: &stderr, Getenv: env(nil)}
+	clock := func() time.Time { return time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC) }
+	h := &Handler{Dir: dir, Stdin: strings.NewReader(old + " " + new + " " + stateRef + "\n"), Stderr: &stderr, Getenv: env(nil), Clock: clock}
 	err := h.Run(context.Background(), PreReceive, nil)
 	return stderr.String(), err
 }
 
+// TestPreReceive: commits git-liza made pass, alone or several at once;
+// a rewind, a deletion, a merge, a commit without trailers, a role
+// violation and a commit whose change is not what its label says are
+// refused, each reported on its own line.
 func TestPreReceive(t *testing.T) {
-	dir, s := newStore(t)
-	ctx := context.Background()
+	dir, _ := liveBoard(t)
+	t.Setenv("GIT_AUTHOR_DATE", "2026-01-17T10:00:00Z")
+	t.Setenv("GIT_COMMITTER_DATE", "2026-01-17T10:00:00Z")
 	z := refstore.ZeroID.String()
-	first, _, _ := s.Repo.ReadRef(stateRef)
-	_, err := s.Update(ctx, cas.Op{Name: contracts.OpFinalize, Agent: "planner-1", Apply: func(tx *cas.Tx) (any, error) {
-		tk, err := tx.MustTask("task-2")
-		if err != nil {
-			return nil, err
-		}
-		tk.Status = contracts.Unclaimed
-		tx.PutTask(tk)
-		tx.Describe("finalize task-2", "task-2")
-		return nil, nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, _, _ := s.Repo.ReadRef(stateRef)
+	tip := git(t, dir, "rev-parse", stateRef)
+	first := git(t, dir, "rev-list", "--max-parents=0", stateRef)
+	mid := git(t, dir, "rev-parse", stateRef+"~1")
 
-	// Creation and a fast-forward pass; other refs are not looked at.
-	for _, u := range [][2]string{{z, first.String()}, {first.String(), second.String()}, {z, second.String()}} {
+	for _, u := range [][2]string{{z, first}, {first, tip}, {z, tip}, {mid, tip}} {
 		if out, err := receive(t, dir, u[0], u[1]); err != nil {
 			t.Errorf("%s..%s refused: %v\n%s", u[0][:7], u[1][:7], err, out)
 		}
 	}
-	h := &Handler{Dir: dir, Stdin: strings.NewReader(second.String() + " " + z + " refs/heads/x\n"), Stderr: &bytes.Buffer{}, Getenv: env(nil)}
-	if err := h.Run(ctx, PreReceive, nil); err != nil {
+	h := &Handler{Dir: dir, Stdin: strings.NewReader(tip + " " + z + " refs/heads/x\n"), Stderr: &bytes.Buffer{}, Getenv: env(nil)}
+	if err := h.Run(context.Background(), PreReceive, nil); err != nil {
 		t.Errorf("other ref: %v", err)
 	}
 
-	// A rewind.
-	out, err := receive(t, dir, second.String(), first.String())
+	out, err := receive(t, dir, tip, mid)
 	var ce *contracts.Error
 	if !errors.As(err, &ce) || ce.Code != contracts.CodeInvalid || !strings.Contains(out, "is not a fast-forward of") {
 		t.Errorf("rewind: %v\n%s", err, out)
 	}
+	if out, err := receive(t, dir, tip, z); err == nil || !strings.Contains(out, "may not be deleted") {
+		t.Errorf("deletion: %v\n%s", err, out)
+	}
 
-	// A merge of two lines of states.
-	tree := git(t, dir, "rev-parse", second.String()+"^{tree}")
-	side := git(t, dir, "commit-tree", "-p", first.String(), "-m", "side\n\nLiza-Op: note\nLiza-Agent: human", tree)
-	merge := git(t, dir, "commit-tree", "-p", second.String(), "-p", side, "-m", "merge\n\nLiza-Op: note\nLiza-Agent: human", tree)
-	out, err = receive(t, dir, second.String(), merge)
-	if err == nil || !strings.Contains(out, "commit "+merge[:12]+": a merge; state commits have exactly one parent") {
+	tree := git(t, dir, "rev-parse", tip+"^{tree}")
+	midTree := git(t, dir, "rev-parse", mid+"^{tree}")
+	commit := func(parent, tree, msg string) string {
+		cmd := []string{"-c", "user.name=x", "-c", "user.email=x@y", "commit-tree", "-p", parent, "-m", msg, tree}
+		return git(t, dir, cmd...)
+	}
+	side := commit(mid, tree, "side\n\nLiza-Op: note\nLiza-Agent: human")
+	merge := git(t, dir, "commit-tree", "-p", tip, "-p", side, "-m", "merge\n\nLiza-Op: note\nLiza-Agent: human", tree)
+	if out, err := receive(t, dir, tip, merge); err == nil || !strings.Contains(out, "a merge; state commits have one parent") {
 		t.Errorf("merge: %v\n%s", err, out)
 	}
 
-	// Forged commits: no trailers, a role violation, both reported per commit.
-	bare := git(t, dir, "commit-tree", "-p", second.String(), "-m", "by hand", tree)
-	role := git(t, dir, "commit-tree", "-p", bare, "-m", "add\n\nLiza-Op: add\nLiza-Agent: coder-1", tree)
-	out, err = receive(t, dir, second.String(), role)
-	if err == nil || err.Error() != "refusing the push to refs/liza/state: 2 problem(s)" {
-		t.Errorf("forged: %v", err)
-	}
-	want := "git-liza: commit " + bare[:12] + ": the commit lacks the Liza-Op and Liza-Agent trailers; state commits are made by git liza commands\n" +
-		"git-liza: commit " + role[:12] + ": coder-1 (coder) may not add\n"
-	if out != want {
-		t.Errorf("forged: got\n%s\nwant\n%s", out, want)
-	}
-
-	// An import replaces the state and is exempt from transition checks,
-	// not from validation.
-	firstTree := git(t, dir, "rev-parse", first.String()+"^{tree}")
-	back := git(t, dir, "commit-tree", "-p", second.String(), "-m", "import\n\nLiza-Op: import\nLiza-Agent: human", firstTree)
-	if out, err := receive(t, dir, second.String(), back); err != nil {
-		t.Errorf("import: %v\n%s", err, out)
-	}
-	undo := git(t, dir, "commit-tree", "-p", second.String(), "-m", "edit\n\nLiza-Op: edit\nLiza-Agent: human", firstTree)
-	if out, err := receive(t, dir, second.String(), undo); err == nil || !strings.Contains(out, "illegal transition UNCLAIMED -> DRAFT") {
-		t.Errorf("edit back to DRAFT: %v\n%s", err, out)
-	}
-	empty := git(t, dir, "mktree")
-	broken := git(t, dir, "commit-tree", "-p", second.String(), "-m", "import\n\nLiza-Op: import\nLiza-Agent: human", empty)
-	if out, err := receive(t, dir, second.String(), broken); err == nil || !strings.Contains(out, "no liza.yaml") {
-		t.Errorf("import of an empty tree: %v\n%s", err, out)
+	// A commit by hand; the change of add b relabelled as a heartbeat of
+	// coder-1; the add itself claimed by a coder. All refused, each on its
+	// own line with its commit.
+	bare := commit(mid, tree, "by hand")
+	relabelled := commit(mid, tree, "heartbeat (coder-1)\n\nLiza-Op: heartbeat\nLiza-Agent: coder-1\nLiza-Kind: heartbeat\nLiza-Rules: 2\nLiza-Input: {}")
+	role := commit(mid, tree, "add b (coder-1)\n\nLiza-Op: add\nLiza-Agent: coder-1\nLiza-Kind: add\nLiza-Rules: 2\nLiza-Input: {}")
+	for _, c := range []struct{ commit, want string }{
+		{bare, "lacks the Liza-Op and Liza-Agent trailers"},
+		{relabelled, "its change is not what heartbeat by coder-1 makes: it differs in"},
+		{role, "coder-1 (coder) may not add"},
+	} {
+		out, err := receive(t, dir, mid, c.commit)
+		if err == nil || err.Error() != "refusing the push: 1 problem(s)" || !strings.Contains(out, "git-liza: commit "+c.commit[:12]+": ") || !strings.Contains(out, c.want) {
+			t.Errorf("%s: %v\n%s", c.want, err, out)
+		}
 	}
 
-	// Deletion.
-	if out, err := receive(t, dir, second.String(), z); err == nil || !strings.Contains(out, "may not be deleted") {
-		t.Errorf("deletion: %v\n%s", err, out)
+	// An import may replace the state, but not lose a task.
+	back := commit(tip, midTree, "import\n\nLiza-Op: import\nLiza-Agent: human\nLiza-Kind: import\nLiza-Rules: 2\nLiza-Input: {}")
+	if out, err := receive(t, dir, tip, back); err == nil || !strings.Contains(out, "the import deletes task b") {
+		t.Errorf("import dropping a task: %v\n%s", err, out)
+	}
+	keep := commit(tip, tree, "import\n\nLiza-Op: import\nLiza-Agent: human\nLiza-Kind: import\nLiza-Rules: 2\nLiza-Input: {}")
+	if out, err := receive(t, dir, tip, keep); err != nil {
+		t.Errorf("import keeping everything: %v\n%s", err, out)
 	}
 }

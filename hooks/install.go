@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,58 +16,6 @@ import (
 
 const stateRef = refstore.StateRef
 
-// Location is a hooks directory: where it is, and how to name it to a
-// person (relative to the top of the main checkout when it is inside it).
-type Location struct {
-	Dir     string `json:"-"`
-	Display string `json:"dir"`
-}
-
-// Locate finds the directory git runs repo's hooks from: core.hooksPath
-// when set (a relative path is relative to the top of the work tree, or to
-// the git directory of a bare repository, as git takes it), else the hooks
-// directory of the common git directory, which every worktree shares.
-func Locate(repo *refstore.Repo) (Location, error) {
-	dir := filepath.Join(repo.CommonDir, "hooks")
-	if p, ok := repo.Config("core.hooksPath"); ok && p != "" {
-		if rest, ok := strings.CutPrefix(p, "~/"); ok {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return Location{}, contracts.Invalidf("core.hooksPath %s: %v", p, err)
-			}
-			p = filepath.Join(home, rest)
-		}
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(repo.Dir(), p)
-		}
-		dir = filepath.Clean(p)
-	}
-	base := repo.MainWorkTree()
-	if base == "" {
-		base = repo.Dir()
-	}
-	display := dir
-	if rel, err := filepath.Rel(base, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		display = filepath.ToSlash(rel)
-	}
-	return Location{Dir: dir, Display: display}, nil
-}
-
-// Path is the file of hook name.
-func (l Location) Path(name string) string { return filepath.Join(l.Dir, name) }
-
-func (l Location) display(name string) string {
-	if l.Display == "." {
-		return name
-	}
-	return l.Display + "/" + name
-}
-
-// Script is hook name's script for this location.
-func (l Location) Script(name string, chained bool) string {
-	return Script(name, l.display(name), chained)
-}
-
 // Kind says whose a hook file is.
 type Kind string
 
@@ -75,6 +24,9 @@ const (
 	Ours    Kind = "ours"
 	Foreign Kind = "foreign"
 	Absent  Kind = "absent"
+	// RunBy is a hook that is not ours but runs git-liza's handler, from
+	// its own text or a hook manager's configuration (Status.Via).
+	RunBy Kind = "run by"
 )
 
 // Status is one hook as found on disk.
@@ -85,6 +37,9 @@ type Status struct {
 	Chained string `json:"chained,omitempty"`
 	// Current is false for a hook of ours written by another version.
 	Current bool `json:"current"`
+	// Via names the file that runs git-liza's handler for a RunBy hook:
+	// ".husky/pre-commit (husky)".
+	Via string `json:"via,omitempty"`
 }
 
 func (s Status) String() string {
@@ -95,6 +50,8 @@ func (s Status) String() string {
 		return "ours chaining " + s.Chained
 	case s.Kind == Ours && !s.Current:
 		return "ours (outdated: run git liza hooks install)"
+	case s.Kind == RunBy:
+		return "git-liza's handler, run by " + s.Via
 	}
 	return string(s.Kind)
 }
@@ -121,6 +78,9 @@ func (l Location) inspect(name string) (Status, []byte, error) {
 		st.Kind = Ours
 	default:
 		st.Kind = Foreign
+		if st.Via = l.runBy(name, b); st.Via != "" {
+			st.Kind = RunBy
+		}
 	}
 	chained := exists(l.Path(name + ChainSuffix))
 	if chained && st.Kind == Ours {
@@ -157,6 +117,9 @@ type Change struct {
 	// Chained names the hook kept beside ours (install) or put back in its
 	// place (uninstall).
 	Chained string `json:"chained,omitempty"`
+	// Via names what runs git-liza's handler for a hook left to a hook
+	// manager (install: RunByManager).
+	Via string `json:"via,omitempty"`
 }
 
 // The actions reported.
@@ -166,6 +129,7 @@ const (
 	Updated          = "updated"
 	Removed          = "removed"
 	LeftAlone        = "left alone"
+	RunByManager     = "run by"
 )
 
 func (c Change) String() string {
@@ -176,24 +140,33 @@ func (c Change) String() string {
 		return fmt.Sprintf("%s: removed, the hook it ran put back from %s", c.Name, c.Chained)
 	case c.Action == LeftAlone:
 		return c.Name + ": not git-liza's, left alone"
+	case c.Action == RunByManager:
+		return c.Name + ": left as it is: it runs git-liza's handler (" + c.Via + ")"
 	}
 	return c.Name + ": " + c.Action
 }
 
 // Install writes our scripts for names. A hook that is already ours and
-// current is left untouched, so installing twice changes nothing. A hook
-// that is not ours makes Install refuse before it writes anything, unless
-// force is set: then the hook is kept as NAME.liza-chained and ours runs it
-// first.
+// current is left untouched, so installing twice changes nothing; so is a
+// hook that runs git-liza's handler itself (a hook manager's, see runBy).
+// A hook that is not ours makes Install refuse before it writes anything,
+// unless force is set: then the hook is kept as NAME.liza-chained and ours
+// runs it first. A hook file git tracks is never edited, force or not, and
+// a relative core.hooksPath is refused (see Location.Relative).
 func (l Location) Install(names []string, force bool) ([]Change, error) {
+	if w := l.RelativeWarning(); w != "" {
+		return nil, contracts.Invalidf("%s", w)
+	}
 	type plan struct {
 		name    string
 		chain   bool // move the foreign hook aside first
 		chained bool // write the chaining script
 		action  string
+		via     string
 	}
 	var plans []plan
-	var foreign, clash []string
+	var foreign, clash, tracked []string
+	var trackedNames map[string]bool
 	for _, n := range names {
 		st, _, err := l.inspect(n)
 		if err != nil {
@@ -209,8 +182,17 @@ func (l Location) Install(names []string, force bool) ([]Change, error) {
 				action = Updated
 			}
 			plans = append(plans, plan{name: n, chained: hasChained, action: action})
+		case RunBy:
+			plans = append(plans, plan{name: n, action: RunByManager, via: st.Via})
 		case Foreign:
+			if trackedNames == nil {
+				if trackedNames, err = l.tracked(context.Background(), names); err != nil {
+					return nil, err
+				}
+			}
 			switch {
+			case trackedNames[n]:
+				tracked = append(tracked, l.display(n))
 			case !force:
 				foreign = append(foreign, l.display(n))
 			case hasChained:
@@ -219,6 +201,10 @@ func (l Location) Install(names []string, force bool) ([]Change, error) {
 				plans = append(plans, plan{name: n, chain: true, chained: true, action: Installed})
 			}
 		}
+	}
+	if len(tracked) > 0 {
+		return nil, contracts.Invalidf("%s tracked by git, and git-liza does not edit tracked files: have %s run git-liza's handler (a line such as: git liza hook %s \"$@\"), then install again",
+			listIs(tracked), itOrEach(tracked), filepath.Base(tracked[0]))
 	}
 	if len(clash) > 0 {
 		return nil, contracts.Invalidf("%s not git-liza's, and %s%s already exists: move one of them away, then install again",
@@ -237,7 +223,7 @@ func (l Location) Install(names []string, force bool) ([]Change, error) {
 	}
 	var out []Change
 	for _, p := range plans {
-		if p.action != AlreadyInstalled {
+		if p.action != AlreadyInstalled && p.action != RunByManager {
 			path := l.Path(p.name)
 			if p.chain {
 				if err := os.Rename(path, path+ChainSuffix); err != nil {
@@ -248,13 +234,21 @@ func (l Location) Install(names []string, force bool) ([]Change, error) {
 				return out, err
 			}
 		}
-		c := Change{Name: p.name, Action: p.action}
+		c := Change{Name: p.name, Action: p.action, Via: p.via}
 		if p.chain {
 			c.Chained = p.name + ChainSuffix
 		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// itOrEach is "it" or "each".
+func itOrEach(files []string) string {
+	if len(files) == 1 {
+		return "it"
+	}
+	return "each"
 }
 
 // listIs is "A is" or "A, B are".
@@ -277,7 +271,7 @@ func (l Location) Uninstall(names []string) ([]Change, error) {
 		path := l.Path(n)
 		chained := path + ChainSuffix
 		switch st.Kind {
-		case Foreign:
+		case Foreign, RunBy:
 			out = append(out, Change{Name: n, Action: LeftAlone})
 			continue
 		case Ours:

@@ -63,6 +63,7 @@ func Script(name, display string, chained bool) string {
 		name, shellEscape(display))
 	stdin := readsStdin[name]
 	refTx := name == ReferenceTransaction
+	receive := name == PreReceive
 
 	if refTx {
 		w("# git runs this hook for every ref update in the repository, three times per")
@@ -93,6 +94,24 @@ func Script(name, display string, chained bool) string {
 		}
 		w(`chained="${0%%/*}/%s%s"`, name, ChainSuffix)
 		w(`if [ -x "$chained" ]; then %s; fi`, run)
+	}
+	if receive {
+		w("# A push that touches neither refs/liza/ nor the integration branch is none of")
+		w("# git-liza's business: it passes without git-liza, which need not be on PATH.")
+		w("# One that does is refused unless git-liza checks it.")
+		if !chained {
+			w(`input=$(cat)`)
+		}
+		w(`integ=$(git cat-file blob %s:liza.yaml 2>/dev/null | sed -n 's/^ *integration_branch: *"\{0,1\}\([^" ]*\)"\{0,1\} *$/\1/p' | head -n 1)`, stateRef)
+		w(`nl='`)
+		w(`'`)
+		w(`case "$input$nl" in`)
+		w(`*" refs/liza/"*|*" refs/heads/${integ:-integration}$nl"*) ;;`)
+		w(`*) exit 0 ;;`)
+		w(`esac`)
+		w(`command -v git-liza >/dev/null 2>&1 || { echo >&2 "git-liza is not on PATH on this server: pushes to refs/liza/ and to the integration branch are refused until it is (%s)"; exit 1; }`, shellEscape(display))
+		w(`printf '%%s\n' "$input" | git liza hook %s "$@"`, name)
+		return b.String()
 	}
 	if refTx {
 		w(`[ "$1" = prepared ] || exit 0`)

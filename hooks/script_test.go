@@ -22,6 +22,9 @@ func TestScriptShape(t *testing.T) {
 				t.Errorf("%s (chained %v) is not recognised as ours", name, chained)
 			}
 			guard := `command -v git-liza >/dev/null 2>&1 || { echo >&2 "git-liza is not on PATH but this repository has its ` + name + ` hook (.git/hooks/` + name + `); remove the hook or install git-liza"; exit 2; }`
+			if name == PreReceive {
+				guard = `command -v git-liza >/dev/null 2>&1 || { echo >&2 "git-liza is not on PATH on this server: pushes to refs/liza/ and to the integration branch are refused until it is (.git/hooks/pre-receive)"; exit 1; }`
+			}
 			if !strings.Contains(s, "\n"+guard+"\n") {
 				t.Errorf("%s (chained %v) lacks the guard:\n%s", name, chained, s)
 			}
@@ -170,10 +173,43 @@ func TestChainedHooksGetTheSameInput(t *testing.T) {
 	if code != 0 || chained != "args: \n"+input || got != "args: liza hook pre-receive\n"+input {
 		t.Errorf("pre-receive: exit %d, chained got %q, git-liza got %q", code, chained, got)
 	}
-	// Empty input stays empty.
+	// Empty input stays empty, and is none of git-liza's business.
 	code, got, chained = r.run(PreReceive, true, "", nil)
-	if code != 0 || chained != "args: \n" || got != "args: liza hook pre-receive\n" {
-		t.Errorf("pre-receive, no input: exit %d, chained got %q, git-liza got %q", code, chained, got)
+	if code != 0 || chained != "args: \n" || strings.Contains(got, "liza hook") {
+		t.Errorf("pre-receive, no input: exit %d, chained got %q, git got %q", code, chained, got)
+	}
+}
+
+// TestPreReceiveScriptFilters: the server hook starts git-liza only for a
+// push that touches refs/liza/ or the integration branch; any other push
+// passes even where git-liza is not installed, and one that does touch
+// them is refused there.
+func TestPreReceiveScriptFilters(t *testing.T) {
+	r := newRig(t)
+	z := strings.Repeat("0", 40)
+	a := strings.Repeat("a", 40)
+	for _, tc := range []struct {
+		name, input string
+		runs        bool
+	}{
+		{"a branch", z + " " + a + " refs/heads/main\n", false},
+		{"a tag", z + " " + a + " refs/tags/v1\n", false},
+		{"the state", z + " " + a + " refs/liza/state\n", true},
+		{"another ref under refs/liza", z + " " + a + " refs/liza/offline/x\n", true},
+		{"the integration branch", z + " " + a + " refs/heads/main\n" + z + " " + a + " refs/heads/integration\n", true},
+		{"a longer branch name", z + " " + a + " refs/heads/integration-old\n", false},
+	} {
+		code, got, _ := r.run(PreReceive, false, tc.input, nil)
+		if ran := strings.Contains(got, "liza hook pre-receive"); code != 0 || ran != tc.runs {
+			t.Errorf("%s: exit %d, git-liza ran %v, want %v", tc.name, code, ran, tc.runs)
+		}
+	}
+	os.Remove(filepath.Join(r.bin, "git-liza"))
+	if code, _, _ := r.run(PreReceive, false, z+" "+a+" refs/heads/main\n", nil); code != 0 {
+		t.Errorf("an ordinary push without git-liza on PATH: exit %d", code)
+	}
+	if code, _, _ := r.run(PreReceive, false, z+" "+a+" refs/liza/state\n", nil); code != 1 {
+		t.Errorf("a push to refs/liza/state without git-liza on PATH: exit %d, want 1", code)
 	}
 }
 

@@ -90,79 +90,7 @@ func (s *Service) Analyze(ctx context.Context, call Call) (*Analysis, error) {
 			"the state at %s is invalid and cannot record the circuit breaker: repair it with git liza import (git liza export > state.yaml, fix, git liza import state.yaml)", short(snap.Commit.String()))
 	}
 
-	res, err := s.update(ctx, call, cas.Op{Name: contracts.OpSprint, Apply: func(tx *cas.Tx) (any, error) {
-		st, err := tx.Snap.Load()
-		if err != nil {
-			return nil, err
-		}
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		matches := contracts.Analyze(st, nil)
-		now := tx.NowString()
-		out := Analysis{Triggered: len(matches) > 0, Patterns: matches, Mode: modeOf(m.Control), LastCheck: now, Changed: true}
-		cb := m.CircuitBreaker
-		if cb == nil {
-			cb = &contracts.CircuitBreaker{}
-			m.CircuitBreaker = cb
-		}
-		check := &contracts.BreakerCheck{Timestamp: now, Result: contracts.BreakerOK, Matches: len(matches)}
-		if len(matches) > 0 {
-			check.Pattern, check.Severity = matches[0].Pattern, matches[0].Severity
-		}
-		switch {
-		case len(matches) == 0:
-			out.Outcome = OutcomeClear
-			// A trip stays until the human resolves it; a clean run
-			// after a resolution, or a first run, is OK.
-			if cb.Status != contracts.BreakerTriggered {
-				cb.Status = contracts.BreakerOK
-			}
-			tx.Describe("circuit breaker check: "+strings.ToLower(cb.Status)+by(tx.Actor), "")
-		case cb.Status == contracts.BreakerTriggered && contracts.SamePatterns(cb.Patterns, matches):
-			out.Outcome = OutcomeAlready
-			check.Result = contracts.BreakerTriggered
-			tx.Describe("circuit breaker check: still triggered"+by(tx.Actor), "")
-		case cb.Status == contracts.BreakerResolved && contracts.SamePatterns(cb.Patterns, matches):
-			out.Outcome = OutcomeResolved
-			check.Result = contracts.BreakerResolved
-			tx.Describe("circuit breaker check: patterns already resolved"+by(tx.Actor), "")
-		default:
-			out.Outcome = OutcomeTriggered
-			check.Result = contracts.BreakerTriggered
-			report := contracts.BreakerReport(matches)
-			*cb = contracts.CircuitBreaker{
-				Status: contracts.BreakerTriggered, LastCheck: now, TriggeredAt: now, Severity: matches[0].Severity,
-				Patterns: contracts.StorePatterns(matches), Report: report, ReportFile: BreakerReportFile,
-				History: cb.History, Extra: cb.Extra,
-			}
-			// The checkpoint halts a running team; a checkpoint the
-			// circuit breaker set takes the new reason; any other mode in
-			// force stays as it is.
-			reason := "circuit breaker: " + strings.Join(contracts.PatternNames(matches), ", ")
-			switch c := m.Control; {
-			case modeOf(c) == contracts.ModeRunning:
-				m.Control = &contracts.Control{Mode: contracts.ModeCheckpoint, Since: now, By: BreakerBy, Reason: reason}
-			case c.Mode == contracts.ModeCheckpoint && c.By == BreakerBy:
-				c.Reason = reason
-			}
-			tx.Describe(fmt.Sprintf("circuit breaker triggered (%s)", contracts.Plural(len(matches), "pattern")), "")
-			tx.Body(report)
-			out.ReportFile = BreakerReportFile
-			out.Report = contracts.BreakerReportFile(st, matches, now)
-		}
-		cb.LastCheck = now
-		cb.History = append(cb.History, check)
-		if n := len(cb.History); n > contracts.BreakerHistoryKeep {
-			cb.History = cb.History[n-contracts.BreakerHistoryKeep:]
-		}
-		tx.PutMeta(m)
-		out.Status, out.TriggeredAt, out.Severity = cb.Status, cb.TriggeredAt, cb.Severity
-		out.Resolution, out.ResolvedAt = cb.Resolution, cb.ResolvedAt
-		out.Mode = modeOf(m.Control)
-		return out, nil
-	}})
+	res, err := s.write(ctx, call, kindAnalyze, struct{}{}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -226,33 +154,7 @@ func (s *Service) ResolveBreaker(ctx context.Context, r ResolveRequest) (*Resolu
 	if text == "" {
 		return nil, contracts.Invalidf("--resolve needs a text saying what was done")
 	}
-	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpSprint, Apply: func(tx *cas.Tx) (any, error) {
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		cb := m.CircuitBreaker
-		if cb == nil || cb.Status != contracts.BreakerTriggered {
-			return nil, contracts.Invalidf("the circuit breaker is not TRIGGERED: nothing to resolve")
-		}
-		now := tx.NowString()
-		cb.Status, cb.Resolution, cb.ResolvedAt = contracts.BreakerResolved, text, now
-		cb.History = append(cb.History, &contracts.BreakerCheck{Timestamp: now, Result: contracts.BreakerResolved,
-			Extra: contracts.Extra{"resolution": text}})
-		if n := len(cb.History); n > contracts.BreakerHistoryKeep {
-			cb.History = cb.History[n-contracts.BreakerHistoryKeep:]
-		}
-		out := Resolution{Status: cb.Status, Resolution: text, ResolvedAt: now}
-		if c := m.Control; c != nil && c.Mode == contracts.ModeCheckpoint && c.By == BreakerBy {
-			m.Control = nil
-			out.Lifted = true
-		}
-		out.Mode = modeOf(m.Control)
-		tx.PutMeta(m)
-		tx.Describe("circuit breaker resolved"+by(tx.Actor), "")
-		tx.Body(text)
-		return out, nil
-	}})
+	res, err := s.write(ctx, r.Call, kindResolve, resolveInput{Resolution: text}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -263,3 +165,162 @@ func (s *Service) ResolveBreaker(ctx context.Context, r ResolveRequest) (*Resolu
 	out.Commit = res.Commit.String()
 	return &out, nil
 }
+
+var kindAnalyze = def("analyze", contracts.OpSprint, func(tx *cas.Tx, _ *struct{}) (any, error) {
+	st, err := tx.Snap.Load()
+	if err != nil {
+		return nil, err
+	}
+	if tx.Rules < contracts.RulesWhole {
+		return analyzeFirst(tx, st)
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	matches := contracts.Analyze(st, nil)
+	now := tx.NowString()
+	out := Analysis{Triggered: len(matches) > 0, Patterns: matches, Mode: modeOf(m.Control), LastCheck: now, Changed: true}
+	cb := m.CircuitBreaker
+	if cb == nil {
+		cb = &contracts.CircuitBreaker{}
+		m.CircuitBreaker = cb
+	}
+	check := &contracts.BreakerCheck{Timestamp: now, Result: contracts.BreakerOK, Matches: len(matches)}
+	if len(matches) > 0 {
+		check.Pattern, check.Severity = matches[0].Pattern, matches[0].Severity
+	}
+	switch {
+	case len(matches) == 0:
+		out.Outcome = OutcomeClear
+		// A trip stays until the human resolves it; a clean run after a
+		// resolution, or a first run, is OK.
+		if cb.Status != contracts.BreakerTriggered {
+			cb.Status = contracts.BreakerOK
+		}
+		tx.Describe("circuit breaker check: "+strings.ToLower(cb.Status)+by(tx.Actor), "")
+	case cb.Status == contracts.BreakerTriggered && contracts.SamePatterns(cb.Patterns, matches):
+		out.Outcome = OutcomeAlready
+		check.Result = contracts.BreakerTriggered
+		tx.Describe("circuit breaker check: still triggered"+by(tx.Actor), "")
+	case cb.Status == contracts.BreakerResolved && contracts.SamePatterns(cb.Patterns, matches):
+		out.Outcome = OutcomeResolved
+		check.Result = contracts.BreakerResolved
+		tx.Describe("circuit breaker check: patterns already resolved"+by(tx.Actor), "")
+	default:
+		out.Outcome = OutcomeTriggered
+		check.Result = contracts.BreakerTriggered
+		report := contracts.BreakerReport(matches)
+		*cb = contracts.CircuitBreaker{
+			Status: contracts.BreakerTriggered, LastCheck: now, TriggeredAt: now, Severity: matches[0].Severity,
+			Patterns: contracts.StorePatterns(matches), Report: report, ReportFile: BreakerReportFile,
+			History: cb.History, Extra: cb.Extra,
+		}
+		haltForBreaker(m, matches, now)
+		tx.Describe(fmt.Sprintf("circuit breaker triggered (%s)", contracts.Plural(len(matches), "pattern")), "")
+		tx.Body(report)
+		out.ReportFile = BreakerReportFile
+		out.Report = contracts.BreakerReportFile(st, matches, now)
+	}
+	cb.LastCheck = now
+	cb.History = keepChecks(append(cb.History, check))
+	tx.PutMeta(m)
+	out.Status, out.TriggeredAt, out.Severity = cb.Status, cb.TriggeredAt, cb.Severity
+	out.Resolution, out.ResolvedAt = cb.Resolution, cb.ResolvedAt
+	out.Mode = modeOf(m.Control)
+	return out, nil
+})
+
+// analyzeFirst is the circuit breaker of the first rules: a run that finds
+// nothing new writes nothing, and a trigger records no history.
+func analyzeFirst(tx *cas.Tx, st *contracts.State) (any, error) {
+	matches := contracts.AnalyzeFirst(st, nil)
+	out := Analysis{Triggered: len(matches) > 0, Patterns: matches, Mode: modeOf(st.Control)}
+	cb := st.CircuitBreaker
+	if cb != nil {
+		out.Status, out.TriggeredAt, out.Resolution, out.ResolvedAt = cb.Status, cb.TriggeredAt, cb.Resolution, cb.ResolvedAt
+	}
+	switch {
+	case len(matches) == 0:
+		out.Outcome = OutcomeClear
+		return out, nil
+	case cb != nil && cb.Status == contracts.BreakerTriggered && contracts.SamePatterns(cb.Patterns, matches):
+		out.Outcome = OutcomeAlready
+		return out, nil
+	case cb != nil && cb.Status == contracts.BreakerResolved && contracts.SamePatterns(cb.Patterns, matches):
+		out.Outcome = OutcomeResolved
+		return out, nil
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	report := contracts.BreakerReportFirst(matches)
+	now := tx.NowString()
+	m.CircuitBreaker = &contracts.CircuitBreaker{
+		Status: contracts.BreakerTriggered, TriggeredAt: now,
+		Patterns: contracts.StorePatterns(matches), Report: report,
+	}
+	haltForBreaker(m, matches, now)
+	tx.PutMeta(m)
+	tx.Describe(fmt.Sprintf("circuit breaker triggered (%s)", contracts.Plural(len(matches), "pattern")), "")
+	tx.Body(report)
+	out.Status, out.TriggeredAt, out.Resolution, out.ResolvedAt = contracts.BreakerTriggered, now, "", ""
+	out.Mode = modeOf(m.Control)
+	out.Changed = true
+	out.Outcome = OutcomeTriggered
+	return out, nil
+}
+
+// haltForBreaker halts a running team in CHECKPOINT for a trigger; a
+// checkpoint the circuit breaker set takes the new reason; any other mode
+// in force stays as it is.
+func haltForBreaker(m *cas.Meta, matches []contracts.PatternMatch, now string) {
+	reason := "circuit breaker: " + strings.Join(contracts.PatternNames(matches), ", ")
+	switch c := m.Control; {
+	case modeOf(c) == contracts.ModeRunning:
+		m.Control = &contracts.Control{Mode: contracts.ModeCheckpoint, Since: now, By: BreakerBy, Reason: reason}
+	case c.Mode == contracts.ModeCheckpoint && c.By == BreakerBy:
+		c.Reason = reason
+	}
+}
+
+// keepChecks keeps the newest BreakerHistoryKeep entries of
+// circuit_breaker.history.
+func keepChecks(h []*contracts.BreakerCheck) []*contracts.BreakerCheck {
+	if n := len(h); n > contracts.BreakerHistoryKeep {
+		return h[n-contracts.BreakerHistoryKeep:]
+	}
+	return h
+}
+
+type resolveInput struct {
+	Resolution string `json:"resolution"`
+}
+
+var kindResolve = def("resolve", contracts.OpSprint, func(tx *cas.Tx, in *resolveInput) (any, error) {
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	cb := m.CircuitBreaker
+	if cb == nil || cb.Status != contracts.BreakerTriggered {
+		return nil, contracts.Invalidf("the circuit breaker is not TRIGGERED: nothing to resolve")
+	}
+	now := tx.NowString()
+	cb.Status, cb.Resolution, cb.ResolvedAt = contracts.BreakerResolved, in.Resolution, now
+	if tx.Rules >= contracts.RulesWhole {
+		cb.History = keepChecks(append(cb.History, &contracts.BreakerCheck{Timestamp: now, Result: contracts.BreakerResolved,
+			Extra: contracts.Extra{"resolution": in.Resolution}}))
+	}
+	out := Resolution{Status: cb.Status, Resolution: in.Resolution, ResolvedAt: now}
+	if c := m.Control; c != nil && c.Mode == contracts.ModeCheckpoint && c.By == BreakerBy {
+		m.Control = nil
+		out.Lifted = true
+	}
+	out.Mode = modeOf(m.Control)
+	tx.PutMeta(m)
+	tx.Describe("circuit breaker resolved"+by(tx.Actor), "")
+	tx.Body(in.Resolution)
+	return out, nil
+})

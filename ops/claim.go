@@ -61,6 +61,25 @@ type ClaimResult struct {
 // claimable before the claim committed; the next best one is tried.
 var errPickAgain = errors.New("pick again")
 
+// claimInput is what a claim records: what it was asked, the task it took,
+// the commit the task's branch starts from and where the coder works.
+type claimInput struct {
+	Asked    claimAsked `json:"asked"`
+	Task     string     `json:"task"`
+	Base     string     `json:"base"`
+	Worktree string     `json:"worktree"`
+	Branch   string     `json:"branch,omitempty"`
+}
+
+type claimAsked struct {
+	Task       string `json:"task,omitempty"`
+	NoWorktree bool   `json:"no_worktree,omitempty"`
+}
+
+var kindClaim = def("claim", contracts.OpClaim, applyClaim)
+
+func init() { withFacts(kindClaim, claimFacts) }
+
 // Claim runs the seed's three-phase claim: check against the current state,
 // make the worktree outside the compare-and-swap, then commit the claim
 // after checking again. A claim that does not commit removes the worktree
@@ -75,32 +94,17 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 	if err := contracts.Permit(s.Agent, contracts.OpClaim); err != nil {
 		return nil, err
 	}
+	asked := claimAsked{Task: r.Task, NoWorktree: r.NoWorktree}
+	if res, done, err := s.requested(r.Call, kindClaim, claimInput{Asked: asked}); err != nil || done {
+		if err != nil {
+			return nil, err
+		}
+		return claimed(res, r.Task)
+	}
 	if err := s.checkSwitchFiles("claims"); err != nil {
 		return nil, err
 	}
 	skip := map[string]bool{}
-	if r.NoWorktree {
-		// No worktree to make between checking and committing: one pass
-		// inside the compare-and-swap plans and records the claim.
-		for {
-			res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpClaim, Apply: func(tx *cas.Tx) (any, error) {
-				plan, err := s.plan(tx, r.Task, skip)
-				if err != nil {
-					return nil, err
-				}
-				return s.applyClaim(tx, plan, false, true)
-			}})
-			if err != nil {
-				return nil, err
-			}
-			out, err := claimed(res, r.Task)
-			if errors.Is(err, errPickAgain) {
-				skip[out.ID] = true
-				continue
-			}
-			return out, err
-		}
-	}
 	for {
 		plan, err := s.planClaim(r.Task, skip)
 		if err != nil {
@@ -109,22 +113,41 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		// An exhausted task gets no worktree: the claim only records the
 		// exhaustion.
 		created := false
-		if plan.kind != ClaimExhausted {
+		if !r.NoWorktree && plan.kind != ClaimExhausted {
 			created, err = s.prepareWorktree(ctx, plan)
-		}
-		if errors.Is(err, worktree.ErrBusy) {
-			if r.Task != "" {
-				return nil, contracts.Errorf(contracts.CodeContention, "task %s is being claimed by another process here; try again", plan.id)
+			if errors.Is(err, worktree.ErrBusy) {
+				if r.Task != "" {
+					return nil, contracts.Errorf(contracts.CodeContention, "task %s is being claimed by another process here; try again", plan.id)
+				}
+				skip[plan.id] = true
+				continue
 			}
-			skip[plan.id] = true
-			continue
+			if err != nil {
+				return nil, err
+			}
 		}
-		if err != nil {
-			return nil, err
+		in := claimInput{Asked: asked, Task: plan.id, Base: plan.base.String(), Worktree: worktree.Rel(plan.id), Branch: worktree.Branch(plan.id)}
+		if r.NoWorktree {
+			in.Worktree, in.Branch = s.ownCheckout(), ""
 		}
-		res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpClaim, Apply: func(tx *cas.Tx) (any, error) {
-			return s.applyClaim(tx, plan, r.Task == "", false)
-		}})
+		res, err := s.write(ctx, r.Call, kindClaim, in, func(tx *cas.Tx) error {
+			t, err := tx.MustTask(plan.id)
+			if err != nil {
+				return err
+			}
+			kind, err := checkClaim(tx, t.Summary(), tx.Actor)
+			switch {
+			case err != nil && r.Task == "":
+				// A claim of the best task takes another one when this
+				// one stopped being claimable meanwhile.
+				return errPickAgain
+			case err == nil && !r.NoWorktree && (kind == ClaimExhausted) != (plan.kind == ClaimExhausted):
+				// The board changed between planning and committing in a
+				// way that changes whether a worktree is needed.
+				return contracts.Errorf(contracts.CodeContention, "task %s changed while it was being claimed; try again", t.ID)
+			}
+			return nil
+		})
 		if created {
 			if err != nil {
 				_ = worktree.Remove(ctx, s.Repo, plan.id, "", true)
@@ -269,34 +292,32 @@ func (s *Service) prepareWorktree(ctx context.Context, plan *claimPlan) (bool, e
 	return true, nil
 }
 
-// applyClaim is phase three, run inside the compare-and-swap: check again
-// and record the claim.
-func (s *Service) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool) (any, error) {
+// applyClaim is phase three, run inside the compare-and-swap (and where a
+// claim is verified): check again and record the claim.
+func applyClaim(tx *cas.Tx, in *claimInput) (any, error) {
+	agent := tx.Actor
+	if _, ok := refstore.ParseHash(in.Base); !ok {
+		return nil, contracts.Invalidf("a claim needs the commit its branch starts from")
+	}
 	_, lease, err := tx.Lease()
 	if err != nil {
 		return nil, err
 	}
-	t, err := tx.MustTask(plan.id)
+	t, err := tx.MustTask(in.Task)
 	if err != nil {
 		return nil, err
 	}
-	m, err := tx.Meta()
-	if err != nil {
-		return nil, err
-	}
-	if err := checkHalted(m.Control, "claims"); err != nil {
-		return nil, err
-	}
-	kind, err := checkClaim(tx, t.Summary(), s.Agent)
-	if err == nil && !noWorktree && (kind == ClaimExhausted) != (plan.kind == ClaimExhausted) {
-		// The board changed between planning and committing in a way
-		// that changes whether a worktree is needed.
-		err = contracts.Errorf(contracts.CodeContention, "task %s changed while it was being claimed; try again", t.ID)
-	}
-	if err != nil {
-		if auto {
-			return nil, errPickAgain
+	if tx.Rules >= contracts.RulesWhole {
+		m, err := tx.Meta()
+		if err != nil {
+			return nil, err
 		}
+		if err := checkHalted(m.Control, "claims"); err != nil {
+			return nil, err
+		}
+	}
+	kind, err := checkClaim(tx, t.Summary(), agent)
+	if err != nil {
 		return nil, err
 	}
 	now := tx.NowString()
@@ -314,37 +335,41 @@ func (s *Service) applyClaim(tx *cas.Tx, plan *claimPlan, auto, noWorktree bool)
 			t.ReviewCyclesCurrent = 0
 		}
 		// The coder displaced no longer works on the task.
-		if err := idleAgent(tx, prev, t.ID); err != nil {
-			return nil, err
+		if tx.Rules >= contracts.RulesWhole {
+			if err := idleAgent(tx, prev, t.ID); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if from == contracts.IntegrationFailed {
 		t.IntegrationFix = true
 	}
 	t.Status = contracts.Claimed
-	t.AssignedTo = s.Agent
+	t.AssignedTo = agent
 	t.LeaseExpires = lease
 	t.Iteration++
-	t.BaseCommit = plan.base.String()
-	branch := ""
-	if noWorktree {
-		t.Worktree = s.ownCheckout()
-	} else {
-		t.Worktree = worktree.Rel(t.ID)
-		branch = worktree.Branch(t.ID)
-	}
-	ev := &contracts.HistoryEvent{Time: now, Event: string(kind), Agent: s.Agent, From: string(from), To: string(contracts.Claimed)}
-	if prev != "" && prev != s.Agent {
+	t.BaseCommit = in.Base
+	t.Worktree = in.Worktree
+	ev := &contracts.HistoryEvent{Time: now, Event: string(kind), Agent: agent, From: string(from), To: string(contracts.Claimed)}
+	if prev != "" && prev != agent {
 		ev.Reason = "previous assignee " + prev
 	}
 	t.History = append(t.History, ev)
 	tx.PutTask(t)
-	if err := setAgent(tx, s.Agent, contracts.RoleCoder, "WORKING", t.ID, lease); err != nil {
+	if err := setAgent(tx, agent, contracts.RoleCoder, "WORKING", t.ID, lease); err != nil {
 		return nil, err
 	}
-	tx.Describe(fmt.Sprintf("claim %s (%s)", t.ID, s.Agent), t.ID)
-	return ClaimResult{ID: t.ID, Status: string(t.Status), AssignedTo: s.Agent, Kind: string(kind), Worktree: t.Worktree,
-		Branch: branch, BaseCommit: t.BaseCommit, LeaseExpires: lease, Iteration: t.Iteration}, nil
+	// Under the first rules a takeover by a third coder went ahead with
+	// the exhaustion logged; under the whole contract it blocks instead
+	// (exhaust).
+	if tx.Rules < contracts.RulesWhole && len(t.FailedBy) >= 2 && kind != ClaimFresh && kind != ClaimOwn {
+		if err := logSystemAnomaly(tx, "hypothesis_exhaustion", t.ID, contracts.Extra{"failed_by": strings.Join(t.FailedBy, ",")}); err != nil {
+			return nil, err
+		}
+	}
+	tx.Describe(fmt.Sprintf("claim %s (%s)", t.ID, agent), t.ID)
+	return ClaimResult{ID: t.ID, Status: string(t.Status), AssignedTo: agent, Kind: string(kind), Worktree: t.Worktree,
+		Branch: in.Branch, BaseCommit: t.BaseCommit, LeaseExpires: lease, Iteration: t.Iteration}, nil
 }
 
 // exhaustionQuestions are what the planner answers for an exhausted task.
@@ -386,9 +411,18 @@ func exhaust(tx *cas.Tx, t *contracts.Task, prev string) (any, error) {
 	return ClaimResult{ID: t.ID, Status: string(t.Status), Kind: string(ClaimExhausted), Reason: failed + " failed it"}, nil
 }
 
-// checkClaim decides whether agent may claim t now, and how. A takeover
-// that would give the task a third coder is ClaimExhausted, not an error:
-// the claim then records the exhaustion for the planner.
+// claimFacts checks the commit a claim's branch starts from: it must be on
+// the integration branch, or a coder could start from unreviewed work that
+// a review of base..commit would never show and a merge would bring in.
+func claimFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *claimInput) error {
+	base, _ := refstore.ParseHash(in.Base)
+	return v.onIntegration(ctx, parent, base, "the claim's base commit")
+}
+
+// checkClaim decides whether agent may claim t now, and how. Under the
+// whole contract, a takeover that would give the task a third coder is
+// ClaimExhausted, not an error: the claim then records the exhaustion for
+// the planner.
 func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, error) {
 	now := tx.Now
 	var kind ClaimKind
@@ -435,18 +469,19 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 	if err != nil {
 		return "", err
 	}
+	whole := tx.Rules >= contracts.RulesWhole
 	inFlight := 0
 	for _, o := range idx {
 		if o.ID == t.ID {
 			continue
 		}
+		if o.Status == contracts.Claimed && o.AssignedTo == agent {
+			return "", contracts.Invalidf("%s already holds task %s: submit, hand off or release it first", agent, o.ID)
+		}
 		// One active task per coder (liza-validate.sh): work awaiting
 		// review or sent back counts, so a coder does not start a second
 		// task before its first is through review.
-		if o.AssignedTo == agent && o.Status.Active() {
-			if o.Status == contracts.Claimed {
-				return "", contracts.Invalidf("%s already holds task %s: submit, hand off or release it first", agent, o.ID)
-			}
+		if whole && o.AssignedTo == agent && o.Status.Active() {
 			return "", contracts.Invalidf("%s already holds task %s (%s): one active task per coder", agent, o.ID, o.Status)
 		}
 		if !o.Status.InFlight() {
@@ -457,22 +492,26 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 			return "", contracts.Invalidf("task %s owns %s, which overlaps %s owned by %s (%s)", t.ID, a, b, o.ID, o.Status)
 		}
 	}
-	if max := m.Config.InFlightLimit(); !t.Status.InFlight() && inFlight >= max {
-		return "", contracts.Invalidf("%d tasks are in flight and max_in_flight is %d", inFlight, max)
+	limit := m.Config.MaxInFlight
+	if whole {
+		limit = m.Config.InFlightLimit() // seed 001's window by default
 	}
-	if kind == ClaimTakeover || kind == ClaimExpired {
+	if limit > 0 && !t.Status.InFlight() && inFlight >= limit {
+		return "", contracts.Invalidf("%d tasks are in flight and max_in_flight is %d", inFlight, limit)
+	}
+	if whole && (kind == ClaimTakeover || kind == ClaimExpired) && t.AssignedTo != "" {
 		full, err := tx.MustTask(t.ID)
 		if err != nil {
 			return "", err
 		}
 		failed := slices.Clone(full.FailedBy)
-		if t.AssignedTo != "" && !failed.Contains(t.AssignedTo) {
+		if !failed.Contains(t.AssignedTo) {
 			failed = append(failed, t.AssignedTo)
 		}
 		// Seed 003: "Hypothesis exhaustion | 2 coders failed"; seed 004:
 		// "Reassign or rescope". The coder displaced is the one who
 		// failed; with it, two have.
-		if t.AssignedTo != "" && len(failed) >= contracts.FailedCodersThreshold {
+		if len(failed) >= contracts.FailedCodersThreshold {
 			return ClaimExhausted, nil
 		}
 	}
@@ -558,10 +597,11 @@ func setAgent(tx *cas.Tx, id string, role contracts.Role, status, task, lease st
 }
 
 // logSystemAnomaly appends an anomaly git-liza logs on its own account
-// (hypothesis exhaustion, review deadlock), once per type and task. It is
-// logged as the role seed 004 gives the type ("hypothesis_exhaustion |
-// Planner", "review_deadlock | Planner"), whoever's operation found it;
-// details.detected_by names that actor.
+// (hypothesis exhaustion, review deadlock), once per type and task. Under
+// the whole contract it is logged as the role seed 004 gives the type
+// ("hypothesis_exhaustion | Planner", "review_deadlock | Planner"),
+// whoever's operation found it, and details.detected_by names that actor;
+// under the first rules, as that actor.
 func logSystemAnomaly(tx *cas.Tx, typ, task string, details contracts.Extra) error {
 	list, err := tx.Anomalies()
 	if err != nil {
@@ -573,17 +613,19 @@ func logSystemAnomaly(tx *cas.Tx, typ, task string, details contracts.Extra) err
 		}
 	}
 	logger := contracts.ActorName(tx.Actor)
-	if roles := contracts.AnomalyTypes[typ].LoggedBy; len(roles) > 0 {
-		logger = roles[0].IDPrefix()
+	if tx.Rules >= contracts.RulesWhole {
+		if roles := contracts.AnomalyTypes[typ].LoggedBy; len(roles) > 0 {
+			logger = roles[0].IDPrefix()
+		}
+		details = maps.Clone(details)
+		if details == nil {
+			details = contracts.Extra{}
+		}
+		details["detected_by"] = contracts.ActorName(tx.Actor)
 	}
-	d := maps.Clone(details)
-	if d == nil {
-		d = contracts.Extra{}
-	}
-	d["detected_by"] = contracts.ActorName(tx.Actor)
 	_, err = tx.Append(cas.ListAnomalies, &contracts.Anomaly{
 		ID: fmt.Sprintf("anomaly-%d", len(list)+1), Type: typ, TaskID: task, LoggedBy: logger,
-		Timestamp: tx.NowString(), Details: d,
+		Timestamp: tx.NowString(), Details: details,
 	})
 	return err
 }

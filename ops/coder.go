@@ -23,68 +23,7 @@ type HeartbeatResult struct {
 // commits per agent per lease period (one an hour per agent with the
 // default 30-minute lease), however often the heartbeat runs.
 func (s *Service) Heartbeat(ctx context.Context, call Call) (*HeartbeatResult, error) {
-	agent := s.Agent
-	res, err := s.update(ctx, call, cas.Op{Name: contracts.OpHeartbeat, Apply: func(tx *cas.Tx) (any, error) {
-		term, lease, err := tx.Lease()
-		if err != nil {
-			return nil, err
-		}
-		due := func(expires string) bool { return cas.LeaseDue(expires, tx.Now, term) }
-		idx, err := tx.Index()
-		if err != nil {
-			return nil, err
-		}
-		var held, renewed []string
-		for _, sum := range idx {
-			coder := sum.AssignedTo == agent && (sum.Status == contracts.Claimed || sum.Status == contracts.ReadyForReview || sum.Status == contracts.Rejected || sum.Status == contracts.IntegrationFailed)
-			reviewer := sum.ReviewingBy == agent && sum.Status == contracts.ReadyForReview
-			if !coder && !reviewer {
-				continue
-			}
-			held = append(held, sum.ID)
-			if !(coder && due(sum.LeaseExpires)) && !(reviewer && due(sum.ReviewLeaseExpires)) {
-				continue
-			}
-			t, err := tx.MustTask(sum.ID)
-			if err != nil {
-				return nil, err
-			}
-			if coder {
-				t.LeaseExpires = lease
-			}
-			if reviewer {
-				t.ReviewLeaseExpires = lease
-			}
-			tx.PutTask(t)
-			renewed = append(renewed, sum.ID)
-		}
-		// The agent's lease_expires covers the work it holds, so an agent
-		// that holds none keeps none (a supervisor's lease is
-		// supervisor_lease).
-		if a, err := tx.Agent(agent); err != nil {
-			return nil, err
-		} else if a != nil {
-			working := len(held) > 0 && a.Status != "IDLE"
-			change := false
-			if working && (len(renewed) > 0 || due(a.LeaseExpires)) {
-				a.LeaseExpires, change = lease, true
-			} else if !working && a.LeaseExpires != "" && a.Status == "IDLE" {
-				a.LeaseExpires, change = "", true
-			}
-			if a.SupervisorLease != "" && due(a.SupervisorLease) {
-				a.SupervisorLease, change = lease, true
-			}
-			if change {
-				a.Heartbeat = tx.NowString()
-				tx.PutAgent(agent, a)
-				renewed = append(renewed, "")
-			}
-		}
-		if len(renewed) > 0 {
-			tx.Describe(fmt.Sprintf("heartbeat (%s)", agent), "")
-		}
-		return map[string]any{"held": held, "renewed": len(renewed) > 0, "lease_expires": lease}, nil
-	}})
+	res, err := s.write(ctx, call, kindHeartbeat, struct{}{}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +34,79 @@ func (s *Service) Heartbeat(ctx context.Context, call Call) (*HeartbeatResult, e
 	out.Written = written(res)
 	return &out, nil
 }
+
+var kindHeartbeat = def("heartbeat", contracts.OpHeartbeat, func(tx *cas.Tx, _ *struct{}) (any, error) {
+	agent := tx.Actor
+	term, lease, err := tx.Lease()
+	if err != nil {
+		return nil, err
+	}
+	due := func(expires string) bool { return cas.LeaseDue(expires, tx.Now, term) }
+	idx, err := tx.Index()
+	if err != nil {
+		return nil, err
+	}
+	var held, renewed []string
+	for _, sum := range idx {
+		coder := sum.AssignedTo == agent && (sum.Status == contracts.Claimed || sum.Status == contracts.ReadyForReview || sum.Status == contracts.Rejected || sum.Status == contracts.IntegrationFailed)
+		reviewer := sum.ReviewingBy == agent && sum.Status == contracts.ReadyForReview
+		if !coder && !reviewer {
+			continue
+		}
+		held = append(held, sum.ID)
+		if !(coder && due(sum.LeaseExpires)) && !(reviewer && due(sum.ReviewLeaseExpires)) {
+			continue
+		}
+		t, err := tx.MustTask(sum.ID)
+		if err != nil {
+			return nil, err
+		}
+		if coder {
+			t.LeaseExpires = lease
+		}
+		if reviewer {
+			t.ReviewLeaseExpires = lease
+		}
+		tx.PutTask(t)
+		renewed = append(renewed, sum.ID)
+	}
+	if a, err := tx.Agent(agent); err != nil {
+		return nil, err
+	} else if a != nil && tx.Rules < contracts.RulesWhole {
+		if len(renewed) > 0 || due(a.LeaseExpires) || a.SupervisorLease != "" && due(a.SupervisorLease) {
+			a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
+			if a.SupervisorLease != "" {
+				a.SupervisorLease = lease
+			}
+			tx.PutAgent(agent, a)
+			renewed = append(renewed, "")
+		}
+	} else if a != nil {
+		// The agent's lease_expires covers the work it holds, so an agent
+		// that holds none keeps none (a supervisor's lease is
+		// supervisor_lease); an entry an older git-liza left is put right.
+		change, err := settleAgent(tx, agent, a)
+		if err != nil {
+			return nil, err
+		}
+		working := len(held) > 0 && a.Status != "IDLE"
+		if working && (len(renewed) > 0 || due(a.LeaseExpires)) {
+			a.LeaseExpires, change = lease, true
+		}
+		if a.SupervisorLease != "" && due(a.SupervisorLease) {
+			a.SupervisorLease, change = lease, true
+		}
+		if change {
+			a.Heartbeat = tx.NowString()
+			tx.PutAgent(agent, a)
+			renewed = append(renewed, "")
+		}
+	}
+	if len(renewed) > 0 {
+		tx.Describe(fmt.Sprintf("heartbeat (%s)", agent), "")
+	}
+	return map[string]any{"held": held, "renewed": len(renewed) > 0, "lease_expires": lease}, nil
+})
 
 // CheckpointRequest is a coder's pre-execution checkpoint.
 type CheckpointRequest struct {
@@ -112,13 +124,22 @@ func (s *Service) Checkpoint(ctx context.Context, r CheckpointRequest) (*TaskRes
 			return nil, contracts.Invalidf("a checkpoint needs %s", f.flag)
 		}
 	}
-	return s.coderStep(ctx, r.Call, contracts.OpCheckpoint, r.Task, "checkpoint recorded", func(tx *cas.Tx, t *contracts.Task) error {
-		c := cp
-		t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "pre_execution_checkpoint", Agent: s.Agent, Checkpoint: &c})
+	return s.coderStep(ctx, r.Call, kindCheckpoint, checkpointInput{Task: r.Task, Checkpoint: cp}, r.Task, "checkpoint recorded")
+}
+
+type checkpointInput struct {
+	Task       string               `json:"task"`
+	Checkpoint contracts.Checkpoint `json:"checkpoint"`
+}
+
+var kindCheckpoint = def("checkpoint", contracts.OpCheckpoint, func(tx *cas.Tx, in *checkpointInput) (any, error) {
+	return coderStep(tx, contracts.OpCheckpoint, in.Task, func(t *contracts.Task) error {
+		cp := in.Checkpoint
+		t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "pre_execution_checkpoint", Agent: tx.Actor, Checkpoint: &cp})
 		t.HandoffPending = false
 		return nil
 	})
-}
+})
 
 // HandoffRequest hands a task over at context exhaustion.
 type HandoffRequest struct {
@@ -135,13 +156,23 @@ func (s *Service) Handoff(ctx context.Context, r HandoffRequest) (*TaskResult, e
 	if summary == "" || next == "" {
 		return nil, contracts.Invalidf("a handoff needs --summary and --next")
 	}
-	return s.coderStep(ctx, r.Call, contracts.OpHandoff, r.Task, "handed off", func(tx *cas.Tx, t *contracts.Task) error {
-		t.HandoffPending = true
-		t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "handoff", Agent: s.Agent, Reason: summary})
-		tx.PutHandoff(t.ID, &contracts.Handoff{Agent: s.Agent, Time: tx.NowString(), Summary: summary, NextAction: next})
-		return setAgent(tx, s.Agent, contracts.RoleCoder, "HANDOFF", t.ID, t.LeaseExpires)
-	})
+	return s.coderStep(ctx, r.Call, kindHandoff, handoffInput{Task: r.Task, Summary: summary, Next: next}, r.Task, "handed off")
 }
+
+type handoffInput struct {
+	Task    string `json:"task"`
+	Summary string `json:"summary"`
+	Next    string `json:"next"`
+}
+
+var kindHandoff = def("handoff", contracts.OpHandoff, func(tx *cas.Tx, in *handoffInput) (any, error) {
+	return coderStep(tx, contracts.OpHandoff, in.Task, func(t *contracts.Task) error {
+		t.HandoffPending = true
+		t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "handoff", Agent: tx.Actor, Reason: in.Summary})
+		tx.PutHandoff(t.ID, &contracts.Handoff{Agent: tx.Actor, Time: tx.NowString(), Summary: in.Summary, NextAction: in.Next})
+		return setAgent(tx, tx.Actor, contracts.RoleCoder, "HANDOFF", t.ID, t.LeaseExpires)
+	})
+})
 
 // TaskResult is what an operation on one task reports: the task, its
 // status afterwards and a verb for people ("finalized", "blocked").
@@ -152,30 +183,34 @@ type TaskResult struct {
 	Written
 }
 
-// coderStep runs a step the assignee of a CLAIMED task takes on it.
-func (s *Service) coderStep(ctx context.Context, call Call, op contracts.Op, id, verb string, step func(tx *cas.Tx, t *contracts.Task) error) (*TaskResult, error) {
+// coderStep writes a step the assignee of a CLAIMED task takes on it.
+func (s *Service) coderStep(ctx context.Context, call Call, k *kind, in any, id, verb string) (*TaskResult, error) {
 	if err := contracts.ValidTaskID(id); err != nil {
 		return nil, err
 	}
-	res, err := s.update(ctx, call, cas.Op{Name: op, Apply: func(tx *cas.Tx) (any, error) {
-		t, err := tx.MustTask(id)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkSubmitter(t, s.Agent); err != nil {
-			return nil, err
-		}
-		if err := step(tx, t); err != nil {
-			return nil, err
-		}
-		tx.PutTask(t)
-		tx.Describe(fmt.Sprintf("%s %s (%s)", op, id, s.Agent), id)
-		return nil, nil
-	}})
+	res, err := s.write(ctx, call, k, in, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &TaskResult{ID: id, Status: contracts.Claimed, Verb: verb, Written: written(res)}, nil
+}
+
+// coderStep is the effect of such a step: step changes the task, which must
+// be CLAIMED by the actor.
+func coderStep(tx *cas.Tx, op contracts.Op, id string, step func(t *contracts.Task) error) (any, error) {
+	t, err := tx.MustTask(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSubmitter(t, tx.Actor); err != nil {
+		return nil, err
+	}
+	if err := step(t); err != nil {
+		return nil, err
+	}
+	tx.PutTask(t)
+	tx.Describe(fmt.Sprintf("%s %s (%s)", op, id, tx.Actor), id)
+	return nil, nil
 }
 
 func checkSubmitter(t *contracts.Task, agent string) error {
@@ -186,4 +221,85 @@ func checkSubmitter(t *contracts.Task, agent string) error {
 		return contracts.Invalidf("task %s is assigned to %s, not %s", t.ID, t.AssignedTo, agent)
 	}
 	return nil
+}
+
+// RenewRequest renews the lease of the coder of a task that just received
+// a commit in its worktree (the post-commit hook).
+type RenewRequest struct {
+	Call
+	Task string
+}
+
+// Renew extends the actor's lease on a CLAIMED task it holds, as a
+// heartbeat would (only past half its term): a coder that commits is
+// alive. Nothing is written when the lease is fresh or the task is not the
+// actor's.
+func (s *Service) Renew(ctx context.Context, r RenewRequest) (Written, error) {
+	if err := contracts.ValidTaskID(r.Task); err != nil {
+		return Written{}, err
+	}
+	res, err := s.write(ctx, r.Call, kindRenew, taskInput{Task: r.Task}, nil)
+	if err != nil {
+		return Written{}, err
+	}
+	return written(res), nil
+}
+
+var kindRenew = def("renew", contracts.OpHeartbeat, func(tx *cas.Tx, in *taskInput) (any, error) {
+	id, agent := in.Task, tx.Actor
+	term, lease, err := tx.Lease()
+	if err != nil {
+		return nil, err
+	}
+	t, err := tx.Task(id)
+	if err != nil || t == nil || t.Status != contracts.Claimed || t.AssignedTo != agent {
+		return nil, err
+	}
+	if !cas.LeaseDue(t.LeaseExpires, tx.Now, term) {
+		return nil, nil
+	}
+	t.LeaseExpires = lease
+	tx.PutTask(t)
+	if a, err := tx.Agent(agent); err != nil {
+		return nil, err
+	} else if a != nil && tx.Rules < contracts.RulesWhole {
+		a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
+		tx.PutAgent(agent, a)
+	} else if a != nil {
+		// An idle agent's entry keeps no lease; one an older git-liza
+		// left is put right.
+		if _, err := settleAgent(tx, agent, a); err != nil {
+			return nil, err
+		}
+		a.Heartbeat = tx.NowString()
+		if a.Status != "IDLE" {
+			a.LeaseExpires = lease
+		}
+		tx.PutAgent(agent, a)
+	}
+	tx.Describe(fmt.Sprintf("heartbeat %s (%s) on commit", id, agent), id)
+	return nil, nil
+})
+
+// settleAgent puts right what an older git-liza left in agent id's entry a
+// (contracts.AgentLeftover): an IDLE agent's lease goes, and an agent that
+// says it works on or reviews a task it no longer holds is IDLE. It
+// reports whether a changed; the caller writes it.
+func settleAgent(tx *cas.Tx, id string, a *contracts.Agent) (bool, error) {
+	var t *contracts.Task
+	if a.CurrentTask != "" {
+		var err error
+		if t, err = tx.Task(a.CurrentTask); err != nil {
+			return false, err
+		}
+	}
+	switch {
+	case contracts.HolderProblem(id, a, t) != "":
+		a.Status, a.CurrentTask, a.LeaseExpires = "IDLE", "", ""
+	case a.Status == "IDLE" && a.LeaseExpires != "":
+		a.LeaseExpires = ""
+	default:
+		return false, nil
+	}
+	return true, nil
 }

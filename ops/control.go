@@ -36,11 +36,16 @@ type ModeResult struct {
 	Root string `json:"-"`
 }
 
-// modeOps are the operation of each mode a kill switch sets.
-var modeOps = map[string]contracts.Op{
-	contracts.ModePaused:  contracts.OpPause,
-	contracts.ModeAborted: contracts.OpAbort,
-	contracts.ModeRunning: contracts.OpResume,
+// modeKinds are the kind of write that sets each mode.
+var modeKinds = map[string]*kind{
+	contracts.ModePaused:  def("pause", contracts.OpPause, applyMode),
+	contracts.ModeAborted: def("abort", contracts.OpAbort, applyMode),
+	contracts.ModeRunning: def("resume", contracts.OpResume, applyMode),
+}
+
+type modeInput struct {
+	Mode   string `json:"mode"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // SetMode records a kill-switch mode in the state, where every clone and
@@ -48,49 +53,14 @@ var modeOps = map[string]contracts.Op{
 // from the main checkout.
 func (s *Service) SetMode(ctx context.Context, r ModeRequest) (*ModeResult, error) {
 	mode, reason := r.Mode, r.Reason
-	op, ok := modeOps[mode]
+	k, ok := modeKinds[mode]
 	if !ok {
 		return nil, contracts.Invalidf("unknown mode %q", mode)
 	}
 	if strings.ContainsAny(reason, "\n\r") {
 		return nil, contracts.Invalidf("--reason must be one line")
 	}
-	actor := contracts.ActorName(s.Agent)
-	res, err := s.update(ctx, r.Call, cas.Op{Name: op, Apply: func(tx *cas.Tx) (any, error) {
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		from := contracts.ModeRunning
-		if m.Control != nil && m.Control.Mode != "" {
-			from = m.Control.Mode
-		}
-		out := ModeResult{Mode: mode, From: from, By: actor, Reason: reason}
-		// ABORT outranks PAUSE (seed 000): only resume lifts an abort.
-		if from == contracts.ModeAborted && mode == contracts.ModePaused {
-			return nil, contracts.Invalidf("the team is ABORTED (since %s by %s): pause cannot lift an abort; resume first", m.Control.Since, m.Control.By)
-		}
-		if from == mode {
-			if m.Control != nil {
-				out.Since, out.By, out.Reason = m.Control.Since, m.Control.By, m.Control.Reason
-			}
-			return out, nil
-		}
-		if mode == contracts.ModeRunning {
-			m.Control = nil
-		} else {
-			m.Control = &contracts.Control{Mode: mode, Since: tx.NowString(), By: actor, Reason: reason}
-			out.Since = m.Control.Since
-		}
-		out.Changed = true
-		tx.PutMeta(m)
-		subject := fmt.Sprintf("%s (%s)", op, actor)
-		if mode == contracts.ModeRunning {
-			subject = fmt.Sprintf("resume from %s (%s)", strings.ToLower(from), actor)
-		}
-		tx.Describe(subject, "")
-		return out, nil
-	}})
+	res, err := s.write(ctx, r.Call, k, modeInput{Mode: mode, Reason: reason}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +92,44 @@ func (s *Service) SetMode(ctx context.Context, r ModeRequest) (*ModeResult, erro
 		slices.Sort(out.Files)
 	}
 	return &out, nil
+}
+
+// applyMode records a kill-switch mode in liza.yaml's control section.
+func applyMode(tx *cas.Tx, in *modeInput) (any, error) {
+	mode, reason, actor := in.Mode, in.Reason, contracts.ActorName(tx.Actor)
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	from := contracts.ModeRunning
+	if m.Control != nil && m.Control.Mode != "" {
+		from = m.Control.Mode
+	}
+	out := ModeResult{Mode: mode, From: from, By: actor, Reason: reason}
+	// ABORT outranks PAUSE (seed 000): only resume lifts an abort.
+	if from == contracts.ModeAborted && mode == contracts.ModePaused {
+		return nil, contracts.Invalidf("the team is ABORTED (since %s by %s): pause cannot lift an abort; resume first", m.Control.Since, m.Control.By)
+	}
+	if from == mode {
+		if m.Control != nil {
+			out.Since, out.By, out.Reason = m.Control.Since, m.Control.By, m.Control.Reason
+		}
+		return out, nil
+	}
+	if mode == contracts.ModeRunning {
+		m.Control = nil
+	} else {
+		m.Control = &contracts.Control{Mode: mode, Since: tx.NowString(), By: actor, Reason: reason}
+		out.Since = m.Control.Since
+	}
+	out.Changed = true
+	tx.PutMeta(m)
+	subject := fmt.Sprintf("%s (%s)", map[string]contracts.Op{contracts.ModePaused: contracts.OpPause, contracts.ModeAborted: contracts.OpAbort}[mode], actor)
+	if mode == contracts.ModeRunning {
+		subject = fmt.Sprintf("resume from %s (%s)", strings.ToLower(from), actor)
+	}
+	tx.Describe(subject, "")
+	return out, nil
 }
 
 // modeOf is the mode a control section sets: RUNNING when it sets none.

@@ -25,9 +25,9 @@ type EntryResult struct {
 	Written  `json:"-"`
 }
 
-// appendEntry runs an operation that appends one entry to a list.
-func (s *Service) appendEntry(ctx context.Context, call Call, op cas.Op) (*EntryResult, error) {
-	res, err := s.update(ctx, call, op)
+// appendEntry writes an operation that appends one entry to a list.
+func (s *Service) appendEntry(ctx context.Context, call Call, k *kind, in any) (*EntryResult, error) {
+	res, err := s.write(ctx, call, k, in, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -71,34 +71,55 @@ func (s *Service) Anomaly(ctx context.Context, r AnomalyRequest) (*EntryResult, 
 	if err := contracts.ValidTaskID(task); err != nil {
 		return nil, err
 	}
+	// Typed details (count, debt_created) are recorded as their type.
 	details, err := contracts.TypeDetails(details)
 	if err != nil {
 		return nil, err
 	}
+	// A new anomaly is held to every rule (CheckAnomaly); the anomaly
+	// operation, which is replayed to verify its commits, only to the
+	// seed's (CheckRecordedAnomaly), so that one logged before the rule of
+	// a message still verifies.
 	role, _ := contracts.ParseAgentID(s.Agent)
-	return s.appendEntry(ctx, r.Call, cas.Op{
-		Name: contracts.OpAnomaly,
-		Apply: func(tx *cas.Tx) (any, error) {
-			an := &contracts.Anomaly{Type: typ, TaskID: task, LoggedBy: contracts.ActorName(tx.Actor), Timestamp: tx.NowString(), Details: details}
-			if err := contracts.CheckAnomaly(an, role); err != nil {
-				return nil, err
-			}
-			if err := knownTask(tx, task); err != nil {
-				return nil, err
-			}
-			n, err := tx.ListLen(cas.ListAnomalies)
-			if err != nil {
-				return nil, err
-			}
-			an.ID = fmt.Sprintf("anomaly-%d", n+1)
-			if n, err = tx.Append(cas.ListAnomalies, an); err != nil {
-				return nil, err
-			}
-			tx.Describe(fmt.Sprintf("anomaly %s on %s%s", typ, task, by(tx.Actor)), task)
-			return EntryResult{ID: an.ID, N: n, Type: typ, Task: task, By: an.LoggedBy}, nil
-		},
-	})
+	if err := contracts.CheckAnomaly(&contracts.Anomaly{Type: typ, TaskID: task, Details: details}, role); err != nil {
+		return nil, err
+	}
+	return s.appendEntry(ctx, r.Call, kindAnomaly, anomalyInput{Type: typ, Task: task, Details: details})
 }
+
+type anomalyInput struct {
+	Type    string          `json:"type"`
+	Task    string          `json:"task"`
+	Details contracts.Extra `json:"details,omitempty"`
+}
+
+var kindAnomaly = def("anomaly", contracts.OpAnomaly, func(tx *cas.Tx, in *anomalyInput) (any, error) {
+	role, _ := contracts.ParseAgentID(tx.Actor)
+	details := wholeNumbers(in.Details)
+	if tx.Rules >= contracts.RulesWhole {
+		var err error
+		if details, err = contracts.TypeDetails(details); err != nil {
+			return nil, err
+		}
+	}
+	an := &contracts.Anomaly{Type: in.Type, TaskID: in.Task, LoggedBy: contracts.ActorName(tx.Actor), Timestamp: tx.NowString(), Details: details}
+	if err := contracts.CheckRecordedAnomaly(an, role); err != nil {
+		return nil, err
+	}
+	if err := knownTask(tx, in.Task); err != nil {
+		return nil, err
+	}
+	n, err := tx.ListLen(cas.ListAnomalies)
+	if err != nil {
+		return nil, err
+	}
+	an.ID = fmt.Sprintf("anomaly-%d", n+1)
+	if n, err = tx.Append(cas.ListAnomalies, an); err != nil {
+		return nil, err
+	}
+	tx.Describe(fmt.Sprintf("anomaly %s on %s%s", in.Type, in.Task, by(tx.Actor)), in.Task)
+	return EntryResult{ID: an.ID, N: n, Type: in.Type, Task: in.Task, By: an.LoggedBy}, nil
+})
 
 // DiscoverRequest logs a problem found during a task, without fixing it.
 type DiscoverRequest struct {
@@ -138,43 +159,48 @@ func (s *Service) Discover(ctx context.Context, r DiscoverRequest) (*EntryResult
 			return nil, err
 		}
 	}
-	return s.appendEntry(ctx, r.Call, cas.Op{
-		Name: contracts.OpDiscover,
-		Apply: func(tx *cas.Tx) (any, error) {
-			nd := *d
-			nd.By = contracts.ActorName(tx.Actor)
-			nd.Timestamp = tx.NowString()
-			nd.During = task
-			if task != "" {
-				if err := knownTask(tx, task); err != nil {
-					return nil, err
-				}
-			} else if tx.Actor != "" {
-				a, err := tx.Agent(tx.Actor)
-				if err != nil {
-					return nil, err
-				}
-				if a != nil {
-					nd.During = a.CurrentTask
-				}
-			}
-			n, err := tx.ListLen(cas.ListDiscovered)
-			if err != nil {
-				return nil, err
-			}
-			nd.ID = fmt.Sprintf("disc-%d", n+1)
-			if n, err = tx.Append(cas.ListDiscovered, &nd); err != nil {
-				return nil, err
-			}
-			subject := "discover " + nd.ID
-			if nd.During != "" {
-				subject += " during " + nd.During
-			}
-			tx.Describe(subject+by(tx.Actor), nd.During)
-			return EntryResult{ID: nd.ID, N: n, Task: nd.During, By: nd.By, Severity: nd.Severity, Urgency: nd.Urgency}, nil
-		},
-	})
+	return s.appendEntry(ctx, r.Call, kindDiscover, discoverInput{Discovery: *d, Task: task})
 }
+
+type discoverInput struct {
+	Discovery contracts.Discovery `json:"discovery"`
+	Task      string              `json:"task,omitempty"`
+}
+
+var kindDiscover = def("discover", contracts.OpDiscover, func(tx *cas.Tx, in *discoverInput) (any, error) {
+	task := in.Task
+	nd := in.Discovery
+	nd.By = contracts.ActorName(tx.Actor)
+	nd.Timestamp = tx.NowString()
+	nd.During = task
+	if task != "" {
+		if err := knownTask(tx, task); err != nil {
+			return nil, err
+		}
+	} else if tx.Actor != "" {
+		a, err := tx.Agent(tx.Actor)
+		if err != nil {
+			return nil, err
+		}
+		if a != nil {
+			nd.During = a.CurrentTask
+		}
+	}
+	n, err := tx.ListLen(cas.ListDiscovered)
+	if err != nil {
+		return nil, err
+	}
+	nd.ID = fmt.Sprintf("disc-%d", n+1)
+	if n, err = tx.Append(cas.ListDiscovered, &nd); err != nil {
+		return nil, err
+	}
+	subject := "discover " + nd.ID
+	if nd.During != "" {
+		subject += " during " + nd.During
+	}
+	tx.Describe(subject+by(tx.Actor), nd.During)
+	return EntryResult{ID: nd.ID, N: n, Task: nd.During, By: nd.By, Severity: nd.Severity, Urgency: nd.Urgency}, nil
+})
 
 // NoteRequest leaves a human note for the agents.
 type NoteRequest struct {
@@ -196,37 +222,42 @@ func (s *Service) Note(ctx context.Context, r NoteRequest) (*EntryResult, error)
 			return nil, contracts.Invalidf("--for %s names no task and no agent", target)
 		}
 	}
-	return s.appendEntry(ctx, r.Call, cas.Op{
-		Name: contracts.OpNote,
-		Apply: func(tx *cas.Tx) (any, error) {
-			isTask := false
-			if target != "" {
-				live, archived, err := tx.HasTask(target)
-				if err != nil {
-					return nil, err
-				}
-				isTask = live || archived
-				if _, err := contracts.ParseAgentID(target); !isTask && err != nil {
-					return nil, contracts.Invalidf("--for %s names no task and no agent", target)
-				}
-			}
-			hn := &contracts.HumanNote{Timestamp: tx.NowString(), Message: msg, For: target, By: contracts.ActorName(tx.Actor)}
-			n, err := tx.Append(cas.ListHumanNotes, hn)
-			if err != nil {
-				return nil, err
-			}
-			subject, task := "note", ""
-			if target != "" {
-				subject += " for " + target
-			}
-			if isTask {
-				task = target
-			}
-			tx.Describe(subject+by(tx.Actor), task)
-			return EntryResult{N: n, For: target, By: hn.By}, nil
-		},
-	})
+	return s.appendEntry(ctx, r.Call, kindNote, noteInput{Message: msg, For: target})
 }
+
+type noteInput struct {
+	Message string `json:"message"`
+	For     string `json:"for,omitempty"`
+}
+
+var kindNote = def("note", contracts.OpNote, func(tx *cas.Tx, in *noteInput) (any, error) {
+	target := in.For
+	isTask := false
+	if target != "" {
+		live, archived, err := tx.HasTask(target)
+		if err != nil {
+			return nil, err
+		}
+		isTask = live || archived
+		if _, err := contracts.ParseAgentID(target); !isTask && err != nil {
+			return nil, contracts.Invalidf("--for %s names no task and no agent", target)
+		}
+	}
+	hn := &contracts.HumanNote{Timestamp: tx.NowString(), Message: in.Message, For: target, By: contracts.ActorName(tx.Actor)}
+	n, err := tx.Append(cas.ListHumanNotes, hn)
+	if err != nil {
+		return nil, err
+	}
+	subject, task := "note", ""
+	if target != "" {
+		subject += " for " + target
+	}
+	if isTask {
+		task = target
+	}
+	tx.Describe(subject+by(tx.Actor), task)
+	return EntryResult{N: n, For: target, By: hn.By}, nil
+})
 
 // NotesDoneRequest marks human notes processed by the planner.
 type NotesDoneRequest struct {
@@ -250,36 +281,7 @@ func (s *Service) NotesDone(ctx context.Context, r NotesDoneRequest) (*NotesDone
 	if role, _ := contracts.ParseAgentID(s.Agent); role != contracts.RolePlanner {
 		return nil, contracts.Invalidf("only a planner marks notes processed (git liza --agent planner-N note --done N)")
 	}
-	agent := s.Agent
-	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpNote, Apply: func(tx *cas.Tx) (any, error) {
-		count, err := tx.ListLen(cas.ListHumanNotes)
-		if err != nil {
-			return nil, err
-		}
-		a, err := tx.Agent(agent)
-		if err != nil {
-			return nil, err
-		}
-		if a == nil {
-			a = &contracts.Agent{Role: string(contracts.RolePlanner), Status: "IDLE", Started: tx.NowString()}
-		}
-		added := []int{}
-		for _, n := range r.Notes {
-			if n > count {
-				return nil, contracts.Invalidf("no note %d (there are %s)", n, contracts.Plural(count, "note"))
-			}
-			if !slices.Contains(a.NotesProcessed, n) && !slices.Contains(added, n) {
-				added = append(added, n)
-			}
-		}
-		if len(added) > 0 {
-			a.NotesProcessed = append(a.NotesProcessed, added...)
-			slices.Sort(a.NotesProcessed)
-			tx.PutAgent(agent, a)
-			tx.Describe(fmt.Sprintf("%s processed (%s)", NoteList(added), agent), "")
-		}
-		return map[string]any{"agent": agent, "processed": added}, nil
-	}})
+	res, err := s.write(ctx, r.Call, kindNotesDone, notesDoneInput{Notes: r.Notes}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -290,6 +292,44 @@ func (s *Service) NotesDone(ctx context.Context, r NotesDoneRequest) (*NotesDone
 	out.Written = written(res)
 	return &out, nil
 }
+
+type notesDoneInput struct {
+	Notes []int `json:"notes"`
+}
+
+var kindNotesDone = def("notes_done", contracts.OpNote, func(tx *cas.Tx, in *notesDoneInput) (any, error) {
+	agent := tx.Actor
+	if role, _ := contracts.ParseAgentID(agent); role != contracts.RolePlanner {
+		return nil, contracts.Invalidf("only a planner marks notes processed (git liza --agent planner-N note --done N)")
+	}
+	count, err := tx.ListLen(cas.ListHumanNotes)
+	if err != nil {
+		return nil, err
+	}
+	a, err := tx.Agent(agent)
+	if err != nil {
+		return nil, err
+	}
+	if a == nil {
+		a = &contracts.Agent{Role: string(contracts.RolePlanner), Status: "IDLE", Started: tx.NowString()}
+	}
+	added := []int{}
+	for _, n := range in.Notes {
+		if n < 1 || n > count {
+			return nil, contracts.Invalidf("no note %d (there are %s)", n, contracts.Plural(count, "note"))
+		}
+		if !slices.Contains(a.NotesProcessed, n) && !slices.Contains(added, n) {
+			added = append(added, n)
+		}
+	}
+	if len(added) > 0 {
+		a.NotesProcessed = append(a.NotesProcessed, added...)
+		slices.Sort(a.NotesProcessed)
+		tx.PutAgent(agent, a)
+		tx.Describe(fmt.Sprintf("%s processed (%s)", NoteList(added), agent), "")
+	}
+	return map[string]any{"agent": agent, "processed": added}, nil
+})
 
 // NoteList names notes: "note 2", "notes 1, 3".
 func NoteList(ns []int) string {

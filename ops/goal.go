@@ -38,58 +38,14 @@ func (s *Service) GoalNew(ctx context.Context, r GoalNewRequest) (*GoalNewResult
 	if goal == "" {
 		return nil, contracts.Invalidf("the goal is empty")
 	}
-	// The repository is checked before the operation, which reads only the
-	// state: it is re-applied elsewhere (sync, a server) to the same effect.
-	if spec != "" {
-		if err := s.checkSpecNow(ctx, spec); err != nil {
-			return nil, err
+	res, err := s.write(ctx, r.Call, kindGoal, goalInput{Goal: goal, Spec: spec}, func(*cas.Tx) error {
+		// The vision document must be in the repository: a check of git,
+		// which the live write makes.
+		if spec == "" {
+			return nil
 		}
-	}
-	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpGoal, Apply: func(tx *cas.Tx) (any, error) {
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		if m.Goal.Status != "COMPLETED" {
-			return nil, contracts.Invalidf("goal %s is %s: the next goal starts once it is COMPLETED (every task MERGED, SUPERSEDED or ABANDONED, and one merged)", m.Goal.ID, m.Goal.Status)
-		}
-		idx, err := tx.Index()
-		if err != nil {
-			return nil, err
-		}
-		ids := make([]string, 0, len(idx))
-		for id, sum := range idx {
-			if !sum.Status.Terminal() {
-				return nil, contracts.Invalidf("task %s is %s: goal %s still has work on the board", id, sum.Status, m.Goal.ID)
-			}
-			ids = append(ids, id)
-		}
-		contracts.SortIDs(ids)
-		for _, id := range ids {
-			t, err := tx.MustTask(id)
-			if err != nil {
-				return nil, err
-			}
-			tx.ArchiveTask(t)
-		}
-		now := tx.NowString()
-		prev := m.Goal
-		m.Goal = contracts.Goal{ID: nextID(prev.ID, "goal"), Description: goal, SpecRef: spec, Status: "IN_PROGRESS", Created: now}
-		m.Sprint = contracts.Sprint{
-			ID: nextID(m.Sprint.ID, "sprint"), GoalRef: m.Goal.ID, Status: "IN_PROGRESS",
-			Scope:    contracts.SprintScope{Planned: contracts.StringList{}, Stretch: contracts.StringList{}},
-			Timeline: contracts.SprintTimeline{Started: now},
-		}
-		tx.PutMeta(m)
-		if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{
-			Time: now, Event: "goal_started", Agent: contracts.ActorName(tx.Actor),
-			Reason: fmt.Sprintf("%s after %s (%s), completed %s", m.Goal.ID, prev.ID, oneLine(prev.Description), prev.Completed),
-		}); err != nil {
-			return nil, err
-		}
-		tx.Describe(fmt.Sprintf("goal %s: %s%s", m.Goal.ID, firstLine(goal), by(tx.Actor)), "")
-		return GoalNewResult{Goal: m.Goal.ID, Previous: prev.ID, Sprint: m.Sprint.ID, Archived: append([]string{}, ids...)}, nil
-	}})
+		return s.checkSpecNow(ctx, spec)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +56,63 @@ func (s *Service) GoalNew(ctx context.Context, r GoalNewRequest) (*GoalNewResult
 	out.Written = written(res)
 	return &out, nil
 }
+
+// goalInput is what goal new records.
+type goalInput struct {
+	Goal string `json:"goal"`
+	Spec string `json:"spec,omitempty"`
+}
+
+var kindGoal = since(contracts.RulesWhole, def("goal", contracts.OpGoal, func(tx *cas.Tx, in *goalInput) (any, error) {
+	goal := strings.TrimSpace(in.Goal)
+	if goal == "" {
+		return nil, contracts.Invalidf("the goal is empty")
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	if m.Goal.Status != "COMPLETED" {
+		return nil, contracts.Invalidf("goal %s is %s: the next goal starts once it is COMPLETED (every task MERGED, SUPERSEDED or ABANDONED, and one merged)", m.Goal.ID, m.Goal.Status)
+	}
+	idx, err := tx.Index()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(idx))
+	for id, sum := range idx {
+		if !sum.Status.Terminal() {
+			return nil, contracts.Invalidf("task %s is %s: goal %s still has work on the board", id, sum.Status, m.Goal.ID)
+		}
+		ids = append(ids, id)
+	}
+	contracts.SortIDs(ids)
+	for _, id := range ids {
+		t, err := tx.MustTask(id)
+		if err != nil {
+			return nil, err
+		}
+		tx.ArchiveTask(t)
+	}
+	now := tx.NowString()
+	prev := m.Goal
+	m.Goal = contracts.Goal{ID: nextID(prev.ID, "goal"), Description: goal, SpecRef: in.Spec, Status: "IN_PROGRESS", Created: now}
+	m.Sprint = contracts.Sprint{
+		ID: nextID(m.Sprint.ID, "sprint"), GoalRef: m.Goal.ID, Status: "IN_PROGRESS",
+		Scope:    contracts.SprintScope{Planned: contracts.StringList{}, Stretch: contracts.StringList{}},
+		Timeline: contracts.SprintTimeline{Started: now},
+	}
+	tx.PutMeta(m)
+	tx.UnplanAll()
+	if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{
+		Time: now, Event: "goal_started", Agent: contracts.ActorName(tx.Actor),
+		Reason: fmt.Sprintf("%s after %s (%s), completed %s", m.Goal.ID, prev.ID, oneLine(prev.Description), prev.Completed),
+	}); err != nil {
+		return nil, err
+	}
+	tx.Describe(fmt.Sprintf("goal %s: %s%s", m.Goal.ID, firstLine(goal), by(tx.Actor)), "")
+	return GoalNewResult{Goal: m.Goal.ID, Previous: prev.ID, Sprint: m.Sprint.ID, Archived: append([]string{}, ids...)}, nil
+}))
 
 // nextID is the id after id in a kind-N sequence: goal-1 -> goal-2. An id
 // that does not end in a number gets "-2".

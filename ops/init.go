@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -57,40 +58,19 @@ func (s *Service) Init(ctx context.Context, r InitRequest) (*InitResult, error) 
 			return nil, err
 		}
 	}
-	integ := "refs/heads/" + branch
-	res, err := s.update(ctx, r.Call, cas.Op{
-		Name:         contracts.OpInit,
-		AllowMissing: true,
-		Apply: func(tx *cas.Tx) (any, error) {
-			if tx.Snap.Exists() {
-				m, err := tx.Meta()
-				if err != nil {
-					return nil, err
-				}
-				return nil, contracts.Invalidf("a blackboard already exists (%s: %s)", m.Goal.ID, m.Goal.Description)
-			}
-			now := tx.NowString()
-			cfg := contracts.DefaultConfig()
-			cfg.IntegrationBranch = branch
-			tx.PutMeta(&cas.Meta{
-				Version: 1,
-				Goal:    contracts.Goal{ID: "goal-1", Description: goal, SpecRef: spec, Status: "IN_PROGRESS", Created: now},
-				Config:  cfg,
-				Sprint: contracts.Sprint{
-					ID: "sprint-1", GoalRef: "goal-1", Status: "IN_PROGRESS",
-					Scope:    contracts.SprintScope{Planned: contracts.StringList{}, Stretch: contracts.StringList{}},
-					Timeline: contracts.SprintTimeline{Started: now},
-				},
-			})
-			if _, ok, err := s.branchTip(ctx, integ); err != nil {
-				return nil, err
-			} else if !ok {
-				tx.MoveRef(refstore.RefUpdate{Name: integ, Old: refstore.ZeroID, New: head})
-			}
-			tx.Describe("init: "+goal, "")
-			return map[string]string{"goal": "goal-1", "integration_branch": branch}, nil
-		},
-	})
+	if s.remote() == "" {
+		if err := s.checkNoRemoteBoard(ctx); err != nil {
+			return nil, err
+		}
+	}
+	in := initInput{Goal: goal, Spec: spec, Branch: branch}
+	if _, ok, err := s.branchTip(ctx, "refs/heads/"+branch); err != nil {
+		return nil, err
+	} else if !ok {
+		in.Head = head.String()
+	}
+	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpInit, AllowMissing: true, Kind: kindInit.name, Input: mustJSON(in),
+		Apply: func(tx *cas.Tx) (any, error) { return applyInit(tx, &in) }})
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +80,58 @@ func (s *Service) Init(ctx context.Context, r InitRequest) (*InitResult, error) 
 		}
 	}
 	return &InitResult{Goal: "goal-1", Description: goal, IntegrationBranch: branch, Written: written(res)}, nil
+}
+
+// initInput is what init records: the goal, and the commit the
+// integration branch is created at when it does not exist yet.
+type initInput struct {
+	Goal   string `json:"goal"`
+	Spec   string `json:"spec,omitempty"`
+	Branch string `json:"integration_branch"`
+	Head   string `json:"head,omitempty"`
+}
+
+var kindInit = def("init", contracts.OpInit, applyInit)
+
+func applyInit(tx *cas.Tx, in *initInput) (any, error) {
+	if tx.Snap.Exists() {
+		m, err := tx.Meta()
+		if err != nil {
+			return nil, err
+		}
+		return nil, contracts.Invalidf("a blackboard already exists (%s: %s)", m.Goal.ID, m.Goal.Description)
+	}
+	now := tx.NowString()
+	cfg := contracts.DefaultConfig()
+	cfg.IntegrationBranch = in.Branch
+	tx.PutMeta(&cas.Meta{
+		Version: 1,
+		Goal:    contracts.Goal{ID: "goal-1", Description: in.Goal, SpecRef: in.Spec, Status: "IN_PROGRESS", Created: now},
+		Config:  cfg,
+		Sprint: contracts.Sprint{
+			ID: "sprint-1", GoalRef: "goal-1", Status: "IN_PROGRESS",
+			Scope:    contracts.SprintScope{Planned: contracts.StringList{}, Stretch: contracts.StringList{}},
+			Timeline: contracts.SprintTimeline{Started: now},
+		},
+	})
+	if in.Head != "" {
+		head, ok := refstore.ParseHash(in.Head)
+		if !ok {
+			return nil, contracts.Invalidf("init: %q is not a commit id", in.Head)
+		}
+		tx.MoveRef(refstore.RefUpdate{Name: "refs/heads/" + in.Branch, Old: refstore.ZeroID, New: head})
+	}
+	tx.Describe("init: "+in.Goal, "")
+	return map[string]string{"goal": "goal-1", "integration_branch": in.Branch}, nil
+}
+
+// mustJSON is v as JSON; v is a plain input struct, which always encodes.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // validBranch checks a branch name the way git does.
@@ -118,6 +150,15 @@ type ImportRequest struct {
 	Call
 	Data []byte // the file's content
 	Name string // where it came from, for messages and the commit subject
+}
+
+// kindImport is the kind of an import. Its effect is free (the state it
+// brings is the input, which the commit does not repeat): an import is
+// verified by what it may not do instead (see checkImport).
+const kindImport = "import"
+
+type importInput struct {
+	Name string `json:"name"`
 }
 
 // ImportResult is what an import brought in.
@@ -155,6 +196,8 @@ func (s *Service) Import(ctx context.Context, r ImportRequest) (*ImportResult, e
 	res, err := s.update(ctx, r.Call, cas.Op{
 		Name:         contracts.OpImport,
 		AllowMissing: true,
+		Kind:         kindImport,
+		Input:        mustJSON(importInput{Name: path}),
 		Replace: func(tx *cas.Tx) (*contracts.State, error) {
 			if _, ok, err := s.Repo.ReadRef(integ); err != nil {
 				return nil, err

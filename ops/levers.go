@@ -31,44 +31,18 @@ type leverResult struct {
 	Verb   string           `json:"verb"`
 }
 
-// lever runs an operation on one live task. change checks the task and
-// makes every change but the status; lever then moves the status (checked
-// against the state machine), appends the history event and describes the
-// commit.
-func (s *Service) lever(ctx context.Context, call Call, op contracts.Op, id, event string, change func(tx *cas.Tx, t *contracts.Task) (leverChange, error)) (*TaskResult, error) {
+// writeLever writes a lever of kind k on task id and reports it.
+func (s *Service) writeLever(ctx context.Context, call Call, k *kind, id string, in any) (*TaskResult, error) {
+	return s.writeLeverLive(ctx, call, k, id, in, nil)
+}
+
+// writeLeverLive is writeLever with a check of git that only the live
+// write makes (see Service.write).
+func (s *Service) writeLeverLive(ctx context.Context, call Call, k *kind, id string, in any, live func(tx *cas.Tx) error) (*TaskResult, error) {
 	if err := contracts.ValidTaskID(id); err != nil {
 		return nil, err
 	}
-	res, err := s.update(ctx, call, cas.Op{
-		Name: op,
-		Apply: func(tx *cas.Tx) (any, error) {
-			t, err := tx.MustTask(id)
-			if err != nil {
-				return nil, err
-			}
-			from := t.Status
-			c, err := change(tx, t)
-			if err != nil {
-				return nil, err
-			}
-			if err := contracts.CheckTransition(id, from, c.To); err != nil {
-				return nil, err
-			}
-			t.Status = c.To
-			ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: contracts.ActorName(tx.Actor), Reason: c.Reason, Extra: c.Extra}
-			if from != c.To {
-				ev.From, ev.To = string(from), string(c.To)
-			}
-			t.History = append(t.History, ev)
-			tx.PutTask(t)
-			subject := c.Subject
-			if subject == "" {
-				subject = fmt.Sprintf("%s %s", op, id)
-			}
-			tx.Describe(subject+by(tx.Actor), id)
-			return leverResult{ID: id, Status: c.To, Verb: c.Verb}, nil
-		},
-	})
+	res, err := s.write(ctx, call, k, in, live)
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +51,38 @@ func (s *Service) lever(ctx context.Context, call Call, op contracts.Op, id, eve
 		return nil, err
 	}
 	return &TaskResult{ID: r.ID, Status: r.Status, Verb: r.Verb, Written: written(res)}, nil
+}
+
+// lever is the effect of an operation on one live task. change checks the
+// task and makes every change but the status; lever then moves the status
+// (checked against the state machine), appends the history event and
+// describes the commit.
+func lever(tx *cas.Tx, op contracts.Op, id, event string, change func(t *contracts.Task) (leverChange, error)) (any, error) {
+	t, err := tx.MustTask(id)
+	if err != nil {
+		return nil, err
+	}
+	from := t.Status
+	c, err := change(t)
+	if err != nil {
+		return nil, err
+	}
+	if err := contracts.CheckTransition(id, from, c.To); err != nil {
+		return nil, err
+	}
+	t.Status = c.To
+	ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: contracts.ActorName(tx.Actor), Reason: c.Reason, Extra: c.Extra}
+	if from != c.To {
+		ev.From, ev.To = string(from), string(c.To)
+	}
+	t.History = append(t.History, ev)
+	tx.PutTask(t)
+	subject := c.Subject
+	if subject == "" {
+		subject = fmt.Sprintf("%s %s", op, id)
+	}
+	tx.Describe(subject+by(tx.Actor), id)
+	return leverResult{ID: id, Status: c.To, Verb: c.Verb}, nil
 }
 
 // idleAgent puts an agent whose task was taken from it back to IDLE, when it
@@ -140,8 +146,20 @@ func (s *Service) Block(ctx context.Context, r BlockRequest) (*TaskResult, error
 	if err != nil {
 		return nil, err
 	}
-	role, _ := contracts.ParseAgentID(s.Agent)
-	return s.lever(ctx, r.Call, contracts.OpBlock, r.Task, "blocked", func(tx *cas.Tx, t *contracts.Task) (leverChange, error) {
+	return s.writeLever(ctx, r.Call, kindBlock, r.Task, blockInput{Task: r.Task, Reason: reason, Questions: questions, Attempted: attempted})
+}
+
+type blockInput struct {
+	Task      string   `json:"task"`
+	Reason    string   `json:"reason"`
+	Questions []string `json:"questions"`
+	Attempted []string `json:"attempted,omitempty"`
+}
+
+var kindBlock = def("block", contracts.OpBlock, func(tx *cas.Tx, in *blockInput) (any, error) {
+	agent := tx.Actor
+	role, _ := contracts.ParseAgentID(agent)
+	return lever(tx, contracts.OpBlock, in.Task, "blocked", func(t *contracts.Task) (leverChange, error) {
 		if t.Status == contracts.Blocked {
 			return leverChange{}, contracts.Invalidf("task %s is already BLOCKED", t.ID)
 		}
@@ -156,9 +174,9 @@ func (s *Service) Block(ctx context.Context, r BlockRequest) (*TaskResult, error
 		if role == contracts.RoleCoder {
 			switch {
 			case t.Status != contracts.Claimed:
-				return leverChange{}, contracts.Invalidf("%s may block only the CLAIMED task it holds (task %s is %s)", s.Agent, t.ID, t.Status)
-			case t.AssignedTo != s.Agent:
-				return leverChange{}, contracts.Invalidf("%s may block only the CLAIMED task it holds (task %s is assigned to %s)", s.Agent, t.ID, t.AssignedTo)
+				return leverChange{}, contracts.Invalidf("%s may block only the CLAIMED task it holds (task %s is %s)", agent, t.ID, t.Status)
+			case t.AssignedTo != agent:
+				return leverChange{}, contracts.Invalidf("%s may block only the CLAIMED task it holds (task %s is assigned to %s)", agent, t.ID, t.AssignedTo)
 			}
 		}
 		if t.Status == contracts.Claimed {
@@ -167,13 +185,13 @@ func (s *Service) Block(ctx context.Context, r BlockRequest) (*TaskResult, error
 			}
 		}
 		// Nobody holds a lease on a blocked task.
-		t.BlockedReason = reason
-		t.BlockedQuestions = contracts.StringList(questions)
-		t.Attempted = append(t.Attempted, attempted...)
+		t.BlockedReason = in.Reason
+		t.BlockedQuestions = contracts.StringList(in.Questions)
+		t.Attempted = append(t.Attempted, in.Attempted...)
 		t.LeaseExpires = ""
-		return leverChange{To: contracts.Blocked, Reason: reason, Verb: "blocked"}, nil
+		return leverChange{To: contracts.Blocked, Reason: in.Reason, Verb: "blocked"}, nil
 	})
-}
+})
 
 // UnblockRequest returns a BLOCKED task to UNCLAIMED.
 type UnblockRequest struct {
@@ -184,7 +202,11 @@ type UnblockRequest struct {
 // Unblock moves a BLOCKED task to UNCLAIMED, keeping the worktree for the
 // next claim.
 func (s *Service) Unblock(ctx context.Context, r UnblockRequest) (*TaskResult, error) {
-	return s.lever(ctx, r.Call, contracts.OpUnblock, r.Task, "unblocked", func(tx *cas.Tx, t *contracts.Task) (leverChange, error) {
+	return s.writeLever(ctx, r.Call, kindUnblock, r.Task, taskInput{Task: r.Task})
+}
+
+var kindUnblock = def("unblock", contracts.OpUnblock, func(tx *cas.Tx, in *taskInput) (any, error) {
+	return lever(tx, contracts.OpUnblock, in.Task, "unblocked", func(t *contracts.Task) (leverChange, error) {
 		if t.Status != contracts.Blocked {
 			return leverChange{}, contracts.Invalidf("task %s is %s, not BLOCKED", t.ID, t.Status)
 		}
@@ -197,7 +219,7 @@ func (s *Service) Unblock(ctx context.Context, r UnblockRequest) (*TaskResult, e
 		t.LeaseExpires = ""
 		return leverChange{To: contracts.Unclaimed, Verb: "unblocked"}, nil
 	})
-}
+})
 
 // SupersedeRequest rescopes a task into existing replacement tasks.
 type SupersedeRequest struct {
@@ -232,11 +254,25 @@ func (s *Service) Supersede(ctx context.Context, r SupersedeRequest) (*TaskResul
 			return nil, contracts.Invalidf("task %s cannot supersede itself", id)
 		}
 	}
-	return s.lever(ctx, r.Call, contracts.OpSupersede, id, "superseded", func(tx *cas.Tx, t *contracts.Task) (leverChange, error) {
+	return s.writeLever(ctx, r.Call, kindSupersede, id, supersedeInput{Task: id, By: news, Reason: reason})
+}
+
+type supersedeInput struct {
+	Task   string   `json:"task"`
+	By     []string `json:"by"`
+	Reason string   `json:"reason"`
+}
+
+var kindSupersede = def("supersede", contracts.OpSupersede, func(tx *cas.Tx, in *supersedeInput) (any, error) {
+	id, news, reason := in.Task, in.By, in.Reason
+	return lever(tx, contracts.OpSupersede, id, "superseded", func(t *contracts.Task) (leverChange, error) {
 		if err := contracts.CheckTransition(t.ID, t.Status, contracts.Superseded); err != nil {
 			return leverChange{}, err
 		}
 		for _, n := range news {
+			if n == id {
+				return leverChange{}, contracts.Invalidf("task %s cannot supersede itself", id)
+			}
 			nt, err := tx.MustTask(n)
 			if err != nil {
 				return leverChange{}, err
@@ -268,7 +304,7 @@ func (s *Service) Supersede(ctx context.Context, r SupersedeRequest) (*TaskResul
 			Subject: fmt.Sprintf("supersede %s by %s", id, list),
 		}, nil
 	})
-}
+})
 
 // AbandonRequest drops a task.
 type AbandonRequest struct {
@@ -283,20 +319,28 @@ func (s *Service) Abandon(ctx context.Context, r AbandonRequest) (*TaskResult, e
 	if reason == "" {
 		return nil, contracts.Invalidf("task abandon needs --reason")
 	}
-	id := r.Task
-	return s.lever(ctx, r.Call, contracts.OpAbandon, id, "abandoned", func(tx *cas.Tx, t *contracts.Task) (leverChange, error) {
+	return s.writeLever(ctx, r.Call, kindAbandon, r.Task, abandonInput{Task: r.Task, Reason: reason})
+}
+
+type abandonInput struct {
+	Task   string `json:"task"`
+	Reason string `json:"reason"`
+}
+
+var kindAbandon = def("abandon", contracts.OpAbandon, func(tx *cas.Tx, in *abandonInput) (any, error) {
+	return lever(tx, contracts.OpAbandon, in.Task, "abandoned", func(t *contracts.Task) (leverChange, error) {
 		if err := contracts.CheckTransition(t.ID, t.Status, contracts.Abandoned); err != nil {
 			return leverChange{}, err
 		}
 		t.LeaseExpires = ""
 		if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{
-			Time: tx.NowString(), Event: "abandoned", Task: id, Agent: contracts.ActorName(tx.Actor), Reason: reason,
+			Time: tx.NowString(), Event: "abandoned", Task: in.Task, Agent: contracts.ActorName(tx.Actor), Reason: in.Reason,
 		}); err != nil {
 			return leverChange{}, err
 		}
-		return leverChange{To: contracts.Abandoned, Reason: reason, Verb: "abandoned"}, nil
+		return leverChange{To: contracts.Abandoned, Reason: in.Reason, Verb: "abandoned"}, nil
 	})
-}
+})
 
 // ReleaseRequest takes a task back from its coder, its reviewer or both.
 type ReleaseRequest struct {
@@ -318,20 +362,31 @@ func (s *Service) Release(ctx context.Context, r ReleaseRequest) (*TaskResult, e
 	if side != "coder" && side != "reviewer" && side != "both" {
 		return nil, contracts.Invalidf("--role %q: want coder, reviewer or both", side)
 	}
-	role, _ := contracts.ParseAgentID(s.Agent)
-	return s.lever(ctx, r.Call, contracts.OpRelease, r.Task, "released", func(tx *cas.Tx, t *contracts.Task) (leverChange, error) {
+	return s.writeLever(ctx, r.Call, kindRelease, r.Task, releaseInput{Task: r.Task, Side: side, Force: force})
+}
+
+type releaseInput struct {
+	Task  string `json:"task"`
+	Side  string `json:"side"`
+	Force bool   `json:"force,omitempty"`
+}
+
+var kindRelease = def("release", contracts.OpRelease, func(tx *cas.Tx, in *releaseInput) (any, error) {
+	agent, side, force := tx.Actor, in.Side, in.Force
+	role, _ := contracts.ParseAgentID(agent)
+	return lever(tx, contracts.OpRelease, in.Task, "released", func(t *contracts.Task) (leverChange, error) {
 		if role == contracts.RoleReviewer {
 			if side != "reviewer" {
-				return leverChange{}, contracts.Invalidf("%s may release only its own review (--role reviewer)", s.Agent)
+				return leverChange{}, contracts.Invalidf("%s may release only its own review (--role reviewer)", agent)
 			}
 			if force {
-				return leverChange{}, contracts.Invalidf("%s may not force a release", s.Agent)
+				return leverChange{}, contracts.Invalidf("%s may not force a release", agent)
 			}
 		}
 		// unexpired refuses to take a lease from someone else before it
 		// ends, unless forced.
 		unexpired := func(what, holder, lease string) error {
-			if force || holder == s.Agent || lease == "" {
+			if force || holder == agent || lease == "" {
 				return nil
 			}
 			end, err := contracts.ParseTime(lease)
@@ -364,8 +419,8 @@ func (s *Service) Release(ctx context.Context, r ReleaseRequest) (*TaskResult, e
 			}
 		}
 		if side != "coder" && reviewHeld {
-			if role == contracts.RoleReviewer && t.ReviewingBy != s.Agent {
-				return leverChange{}, contracts.Invalidf("%s may release only its own review (task %s is reviewed by %s)", s.Agent, t.ID, t.ReviewingBy)
+			if role == contracts.RoleReviewer && t.ReviewingBy != agent {
+				return leverChange{}, contracts.Invalidf("%s may release only its own review (task %s is reviewed by %s)", agent, t.ID, t.ReviewingBy)
 			}
 			if err := unexpired("review", t.ReviewingBy, t.ReviewLeaseExpires); err != nil {
 				return leverChange{}, err
@@ -393,7 +448,7 @@ func (s *Service) Release(ctx context.Context, r ReleaseRequest) (*TaskResult, e
 			Subject: fmt.Sprintf("release %s from %s", t.ID, from),
 		}, nil
 	})
-}
+})
 
 // ArchiveRequest moves terminal tasks off the live board.
 type ArchiveRequest struct {
@@ -419,46 +474,7 @@ func (s *Service) Archive(ctx context.Context, r ArchiveRequest) (*ArchiveResult
 			ids = append(ids, id)
 		}
 	}
-	res, err := s.update(ctx, r.Call, cas.Op{
-		Name: contracts.OpArchive,
-		Apply: func(tx *cas.Tx) (any, error) {
-			names := ids
-			if len(names) == 0 {
-				idx, err := tx.Index()
-				if err != nil {
-					return nil, err
-				}
-				for id, sum := range idx {
-					if sum.Status.Terminal() {
-						names = append(names, id)
-					}
-				}
-				contracts.SortIDs(names)
-			}
-			tasks := make([]*contracts.Task, 0, len(names))
-			for _, id := range names {
-				t, err := tx.MustTask(id)
-				if err != nil {
-					return nil, err
-				}
-				if !t.Status.Terminal() {
-					return nil, contracts.Invalidf("task %s is %s: only MERGED, SUPERSEDED or ABANDONED tasks are archived", id, t.Status)
-				}
-				tasks = append(tasks, t)
-			}
-			for _, t := range tasks {
-				tx.ArchiveTask(t)
-			}
-			switch len(names) {
-			case 0:
-			case 1:
-				tx.Describe(fmt.Sprintf("archive %s%s", names[0], by(tx.Actor)), names[0])
-			default:
-				tx.Describe(fmt.Sprintf("archive %d tasks%s", len(names), by(tx.Actor)), "")
-			}
-			return ArchiveResult{Archived: append([]string{}, names...)}, nil
-		},
-	})
+	res, err := s.write(ctx, r.Call, kindArchive, archiveInput{Tasks: ids}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -469,3 +485,47 @@ func (s *Service) Archive(ctx context.Context, r ArchiveRequest) (*ArchiveResult
 	out.Written = written(res)
 	return &out, nil
 }
+
+// archiveInput is what task archive records: the tasks asked for, or none
+// for every terminal task (a choice the state alone decides).
+type archiveInput struct {
+	Tasks []string `json:"tasks,omitempty"`
+}
+
+var kindArchive = def("archive", contracts.OpArchive, func(tx *cas.Tx, in *archiveInput) (any, error) {
+	names := in.Tasks
+	if len(names) == 0 {
+		idx, err := tx.Index()
+		if err != nil {
+			return nil, err
+		}
+		for id, sum := range idx {
+			if sum.Status.Terminal() {
+				names = append(names, id)
+			}
+		}
+		contracts.SortIDs(names)
+	}
+	tasks := make([]*contracts.Task, 0, len(names))
+	for _, id := range names {
+		t, err := tx.MustTask(id)
+		if err != nil {
+			return nil, err
+		}
+		if !t.Status.Terminal() {
+			return nil, contracts.Invalidf("task %s is %s: only MERGED, SUPERSEDED or ABANDONED tasks are archived", id, t.Status)
+		}
+		tasks = append(tasks, t)
+	}
+	for _, t := range tasks {
+		tx.ArchiveTask(t)
+	}
+	switch len(names) {
+	case 0:
+	case 1:
+		tx.Describe(fmt.Sprintf("archive %s%s", names[0], by(tx.Actor)), names[0])
+	default:
+		tx.Describe(fmt.Sprintf("archive %d tasks%s", len(names), by(tx.Actor)), "")
+	}
+	return ArchiveResult{Archived: append([]string{}, names...)}, nil
+})

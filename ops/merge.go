@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,52 +112,18 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 			if err := s.integrationFailed(ctx, r.Call, id, fail.Error()); err != nil {
 				return nil, err
 			}
-			return nil, contracts.Invalidf("task %s: %s; it is INTEGRATION_FAILED (log: %s)", id, fail.Error(), logPath)
+			return nil, &TestFailed{err: contracts.Invalidf("task %s: %s; it is INTEGRATION_FAILED (log: %s)", id, fail.Error(), logPath),
+				Log: logPath, Tail: tail(logPath, testTail)}
 		}
-		res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpMerge, Apply: func(tx *cas.Tx) (any, error) {
-			cur, err := tx.MustTask(id)
-			if err != nil {
-				return nil, err
-			}
-			m, err := tx.Meta()
-			if err != nil {
-				return nil, err
-			}
-			if err := checkHalted(m.Control, "merges"); err != nil {
-				return nil, err
-			}
-			if cur.Status != contracts.Approved || cur.ReviewCommit != t.ReviewCommit {
-				return nil, contracts.Invalidf("task %s changed while merging (now %s); nothing merged", id, cur.Status)
-			}
+		in := mergeInput{Task: id, ReviewCommit: t.ReviewCommit, MergeCommit: result.String(), IntegrationOld: integ.String()}
+		res, err := s.write(ctx, r.Call, kindMerge, in, func(tx *cas.Tx) error {
 			if now, _, err := s.branchTip(ctx, branch); err != nil {
-				return nil, err
+				return err
 			} else if now != integ {
-				return nil, errIntegrationMoved
+				return errIntegrationMoved
 			}
-			cur.Status = contracts.Merged
-			cur.MergeCommit = result.String()
-			cur.Worktree = ""
-			cur.LeaseExpires, cur.ReviewingBy, cur.ReviewLeaseExpires = "", "", ""
-			cur.History = append(cur.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "merged", Agent: s.Agent,
-				From: string(contracts.Approved), To: string(contracts.Merged), Commit: cur.MergeCommit})
-			tx.PutTask(cur)
-			if cur.AssignedTo != "" {
-				if a, err := tx.Agent(cur.AssignedTo); err != nil {
-					return nil, err
-				} else if a != nil && a.CurrentTask == id {
-					a.Status, a.CurrentTask, a.LeaseExpires = "IDLE", "", ""
-					tx.PutAgent(cur.AssignedTo, a)
-				}
-			}
-			// wt-merge.sh recomputes the sprint's metrics after every
-			// merge; so does this one, in the same commit.
-			if err := refreshMetrics(tx, m, cur); err != nil {
-				return nil, err
-			}
-			tx.MoveRef(refstore.RefUpdate{Name: branch, Old: integ, New: result})
-			tx.Describe(fmt.Sprintf("merge %s (%s)", id, s.Agent), id)
-			return map[string]string{"id": id, "merge_commit": cur.MergeCommit}, nil
-		}})
+			return nil
+		})
 		if errors.Is(err, errIntegrationMoved) {
 			continue
 		}
@@ -173,6 +140,121 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 		}
 		return out, nil
 	}
+}
+
+// mergeInput is what a merge records: the approved commit, the commit the
+// integration branch moved to, and where it moved from.
+type mergeInput struct {
+	Task           string `json:"task"`
+	ReviewCommit   string `json:"review_commit"`
+	MergeCommit    string `json:"merge_commit"`
+	IntegrationOld string `json:"integration_old"`
+}
+
+var kindMerge = def("merge", contracts.OpMerge, func(tx *cas.Tx, in *mergeInput) (any, error) {
+	id := in.Task
+	old, ok1 := refstore.ParseHash(in.IntegrationOld)
+	result, ok2 := refstore.ParseHash(in.MergeCommit)
+	if !ok1 || !ok2 {
+		return nil, contracts.Invalidf("a merge needs the full ids of the integration branch before and after it")
+	}
+	cur, err := tx.MustTask(id)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Status != contracts.Approved || cur.ReviewCommit != in.ReviewCommit {
+		return nil, contracts.Invalidf("task %s changed while merging (now %s); nothing merged", id, cur.Status)
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	whole := tx.Rules >= contracts.RulesWhole
+	if whole {
+		if err := checkHalted(m.Control, "merges"); err != nil {
+			return nil, err
+		}
+	}
+	cur.Status = contracts.Merged
+	cur.MergeCommit = in.MergeCommit
+	cur.Worktree = ""
+	cur.LeaseExpires, cur.ReviewingBy, cur.ReviewLeaseExpires = "", "", ""
+	cur.History = append(cur.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "merged", Agent: tx.Actor,
+		From: string(contracts.Approved), To: string(contracts.Merged), Commit: cur.MergeCommit})
+	tx.PutTask(cur)
+	if cur.AssignedTo != "" {
+		if a, err := tx.Agent(cur.AssignedTo); err != nil {
+			return nil, err
+		} else if a != nil && a.CurrentTask == id {
+			a.Status, a.CurrentTask = "IDLE", ""
+			if whole {
+				a.LeaseExpires = "" // an idle agent holds no lease
+			}
+			tx.PutAgent(cur.AssignedTo, a)
+		}
+	}
+	// wt-merge.sh recomputes the sprint's metrics after every merge from
+	// the whole board; a merge here costs what it touches, so it adds its
+	// own task to the metrics git liza sprint metrics last computed.
+	if whole {
+		if metrics, ok := contracts.MetricsAfterMerge(m.Sprint.Metrics, cur, m.Sprint.Timeline.Started); ok {
+			m.Sprint.Metrics = metrics
+			tx.PutMeta(m)
+		}
+	}
+	tx.MoveRef(refstore.RefUpdate{Name: "refs/heads/" + m.Config.IntegrationBranch, Old: old, New: result})
+	tx.Describe(fmt.Sprintf("merge %s (%s)", id, tx.Actor), id)
+	return map[string]string{"id": id, "merge_commit": cur.MergeCommit}, nil
+})
+
+func init() { withFacts(kindMerge, mergeFacts) }
+
+// mergeFacts checks the commit a merge moved the integration branch to: the
+// approved commit itself when it descends from the old integration tip (a
+// fast-forward), else a merge commit of exactly the old tip and the
+// approved commit whose tree is what git merge-tree makes of them, so that
+// nothing unreviewed rides along. Where the verifier sees the integration
+// branch move (a push, a fetch), the move must be this one.
+func mergeFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *mergeInput) error {
+	old, _ := refstore.ParseHash(in.IntegrationOld)
+	result, _ := refstore.ParseHash(in.MergeCommit)
+	review, ok := refstore.ParseHash(in.ReviewCommit)
+	if !ok {
+		return fmt.Errorf("the merge names no approved commit")
+	}
+	m, err := parent.Meta()
+	if err != nil {
+		return err
+	}
+	if err := v.mergeMove("refs/heads/"+m.Config.IntegrationBranch, old, result); err != nil {
+		return err
+	}
+	if !v.has(old, result, review) {
+		return v.missing("the merge commit " + short(in.MergeCommit))
+	}
+	if result == review {
+		if ok, err := v.Repo.IsAncestor(ctx, old.String(), review.String()); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("the merge moves the integration branch to the approved commit %s, which does not descend from %s", short(in.ReviewCommit), short(in.IntegrationOld))
+		}
+		return nil
+	}
+	c, err := v.Repo.ReadCommit(result)
+	if err != nil {
+		return err
+	}
+	if len(c.Parents) != 2 || c.Parents[0] != old || c.Parents[1] != review {
+		return fmt.Errorf("the merge commit %s is not a merge of %s and the approved commit %s", short(in.MergeCommit), short(in.IntegrationOld), short(in.ReviewCommit))
+	}
+	tree, conflicts, err := v.Repo.MergeTree(ctx, old, review)
+	if err != nil {
+		return err
+	}
+	if len(conflicts) > 0 || tree != c.Tree {
+		return fmt.Errorf("the merge commit %s holds other changes than the merge of %s and %s", short(in.MergeCommit), short(in.IntegrationOld), short(in.ReviewCommit))
+	}
+	return nil
 }
 
 // buildMerge returns the commit the integration branch moves to: the
@@ -199,6 +281,46 @@ func (s *Service) buildMerge(ctx context.Context, t *contracts.Task, integ, revi
 	sig.When = s.Now()
 	c, err := s.Repo.WriteCommit(tree, []refstore.Hash{integ, review}, sig, msg)
 	return c, nil, err
+}
+
+// TestFailed is a merge refused because the integration test failed: its
+// error is the one line, and Tail the last lines of the test's output, for
+// the person who has to fix it.
+type TestFailed struct {
+	err  error
+	Log  string   // the whole output
+	Tail []string // its last lines
+}
+
+func (e *TestFailed) Error() string { return e.err.Error() }
+func (e *TestFailed) Unwrap() error { return e.err }
+
+// Details are the last lines of the test's output.
+func (e *TestFailed) Details() []string { return e.Tail }
+
+// testTail is how many of the test output's last lines a failure shows.
+const testTail = 15
+
+// tail returns the last n lines of a file, reading at most its last 16 KB.
+func tail(path string, n int) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	const most = 16 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > most {
+		f.Seek(fi.Size()-most, io.SeekStart)
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, most))
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	if len(lines) == 1 && lines[0] == "" {
+		return nil
+	}
+	return lines
 }
 
 // testFailure is a failed integration test.
@@ -234,6 +356,7 @@ func (s *Service) integrationTest(ctx context.Context, id string, result refstor
 		return "", err
 	}
 	defer log.Close()
+	s.progress("running the integration test (%s) on the merge of %s", IntegrationTest, id)
 	cmd := exec.CommandContext(ctx, "sh", IntegrationTest)
 	cmd.Dir = wt
 	cmd.Stdout, cmd.Stderr = log, log
@@ -250,24 +373,32 @@ func (s *Service) integrationTest(ctx context.Context, id string, result refstor
 
 // integrationFailed records a merge that could not land.
 func (s *Service) integrationFailed(ctx context.Context, call Call, id, reason string) error {
-	_, err := s.update(ctx, call, cas.Op{Name: contracts.OpMerge, Apply: func(tx *cas.Tx) (any, error) {
-		t, err := tx.MustTask(id)
-		if err != nil {
-			return nil, err
-		}
-		if err := contracts.CheckTransition(id, t.Status, contracts.IntegrationFailed); err != nil {
-			return nil, err
-		}
-		t.Status = contracts.IntegrationFailed
-		t.ApprovedBy = ""
-		t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "integration_failed", Agent: s.Agent,
-			From: string(contracts.Approved), To: string(contracts.IntegrationFailed), Reason: reason, Commit: t.ReviewCommit})
-		tx.PutTask(t)
-		tx.Describe(fmt.Sprintf("integration failed for %s (%s)", id, s.Agent), id)
-		return nil, nil
-	}})
+	_, err := s.write(ctx, call, kindIntegrationFailed, integrationFailedInput{Task: id, Reason: reason}, nil)
 	return err
 }
+
+type integrationFailedInput struct {
+	Task   string `json:"task"`
+	Reason string `json:"reason"`
+}
+
+var kindIntegrationFailed = def("integration_failed", contracts.OpMerge, func(tx *cas.Tx, in *integrationFailedInput) (any, error) {
+	id := in.Task
+	t, err := tx.MustTask(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := contracts.CheckTransition(id, t.Status, contracts.IntegrationFailed); err != nil {
+		return nil, err
+	}
+	t.Status = contracts.IntegrationFailed
+	t.ApprovedBy = ""
+	t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "integration_failed", Agent: tx.Actor,
+		From: string(contracts.Approved), To: string(contracts.IntegrationFailed), Reason: in.Reason, Commit: t.ReviewCommit})
+	tx.PutTask(t)
+	tx.Describe(fmt.Sprintf("integration failed for %s (%s)", id, tx.Actor), id)
+	return nil, nil
+})
 
 // integrationNotCheckedOut refuses to move a branch someone has checked
 // out: their checkout would silently fall behind its own HEAD.

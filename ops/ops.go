@@ -33,12 +33,13 @@ type Service struct {
 	// Generation, when not zero, is the supervisor registration the agent
 	// runs under: writes are refused once a newer registration exists.
 	Generation int
-	// Replay runs a command line recorded with an operation again, as
-	// agent ("" for the human operator), on the current state. Sync uses
-	// it to apply operations made offline on top of the remote's state;
-	// the command-line front end sets it. Without it, sync refuses
-	// operations it would have to replay.
-	Replay func(ctx context.Context, agent string, argv []string) error
+	// Progress, when set, is told what a long step is doing (running the
+	// integration test, fetching, replaying), one line at a time.
+	Progress func(string)
+
+	// rules, when not zero, is the rule set writes follow instead of
+	// contracts.Rules: how tests build the boards an older git-liza wrote.
+	rules int
 }
 
 // Options configure a Service.
@@ -54,13 +55,15 @@ type Options struct {
 	Author refstore.Signature
 	// Offline commits locally in remote mode; sync publishes later.
 	Offline bool
-	// Replay: see Service.Replay.
-	Replay func(ctx context.Context, agent string, argv []string) error
+	// Progress: see Service.Progress.
+	Progress func(string)
 }
 
 // New opens the blackboard of repo for the actor o names. The agent id is
 // checked, and in remote mode (git config liza.remote) the remote must
-// exist.
+// exist. State commits are signed as the repository's git configuration
+// asks (see refstore.Repo.Signer), and a state this clone did not write is
+// verified before anything builds on it (see Verifier).
 func New(repo *refstore.Repo, o Options) (*Service, error) {
 	if _, err := contracts.ParseAgentID(o.Agent); err != nil {
 		return nil, err
@@ -69,10 +72,15 @@ func New(repo *refstore.Repo, o Options) (*Service, error) {
 	if clock == nil {
 		clock = time.Now
 	}
-	s := &Service{
-		Repo: repo, Agent: o.Agent, Generation: o.Generation, Replay: o.Replay,
-		Store: &cas.Store{Repo: repo, Clock: clock, Budget: o.Budget, Author: o.Author, Remote: repo.RemoteOf(), Offline: o.Offline},
+	sign, err := repo.Signer()
+	if err != nil {
+		return nil, err
 	}
+	s := &Service{
+		Repo: repo, Agent: o.Agent, Generation: o.Generation, Progress: o.Progress,
+		Store: &cas.Store{Repo: repo, Clock: clock, Budget: o.Budget, Author: o.Author, Remote: repo.RemoteOf(), Offline: o.Offline, Sign: sign},
+	}
+	s.Store.Verify = s.verifyTip
 	if s.Store.Remote != "" {
 		if err := repo.CheckRemote(s.Store.Remote); err != nil {
 			return nil, contracts.Invalidf("liza.remote names %s, but %v", s.Store.Remote, err)
@@ -94,11 +102,9 @@ func (s *Service) Now() time.Time { return s.Store.Clock() }
 // Call is what every write takes besides its own inputs.
 type Call struct {
 	// RequestID makes a retried request idempotent: the second run
-	// changes nothing and reports the first result.
+	// changes nothing and reports the first result. A request id used
+	// again for other inputs is refused.
 	RequestID string
-	// Command is the command line to record with the operation, so that
-	// sync can run it again on another tip.
-	Command []string
 }
 
 // Written is what every write reports besides its own result.
@@ -119,17 +125,26 @@ func (s *Service) update(ctx context.Context, call Call, op cas.Op) (*cas.Result
 	}
 	op.Agent = s.Agent
 	op.Request = call.RequestID
-	op.Command = call.Command
+	if op.Rules == 0 {
+		op.Rules = s.rules
+	}
 	if s.Agent != "" {
 		op.Generation = s.Generation
 	}
-	return s.Store.Update(ctx, op)
+	res, err := s.Store.Update(ctx, op)
+	return res, s.noBoardErr(ctx, err)
 }
 
 // view runs fn on the state at the tip, after the validity check a write
 // makes.
 func (s *Service) view(fn func(tx *cas.Tx) error) error {
-	return s.Store.View(s.Agent, fn)
+	if s.rules == 0 {
+		return s.Store.View(s.Agent, fn)
+	}
+	return s.Store.View(s.Agent, func(tx *cas.Tx) error {
+		tx.Rules = s.rules
+		return fn(tx)
+	})
 }
 
 // remote is the remote of remote mode, or "" (local mode, or offline).

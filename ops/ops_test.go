@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,16 @@ var testNow = time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC)
 // test that checks a file of the task) and a blackboard, and returns the
 // operations on it for the human operator and the repository's directory.
 func newBoard(t *testing.T) (*ops.Service, string) {
+	t.Helper()
+	svc, root := newRepo(t)
+	if _, err := svc.Init(context.Background(), ops.InitRequest{Goal: "ship it", Spec: "specs/vision.md"}); err != nil {
+		t.Fatal(err)
+	}
+	return svc, root
+}
+
+// newRepo is newBoard's repository and operations, without a blackboard.
+func newRepo(t *testing.T) (*ops.Service, string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not found")
@@ -47,9 +58,6 @@ func newBoard(t *testing.T) (*ops.Service, string) {
 	}
 	svc, err := ops.New(repo, ops.Options{Clock: func() time.Time { return testNow }, Budget: 5 * time.Second})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Init(context.Background(), ops.InitRequest{Goal: "ship it", Spec: "specs/vision.md"}); err != nil {
 		t.Fatal(err)
 	}
 	return svc, root
@@ -320,5 +328,14 @@ func TestClass(t *testing.T) {
 		if got := ops.Class(tc.err); got != tc.want {
 			t.Errorf("Class(%v) = %d, want %d", tc.err, got, tc.want)
 		}
+	}
+}
+
+func TestCompareIDs(t *testing.T) {
+	ids := []string{"task-10", "task-9", "task-100", "b", "task-2a", "task-2", "a-01", "a-1x"}
+	slices.SortFunc(ids, ops.CompareIDs)
+	want := []string{"a-01", "a-1x", "b", "task-2", "task-2a", "task-9", "task-10", "task-100"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("%q, want %q", ids, want)
 	}
 }

@@ -32,12 +32,9 @@ type EditTaskRequest struct {
 // UNCLAIMED task the change is a rescope and goal.alignment_history has it
 // too (seed 004: the planner "must append to goal.alignment_history after
 // each rescope"). An UNCLAIMED task keeps every gate it passed to leave
-// DRAFT.
+// DRAFT. A new spec must be in the repository: a check of git, which the
+// live edit makes inside its attempt.
 func (s *Service) EditTask(ctx context.Context, r EditTaskRequest) (*TaskResult, error) {
-	id := r.Task
-	if err := contracts.ValidTaskID(id); err != nil {
-		return nil, err
-	}
 	text := func(p *string) *string {
 		if p == nil {
 			return nil
@@ -45,47 +42,85 @@ func (s *Service) EditTask(ctx context.Context, r EditTaskRequest) (*TaskResult,
 		v := strings.TrimSpace(*p)
 		return &v
 	}
-	desc, spec, done, scope := text(r.Description), text(r.SpecRef), text(r.DoneWhen), text(r.Scope)
-	if desc != nil && *desc == "" {
-		return nil, contracts.Invalidf("--desc cannot be empty")
-	}
-	if r.Priority != nil && (*r.Priority < 1 || *r.Priority > 5) {
-		return nil, contracts.Invalidf("priority %d is out of range: 1 (highest) to 5 (lowest)", *r.Priority)
-	}
-	if r.MaxFiles != nil && *r.MaxFiles < 0 || r.MaxLOC != nil && *r.MaxLOC < 0 {
-		return nil, contracts.Invalidf("--max-files and --max-loc take positive numbers")
-	}
-	var deps, paths contracts.StringList
+	in := editInput{Task: r.Task, Description: text(r.Description), SpecRef: text(r.SpecRef), DoneWhen: text(r.DoneWhen), Scope: text(r.Scope),
+		Priority: r.Priority, DependsOn: r.DependsOn, Paths: r.Paths, MaxFiles: r.MaxFiles, MaxLOC: r.MaxLOC}
 	if r.DependsOn != nil {
-		deps = contracts.StringList{}
+		deps := []string{}
 		for _, d := range *r.DependsOn {
-			if err := contracts.ValidTaskID(d); err != nil {
-				return nil, err
-			}
-			if d == id {
-				return nil, contracts.Invalidf("task %s cannot depend on itself", id)
-			}
-			if !deps.Contains(d) {
+			if !slices.Contains(deps, d) {
 				deps = append(deps, d)
 			}
 		}
+		in.DependsOn = &deps
 	}
-	if r.Paths != nil {
-		for _, p := range *r.Paths {
-			if err := contracts.ValidPath(p); err != nil {
-				return nil, err
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	return s.writeLeverLive(ctx, r.Call, kindEdit, r.Task, in, func(tx *cas.Tx) error {
+		if in.SpecRef == nil || *in.SpecRef == "" {
+			return nil
+		}
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		return s.checkSpecAt(*in.SpecRef, m.Config.IntegrationBranch)
+	})
+}
+
+// editInput is what task edit records: the task and the fields given.
+type editInput struct {
+	Task        string    `json:"task"`
+	Description *string   `json:"description,omitempty"`
+	SpecRef     *string   `json:"spec_ref,omitempty"`
+	DoneWhen    *string   `json:"done_when,omitempty"`
+	Scope       *string   `json:"scope,omitempty"`
+	Priority    *int      `json:"priority,omitempty"`
+	DependsOn   *[]string `json:"depends_on,omitempty"`
+	Paths       *[]string `json:"paths,omitempty"`
+	MaxFiles    *int      `json:"max_files,omitempty"`
+	MaxLOC      *int      `json:"max_loc,omitempty"`
+}
+
+// check refuses fields no task may have.
+func (in *editInput) check() error {
+	if err := contracts.ValidTaskID(in.Task); err != nil {
+		return err
+	}
+	if in.Description != nil && strings.TrimSpace(*in.Description) == "" {
+		return contracts.Invalidf("--desc cannot be empty")
+	}
+	if p := in.Priority; p != nil && (*p < 1 || *p > 5) {
+		return contracts.Invalidf("priority %d is out of range: 1 (highest) to 5 (lowest)", *p)
+	}
+	if in.MaxFiles != nil && *in.MaxFiles < 0 || in.MaxLOC != nil && *in.MaxLOC < 0 {
+		return contracts.Invalidf("--max-files and --max-loc take positive numbers")
+	}
+	if in.DependsOn != nil {
+		for _, d := range *in.DependsOn {
+			if err := contracts.ValidTaskID(d); err != nil {
+				return err
+			}
+			if d == in.Task {
+				return contracts.Invalidf("task %s cannot depend on itself", in.Task)
 			}
 		}
-		paths = contracts.StringList(*r.Paths)
 	}
-	// The spec is checked against the repository before the operation,
-	// which reads only the state.
-	if spec != nil && *spec != "" {
-		if err := s.checkSpecNow(ctx, *spec); err != nil {
-			return nil, err
+	if in.Paths != nil {
+		for _, p := range *in.Paths {
+			if err := contracts.ValidPath(p); err != nil {
+				return err
+			}
 		}
 	}
-	return s.lever(ctx, r.Call, contracts.OpEdit, id, "edited", func(tx *cas.Tx, t *contracts.Task) (leverChange, error) {
+	return nil
+}
+
+var kindEdit = since(contracts.RulesWhole, def("edit", contracts.OpEdit, func(tx *cas.Tx, in *editInput) (any, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	return lever(tx, contracts.OpEdit, in.Task, "edited", func(t *contracts.Task) (leverChange, error) {
 		if t.Status != contracts.Draft && t.Status != contracts.Unclaimed {
 			return leverChange{}, contracts.Invalidf("task %s is %s: only DRAFT or UNCLAIMED tasks are edited (supersede it to rescope started work)", t.ID, t.Status)
 		}
@@ -96,27 +131,27 @@ func (s *Service) EditTask(ctx context.Context, r EditTaskRequest) (*TaskResult,
 				*dst = *v
 			}
 		}
-		setText("description", &t.Description, desc)
-		setText("spec_ref", &t.SpecRef, spec)
-		setText("done_when", &t.DoneWhen, done)
-		setText("scope", &t.Scope, scope)
+		setText("description", &t.Description, in.Description)
+		setText("spec_ref", &t.SpecRef, in.SpecRef)
+		setText("done_when", &t.DoneWhen, in.DoneWhen)
+		setText("scope", &t.Scope, in.Scope)
 		setInt := func(field string, dst *int, v *int) {
 			if v != nil && *v != *dst {
 				changes[field] = contracts.Extra{"from": *dst, "to": *v}
 				*dst = *v
 			}
 		}
-		setInt("priority", &t.Priority, r.Priority)
-		setInt("max_files", &t.MaxFiles, r.MaxFiles)
-		setInt("max_loc", &t.MaxLOC, r.MaxLOC)
-		setList := func(field string, dst *contracts.StringList, v contracts.StringList, given bool) {
-			if given && !slices.Equal(*dst, v) {
-				changes[field] = contracts.Extra{"from": []string(*dst), "to": []string(v)}
-				*dst = v
+		setInt("priority", &t.Priority, in.Priority)
+		setInt("max_files", &t.MaxFiles, in.MaxFiles)
+		setInt("max_loc", &t.MaxLOC, in.MaxLOC)
+		setList := func(field string, dst *contracts.StringList, v *[]string) {
+			if v != nil && !slices.Equal(*dst, contracts.StringList(*v)) {
+				changes[field] = contracts.Extra{"from": []string(*dst), "to": slices.Clone(*v)}
+				*dst = contracts.StringList(slices.Clone(*v))
 			}
 		}
-		setList("depends_on", &t.DependsOn, deps, r.DependsOn != nil)
-		setList("paths", &t.Paths, paths, r.Paths != nil)
+		setList("depends_on", &t.DependsOn, in.DependsOn)
+		setList("paths", &t.Paths, in.Paths)
 		if len(changes) == 0 {
 			return leverChange{}, contracts.Invalidf("task edit %s changes nothing", t.ID)
 		}
@@ -127,23 +162,22 @@ func (s *Service) EditTask(ctx context.Context, r EditTaskRequest) (*TaskResult,
 				return leverChange{}, contracts.Invalidf("task %s depends on unknown task %s", t.ID, d)
 			}
 		}
+		names := sortedKeys(changes)
 		if t.Status == contracts.Unclaimed {
 			if err := taskGates(t); err != nil {
 				return leverChange{}, contracts.Invalidf("task %s is UNCLAIMED and would lose a gate: %v", t.ID, err)
 			}
 			if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{
 				Time: tx.NowString(), Event: "task_edited", Task: t.ID, Agent: contracts.ActorName(tx.Actor),
-				Reason: "changed " + strings.Join(sortedKeys(changes), ", "),
+				Reason: "changed " + strings.Join(names, ", "),
 			}); err != nil {
 				return leverChange{}, err
 			}
 		}
-		names := sortedKeys(changes)
-		ev := leverChange{To: t.Status, Reason: "changed " + strings.Join(names, ", "), Verb: "edited: " + strings.Join(names, ", ")}
-		ev.Extra = contracts.Extra{"changes": changes}
-		return ev, nil
+		return leverChange{To: t.Status, Reason: "changed " + strings.Join(names, ", "), Verb: "edited: " + strings.Join(names, ", "),
+			Extra: contracts.Extra{"changes": changes}}, nil
 	})
-}
+}))
 
 func sortedKeys(m contracts.Extra) []string {
 	keys := make([]string, 0, len(m))
@@ -197,17 +231,7 @@ func (s *Service) ConvertDiscovery(ctx context.Context, r ConvertRequest) (*Conv
 	if err := contracts.ValidTaskID(r.Task); err != nil {
 		return nil, err
 	}
-	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpConvert, Apply: func(tx *cas.Tx) (any, error) {
-		if err := knownTask(tx, r.Task); err != nil {
-			return nil, err
-		}
-		id, err := convert(tx, r.Discovery, r.Task)
-		if err != nil {
-			return nil, err
-		}
-		tx.Describe(fmt.Sprintf("convert %s to %s%s", id, r.Task, by(tx.Actor)), r.Task)
-		return ConvertResult{Discovery: id, Task: r.Task}, nil
-	}})
+	res, err := s.write(ctx, r.Call, kindConvert, convertInput{Discovery: r.Discovery, Task: r.Task}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +242,24 @@ func (s *Service) ConvertDiscovery(ctx context.Context, r ConvertRequest) (*Conv
 	out.Written = written(res)
 	return &out, nil
 }
+
+// convertInput is what discover convert records.
+type convertInput struct {
+	Discovery int    `json:"discovery"`
+	Task      string `json:"task"`
+}
+
+var kindConvert = since(contracts.RulesWhole, def("convert", contracts.OpConvert, func(tx *cas.Tx, in *convertInput) (any, error) {
+	if err := knownTask(tx, in.Task); err != nil {
+		return nil, err
+	}
+	id, err := convert(tx, in.Discovery, in.Task)
+	if err != nil {
+		return nil, err
+	}
+	tx.Describe(fmt.Sprintf("convert %s to %s%s", id, in.Task, by(tx.Actor)), in.Task)
+	return ConvertResult{Discovery: id, Task: in.Task}, nil
+}))
 
 // convert sets discovery n's converted_to_task to task and returns its id.
 func convert(tx *cas.Tx, n int, task string) (string, error) {

@@ -75,7 +75,17 @@ func (s *Service) Prompt(ctx context.Context, r PromptRequest) (string, error) {
 	pc.ProjectRoot = s.Repo.MainWorkTree()
 	switch {
 	case role == contracts.RoleReviewer:
-		pc.Worktree = worktree.ReviewPath(s.Repo, agent, task.ID)
+		// The prompt names the reviewer's own checkout, which must exist
+		// when the prompt is read: make it now, as the supervisor does
+		// before it starts a reviewer.
+		if pc.ProjectRoot == "" {
+			break
+		}
+		wt, err := s.ReviewCheckout(ctx, agent, task.ID)
+		if err != nil {
+			return "", err
+		}
+		pc.Worktree = wt
 	case task == nil:
 	case filepath.IsAbs(task.Worktree):
 		pc.Worktree = task.Worktree

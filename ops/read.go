@@ -3,8 +3,8 @@ package ops
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
@@ -27,7 +27,9 @@ func (s *Service) Snapshot(ctx context.Context, rev string) (*cas.Snapshot, erro
 			return nil, err
 		}
 		if !ok {
-			return nil, contracts.Invalidf("no blackboard here: run `git liza init GOAL` first")
+			if tip, err = s.join(ctx); err != nil {
+				return nil, err
+			}
 		}
 		commit = tip
 	}
@@ -73,6 +75,15 @@ type LogEntry struct {
 	Request string `json:"request,omitempty"`
 	Subject string `json:"subject"`
 	Author  string `json:"author"`
+	// Signed says who signed the commit, when it is signed: the principal
+	// the allowed signers give its key, once ssh-keygen has verified the
+	// signature, else the key's fingerprint and what is wrong.
+	Signed string `json:"signed,omitempty"`
+	// Reason is why the operation did what it did to its task, when it
+	// says: a rejection's, a block's, an integration failure's.
+	Reason string `json:"reason,omitempty"`
+	// Changes (with LogRequest.Patch) is what the operation changed.
+	Changes []EntityDiff `json:"changes,omitempty"`
 }
 
 // LogRequest selects entries of the audit log.
@@ -81,6 +92,7 @@ type LogRequest struct {
 	Task  string // only changes of this task
 	Agent string // only changes made by this agent (or "human")
 	Max   int    // at most this many entries; 0 for all
+	Patch bool   // each entry with what it changed, field by field
 }
 
 // Log is the audit log, newest first: the commits of refs/liza/state.
@@ -94,6 +106,19 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	shallow, err := s.Repo.Shallow()
+	if err != nil {
+		return nil, err
+	}
+	if r.Task != "" {
+		// A task is never deleted (archive keeps it), so one the state
+		// does not have was never on this board.
+		if t, err := snap.Task(r.Task); err != nil {
+			return nil, err
+		} else if t == nil {
+			return nil, contracts.Invalidf("no task %s on this blackboard", r.Task)
+		}
+	}
 	out := []LogEntry{}
 	for id := snap.Commit; !id.IsZero() && (r.Max <= 0 || len(out) < r.Max); {
 		c, err := s.Repo.ReadCommit(id)
@@ -102,14 +127,72 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 		}
 		e := logEntry(c)
 		if (r.Task == "" || e.Task == r.Task) && (r.Agent == "" || e.Agent == r.Agent) {
+			e.Signed = s.signer(ctx, c.ID, e.Agent)
+			e.Reason = reasonOf(s.Repo, c, e.Task)
+			if r.Patch {
+				if e.Changes, err = s.commitChanges(c); err != nil {
+					return nil, err
+				}
+			}
 			out = append(out, e)
 		}
-		if len(c.Parents) == 0 {
+		if len(c.Parents) == 0 || shallow[id] {
 			break
 		}
 		id = c.Parents[0]
 	}
 	return out, nil
+}
+
+// signer says who signed a state commit ("" when it is not signed): the
+// principal the allowed signers (liza.allowedSigners, else
+// gpg.ssh.allowedSignersFile) give its key, once the signature is verified
+// for the commit's agent, else the key's fingerprint and what is wrong.
+func (s *Service) signer(ctx context.Context, id refstore.Hash, agent string) string {
+	payload, sig, err := s.Repo.CommitSignature(id)
+	if err != nil || sig == nil {
+		return ""
+	}
+	key, err := refstore.SignatureKey(sig)
+	if err != nil {
+		return "an unreadable signature"
+	}
+	file, _ := s.Repo.Config("liza.allowedSigners")
+	if file == "" {
+		file, _ = s.Repo.Config("gpg.ssh.allowedSignersFile")
+	}
+	if file == "" {
+		return "key " + key + " (no allowed signers file to say whose)"
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(s.Repo.GitDir, file)
+	}
+	names, err := refstore.AllowedPrincipals(file, key)
+	if err != nil || len(names) == 0 {
+		return "key " + key + " (not an allowed signer)"
+	}
+	program, _ := s.Repo.Config("gpg.ssh.program")
+	if err := refstore.VerifySSH(ctx, program, file, agent, payload, sig); err != nil {
+		return "key " + key + " (" + strings.Join(names, ",") + "), NOT a valid signature for " + agent
+	}
+	return agent
+}
+
+// commitChanges is what a state commit changed from its first parent.
+func (s *Service) commitChanges(c *refstore.Commit) ([]EntityDiff, error) {
+	cur, err := cas.ReadSnapshot(s.Repo, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	var parent refstore.Hash
+	if len(c.Parents) > 0 {
+		parent = c.Parents[0]
+	}
+	prev, err := cas.ReadSnapshot(s.Repo, parent)
+	if err != nil {
+		return nil, err
+	}
+	return DiffSnapshots(prev, cur)
 }
 
 func logEntry(c *refstore.Commit) LogEntry {
@@ -135,6 +218,10 @@ type Validation struct {
 	Problems []contracts.Problem
 	Warnings []contracts.Problem
 	States   int
+	// Shallow is the commit a history check stopped at because this is
+	// a shallow clone that lacks its parents; empty when it went back to
+	// the first state.
+	Shallow string
 }
 
 // ValidateRequest says what to validate.
@@ -153,17 +240,18 @@ func (s *Service) Validate(ctx context.Context, r ValidateRequest) (*Validation,
 		return nil, err
 	}
 	if r.History {
-		problems, n, err := validateHistory(s.Repo, snap.Commit)
+		out, err := s.validateHistory(ctx, snap)
 		if err != nil {
 			return nil, err
 		}
-		return &Validation{Problems: problems, States: n}, nil
+		out.Shallow, err = shallowStart(s.Repo, snap.Commit)
+		return out, err
 	}
 	st, err := snap.Load()
 	if err != nil {
 		return nil, err
 	}
-	v := &Validation{Problems: contracts.Validate(st), States: 1}
+	v := validation(st)
 	if r.Rev == "" {
 		// The state as it is now, against this machine and repository.
 		if err := s.checkRepo(st, v); err != nil {
@@ -223,62 +311,75 @@ func ValidateFile(data []byte, name string) (*Validation, error) {
 	if err != nil {
 		return nil, contracts.Invalidf("%s: %v", name, err)
 	}
-	return &Validation{Problems: contracts.Validate(st), States: 1}, nil
+	return validation(st), nil
 }
 
-// validateHistory checks every state from the first commit to tip, and
-// every transition between consecutive states. It returns the problems and
-// the number of states checked.
-func validateHistory(repo *refstore.Repo, tip refstore.Hash) ([]contracts.Problem, int, error) {
-	var chain []*refstore.Commit
+// validation is what validate says of a whole state: its problems, and as
+// warnings what the current rules no longer write but an older git-liza
+// did, which the next operation on it puts right (contracts.Leftovers).
+func validation(st *contracts.State) *Validation {
+	v := &Validation{Problems: contracts.Validate(st), States: 1}
+	for _, p := range contracts.Leftovers(st) {
+		p.Msg += " (the current rules do not write this; the next operation on it puts it right)"
+		v.Warnings = append(v.Warnings, p)
+	}
+	return v
+}
+
+// shallowStart is the commit a walk down tip's first parents stops at in a
+// shallow clone, whose parents the clone lacks; "" when the walk reaches
+// the first commit.
+func shallowStart(repo *refstore.Repo, tip refstore.Hash) (string, error) {
+	shallow, err := repo.Shallow()
+	if err != nil || len(shallow) == 0 {
+		return "", err
+	}
 	for id := tip; !id.IsZero(); {
+		if shallow[id] {
+			return id.String(), nil
+		}
 		c, err := repo.ReadCommit(id)
 		if err != nil {
-			return nil, 0, err
+			return "", err
 		}
-		chain = append(chain, c)
 		if len(c.Parents) == 0 {
 			break
 		}
 		id = c.Parents[0]
 	}
-	var problems []contracts.Problem
-	var prev *contracts.State
-	for i := len(chain) - 1; i >= 0; i-- {
-		c := chain[i]
-		where := c.ID.String()[:12]
-		add := func(ps []contracts.Problem) {
-			for _, p := range ps {
-				p.Where = joinWhere(where, p.Where)
-				problems = append(problems, p)
-			}
-		}
-		if len(c.Parents) > 1 {
-			add([]contracts.Problem{{Msg: "state commits have one parent; this one is a merge"}})
-		}
-		tr := cas.Trailers(c.Message)
-		if tr["Liza-Op"] == "" || tr["Liza-Agent"] == "" {
-			add([]contracts.Problem{{Msg: "commit lacks the Liza-Op and Liza-Agent trailers"}})
-		}
-		snap, err := cas.ReadSnapshot(repo, c.ID)
-		if err != nil {
-			return nil, 0, err
-		}
+	return "", nil
+}
+
+// validateHistory verifies every commit from the first to snap's (each
+// must be what its recorded operation makes of its parent; see Verifier)
+// and validates the state at the end. Its cost follows the size of the
+// changes, not the size of the board times the length of the history.
+func (s *Service) validateHistory(ctx context.Context, snap *cas.Snapshot) (*Validation, error) {
+	v := s.Verifier() // a commit dated after today is refused, an old one is not
+	v.Integration = s.localIntegration(snap.Commit)
+	out := &Validation{}
+	n, err := v.Chain(ctx, snap.Commit, nil, nil, func(c *refstore.Commit, err error) {
+		out.Problems = append(out.Problems, contracts.Problem{Where: c.ID.String()[:12], Msg: err.Error()})
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.States = n
+	if len(out.Problems) == 0 {
 		st, err := snap.Load()
 		if err != nil {
-			add([]contracts.Problem{{Msg: err.Error()}})
-			prev = nil
-			continue
+			return nil, err
 		}
-		add(contracts.Validate(st))
-		// An import replaces the whole state; transitions are checked
-		// between the other consecutive states.
-		if prev != nil && tr["Liza-Op"] != string(contracts.OpImport) {
-			add(contracts.CheckStateTransition(prev, st))
+		c, err := s.Repo.ReadCommit(snap.Commit)
+		if err != nil {
+			return nil, err
 		}
-		prev = st
+		for _, p := range contracts.ValidateUnder(st, rulesOf(c.Message)) {
+			p.Where = joinWhere(snap.Commit.String()[:12], p.Where)
+			out.Problems = append(out.Problems, p)
+		}
 	}
-	return problems, len(chain), nil
+	return out, nil
 }
 
 func joinWhere(commit, where string) string {
@@ -288,51 +389,23 @@ func joinWhere(commit, where string) string {
 	return commit + " " + where
 }
 
-// Observation is what one look at a state commit found.
-type Observation struct {
-	State    *contracts.State // nil when the state cannot be read
-	Err      error            // why State is nil
-	Switches []contracts.Switch
-	Alarms   []contracts.Alarm
-}
-
-// Observe reads the state of snap, validates it and computes its alarms at
-// now. A state that does not load or validate is still observed: it raises
-// the INVALID STATE alarm. withFiles adds the kill-switch files of the main
-// checkout to the state's control mode.
-func (s *Service) Observe(snap *cas.Snapshot, withFiles bool, now time.Time) (*Observation, error) {
-	c, err := s.Repo.ReadCommit(snap.Commit)
+// Names are the ids of the live tasks and of the agents at the tip, read
+// from the state's tree without decoding any entity: what shell
+// completion offers.
+func (s *Service) Names(ctx context.Context) (tasks, agents []string, err error) {
+	tip, ok, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil || !ok {
+		return nil, nil, err
+	}
+	snap, err := cas.ReadSnapshot(s.Repo, tip)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	in := contracts.AlarmInput{Now: now, LastChange: c.Committer.When}
-	obs := &Observation{}
-	obs.State, err = snap.Load()
-	var ctrl *contracts.Control
-	if err != nil {
-		obs.State, obs.Err = nil, err
-		in.Problems = []string{err.Error()}
-	} else {
-		for _, p := range contracts.Validate(obs.State) {
-			in.Problems = append(in.Problems, p.String())
-		}
-		ctrl = obs.State.Control
+	if tasks, err = snap.IDs(cas.TasksDir); err != nil {
+		return nil, nil, err
 	}
-	files := map[string]time.Time{}
-	if root := s.Repo.MainWorkTree(); withFiles && root != "" {
-		files = contracts.StatSwitchFiles(root)
-	}
-	obs.Switches = contracts.ActiveSwitches(ctrl, files)
-	in.Switches = obs.Switches
-	obs.Alarms = contracts.Alarms(obs.State, in)
-	// Empty lists, not null, in --json output.
-	if obs.Switches == nil {
-		obs.Switches = []contracts.Switch{}
-	}
-	if obs.Alarms == nil {
-		obs.Alarms = []contracts.Alarm{}
-	}
-	return obs, nil
+	agents, err = snap.IDs(cas.AgentsDir)
+	return tasks, agents, err
 }
 
 // Config reads the state's config section at the tip, defaults filled,

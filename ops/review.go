@@ -43,56 +43,7 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 	if err := s.checkSwitchFiles("reviews"); err != nil {
 		return nil, err
 	}
-	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpReview, Apply: func(tx *cas.Tx) (any, error) {
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		if err := checkHalted(m.Control, "reviews"); err != nil {
-			return nil, err
-		}
-		target := r.Task
-		if target == "" {
-			best, err := bestReview(tx, s.Agent)
-			if err != nil {
-				return nil, err
-			}
-			if best == "" {
-				return nil, contracts.Invalidf("no task awaits review")
-			}
-			target = best
-		}
-		t, err := tx.MustTask(target)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkReviewClaim(tx, t.Summary(), s.Agent); err != nil {
-			return nil, err
-		}
-		_, lease, err := tx.Lease()
-		if err != nil {
-			return nil, err
-		}
-		prev := t.ReviewingBy
-		t.ReviewingBy, t.ReviewLeaseExpires = s.Agent, lease
-		ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: "review_claimed", Agent: s.Agent}
-		if prev != "" && prev != s.Agent {
-			ev.Reason = "review lease of " + prev + " expired"
-			// The reviewer displaced no longer reviews the task.
-			if err := idleAgent(tx, prev, t.ID); err != nil {
-				return nil, err
-			}
-		}
-		t.History = append(t.History, ev)
-		tx.PutTask(t)
-		if err := setAgent(tx, s.Agent, contracts.RoleReviewer, "REVIEWING", t.ID, lease); err != nil {
-			return nil, err
-		}
-		tx.Describe(fmt.Sprintf("review %s (%s)", t.ID, s.Agent), t.ID)
-		return ReviewResult{ID: t.ID, Author: t.AssignedTo, Worktree: t.Worktree, BaseCommit: t.BaseCommit,
-			ReviewCommit: t.ReviewCommit, DiffRange: t.BaseCommit + ".." + t.ReviewCommit,
-			ReviewLeaseExpires: lease, Description: t.Description, DoneWhen: t.DoneWhen}, nil
-	}})
+	res, err := s.write(ctx, r.Call, kindReview, reviewInput{Task: r.Task}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -106,8 +57,78 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 			return nil, err
 		}
 	}
+	// The reviewer reads its own checkout of the commit, never the coder's
+	// worktree (see ReviewCheckout); a bare repository has none.
+	out.Worktree = ""
+	if s.Repo.MainWorkTree() != "" {
+		if out.Worktree, err = s.ReviewCheckout(ctx, s.Agent, out.ID); err != nil {
+			return nil, fmt.Errorf("%s is yours to review, but its checkout failed: %w", out.ID, err)
+		}
+	}
 	return &out, nil
 }
+
+// reviewInput is what a review claim records: the task asked for, or none
+// for the best one awaiting review (a choice the state alone decides).
+type reviewInput struct {
+	Task string `json:"task,omitempty"`
+}
+
+var kindReview = def("review", contracts.OpReview, func(tx *cas.Tx, in *reviewInput) (any, error) {
+	agent, target := tx.Actor, in.Task
+	whole := tx.Rules >= contracts.RulesWhole
+	if whole {
+		m, err := tx.Meta()
+		if err != nil {
+			return nil, err
+		}
+		if err := checkHalted(m.Control, "reviews"); err != nil {
+			return nil, err
+		}
+	}
+	if target == "" {
+		best, err := bestReview(tx, agent)
+		if err != nil {
+			return nil, err
+		}
+		if best == "" {
+			return nil, contracts.Invalidf("no task awaits review")
+		}
+		target = best
+	}
+	t, err := tx.MustTask(target)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkReviewClaim(tx, t.Summary(), agent); err != nil {
+		return nil, err
+	}
+	_, lease, err := tx.Lease()
+	if err != nil {
+		return nil, err
+	}
+	prev := t.ReviewingBy
+	t.ReviewingBy, t.ReviewLeaseExpires = agent, lease
+	ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: "review_claimed", Agent: agent}
+	if prev != "" && prev != agent {
+		ev.Reason = "review lease of " + prev + " expired"
+		// The reviewer displaced no longer reviews the task.
+		if whole {
+			if err := idleAgent(tx, prev, t.ID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	t.History = append(t.History, ev)
+	tx.PutTask(t)
+	if err := setAgent(tx, agent, contracts.RoleReviewer, "REVIEWING", t.ID, lease); err != nil {
+		return nil, err
+	}
+	tx.Describe(fmt.Sprintf("review %s (%s)", t.ID, agent), t.ID)
+	return ReviewResult{ID: t.ID, Author: t.AssignedTo, BaseCommit: t.BaseCommit,
+		ReviewCommit: t.ReviewCommit, DiffRange: t.BaseCommit + ".." + t.ReviewCommit,
+		ReviewLeaseExpires: lease, Description: t.Description, DoneWhen: t.DoneWhen}, nil
+})
 
 // checkReviewClaim decides whether agent may take the review of t.
 func checkReviewClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) error {
@@ -210,62 +231,7 @@ func (s *Service) Verdict(ctx context.Context, r VerdictRequest) (*VerdictResult
 		}
 		commit = h.String()
 	}
-	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpVerdict, Apply: func(tx *cas.Tx) (any, error) {
-		t, err := tx.MustTask(id)
-		if err != nil {
-			return nil, err
-		}
-		if t.Status != contracts.ReadyForReview {
-			return nil, contracts.Invalidf("task %s is %s, not READY_FOR_REVIEW", id, t.Status)
-		}
-		if t.ReviewingBy != s.Agent {
-			holder := t.ReviewingBy
-			if holder == "" {
-				holder = "nobody"
-			}
-			return nil, contracts.Invalidf("%s does not hold the review of task %s (%s does): run git liza review %s first", s.Agent, id, holder, id)
-		}
-		if t.AssignedTo == s.Agent {
-			return nil, contracts.Invalidf("%s wrote task %s and cannot judge it", s.Agent, id)
-		}
-		if commit != "" && commit != t.ReviewCommit {
-			return nil, contracts.Invalidf("commit %s is not the commit under review (%s)", short(commit), short(t.ReviewCommit))
-		}
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		now := tx.NowString()
-		t.ReviewingBy, t.ReviewLeaseExpires = "", ""
-		paused := false
-		if r.Approve {
-			t.Status = contracts.Approved
-			t.ApprovedBy = s.Agent
-			t.History = append(t.History, &contracts.HistoryEvent{Time: now, Event: "approved", Agent: s.Agent,
-				From: string(contracts.ReadyForReview), To: string(contracts.Approved), Commit: t.ReviewCommit, Reason: reason})
-		} else {
-			if err := reject(tx, t, m, reason, feedback); err != nil {
-				return nil, err
-			}
-			if paused, err = pauseOnRejections(tx, t, m); err != nil {
-				return nil, err
-			}
-		}
-		tx.PutTask(t)
-		if err := setAgent(tx, s.Agent, contracts.RoleReviewer, "IDLE", "", ""); err != nil {
-			return nil, err
-		}
-		verb := "approve"
-		if !r.Approve {
-			verb = "reject"
-		}
-		subject := fmt.Sprintf("%s %s (%s)", verb, id, s.Agent)
-		if paused {
-			subject += "; team paused"
-		}
-		tx.Describe(subject, id)
-		return VerdictResult{ID: id, Status: string(t.Status), BlockedReason: t.BlockedReason, Paused: paused}, nil
-	}})
+	res, err := s.write(ctx, r.Call, kindVerdict, verdictInput{Task: id, Approve: r.Approve, Reason: reason, Feedback: feedback, Commit: commit}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -277,13 +243,95 @@ func (s *Service) Verdict(ctx context.Context, r VerdictRequest) (*VerdictResult
 	return &out, nil
 }
 
+// verdictInput is what a verdict records.
+type verdictInput struct {
+	Task    string `json:"task"`
+	Approve bool   `json:"approve"`
+	Reason  string `json:"reason,omitempty"`
+	// Feedback is a rejection's rejection_feedback.
+	Feedback string `json:"feedback,omitempty"`
+	// Commit, when set, is the commit the reviewer said it reviewed.
+	Commit string `json:"commit,omitempty"`
+}
+
+var kindVerdict = def("verdict", contracts.OpVerdict, func(tx *cas.Tx, in *verdictInput) (any, error) {
+	agent, id, reason := tx.Actor, in.Task, in.Reason
+	if !in.Approve && reason == "" {
+		return nil, contracts.Invalidf("a rejection needs --reason")
+	}
+	if in.Approve && in.Feedback != "" {
+		return nil, contracts.Invalidf("--feedback goes with a rejection: say what to change")
+	}
+	t, err := tx.MustTask(id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status != contracts.ReadyForReview {
+		return nil, contracts.Invalidf("task %s is %s, not READY_FOR_REVIEW", id, t.Status)
+	}
+	if t.ReviewingBy != agent {
+		holder := t.ReviewingBy
+		if holder == "" {
+			holder = "nobody"
+		}
+		return nil, contracts.Invalidf("%s does not hold the review of task %s (%s does): run git liza review %s first", agent, id, holder, id)
+	}
+	if t.AssignedTo == agent {
+		return nil, contracts.Invalidf("%s wrote task %s and cannot judge it", agent, id)
+	}
+	if in.Commit != "" && in.Commit != t.ReviewCommit {
+		return nil, contracts.Invalidf("commit %s is not the commit under review (%s)", short(in.Commit), short(t.ReviewCommit))
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	now := tx.NowString()
+	t.ReviewingBy, t.ReviewLeaseExpires = "", ""
+	paused := false
+	if in.Approve {
+		t.Status = contracts.Approved
+		t.ApprovedBy = agent
+		t.History = append(t.History, &contracts.HistoryEvent{Time: now, Event: "approved", Agent: agent,
+			From: string(contracts.ReadyForReview), To: string(contracts.Approved), Commit: t.ReviewCommit, Reason: reason})
+	} else {
+		if err := reject(tx, t, m, reason, in.Feedback); err != nil {
+			return nil, err
+		}
+		if tx.Rules >= contracts.RulesWhole {
+			if paused, err = pauseOnRejections(tx, t, m); err != nil {
+				return nil, err
+			}
+		}
+	}
+	tx.PutTask(t)
+	if err := setAgent(tx, agent, contracts.RoleReviewer, "IDLE", "", ""); err != nil {
+		return nil, err
+	}
+	verb := "approve"
+	if !in.Approve {
+		verb = "reject"
+	}
+	subject := fmt.Sprintf("%s %s (%s)", verb, id, agent)
+	out := map[string]any{"id": id, "status": string(t.Status), "blocked_reason": t.BlockedReason}
+	if paused {
+		subject += "; team paused"
+		out["paused"] = true
+	}
+	tx.Describe(subject, id)
+	return out, nil
+})
+
 // reject records a rejection and the seed's stop rules: too many review
-// cycles or the same reason twice is a review deadlock, the third
-// rejection of the task in the sprint blocks it at once (seed 000's
-// circuit breaker: "Same task rejected 3x | BLOCKED, escalate"), and too
-// many iterations blocks it; each counts the coder as failed on it.
+// cycles or the same reason twice is a review deadlock, too many
+// iterations blocks the task; each counts the coder as failed on it. Under
+// the whole contract the third rejection of the task in the sprint blocks
+// it at once too (seed 000's circuit breaker: "Same task rejected 3x |
+// BLOCKED, escalate"), as a review deadlock, and the rejection keeps its
+// feedback.
 func reject(tx *cas.Tx, t *contracts.Task, m *cas.Meta, reason, feedback string) error {
 	cfg := m.Config
+	whole := tx.Rules >= contracts.RulesWhole
 	now := tx.NowString()
 	repeated := false
 	for _, ev := range t.History {
@@ -293,15 +341,17 @@ func reject(tx *cas.Tx, t *contracts.Task, m *cas.Meta, reason, feedback string)
 	}
 	t.ReviewCyclesCurrent++
 	t.ReviewCyclesTotal++
-	t.RejectionReason, t.RejectionFeedback = reason, feedback
+	t.RejectionReason = reason
 	t.Status = contracts.Rejected
 	ev := &contracts.HistoryEvent{Time: now, Event: "rejected", Agent: tx.Actor,
 		From: string(contracts.ReadyForReview), To: string(contracts.Rejected), Commit: t.ReviewCommit, Reason: reason}
-	if feedback != "" {
-		ev.Extra = contracts.Extra{"feedback": feedback}
+	if whole {
+		t.RejectionFeedback = feedback
+		if feedback != "" {
+			ev.Extra = contracts.Extra{"feedback": feedback}
+		}
 	}
 	t.History = append(t.History, ev)
-	rejections := contracts.SprintRejections(t, m.Sprint.Timeline.Started)
 
 	var blocked string
 	var questions contracts.StringList
@@ -316,8 +366,8 @@ func reject(tx *cas.Tx, t *contracts.Task, m *cas.Meta, reason, feedback string)
 	case repeated:
 		blocked = "Review deadlock: the same rejection reason was given twice"
 		questions, deadlock = deadlockQuestions, true
-	case rejections >= contracts.RejectionThreshold:
-		blocked = fmt.Sprintf("Rejected %d times in this sprint: escalated to the planner", rejections)
+	case whole && contracts.SprintRejections(t, m.Sprint.Timeline.Started) >= contracts.RejectionThreshold:
+		blocked = fmt.Sprintf("Rejected %d times in this sprint: escalated to the planner", contracts.SprintRejections(t, m.Sprint.Timeline.Started))
 		questions, deadlock = deadlockQuestions, true
 	}
 	if blocked == "" {

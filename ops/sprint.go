@@ -34,30 +34,7 @@ func (s *Service) SprintCheckpoint(ctx context.Context, call Call) (*SprintCheck
 			return nil, contracts.Invalidf("a checkpoint is pending (.liza/CHECKPOINT since %s): git liza resume lifts it before the next one", contracts.FormatTime(at))
 		}
 	}
-	res, err := s.update(ctx, call, cas.Op{Name: contracts.OpSprint, Apply: func(tx *cas.Tx) (any, error) {
-		st, err := tx.Snap.Load()
-		if err != nil {
-			return nil, err
-		}
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		if c := m.Control; modeOf(c) == contracts.ModeCheckpoint {
-			return nil, contracts.Invalidf("a checkpoint is pending (since %s by %s: %s): git liza resume lifts it before the next one", c.Since, c.By, c.Reason)
-		}
-		now := tx.NowString()
-		m.Sprint.Timeline.Checkpoint = now
-		if modeOf(m.Control) == contracts.ModeRunning {
-			m.Control = &contracts.Control{Mode: contracts.ModeCheckpoint, Since: now, By: contracts.ActorName(tx.Actor), Reason: "sprint checkpoint"}
-		}
-		st.Sprint, st.Control = m.Sprint, m.Control
-		sum := contracts.SprintSummary(st, tx.Now)
-		tx.PutMeta(m)
-		tx.Describe("sprint checkpoint"+by(tx.Actor), "")
-		tx.Body(sum.Markdown())
-		return SprintCheckpointResult{Summary: sum, Mode: modeOf(m.Control)}, nil
-	}})
+	res, err := s.write(ctx, call, kindSprintCheckpoint, struct{}{}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -83,34 +60,11 @@ type MetricsResult struct {
 }
 
 // SprintMetrics recomputes sprint.metrics from the tasks and their
-// histories, and writes them only when they changed.
+// histories, and writes them only when they changed. It reads the whole
+// board; a merge only adds its own task to what it stored
+// (contracts.MetricsAfterMerge).
 func (s *Service) SprintMetrics(ctx context.Context, call Call) (*MetricsResult, error) {
-	res, err := s.update(ctx, call, cas.Op{Name: contracts.OpSprint, Apply: func(tx *cas.Tx) (any, error) {
-		st, err := tx.Snap.Load()
-		if err != nil {
-			return nil, err
-		}
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		metrics := contracts.SprintMetrics(st, tx.Now)
-		merged, changed, err := contracts.MergeMetrics(m.Sprint.Metrics, metrics)
-		if err != nil {
-			return nil, err
-		}
-		out := MetricsResult{Sprint: m.Sprint.ID, Metrics: metrics, StoredAt: metrics.ComputedAt, Changed: changed}
-		if !changed {
-			if at, ok := m.Sprint.Metrics["computed_at"].(string); ok {
-				out.StoredAt = at
-			}
-			return out, nil
-		}
-		m.Sprint.Metrics = merged
-		tx.PutMeta(m)
-		tx.Describe("sprint metrics"+by(tx.Actor), "")
-		return out, nil
-	}})
+	res, err := s.write(ctx, call, kindSprintMetrics, struct{}{}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -122,26 +76,92 @@ func (s *Service) SprintMetrics(ctx context.Context, call Call) (*MetricsResult,
 	return &out, nil
 }
 
-// refreshMetrics recomputes sprint.metrics in m from the state tx read
-// with the changed tasks put in, and records m when they changed.
-func refreshMetrics(tx *cas.Tx, m *cas.Meta, changed ...*contracts.Task) error {
+var kindSprintCheckpoint = def("sprint_checkpoint", contracts.OpSprint, func(tx *cas.Tx, _ *struct{}) (any, error) {
 	st, err := tx.Snap.Load()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, c := range changed {
-		for i, t := range st.Tasks {
-			if t != nil && t.ID == c.ID {
-				st.Tasks[i] = c
-			}
-		}
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
 	}
-	st.Sprint = m.Sprint
-	merged, changedMetrics, err := contracts.MergeMetrics(m.Sprint.Metrics, contracts.SprintMetrics(st, tx.Now))
-	if err != nil || !changedMetrics {
-		return err
+	whole := tx.Rules >= contracts.RulesWhole
+	if c := m.Control; whole && modeOf(c) == contracts.ModeCheckpoint {
+		return nil, contracts.Invalidf("a checkpoint is pending (since %s by %s: %s): git liza resume lifts it before the next one", c.Since, c.By, c.Reason)
 	}
-	m.Sprint.Metrics = merged
+	now := tx.NowString()
+	m.Sprint.Timeline.Checkpoint = now
+	if modeOf(m.Control) == contracts.ModeRunning {
+		m.Control = &contracts.Control{Mode: contracts.ModeCheckpoint, Since: now, By: contracts.ActorName(tx.Actor), Reason: "sprint checkpoint"}
+	}
+	planned := st.Sprint.Scope.Planned // liza.yaml's sprint holds none
+	st.Sprint, st.Control = m.Sprint, m.Control
 	tx.PutMeta(m)
-	return nil
+	tx.Describe("sprint checkpoint"+by(tx.Actor), "")
+	if !whole {
+		sum := contracts.SprintSummaryFirst(st, tx.Now)
+		tx.Body(sum.Markdown())
+		return struct {
+			contracts.SummaryFirst
+			Mode string `json:"mode"`
+		}{sum, modeOf(m.Control)}, nil
+	}
+	st.Sprint.Scope.Planned = planned
+	sum := contracts.SprintSummary(st, tx.Now)
+	tx.Body(sum.Markdown())
+	return SprintCheckpointResult{Summary: sum, Mode: modeOf(m.Control)}, nil
+})
+
+// metricsResultFirst is what sprint metrics reported under the first
+// rules (a request id keeps it).
+type metricsResultFirst struct {
+	Sprint string `json:"sprint"`
+	contracts.MetricsFirst
+	StoredAt string `json:"stored_at"`
+	Changed  bool   `json:"changed"`
 }
+
+var kindSprintMetrics = def("sprint_metrics", contracts.OpSprint, func(tx *cas.Tx, _ *struct{}) (any, error) {
+	st, err := tx.Snap.Load()
+	if err != nil {
+		return nil, err
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	// store records fresh metrics computed at computedAt when they
+	// changed, and returns when the stored ones were computed and whether
+	// they changed.
+	store := func(fresh contracts.Extra, computedAt string) (string, bool) {
+		merged, changed := contracts.MergeMetrics(m.Sprint.Metrics, fresh)
+		if !changed {
+			if at, ok := m.Sprint.Metrics["computed_at"].(string); ok {
+				return at, false
+			}
+			return computedAt, false
+		}
+		m.Sprint.Metrics = merged
+		tx.PutMeta(m)
+		tx.Describe("sprint metrics"+by(tx.Actor), "")
+		return computedAt, true
+	}
+	if tx.Rules < contracts.RulesWhole {
+		metrics := contracts.SprintMetricsFirst(st, tx.Now)
+		fresh, err := metrics.Extra()
+		if err != nil {
+			return nil, err
+		}
+		out := metricsResultFirst{Sprint: m.Sprint.ID, MetricsFirst: metrics}
+		out.StoredAt, out.Changed = store(fresh, metrics.ComputedAt)
+		return out, nil
+	}
+	metrics := contracts.SprintMetrics(st, tx.Now)
+	fresh, err := metrics.Extra()
+	if err != nil {
+		return nil, err
+	}
+	out := MetricsResult{Sprint: m.Sprint.ID, Metrics: metrics}
+	out.StoredAt, out.Changed = store(fresh, metrics.ComputedAt)
+	return out, nil
+})

@@ -59,37 +59,85 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 	if err := s.publishBranch(ctx, id); err != nil {
 		return nil, err
 	}
-	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpSubmit, Apply: func(tx *cas.Tx) (any, error) {
-		cur, err := tx.MustTask(id)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkSubmitter(cur, s.Agent); err != nil {
-			return nil, err
-		}
-		if cur.BaseCommit != t.BaseCommit {
-			return nil, contracts.Invalidf("task %s changed base while submitting; submit again", id)
-		}
-		if err := contracts.CheckTransition(id, cur.Status, contracts.ReadyForReview); err != nil {
-			return nil, err
-		}
-		cur.Status = contracts.ReadyForReview
-		cur.ReviewCommit = commit.String()
-		cur.ReviewingBy, cur.ReviewLeaseExpires = "", ""
-		cur.HandoffPending = false
-		cur.History = append(cur.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "submitted", Agent: s.Agent,
-			From: string(contracts.Claimed), To: string(contracts.ReadyForReview), Commit: cur.ReviewCommit})
-		tx.PutTask(cur)
-		if err := setAgent(tx, s.Agent, contracts.RoleCoder, "WAITING", id, cur.LeaseExpires); err != nil {
-			return nil, err
-		}
-		tx.Describe(fmt.Sprintf("submit %s (%s)", id, s.Agent), id)
-		return map[string]string{"id": id, "review_commit": cur.ReviewCommit}, nil
-	}})
+	res, err := s.write(ctx, r.Call, kindSubmit, submitInput{Task: id, ReviewCommit: commit.String(), Base: t.BaseCommit}, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &SubmitResult{ID: id, ReviewCommit: commit.String(), BaseCommit: t.BaseCommit, Written: written(res)}, nil
+}
+
+// submitInput is what a submission records: the commit under review, and
+// the base the coder checked it against.
+type submitInput struct {
+	Task         string `json:"task"`
+	ReviewCommit string `json:"review_commit"`
+	Base         string `json:"base"`
+}
+
+var kindSubmit = def("submit", contracts.OpSubmit, func(tx *cas.Tx, in *submitInput) (any, error) {
+	agent, id := tx.Actor, in.Task
+	if _, ok := refstore.ParseHash(in.ReviewCommit); !ok {
+		return nil, contracts.Invalidf("a submission needs the full id of the commit under review")
+	}
+	cur, err := tx.MustTask(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSubmitter(cur, agent); err != nil {
+		return nil, err
+	}
+	if cur.BaseCommit != in.Base {
+		return nil, contracts.Invalidf("task %s changed base while submitting; submit again", id)
+	}
+	if err := contracts.CheckTransition(id, cur.Status, contracts.ReadyForReview); err != nil {
+		return nil, err
+	}
+	cur.Status = contracts.ReadyForReview
+	cur.ReviewCommit = in.ReviewCommit
+	cur.ReviewingBy, cur.ReviewLeaseExpires = "", ""
+	cur.HandoffPending = false
+	cur.History = append(cur.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "submitted", Agent: agent,
+		From: string(contracts.Claimed), To: string(contracts.ReadyForReview), Commit: cur.ReviewCommit})
+	tx.PutTask(cur)
+	if err := setAgent(tx, agent, contracts.RoleCoder, "WAITING", id, cur.LeaseExpires); err != nil {
+		return nil, err
+	}
+	tx.Describe(fmt.Sprintf("submit %s (%s)", id, agent), id)
+	return map[string]string{"id": id, "review_commit": cur.ReviewCommit}, nil
+})
+
+func init() {
+	withFacts(kindSubmit, submitFacts)
+	withPrepare(kindSubmit, func(ctx context.Context, s *Service, in *submitInput) error { return s.publishBranch(ctx, in.Task) })
+}
+
+// submitFacts checks the submitted commit where the submission is verified:
+// it descends from the task's base, and its change stays within the task's
+// paths and size limits. A verifier that does not have the commit (a clone
+// that has not fetched the task branch) leaves this to the one that does.
+func submitFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *submitInput) error {
+	base, _ := refstore.ParseHash(in.Base)
+	commit, _ := refstore.ParseHash(in.ReviewCommit)
+	if !v.has(base, commit) {
+		return v.missing("the submitted commit " + short(in.ReviewCommit))
+	}
+	if commit == base {
+		return fmt.Errorf("the submitted commit is the base commit")
+	}
+	if ok, err := v.Repo.IsAncestor(ctx, base.String(), commit.String()); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("the submitted commit %s does not descend from the base %s", short(in.ReviewCommit), short(in.Base))
+	}
+	t, err := parent.MustTask(in.Task)
+	if err != nil {
+		return err
+	}
+	changes, err := v.Repo.DiffFiles(ctx, base, commit)
+	if err != nil {
+		return err
+	}
+	return checkScope(t, changes, parent.Rules)
 }
 
 // publishBranch pushes task/ID in remote mode, so that a reviewer on
@@ -175,13 +223,14 @@ func (s *Service) submission(ctx context.Context, t *contracts.Task, rev string)
 	if err != nil {
 		return commit, err
 	}
-	return commit, checkScope(t, changes)
+	return commit, checkScope(t, changes, contracts.Rules)
 }
 
-// checkScope enforces the task's owned paths and its scope limit (seed
-// 002: at most 2 files or at most 150 lines, unless the planner set
-// others) on a change.
-func checkScope(t *contracts.Task, changes []refstore.FileChange) error {
+// checkScope enforces the task's owned paths and its scope limit on a
+// change: under the whole contract seed 002's (at most 2 files or at most
+// 150 lines, unless the planner set others; a change meeting either bound
+// passes), under the first rules each bound the task set.
+func checkScope(t *contracts.Task, changes []refstore.FileChange, rules int) error {
 	loc := 0
 	for _, c := range changes {
 		if len(t.Paths) > 0 {
@@ -203,7 +252,16 @@ func checkScope(t *contracts.Task, changes []refstore.FileChange) error {
 			loc += c.Removed
 		}
 	}
-	return contracts.CheckScopeSize(t, len(changes), loc)
+	if rules >= contracts.RulesWhole {
+		return contracts.CheckScopeSize(t, len(changes), loc)
+	}
+	if t.MaxFiles > 0 && len(changes) > t.MaxFiles {
+		return contracts.Invalidf("the change touches %d files; task %s allows %d", len(changes), t.ID, t.MaxFiles)
+	}
+	if t.MaxLOC > 0 && loc > t.MaxLOC {
+		return contracts.Invalidf("the change adds and removes %d lines; task %s allows %d", loc, t.ID, t.MaxLOC)
+	}
+	return nil
 }
 
 // taskCheckout is the absolute path of a task's recorded worktree when it

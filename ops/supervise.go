@@ -39,62 +39,12 @@ func (s *Service) Register(ctx context.Context, r RegisterRequest) (*Registratio
 	if s.Agent == "" {
 		return nil, contracts.Invalidf("supervise register needs an agent id (--agent or LIZA_AGENT_ID)")
 	}
-	agent := s.Agent
-	role, _ := contracts.ParseAgentID(agent)
 	host := r.Host
 	if host == "" {
 		name, _ := os.Hostname()
 		host = fmt.Sprintf("%s pid %d", name, os.Getpid())
 	}
-	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpRegister, Apply: func(tx *cas.Tx) (any, error) {
-		_, lease, err := tx.Lease()
-		if err != nil {
-			return nil, err
-		}
-		a, err := tx.Agent(agent)
-		if err != nil {
-			return nil, err
-		}
-		out := Registration{Agent: agent, Lease: lease}
-		if a == nil {
-			a = &contracts.Agent{Role: string(role), Status: "IDLE"}
-		} else if a.SupervisorLease != "" {
-			end, err := contracts.ParseTime(a.SupervisorLease)
-			if err == nil && end.After(tx.Now) {
-				if !r.Replace {
-					return nil, contracts.Invalidf("%s is already supervised (generation %d on %s, until %s); stop that supervisor, or take the id with --replace", agent, a.Generation, a.Host, a.SupervisorLease)
-				}
-				out.Replaced = fmt.Sprintf("generation %d on %s", a.Generation, a.Host)
-			}
-		}
-		// A supervisor that stopped cleanly retired its generation on the way
-		// out (see Unregister) and left no host: the next registration takes
-		// the number it moved on to. Otherwise the generation moves on now,
-		// so that whatever still runs under the old one is refused.
-		if a.Generation == 0 || a.Host != "" {
-			a.Generation++
-		}
-		a.Started, a.Heartbeat = tx.NowString(), tx.NowString()
-		a.Host = host
-		// The supervisor's lease says it is alive; the agent's own
-		// lease_expires is for the work it holds, and an idle agent holds
-		// none.
-		a.SupervisorLease = lease
-		if a.Status == "" {
-			a.Status = "IDLE"
-		}
-		if a.Status == "IDLE" {
-			a.LeaseExpires = ""
-		}
-		tx.PutAgent(agent, a)
-		out.Generation = a.Generation
-		subject := fmt.Sprintf("register %s (generation %d)", agent, a.Generation)
-		if out.Replaced != "" {
-			subject += ", replacing " + out.Replaced
-		}
-		tx.Describe(subject, "")
-		return out, nil
-	}})
+	res, err := s.write(ctx, r.Call, kindRegister, registerInput{Replace: r.Replace, Host: host}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +55,70 @@ func (s *Service) Register(ctx context.Context, r RegisterRequest) (*Registratio
 	out.Written = written(res)
 	return &out, nil
 }
+
+type registerInput struct {
+	Replace bool   `json:"replace,omitempty"`
+	Host    string `json:"host"`
+}
+
+var kindRegister = def("register", contracts.OpRegister, func(tx *cas.Tx, r *registerInput) (any, error) {
+	agent, host := tx.Actor, r.Host
+	if agent == "" {
+		return nil, contracts.Invalidf("supervise register needs an agent id (--agent or LIZA_AGENT_ID)")
+	}
+	role, _ := contracts.ParseAgentID(agent)
+	_, lease, err := tx.Lease()
+	if err != nil {
+		return nil, err
+	}
+	a, err := tx.Agent(agent)
+	if err != nil {
+		return nil, err
+	}
+	out := Registration{Agent: agent, Lease: lease}
+	if a == nil {
+		a = &contracts.Agent{Role: string(role), Status: "IDLE"}
+	} else if a.SupervisorLease != "" {
+		end, err := contracts.ParseTime(a.SupervisorLease)
+		if err == nil && end.After(tx.Now) {
+			if !r.Replace {
+				return nil, contracts.Invalidf("%s is already supervised (generation %d on %s, until %s); stop that supervisor, or take the id with --replace", agent, a.Generation, a.Host, a.SupervisorLease)
+			}
+			out.Replaced = fmt.Sprintf("generation %d on %s", a.Generation, a.Host)
+		}
+	}
+	// A supervisor that stopped cleanly retired its generation on the way
+	// out (see Unregister) and left no host: the next registration takes
+	// the number it moved on to. Otherwise the generation moves on now,
+	// so that whatever still runs under the old one is refused.
+	if a.Generation == 0 || a.Host != "" {
+		a.Generation++
+	}
+	a.Started, a.Heartbeat = tx.NowString(), tx.NowString()
+	a.Host = host
+	if tx.Rules < contracts.RulesWhole {
+		a.SupervisorLease, a.LeaseExpires = lease, lease
+	} else {
+		// The supervisor's lease says it is alive; the agent's own
+		// lease_expires is for the work it holds, and an idle agent
+		// holds none. An entry an older git-liza left is put right.
+		a.SupervisorLease = lease
+		if _, err := settleAgent(tx, agent, a); err != nil {
+			return nil, err
+		}
+	}
+	if a.Status == "" {
+		a.Status = "IDLE"
+	}
+	tx.PutAgent(agent, a)
+	out.Generation = a.Generation
+	subject := fmt.Sprintf("register %s (generation %d)", agent, a.Generation)
+	if out.Replaced != "" {
+		subject += ", replacing " + out.Replaced
+	}
+	tx.Describe(subject, "")
+	return out, nil
+})
 
 // Unregistered is what ending a registration released.
 type Unregistered struct {
@@ -122,53 +136,7 @@ func (s *Service) Unregister(ctx context.Context, call Call) (*Unregistered, err
 	if s.Agent == "" {
 		return nil, contracts.Invalidf("supervise exit needs an agent id (--agent or LIZA_AGENT_ID)")
 	}
-	agent := s.Agent
-	res, err := s.update(ctx, call, cas.Op{Name: contracts.OpRegister, Apply: func(tx *cas.Tx) (any, error) {
-		a, err := tx.Agent(agent)
-		if err != nil {
-			return nil, err
-		}
-		if a == nil {
-			return nil, contracts.Invalidf("%s is not registered", agent)
-		}
-		idx, err := tx.Index()
-		if err != nil {
-			return nil, err
-		}
-		var released []string
-		for _, sum := range idx {
-			coder := sum.AssignedTo == agent && sum.Status == contracts.Claimed
-			reviewer := sum.ReviewingBy == agent && sum.Status == contracts.ReadyForReview
-			if !coder && !reviewer {
-				continue
-			}
-			t, err := tx.MustTask(sum.ID)
-			if err != nil {
-				return nil, err
-			}
-			ev := &contracts.HistoryEvent{Time: tx.NowString(), Agent: agent}
-			if coder {
-				t.LeaseExpires = tx.NowString()
-				ev.Event, ev.Reason = "lease_released", "supervisor of "+agent+" stopped; the task may be taken over with its work"
-			} else {
-				t.ReviewingBy, t.ReviewLeaseExpires = "", ""
-				ev.Event, ev.Reason = "review_released", "supervisor of "+agent+" stopped"
-			}
-			t.History = append(t.History, ev)
-			tx.PutTask(t)
-			released = append(released, t.ID)
-		}
-		ended := a.Generation
-		a.Status, a.CurrentTask = "IDLE", ""
-		a.SupervisorLease, a.LeaseExpires, a.Host = "", "", ""
-		a.Generation++
-		tx.PutAgent(agent, a)
-		tx.Describe(fmt.Sprintf("supervisor of %s stopped (generation %d)", agent, ended), "")
-		if released == nil {
-			released = []string{}
-		}
-		return map[string]any{"agent": agent, "released": released}, nil
-	}})
+	res, err := s.write(ctx, call, kindUnregister, struct{}{}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -180,59 +148,116 @@ func (s *Service) Unregister(ctx context.Context, call Call) (*Unregistered, err
 	return &out, nil
 }
 
+var kindUnregister = def("unregister", contracts.OpRegister, func(tx *cas.Tx, _ *struct{}) (any, error) {
+	agent := tx.Actor
+	a, err := tx.Agent(agent)
+	if err != nil {
+		return nil, err
+	}
+	if a == nil {
+		return nil, contracts.Invalidf("%s is not registered", agent)
+	}
+	idx, err := tx.Index()
+	if err != nil {
+		return nil, err
+	}
+	var released []string
+	for _, sum := range idx {
+		coder := sum.AssignedTo == agent && sum.Status == contracts.Claimed
+		reviewer := sum.ReviewingBy == agent && sum.Status == contracts.ReadyForReview
+		if !coder && !reviewer {
+			continue
+		}
+		t, err := tx.MustTask(sum.ID)
+		if err != nil {
+			return nil, err
+		}
+		ev := &contracts.HistoryEvent{Time: tx.NowString(), Agent: agent}
+		if coder {
+			t.LeaseExpires = tx.NowString()
+			ev.Event, ev.Reason = "lease_released", "supervisor of "+agent+" stopped; the task may be taken over with its work"
+		} else {
+			t.ReviewingBy, t.ReviewLeaseExpires = "", ""
+			ev.Event, ev.Reason = "review_released", "supervisor of "+agent+" stopped"
+		}
+		t.History = append(t.History, ev)
+		tx.PutTask(t)
+		released = append(released, t.ID)
+	}
+	ended := a.Generation
+	a.Status, a.CurrentTask = "IDLE", ""
+	a.SupervisorLease, a.LeaseExpires, a.Host = "", "", ""
+	a.Generation++
+	tx.PutAgent(agent, a)
+	tx.Describe(fmt.Sprintf("supervisor of %s stopped (generation %d)", agent, ended), "")
+	if released == nil {
+		released = []string{}
+	}
+	return map[string]any{"agent": agent, "released": released}, nil
+})
+
 // Complete marks the goal and the sprint COMPLETED. It is refused while a
 // task is not terminal, and when no task was merged.
 func (s *Service) Complete(ctx context.Context, call Call) (Written, error) {
-	res, err := s.update(ctx, call, cas.Op{Name: contracts.OpSprint, Apply: func(tx *cas.Tx) (any, error) {
-		m, err := tx.Meta()
-		if err != nil {
-			return nil, err
-		}
-		if m.Goal.Status == "COMPLETED" {
-			return nil, nil
-		}
-		idx, err := tx.Index()
-		if err != nil {
-			return nil, err
-		}
-		var statuses []contracts.Status
-		ids := slices.Collect(maps.Keys(idx))
-		sort.Slice(ids, func(i, j int) bool { return contracts.NaturalLess(ids[i], ids[j]) })
-		for _, id := range ids {
-			t := idx[id]
-			if !t.Status.Terminal() {
-				return nil, contracts.Invalidf("task %s is %s: the goal is not complete", t.ID, t.Status)
-			}
-			statuses = append(statuses, t.Status)
-		}
-		archived, err := tx.ArchivedIDs()
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range archived {
-			if !m.Sprint.InScope(id) {
-				continue // a task of a goal before this one
-			}
-			t, err := tx.ArchivedTask(id)
-			if err != nil {
-				return nil, err
-			}
-			if t != nil {
-				statuses = append(statuses, t.Status)
-			}
-		}
-		if !contracts.TasksComplete(statuses) {
-			return nil, contracts.Invalidf("no task was merged: the goal is not complete")
-		}
-		now := tx.NowString()
-		m.Goal.Status, m.Goal.Completed = "COMPLETED", now
-		m.Sprint.Status, m.Sprint.Timeline.Ended = "COMPLETED", now
-		tx.PutMeta(m)
-		tx.Describe(fmt.Sprintf("goal %s completed", m.Goal.ID), "")
-		return nil, nil
-	}})
+	res, err := s.write(ctx, call, kindComplete, struct{}{}, nil)
 	if err != nil {
 		return Written{}, err
 	}
 	return written(res), nil
 }
+
+var kindComplete = def("complete", contracts.OpSprint, func(tx *cas.Tx, _ *struct{}) (any, error) {
+	m, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	if m.Goal.Status == "COMPLETED" {
+		return nil, nil
+	}
+	idx, err := tx.Index()
+	if err != nil {
+		return nil, err
+	}
+	var statuses []contracts.Status
+	ids := slices.Collect(maps.Keys(idx))
+	sort.Slice(ids, func(i, j int) bool { return contracts.NaturalLess(ids[i], ids[j]) })
+	for _, id := range ids {
+		t := idx[id]
+		if !t.Status.Terminal() {
+			return nil, contracts.Invalidf("task %s is %s: the goal is not complete", t.ID, t.Status)
+		}
+		statuses = append(statuses, t.Status)
+	}
+	archived, err := tx.ArchivedIDs()
+	if err != nil {
+		return nil, err
+	}
+	var sprint contracts.Sprint
+	if tx.Rules >= contracts.RulesWhole {
+		sprint = m.Sprint
+		if sprint.Scope.Planned, err = tx.Planned(); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range archived {
+		if tx.Rules >= contracts.RulesWhole && !sprint.InScope(id) {
+			continue // a task of a goal before this one (git liza goal new)
+		}
+		t, err := tx.ArchivedTask(id)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			statuses = append(statuses, t.Status)
+		}
+	}
+	if !contracts.TasksComplete(statuses) {
+		return nil, contracts.Invalidf("no task was merged: the goal is not complete")
+	}
+	now := tx.NowString()
+	m.Goal.Status, m.Goal.Completed = "COMPLETED", now
+	m.Sprint.Status, m.Sprint.Timeline.Ended = "COMPLETED", now
+	tx.PutMeta(m)
+	tx.Describe(fmt.Sprintf("goal %s completed", m.Goal.ID), "")
+	return nil, nil
+})

@@ -3,7 +3,8 @@ package ops
 import (
 	"cmp"
 	"context"
-	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -22,14 +23,45 @@ type SyncReport struct {
 }
 
 // Sync reconciles refs/liza/state with remote's (empty: liza.remote).
-// Behind: fast-forward. Ahead (operations made offline on an unchanged
-// remote): push them as they are. Diverged: the local operations are
-// applied again, one by one, on top of the remote's state, from the command
-// line each commit recorded (through Service.Replay); those that no longer
-// apply are refused and listed in the report, which Sync then returns with
-// an error. Nothing published is ever rewritten: the old local tip stays
-// under refs/liza/offline/.
+// What the remote has is verified first (see Verifier), so that a hostile
+// push to a remote that runs no guard stops this clone instead of being
+// obeyed. Behind: fast-forward. Ahead (operations made offline on an
+// unchanged remote): push them as they are when they are recent, else apply
+// them again at today's time. Diverged: the local operations are applied
+// again, one by one, on top of the remote's state, from the kind and input
+// each commit recorded; those that no longer apply are refused and listed
+// in the report, which Sync then returns with an error. Nothing published
+// is ever rewritten: the old local tip stays under refs/liza/offline/.
+// When the remote's state went backwards past operations this clone had
+// published (an administrator's rewind), Sync stops and says so rather
+// than push them again; FollowRewind then makes this clone follow.
 func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) {
+	return s.SyncWith(ctx, remote, SyncOptions{})
+}
+
+// FollowRewind is Sync for a clone whose remote was rewound: this clone's
+// state becomes the remote's (the old one is kept under
+// refs/liza/offline/), and only the operations it had not published yet
+// are applied again on top.
+func (s *Service) FollowRewind(ctx context.Context, remote string) (*SyncReport, error) {
+	return s.SyncWith(ctx, remote, SyncOptions{FollowRewind: true})
+}
+
+// SyncOptions change what sync does.
+type SyncOptions struct {
+	// DiscardLocal takes the remote's board when the local one has no
+	// history in common with it (one of them was made by a second git liza
+	// init): the local one is set aside under refs/liza/offline/, never
+	// deleted.
+	DiscardLocal bool
+	// FollowRewind follows a remote whose state was rewound (see
+	// FollowRewind).
+	FollowRewind bool
+}
+
+// SyncWith is Sync with options.
+func (s *Service) SyncWith(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error) {
+	follow := o.FollowRewind
 	if remote == "" {
 		remote = s.Store.Remote
 	}
@@ -42,28 +74,71 @@ func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) 
 	if err := s.EnsureRefspec(ctx, remote); err != nil {
 		return nil, err
 	}
-	got, err := s.Repo.Fetch(ctx, remote, refstore.StateRef)
+	s.progress("fetching the blackboard from %s", remote)
+	theirs, _, err := s.Store.FetchState(ctx, remote)
 	if err != nil {
 		return nil, err
 	}
-	theirs := got[refstore.StateRef]
 	ours, _, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil {
 		return nil, err
 	}
+	if !theirs.IsZero() && !s.Store.KnownGood(theirs) {
+		if err := s.verifyTip(ctx, theirs); err != nil {
+			return nil, err
+		}
+	}
 	rep := &SyncReport{Remote: remote}
+	rewound, err := s.rewoundPast(ctx, remote, theirs, ours)
+	if err != nil {
+		return nil, err
+	}
 	switch {
+	case rewound != nil && follow:
+		rep.Action = "followed the rewind"
+		err = s.replay(ctx, remote, theirs, ours, *rewound, rep)
+		if err == nil {
+			err = s.Repo.UpdateRefs(ctx, "liza: followed the rewind of "+remote, refstore.RefUpdate{Name: cas.RewoundRef(remote), Old: *rewound})
+		}
+	case rewound != nil:
+		n := s.publishedSince(ctx, theirs, ours, *rewound)
+		verb := "are"
+		if n == 1 {
+			verb = "is"
+		}
+		return nil, contracts.Invalidf("the blackboard on %s went back from %s to %s (an administrator rewound it): %s this clone had published %s not pushed again; to follow the remote, run git liza sync --follow-rewind (operations not yet published are applied again on top)",
+			remote, short(rewound.String()), short(theirs.String()), contracts.Plural(n, "operation"), verb)
+	case follow:
+		return nil, contracts.Invalidf("the blackboard on %s was not rewound: run git liza sync", remote)
 	case theirs.IsZero() && ours.IsZero():
 		return nil, contracts.Invalidf("neither here nor on %s is there a blackboard: run git liza init GOAL", remote)
 	case theirs == ours:
 		rep.Action = "up to date"
 	case ours.IsZero():
 		rep.Action = "fetched"
+		s.progress("taking %s's blackboard", remote)
 		err = s.Repo.UpdateRefs(ctx, "liza: sync from "+remote, refstore.RefUpdate{Name: refstore.StateRef, New: theirs})
 	case theirs.IsZero():
 		rep.Action = "published"
+		s.progress("publishing the blackboard to %s", remote)
 		err = s.publishState(ctx, remote, theirs, ours)
 	default:
+		var related bool
+		if related, err = s.related(ctx, ours, theirs); err != nil {
+			return nil, err
+		}
+		if !related {
+			if !o.DiscardLocal {
+				return nil, contracts.Invalidf("the blackboard here and %s's have no history in common (one was made by a second git liza init): to set this one aside and take %s's, run `git liza sync --discard-local %s`", remote, remote, remote)
+			}
+			rep.Action = "discarded the local blackboard"
+			rep.Backup = "refs/liza/offline/" + short(ours.String())
+			s.progress("setting the local blackboard aside as %s and taking %s's", rep.Backup, remote)
+			err = s.Repo.UpdateRefs(ctx, "liza: sync --discard-local with "+remote,
+				refstore.RefUpdate{Name: rep.Backup, New: ours},
+				refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
+			break
+		}
 		behind, err1 := s.Repo.IsAncestor(ctx, ours.String(), theirs.String())
 		ahead, err2 := s.Repo.IsAncestor(ctx, theirs.String(), ours.String())
 		switch {
@@ -72,12 +147,14 @@ func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) 
 		case behind:
 			rep.Action = "fast-forwarded"
 			err = s.Repo.UpdateRefs(ctx, "liza: sync from "+remote, refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
-		case ahead:
+		case ahead && s.recent(theirs, ours):
 			rep.Action = "published"
+			s.progress("publishing the operations made here to %s", remote)
 			err = s.publishState(ctx, remote, theirs, ours)
 		default:
 			rep.Action = "replayed"
-			err = s.replay(ctx, remote, theirs, ours, rep)
+			s.progress("applying the operations made here again on %s's blackboard", remote)
+			err = s.replay(ctx, remote, theirs, ours, refstore.Hash{}, rep)
 		}
 	}
 	if err != nil {
@@ -97,6 +174,70 @@ func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) 
 	return rep, nil
 }
 
+// rewoundPast returns the remote's tip before a rewind when the remote's
+// state went back past operations that ours holds and that the remote had
+// (see cas.Store.FetchState), or nil.
+func (s *Service) rewoundPast(ctx context.Context, remote string, theirs, ours refstore.Hash) (*refstore.Hash, error) {
+	was, ok, err := s.Repo.ReadRef(cas.RewoundRef(remote))
+	if err != nil || !ok {
+		return nil, err
+	}
+	if ours.IsZero() || s.publishedSince(ctx, theirs, ours, was) == 0 {
+		// Nothing here goes past the rewind: forget it, so that the next
+		// one is noticed.
+		return nil, s.Repo.UpdateRefs(ctx, "liza: "+remote+" rewind has nothing here", refstore.RefUpdate{Name: cas.RewoundRef(remote), Old: was})
+	}
+	return &was, nil
+}
+
+// publishedSince counts the commits of ours after theirs that the remote
+// once had (ancestors of was, its tip before the rewind).
+func (s *Service) publishedSince(ctx context.Context, theirs, ours, was refstore.Hash) int {
+	n := 0
+	for id := ours; !id.IsZero() && id != theirs; {
+		if ok, err := s.Repo.IsAncestor(ctx, id.String(), was.String()); err == nil && ok {
+			n++
+		}
+		c, err := s.Repo.ReadCommit(id)
+		if err != nil || len(c.Parents) == 0 {
+			break
+		}
+		id = c.Parents[0]
+	}
+	return n
+}
+
+// recent reports whether every commit of ours after theirs was made within
+// MaxClockSkew of now: a guarded remote refuses older ones, which sync
+// applies again at today's time instead of pushing them as they are.
+func (s *Service) recent(theirs, ours refstore.Hash) bool {
+	now := s.Now()
+	for id := ours; !id.IsZero() && id != theirs; {
+		c, err := s.Repo.ReadCommit(id)
+		if err != nil {
+			return false
+		}
+		if d := now.Sub(c.Author.When); d > MaxClockSkew || d < -MaxClockSkew {
+			return false
+		}
+		if len(c.Parents) == 0 {
+			break
+		}
+		id = c.Parents[0]
+	}
+	return true
+}
+
+// related reports whether two state commits share history.
+func (s *Service) related(ctx context.Context, a, b refstore.Hash) (bool, error) {
+	_, err := s.Repo.Git(ctx, "merge-base", a.String(), b.String())
+	var ge *refstore.GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // publishState pushes local state commits that sit on top of the remote's.
 func (s *Service) publishState(ctx context.Context, remote string, theirs, ours refstore.Hash) error {
 	if err := s.Repo.Push(ctx, remote, refstore.RefUpdate{Name: refstore.StateRef, Old: theirs, New: ours}); err != nil {
@@ -113,13 +254,18 @@ func (s *Service) publishState(ctx context.Context, remote string, theirs, ours 
 	return s.Repo.UpdateRefs(ctx, "liza: sync with "+remote, refstore.RefUpdate{Name: tracking, Old: was, New: ours})
 }
 
-// replay applies the local operations again on the remote's state.
-func (s *Service) replay(ctx context.Context, remote string, theirs, ours refstore.Hash, rep *SyncReport) error {
-	out, err := s.Repo.Git(ctx, "merge-base", theirs.String(), ours.String())
-	if err != nil {
-		return err
+// replay applies the local operations again on the remote's state, at
+// today's time, from the kind and input each commit recorded. When skip is
+// set (following a rewind), the operations the remote once had (ancestors
+// of skip) are left out: the remote's administrator took them back.
+func (s *Service) replay(ctx context.Context, remote string, theirs, ours, skip refstore.Hash, rep *SyncReport) error {
+	base := refstore.Hash{}
+	if !theirs.IsZero() {
+		out, err := s.Repo.Git(ctx, "merge-base", theirs.String(), ours.String())
+		if err == nil {
+			base, _ = refstore.ParseHash(strings.TrimSpace(string(out)))
+		}
 	}
-	base, _ := refstore.ParseHash(strings.TrimSpace(string(out)))
 	var todo []*refstore.Commit
 	for id := ours; id != base && !id.IsZero(); {
 		c, err := s.Repo.ReadCommit(id)
@@ -140,32 +286,48 @@ func (s *Service) replay(ctx context.Context, remote string, theirs, ours refsto
 	}
 	for i := len(todo) - 1; i >= 0; i-- {
 		c := todo[i]
+		if !skip.IsZero() {
+			if ok, err := s.Repo.IsAncestor(ctx, c.ID.String(), skip.String()); err != nil {
+				return err
+			} else if ok {
+				continue
+			}
+		}
 		subject, _, _ := strings.Cut(c.Message, "\n")
-		tr := cas.Trailers(c.Message)
-		var argv []string
-		if err := json.Unmarshal([]byte(tr["Liza-Command"]), &argv); err != nil || len(argv) == 0 {
-			rep.Refused = append(rep.Refused, subject+": it recorded no command to replay")
-			continue
-		}
-		if tr["Liza-Op"] == string(contracts.OpImport) || tr["Liza-Op"] == string(contracts.OpMerge) {
-			rep.Refused = append(rep.Refused, subject+": "+tr["Liza-Op"]+" is not replayed; run it again by hand")
-			continue
-		}
-		if s.Replay == nil {
-			rep.Refused = append(rep.Refused, subject+": this front end cannot replay it; run git liza sync")
-			continue
-		}
-		agent := tr["Liza-Agent"]
-		if agent == "human" {
-			agent = ""
-		}
-		if err := s.Replay(ctx, agent, argv); err != nil {
+		if err := s.applyAgain(ctx, c); err != nil {
 			rep.Refused = append(rep.Refused, subject+": "+firstLine(err.Error()))
 			continue
 		}
 		rep.Replayed = append(rep.Replayed, subject)
 	}
 	return nil
+}
+
+// applyAgain writes the operation a commit recorded again, as its agent, on
+// the current tip at today's time.
+func (s *Service) applyAgain(ctx context.Context, c *refstore.Commit) error {
+	rec, err := ReadRecorded(c.Message)
+	if err != nil {
+		return err
+	}
+	switch rec.Kind {
+	case "":
+		return fmt.Errorf("it recorded no operation to apply again")
+	case kindImport, kindMerge.name:
+		return fmt.Errorf("%s is not replayed; run it again by hand", rec.Op)
+	}
+	k, ok := kinds[rec.Kind]
+	if !ok {
+		return fmt.Errorf("unknown operation %q", rec.Kind)
+	}
+	as := s.As(rec.Agent, rec.Generation)
+	if k.prepare != nil {
+		if err := k.prepare(ctx, as, rec.Input); err != nil {
+			return err
+		}
+	}
+	_, err = as.update(ctx, Call{RequestID: rec.Request}, as.recorded(k, rec.Input, nil))
+	return err
 }
 
 // syncIntegration makes sure the integration branch exists on both sides:

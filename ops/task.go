@@ -62,59 +62,95 @@ func (s *Service) AddTask(ctx context.Context, r AddTaskRequest) (*TaskResult, e
 	if t.DependsOn == nil {
 		t.DependsOn = contracts.StringList{}
 	}
-	res, err := s.update(ctx, r.Call, cas.Op{
-		Name: contracts.OpAdd,
-		Apply: func(tx *cas.Tx) (any, error) {
-			live, archived, err := tx.HasTask(t.ID)
-			if err != nil {
-				return nil, err
-			}
-			if live || archived {
-				return nil, contracts.Invalidf("task %s already exists", t.ID)
-			}
-			for _, d := range t.DependsOn {
-				if live, archived, err := tx.HasTask(d); err != nil {
-					return nil, err
-				} else if !live && !archived {
-					return nil, contracts.Invalidf("task %s depends on unknown task %s", t.ID, d)
-				}
-			}
-			m, err := tx.Meta()
-			if err != nil {
-				return nil, err
-			}
-			if t.SpecRef != "" {
-				if err := s.checkSpecAt(t.SpecRef, m.Config.IntegrationBranch); err != nil {
-					return nil, err
-				}
-			}
-			now := tx.NowString()
-			nt := t
-			nt.Created = now
-			nt.History = []*contracts.HistoryEvent{{Time: now, Event: "created", Agent: contracts.ActorName(tx.Actor)}}
-			tx.PutTask(&nt)
-			m.Sprint.Scope.Planned = append(m.Sprint.Scope.Planned, t.ID)
-			tx.PutMeta(m)
-			if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{Time: now, Event: "task_added", Task: t.ID, Agent: contracts.ActorName(tx.Actor)}); err != nil {
-				return nil, err
-			}
-			subject := fmt.Sprintf("add %s%s", t.ID, by(tx.Actor))
-			if r.FromDiscovery != 0 {
-				disc, err := convert(tx, r.FromDiscovery, t.ID)
-				if err != nil {
-					return nil, err
-				}
-				subject = fmt.Sprintf("add %s from %s%s", t.ID, disc, by(tx.Actor))
-			}
-			tx.Describe(subject, t.ID)
-			return map[string]string{"id": t.ID, "status": string(t.Status)}, nil
-		},
-	})
+	if r.FromDiscovery < 0 {
+		return nil, contracts.Invalidf("--from-discovery takes a discovery number")
+	}
+	// The spec must be in the repository: a check of git, which the live
+	// add makes inside its attempt (it needs the integration branch's name).
+	checkSpec := func(tx *cas.Tx) error {
+		if t.SpecRef == "" {
+			return nil
+		}
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		return s.checkSpecAt(t.SpecRef, m.Config.IntegrationBranch)
+	}
+	in := addInput{ID: t.ID, Description: t.Description, SpecRef: t.SpecRef, DoneWhen: t.DoneWhen, Scope: t.Scope, Priority: t.Priority,
+		DependsOn: t.DependsOn, Paths: t.Paths, MaxFiles: t.MaxFiles, MaxLOC: t.MaxLOC, Draft: t.Status == contracts.Draft,
+		FromDiscovery: r.FromDiscovery}
+	res, err := s.write(ctx, r.Call, kindAdd, in, checkSpec)
 	if err != nil {
 		return nil, err
 	}
 	return &TaskResult{ID: t.ID, Status: t.Status, Verb: "added", Written: written(res)}, nil
 }
+
+// addInput is what task add records: the task's own fields.
+type addInput struct {
+	ID          string               `json:"id"`
+	Description string               `json:"description"`
+	SpecRef     string               `json:"spec_ref,omitempty"`
+	DoneWhen    string               `json:"done_when,omitempty"`
+	Scope       string               `json:"scope,omitempty"`
+	Priority    int                  `json:"priority"`
+	DependsOn   contracts.StringList `json:"depends_on"`
+	Paths       contracts.StringList `json:"paths,omitempty"`
+	MaxFiles    int                  `json:"max_files,omitempty"`
+	MaxLOC      int                  `json:"max_loc,omitempty"`
+	Draft       bool                 `json:"draft,omitempty"`
+	// FromDiscovery is the discovery the task comes from (disc-N).
+	FromDiscovery int `json:"from_discovery,omitempty"`
+}
+
+var kindAdd = def("add", contracts.OpAdd, func(tx *cas.Tx, in *addInput) (any, error) {
+	t := contracts.Task{ID: in.ID, Description: in.Description, SpecRef: in.SpecRef, DoneWhen: in.DoneWhen, Scope: in.Scope,
+		Priority: in.Priority, DependsOn: in.DependsOn, Paths: in.Paths, MaxFiles: in.MaxFiles, MaxLOC: in.MaxLOC, Status: contracts.Unclaimed}
+	if in.Draft {
+		t.Status = contracts.Draft
+	}
+	if t.DependsOn == nil {
+		t.DependsOn = contracts.StringList{}
+	}
+	if err := contracts.ValidTaskID(t.ID); err != nil {
+		return nil, err
+	}
+	live, archived, err := tx.HasTask(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	if live || archived {
+		return nil, contracts.Invalidf("task %s already exists", t.ID)
+	}
+	for _, d := range t.DependsOn {
+		if live, archived, err := tx.HasTask(d); err != nil {
+			return nil, err
+		} else if !live && !archived {
+			return nil, contracts.Invalidf("task %s depends on unknown task %s", t.ID, d)
+		}
+	}
+	now := tx.NowString()
+	t.Created = now
+	t.History = []*contracts.HistoryEvent{{Time: now, Event: "created", Agent: contracts.ActorName(tx.Actor)}}
+	tx.PutTask(&t)
+	if err := tx.Plan(t.ID); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{Time: now, Event: "task_added", Task: t.ID, Agent: contracts.ActorName(tx.Actor)}); err != nil {
+		return nil, err
+	}
+	subject := fmt.Sprintf("add %s%s", t.ID, by(tx.Actor))
+	if in.FromDiscovery != 0 {
+		disc, err := convert(tx, in.FromDiscovery, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		subject = fmt.Sprintf("add %s from %s%s", t.ID, disc, by(tx.Actor))
+	}
+	tx.Describe(subject, t.ID)
+	return map[string]string{"id": t.ID, "status": string(t.Status)}, nil
+})
 
 // FinalizeRequest moves a DRAFT task to UNCLAIMED.
 type FinalizeRequest struct {
@@ -125,29 +161,53 @@ type FinalizeRequest struct {
 // Finalize moves a DRAFT task to UNCLAIMED once it passes every gate of
 // seed 004's task definition ("Tasks missing any gate remain DRAFT"): a
 // spec reference whose file is in the repository, a done_when, a scope,
-// and dependencies that are on the board. The spec file is checked before
-// the operation, which reads only the state.
+// and dependencies that are on the board. The spec file is a check of git,
+// which the live finalize makes inside its attempt.
 func (s *Service) Finalize(ctx context.Context, r FinalizeRequest) (*TaskResult, error) {
 	if err := contracts.ValidTaskID(r.Task); err != nil {
 		return nil, err
 	}
-	var spec string
-	if err := s.view(func(tx *cas.Tx) error {
+	res, err := s.write(ctx, r.Call, kindFinalize, taskInput{Task: r.Task}, func(tx *cas.Tx) error {
 		t, err := tx.MustTask(r.Task)
-		if err == nil {
-			spec = t.SpecRef
+		if err != nil || t.Status != contracts.Draft || t.SpecRef == "" {
+			return err // the operation says what is wrong
 		}
-		return err
-	}); err != nil {
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		if err := s.checkSpecAt(t.SpecRef, m.Config.IntegrationBranch); err != nil {
+			if Class(err) == contracts.CodeInvalid {
+				return contracts.Invalidf("task %s cannot be finalized: %v", t.ID, err)
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	specErr := error(nil)
-	if spec != "" {
-		specErr = s.checkSpecNow(ctx, spec)
-	}
-	return s.transition(ctx, r.Call, contracts.OpFinalize, r.Task, contracts.Unclaimed, "finalized", func(tx *cas.Tx, t *contracts.Task) error {
+	return &TaskResult{ID: r.Task, Status: contracts.Unclaimed, Verb: "finalized", Written: written(res)}, nil
+}
+
+// taskInput is the input of an operation on one task that takes nothing
+// else.
+type taskInput struct {
+	Task string `json:"task"`
+}
+
+var kindFinalize = def("finalize", contracts.OpFinalize, func(tx *cas.Tx, in *taskInput) (any, error) {
+	return transition(tx, contracts.OpFinalize, in.Task, contracts.Unclaimed, "finalized", func(t *contracts.Task) error {
 		if t.Status != contracts.Draft {
 			return contracts.Invalidf("task %s is %s, not DRAFT", t.ID, t.Status)
+		}
+		if tx.Rules < contracts.RulesWhole {
+			for _, req := range []struct{ field, val string }{{"spec_ref", t.SpecRef}, {"done_when", t.DoneWhen}} {
+				if req.val == "" {
+					return contracts.Invalidf("task %s cannot be finalized: it has no %s", t.ID, req.field)
+				}
+			}
+			return nil
 		}
 		if err := taskGates(t); err != nil {
 			return contracts.Invalidf("task %s cannot be finalized: %v", t.ID, err)
@@ -159,14 +219,29 @@ func (s *Service) Finalize(ctx context.Context, r FinalizeRequest) (*TaskResult,
 				return contracts.Invalidf("task %s cannot be finalized: it depends on unknown task %s", t.ID, d)
 			}
 		}
-		if t.SpecRef != spec {
-			return contracts.Errorf(contracts.CodeContention, "task %s changed while it was being finalized; try again", t.ID)
-		}
-		if specErr != nil && Class(specErr) == contracts.CodeInvalid {
-			return contracts.Invalidf("task %s cannot be finalized: %v", t.ID, specErr)
-		}
-		return specErr
+		return nil
 	})
+})
+
+// transition moves one task to status `to` after check accepted it,
+// recording event in the task's history.
+func transition(tx *cas.Tx, op contracts.Op, id string, to contracts.Status, event string, check func(t *contracts.Task) error) (any, error) {
+	t, err := tx.MustTask(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := check(t); err != nil {
+		return nil, err
+	}
+	if err := contracts.CheckTransition(t.ID, t.Status, to); err != nil {
+		return nil, err
+	}
+	from := t.Status
+	t.Status = to
+	t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: contracts.ActorName(tx.Actor), From: string(from), To: string(to)})
+	tx.PutTask(t)
+	tx.Describe(fmt.Sprintf("%s %s%s", op, id, by(tx.Actor)), id)
+	return map[string]string{"id": id, "status": string(to)}, nil
 }
 
 // checkSpecNow checks a spec reference against HEAD and the integration
@@ -177,39 +252,6 @@ func (s *Service) checkSpecNow(ctx context.Context, ref string) error {
 		return err
 	}
 	return s.checkSpecAt(ref, cfg.IntegrationBranch)
-}
-
-// transition runs an operation that moves one task to status `to` after
-// check accepted it, recording event in the task's history.
-func (s *Service) transition(ctx context.Context, call Call, op contracts.Op, id string, to contracts.Status, event string, check func(tx *cas.Tx, t *contracts.Task) error) (*TaskResult, error) {
-	if err := contracts.ValidTaskID(id); err != nil {
-		return nil, err
-	}
-	res, err := s.update(ctx, call, cas.Op{
-		Name: op,
-		Apply: func(tx *cas.Tx) (any, error) {
-			t, err := tx.MustTask(id)
-			if err != nil {
-				return nil, err
-			}
-			if err := check(tx, t); err != nil {
-				return nil, err
-			}
-			if err := contracts.CheckTransition(t.ID, t.Status, to); err != nil {
-				return nil, err
-			}
-			from := t.Status
-			t.Status = to
-			t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: contracts.ActorName(tx.Actor), From: string(from), To: string(to)})
-			tx.PutTask(t)
-			tx.Describe(fmt.Sprintf("%s %s%s", op, id, by(tx.Actor)), id)
-			return map[string]string{"id": id, "status": string(to)}, nil
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &TaskResult{ID: id, Status: to, Verb: event, Written: written(res)}, nil
 }
 
 // checkSpecAt checks a spec reference against HEAD and the integration

@@ -313,7 +313,13 @@ func (s *Service) unsafeToRemove(ctx context.Context, w worktree.Info, integ str
 	if ok, err := worktree.BranchMerged(ctx, s.Repo, w.ID, integ); err != nil {
 		return "", err
 	} else if !ok {
-		return fmt.Sprintf("branch %s has commits not on %s", worktree.Branch(w.ID), name), nil
+		msg := fmt.Sprintf("branch %s has commits not on %s", worktree.Branch(w.ID), name)
+		if r := s.Store.Remote; r != "" {
+			// A merge made in another clone moved the remote's integration
+			// branch; this clone's follows it on sync.
+			msg += fmt.Sprintf(" here (if it was merged on %s, git liza sync brings %s here; then prune again)", r, name)
+		}
+		return msg, nil
 	}
 	if w.Head != "" {
 		if ok, err := s.Repo.IsAncestor(ctx, w.Head, integ); err != nil {

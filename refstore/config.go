@@ -13,7 +13,7 @@ import (
 // that hot paths stay one process; include.path is followed, includeIf is
 // not.
 func (r *Repo) Config(key string) (string, bool) {
-	r.configOnce.Do(func() { r.config = loadConfigs(r) })
+	r.configOnce.Do(r.loadConfig)
 	want := normalKey(key)
 	val, found := "", false
 	for _, e := range r.config {
@@ -25,6 +25,16 @@ func (r *Repo) Config(key string) (string, bool) {
 		val, found = v, true
 	}
 	return val, found
+}
+
+// loadConfig reads the config files, or asks git in a repository read
+// through git's plumbing.
+func (r *Repo) loadConfig() {
+	if r.plumbing != "" {
+		r.config = r.gitConfig()
+	} else {
+		r.config = loadConfigs(r)
+	}
 }
 
 // normalKey spells a key as configEntry does: section and name in lower

@@ -1,8 +1,11 @@
 // Package refstore is the only package that talks to git. It finds the
-// repository, reads git's formats itself (loose and packed objects, refs,
-// config), writes loose objects, and moves refs only with git's own
-// update-ref, so that lock files, packed refs and reflogs are honoured
-// exactly as every other git command honours them.
+// repository, reads git's formats itself (loose and packed objects with
+// SHA-1 or SHA-256 ids, refs, config), writes loose objects, and moves refs
+// only with git's own update-ref, so that lock files, packed refs and
+// reflogs are honoured exactly as every other git command honours them. A
+// repository whose format it does not know it reads through git's plumbing
+// (format.go); the objects a partial clone lacks it asks git for, which
+// fetches them (clones.go).
 package refstore
 
 import (

@@ -12,10 +12,34 @@ import (
 	"github.com/liza-dev/git-liza/contracts"
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if templates != "" {
+		os.RemoveAll(templates)
+	}
+	os.Exit(code)
+}
+
+// templates holds repositories built once and copied by the tests that
+// use them; TestMain removes it.
+var templates string
+
+func templateDir(t *testing.T) string {
+	t.Helper()
+	if templates == "" {
+		d, err := os.MkdirTemp("", "refstore-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		templates = realpath(t, d)
+	}
+	return templates
+}
+
 // gitEnv pins everything that would make git's answers depend on the
 // machine: no system config, an empty global config, a fixed identity, and
 // none of the variables that redirect repository discovery.
-func gitEnv(t *testing.T) {
+func gitEnv(t testing.TB) {
 	t.Helper()
 	home := t.TempDir()
 	global := filepath.Join(home, "gitconfig")
@@ -37,10 +61,57 @@ func gitEnv(t *testing.T) {
 	} {
 		unsetenv(t, k)
 	}
+	if mode.plumbing {
+		// As `git -c liza.readThroughGit=true liza ...` passes it down.
+		t.Setenv("GIT_CONFIG_PARAMETERS", "'"+PlumbingKey+"'='true'")
+	}
+}
+
+// repoMode is how this package's tests make and open repositories: the
+// object format newRepo gives them, and whether Open reads them through
+// git's plumbing (PlumbingKey, set by gitEnv).
+type repoMode struct {
+	name     string
+	format   string
+	plumbing bool
+}
+
+// mode is the mode of the test running; eachMode changes it.
+var mode = repoMode{name: "sha1", format: "sha1"}
+
+var (
+	fileModes = []repoMode{{"sha1", "sha1", false}, {"sha256", "sha256", false}}
+	allModes  = append(fileModes, repoMode{"sha1-plumbing", "sha1", true}, repoMode{"sha256-plumbing", "sha256", true})
+)
+
+// eachMode runs test once in each of modes, as a subtest named after it.
+// The tests of this package cannot run in parallel (they set the
+// environment), so a package variable holds the mode.
+func eachMode(t *testing.T, modes []repoMode, test func(t *testing.T)) {
+	t.Helper()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			old := mode
+			mode = m
+			defer func() { mode = old }()
+			test(t)
+		})
+	}
+}
+
+// missingID is an id in the mode's format that no repository has.
+func missingID() Hash {
+	h, _ := ParseHash(strings.Repeat("1", 2*algoOf(mode.format).size()))
+	return h
+}
+
+func algoOf(format string) hashAlgo {
+	a, _ := parseAlgo(format)
+	return a
 }
 
 // unsetenv removes k for the duration of the test.
-func unsetenv(t *testing.T, k string) {
+func unsetenv(t testing.TB, k string) {
 	t.Helper()
 	t.Setenv(k, "")
 	os.Unsetenv(k)
@@ -85,7 +156,7 @@ func newRepo(t *testing.T) string {
 	t.Helper()
 	gitEnv(t)
 	dir := realpath(t, t.TempDir())
-	git(t, dir, "init", "-q", "-b", "main")
+	git(t, dir, "init", "-q", "-b", "main", "--object-format="+mode.format)
 	writeFile(t, filepath.Join(dir, "README"), "hello\n")
 	writeFile(t, filepath.Join(dir, "dir", "file.txt"), "in a dir\n")
 	git(t, dir, "add", ".")
@@ -99,6 +170,13 @@ func open(t *testing.T, dir string) *Repo {
 	r, err := Open(dir)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	t.Cleanup(func() { r.Close() })
+	if got := r.Plumbing() != ""; got != mode.plumbing {
+		t.Fatalf("Open(%s): read through git %v (%q), want %v", dir, got, r.Plumbing(), mode.plumbing)
+	}
+	if got := r.ObjectFormat(); got != mode.format {
+		t.Fatalf("Open(%s): object format %s, want %s", dir, got, mode.format)
 	}
 	return r
 }

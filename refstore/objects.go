@@ -135,13 +135,16 @@ func (r *Repo) ReadTree(id Hash) ([]TreeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each entry is "<mode> <name>\0" and the id in binary, as long as
+	// the repository's ids.
+	end := 1 + r.algo.size()
 	n := 0
 	for rest := data; len(rest) > 0; n++ {
 		nul := bytes.IndexByte(rest, 0)
-		if nul < 0 || len(rest) < nul+21 {
+		if nul < 0 || len(rest) < nul+end {
 			return nil, fmt.Errorf("tree %s is corrupt", id)
 		}
-		rest = rest[nul+21:]
+		rest = rest[nul+end:]
 	}
 	entries := make([]TreeEntry, 0, n)
 	for len(data) > 0 {
@@ -150,10 +153,9 @@ func (r *Repo) ReadTree(id Hash) ([]TreeEntry, error) {
 		if sp < 0 || nul < sp {
 			return nil, fmt.Errorf("tree %s is corrupt", id)
 		}
-		var h Hash
-		copy(h[:], data[nul+1:nul+21])
+		h := hashFromBytes(r.algo, data[nul+1:nul+end])
 		entries = append(entries, TreeEntry{Mode: internMode(data[:sp]), Name: string(data[sp+1 : nul]), ID: h})
-		data = data[nul+21:]
+		data = data[nul+end:]
 	}
 	return entries, nil
 }
@@ -181,7 +183,10 @@ func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
 	SortTree(entries)
 	size := 0
 	for _, e := range entries {
-		size += len(e.Mode) + len(e.Name) + 22
+		if err := r.checkFormat(e.ID); err != nil {
+			return Hash{}, fmt.Errorf("tree entry %s: %w", e.Name, err)
+		}
+		size += len(e.Mode) + len(e.Name) + 2 + r.algo.size()
 	}
 	b := make([]byte, 0, size)
 	for _, e := range entries {
@@ -193,7 +198,7 @@ func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
 		b = append(b, ' ')
 		b = append(b, e.Name...)
 		b = append(b, 0)
-		b = append(b, e.ID[:]...)
+		b = append(b, e.ID.bytes()...)
 	}
 	return r.odb.write(objTree, b)
 }
@@ -309,6 +314,11 @@ func (r *Repo) ReadCommit(id Hash) (*Commit, error) {
 // WriteCommit stores a commit with the given tree, parents, author and
 // message; the committer is the author.
 func (r *Repo) WriteCommit(tree Hash, parents []Hash, author Signature, message string) (Hash, error) {
+	for _, id := range append([]Hash{tree}, parents...) {
+		if err := r.checkFormat(id); err != nil {
+			return Hash{}, fmt.Errorf("writing a commit: %w", err)
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "tree %s\n", tree)
 	for _, p := range parents {
@@ -320,6 +330,15 @@ func (r *Repo) WriteCommit(tree Hash, parents []Hash, author Signature, message 
 		b.WriteByte('\n')
 	}
 	return r.odb.write(objCommit, []byte(b.String()))
+}
+
+// checkFormat refuses an id of the other object format than the
+// repository's, which would make a corrupt object.
+func (r *Repo) checkFormat(id Hash) error {
+	if id.algo() != r.algo {
+		return fmt.Errorf("%s is not a %s object id", id, r.algo)
+	}
+	return nil
 }
 
 // HasObject reports whether the object exists.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/zlib"
-	"crypto/sha1"
 	"errors"
 	"fmt"
 	"hash/adler32"
@@ -75,6 +74,21 @@ type odb struct {
 	// dirs are the object directories, the repository's own first (where
 	// new objects go), then its alternates.
 	dirs []string
+	algo hashAlgo
+
+	// git reads and writes objects through git's plumbing: every object
+	// when plumbing is set, else only those a partial clone lacks, which
+	// git fetches from the promisor remote. promisorOf says, when first
+	// asked, whether this is a partial clone; fill, run at the first
+	// object found missing there, fetches in one go what the clone lacks
+	// of the blackboard.
+	git          *gitObjects
+	plumbing     bool
+	promisorOf   func() bool
+	promisorOnce sync.Once
+	isPromisor   bool
+	fill         func()
+	fillOnce     sync.Once
 
 	mu      sync.Mutex
 	packs   []*pack
@@ -115,11 +129,11 @@ type cachedObject struct {
 // newODB opens the object database whose own directory is objects,
 // honouring GIT_OBJECT_DIRECTORY and GIT_ALTERNATE_OBJECT_DIRECTORIES as git
 // does (git sets both for hooks that run during a push).
-func newODB(objects string) *odb {
+func newODB(objects string, algo hashAlgo) *odb {
 	if d := os.Getenv("GIT_OBJECT_DIRECTORY"); d != "" {
 		objects = d
 	}
-	o := &odb{cache: map[cacheKey]cachedObject{}}
+	o := &odb{algo: algo, cache: map[cacheKey]cachedObject{}}
 	seen := map[string]bool{}
 	var add func(dir string, depth int)
 	add = func(dir string, depth int) {
@@ -155,27 +169,99 @@ func newODB(objects string) *odb {
 	return o
 }
 
+// promisor reports whether objects may be missing because a promisor
+// remote holds them.
+func (o *odb) promisor() bool {
+	o.promisorOnce.Do(func() {
+		if o.promisorOf != nil {
+			o.isPromisor = o.promisorOf()
+		}
+	})
+	return o.isPromisor
+}
+
 // read returns an object's type and contents.
 func (o *odb) read(id Hash) (objType, []byte, error) {
-	for rescanned := false; ; rescanned = true {
-		t, data, ok, err := o.readLoose(id)
-		if ok || err != nil {
+	if o.plumbing {
+		return o.readThroughGit(id)
+	}
+	if id.algo() != o.algo {
+		return 0, nil, fmt.Errorf("%w: %s is not a %s id", errNoObject, id, o.algo)
+	}
+	t, data, ok, err := o.readLocal(id, false)
+	if ok || err != nil {
+		return t, data, err
+	}
+	// A concurrent gc may have moved the object from a loose file into a
+	// pack this process has not seen: look again once.
+	if t, data, ok, err = o.readLocal(id, true); ok || err != nil {
+		return t, data, err
+	}
+	if !o.promisor() {
+		return 0, nil, fmt.Errorf("%w: %s", errNoObject, id)
+	}
+	// A partial clone lacks it: fetch what the clone lacks of the
+	// blackboard, in one go and once per process, and look again; then
+	// ask git, which fetches any other object from the promisor remote.
+	if o.fillNow() {
+		if t, data, ok, err = o.readLocal(id, true); ok || err != nil {
 			return t, data, err
-		}
-		t, data, ok, err = o.readPacked(id, rescanned)
-		if ok || err != nil {
-			return t, data, err
-		}
-		// A concurrent gc may have moved the object from a loose file
-		// into a pack this process has not seen: look again once.
-		if rescanned {
-			return 0, nil, fmt.Errorf("%w: %s", errNoObject, id)
 		}
 	}
+	return o.readThroughGit(id)
+}
+
+func (o *odb) readLocal(id Hash, rescan bool) (objType, []byte, bool, error) {
+	t, data, ok, err := o.readLoose(id)
+	if ok || err != nil {
+		return t, data, ok, err
+	}
+	return o.readPacked(id, rescan)
+}
+
+// fillNow runs fill unless it has run, and reports whether it ran now.
+func (o *odb) fillNow() bool {
+	ran := false
+	if o.fill != nil {
+		o.fillOnce.Do(func() { o.fill(); ran = true })
+	}
+	return ran
+}
+
+// readThroughGit reads an object with git cat-file, which fetches what a
+// partial clone lacks from its promisor remote.
+func (o *odb) readThroughGit(id Hash) (objType, []byte, error) {
+	t, data, ok, err := o.git.read(id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !ok {
+		return 0, nil, fmt.Errorf("%w: %s", errNoObject, id)
+	}
+	return t, data, nil
 }
 
 // has reports whether the object exists, without reading it.
 func (o *odb) has(id Hash) bool {
+	if o.plumbing {
+		ok, err := o.git.has(id)
+		return ok && err == nil
+	}
+	if id.algo() != o.algo {
+		return false
+	}
+	if o.hasLocal(id) {
+		return true
+	}
+	if o.promisor() {
+		ok, err := o.git.has(id)
+		return ok && err == nil
+	}
+	return false
+}
+
+// hasLocal reports whether the object is in the object directories.
+func (o *odb) hasLocal(id Hash) bool {
 	hex := id.String()
 	for _, d := range o.dirs {
 		if _, err := os.Stat(filepath.Join(d, hex[:2], hex[2:])); err == nil {
@@ -270,7 +356,7 @@ func (o *odb) packList(rescan bool) ([]*pack, error) {
 			}
 			p := known[path]
 			if p == nil {
-				p = &pack{path: path}
+				p = &pack{path: path, algo: o.algo}
 			}
 			list = append(list, found{p, fi.ModTime().UnixNano()})
 		}
@@ -397,12 +483,15 @@ func (o *odb) remember(key cacheKey, t objType, data []byte) {
 // which is then renamed into place. An object that exists already is not
 // written again.
 func (o *odb) write(t objType, data []byte) (Hash, error) {
+	if o.plumbing {
+		return o.git.write(t, data, o.algo)
+	}
 	header := t.String() + " " + strconv.Itoa(len(data)) + "\x00"
-	h := sha1.New()
+	h := o.algo.new()
 	io.WriteString(h, header)
 	h.Write(data)
-	var id Hash
-	h.Sum(id[:0])
+	var sum [sha256Size]byte
+	id := hashFromBytes(o.algo, h.Sum(sum[:0]))
 	hex := id.String()
 	dir := filepath.Join(o.dirs[0], hex[:2])
 	final := filepath.Join(dir, hex[2:])

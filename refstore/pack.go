@@ -16,7 +16,8 @@ import (
 // finding an object costs the same in a pack of a hundred objects as in
 // one of millions.
 type pack struct {
-	path string // without .idx or .pack
+	path string   // without .idx or .pack
+	algo hashAlgo // the length of the ids in the index
 
 	once   sync.Once
 	err    error
@@ -70,15 +71,15 @@ func (p *pack) load() error {
 	return nil
 }
 
-// name reads the id of the i-th object in index order.
-func (p *pack) name(i uint32) (Hash, error) {
-	var h Hash
-	at := int64(256*4) + int64(i)*24 + 4 // v1: offset, then id
-	if p.v2 {
-		at = 8 + 256*4 + int64(i)*20
+// nameAt is where the id of the i-th object in index order starts: in a
+// version 1 index each entry is a 4-byte offset and the id; in version 2
+// the ids come as one table after the fan-out.
+func (p *pack) nameAt(i uint32) int64 {
+	sz := int64(p.algo.size())
+	if !p.v2 {
+		return int64(256*4) + int64(i)*(4+sz) + 4
 	}
-	_, err := p.idx.ReadAt(h[:], at)
-	return h, err
+	return 8 + 256*4 + int64(i)*sz
 }
 
 // find looks id up in the index and returns its offset in the pack.
@@ -86,18 +87,23 @@ func (p *pack) find(id Hash) (int64, bool, error) {
 	if err := p.open(); err != nil {
 		return 0, false, err
 	}
-	lo := uint32(0)
-	if id[0] > 0 {
-		lo = p.fanout[id[0]-1]
+	want := id.bytes()
+	if len(want) != p.algo.size() {
+		return 0, false, nil
 	}
-	hi := p.fanout[id[0]]
+	lo := uint32(0)
+	if want[0] > 0 {
+		lo = p.fanout[want[0]-1]
+	}
+	hi := p.fanout[want[0]]
+	var buf [sha256Size]byte
+	name := buf[:len(want)]
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		h, err := p.name(mid)
-		if err != nil {
+		if _, err := p.idx.ReadAt(name, p.nameAt(mid)); err != nil {
 			return 0, false, fmt.Errorf("%s.idx: %w", p.path, err)
 		}
-		switch c := bytes.Compare(id[:], h[:]); {
+		switch c := bytes.Compare(want, name); {
 		case c == 0:
 			off, err := p.offset(mid)
 			return off, err == nil, err
@@ -114,13 +120,15 @@ func (p *pack) find(id Hash) (int64, bool, error) {
 func (p *pack) offset(i uint32) (int64, error) {
 	var b [8]byte
 	if !p.v2 {
-		if _, err := p.idx.ReadAt(b[:4], int64(256*4)+int64(i)*24); err != nil {
+		if _, err := p.idx.ReadAt(b[:4], p.nameAt(i)-4); err != nil {
 			return 0, err
 		}
 		return int64(binary.BigEndian.Uint32(b[:4])), nil
 	}
+	// After the ids: a CRC-32 per object, then a 4-byte offset per
+	// object, then the 8-byte offsets that do not fit in 31 bits.
 	n := int64(p.count)
-	small := 8 + 256*4 + n*20 + n*4
+	small := p.nameAt(p.count) + n*4
 	if _, err := p.idx.ReadAt(b[:4], small+int64(i)*4); err != nil {
 		return 0, err
 	}
@@ -188,11 +196,12 @@ func (p *pack) entry(off int64) (*packEntry, error) {
 		}
 		e.base = off - rel
 	case objRefDelta:
-		if i+20 > len(b) {
+		sz := p.algo.size()
+		if i+sz > len(b) {
 			return nil, errors.New("corrupt delta base id")
 		}
-		copy(e.baseID[:], b[i:i+20])
-		i += 20
+		e.baseID = hashFromBytes(p.algo, b[i:i+sz])
+		i += sz
 	default:
 		return nil, fmt.Errorf("unknown entry type %d", e.t)
 	}

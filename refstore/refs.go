@@ -57,6 +57,7 @@ type RefTxn struct {
 	args    []string
 	started chan error // the result of starting the process
 	done    bool
+	algo    hashAlgo // the repository's, to spell the null id
 }
 
 // BeginRefs starts a ref transaction; reason is the reflog message. The
@@ -70,7 +71,7 @@ func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTxn, error) {
 	if reason != "" {
 		args = append(args, "-m", reason)
 	}
-	t := &RefTxn{args: args[2:], started: make(chan error, 1)}
+	t := &RefTxn{args: args[2:], started: make(chan error, 1), algo: r.algo}
 	t.cmd = exec.CommandContext(ctx, "git", args...)
 	t.cmd.Dir = r.Dir()
 	t.cmd.Env = append(os.Environ(), RefUpdateEnv+"=1")
@@ -112,11 +113,19 @@ func (t *RefTxn) Commit(updates ...RefUpdate) error {
 	}
 	var in strings.Builder
 	in.WriteString("start\n")
+	// The null id that says "must not exist" is as long as the
+	// repository's ids: git refuses 40 zeros in a SHA-256 repository.
+	spell := func(h Hash) string {
+		if h.IsZero() {
+			return t.algo.nullHex()
+		}
+		return h.String()
+	}
 	for _, u := range updates {
 		if u.New.IsZero() {
-			fmt.Fprintf(&in, "delete %s %s\n", u.Name, u.Old)
+			fmt.Fprintf(&in, "delete %s %s\n", u.Name, spell(u.Old))
 		} else {
-			fmt.Fprintf(&in, "update %s %s %s\n", u.Name, u.New, u.Old)
+			fmt.Fprintf(&in, "update %s %s %s\n", u.Name, u.New, spell(u.Old))
 		}
 	}
 	in.WriteString("prepare\ncommit\n")

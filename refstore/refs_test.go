@@ -35,208 +35,226 @@ func wantRef(t *testing.T, r *Repo, name string, want Hash) {
 }
 
 func TestUpdateRefsCreate(t *testing.T) {
-	r, c1, c2 := twoCommits(t)
-	ctx := context.Background()
-	if err := r.UpdateRefs(ctx, "liza: init", RefUpdate{Name: StateRef, Old: ZeroID, New: c1}); err != nil {
-		t.Fatal(err)
-	}
-	wantRef(t, r, StateRef, c1)
-	// The reflog records the reason, even for a ref outside refs/heads.
-	if got := git(t, r.Dir(), "log", "-g", "--format=%gs", StateRef); got != "liza: init" {
-		t.Errorf("reflog %q", got)
-	}
+	eachMode(t, allModes, func(t *testing.T) {
+		r, c1, c2 := twoCommits(t)
+		ctx := context.Background()
+		if err := r.UpdateRefs(ctx, "liza: init", RefUpdate{Name: StateRef, Old: ZeroID, New: c1}); err != nil {
+			t.Fatal(err)
+		}
+		wantRef(t, r, StateRef, c1)
+		// The reflog records the reason, even for a ref outside refs/heads.
+		if got := git(t, r.Dir(), "log", "-g", "--format=%gs", StateRef); got != "liza: init" {
+			t.Errorf("reflog %q", got)
+		}
 
-	// Creating it again loses: it exists.
-	err := r.UpdateRefs(ctx, "again", RefUpdate{Name: StateRef, Old: ZeroID, New: c2})
-	if !errors.Is(err, ErrStale) {
-		t.Fatalf("create of an existing ref: %v, want ErrStale", err)
-	}
-	wantRef(t, r, StateRef, c1)
+		// Creating it again loses: it exists.
+		err := r.UpdateRefs(ctx, "again", RefUpdate{Name: StateRef, Old: ZeroID, New: c2})
+		if !errors.Is(err, ErrStale) {
+			t.Fatalf("create of an existing ref: %v, want ErrStale", err)
+		}
+		wantRef(t, r, StateRef, c1)
 
-	// A move from the right old value works.
-	if err := r.UpdateRefs(ctx, "move", RefUpdate{Name: StateRef, Old: c1, New: c2}); err != nil {
-		t.Fatal(err)
-	}
-	wantRef(t, r, StateRef, c2)
+		// A move from the right old value works.
+		if err := r.UpdateRefs(ctx, "move", RefUpdate{Name: StateRef, Old: c1, New: c2}); err != nil {
+			t.Fatal(err)
+		}
+		wantRef(t, r, StateRef, c2)
+	})
 }
 
 func TestUpdateRefsStaleOld(t *testing.T) {
-	r, c1, c2 := twoCommits(t)
-	ctx := context.Background()
-	git(t, r.Dir(), "update-ref", StateRef, c2.String())
-	err := r.UpdateRefs(ctx, "stale", RefUpdate{Name: StateRef, Old: c1, New: c1})
-	if !errors.Is(err, ErrStale) {
-		t.Fatalf("stale old value: %v, want ErrStale", err)
-	}
-	wantRef(t, r, StateRef, c2)
+	eachMode(t, allModes, func(t *testing.T) {
+		r, c1, c2 := twoCommits(t)
+		ctx := context.Background()
+		git(t, r.Dir(), "update-ref", StateRef, c2.String())
+		err := r.UpdateRefs(ctx, "stale", RefUpdate{Name: StateRef, Old: c1, New: c1})
+		if !errors.Is(err, ErrStale) {
+			t.Fatalf("stale old value: %v, want ErrStale", err)
+		}
+		wantRef(t, r, StateRef, c2)
 
-	// Expecting a ref that does not exist is stale too (it was deleted
-	// under us).
-	err = r.UpdateRefs(ctx, "gone", RefUpdate{Name: "refs/liza/gone", Old: c1, New: c2})
-	if !errors.Is(err, ErrStale) {
-		t.Fatalf("old value for a missing ref: %v, want ErrStale", err)
-	}
-	wantRef(t, r, "refs/liza/gone", Hash{})
+		// Expecting a ref that does not exist is stale too (it was deleted
+		// under us).
+		err = r.UpdateRefs(ctx, "gone", RefUpdate{Name: "refs/liza/gone", Old: c1, New: c2})
+		if !errors.Is(err, ErrStale) {
+			t.Fatalf("old value for a missing ref: %v, want ErrStale", err)
+		}
+		wantRef(t, r, "refs/liza/gone", Hash{})
+	})
 }
 
 func TestUpdateRefsAllOrNothing(t *testing.T) {
-	r, c1, c2 := twoCommits(t)
-	ctx := context.Background()
-	git(t, r.Dir(), "update-ref", "refs/heads/a", c1.String())
-	git(t, r.Dir(), "update-ref", "refs/heads/b", c1.String())
-	err := r.UpdateRefs(ctx, "both",
-		RefUpdate{Name: "refs/heads/a", Old: c1, New: c2}, // fine alone
-		RefUpdate{Name: "refs/heads/b", Old: c2, New: c1}, // stale
-		RefUpdate{Name: StateRef, Old: ZeroID, New: c2},   // fine alone
-	)
-	if !errors.Is(err, ErrStale) {
-		t.Fatalf("one stale update: %v, want ErrStale", err)
-	}
-	wantRef(t, r, "refs/heads/a", c1)
-	wantRef(t, r, "refs/heads/b", c1)
-	wantRef(t, r, StateRef, Hash{})
+	eachMode(t, allModes, func(t *testing.T) {
+		r, c1, c2 := twoCommits(t)
+		ctx := context.Background()
+		git(t, r.Dir(), "update-ref", "refs/heads/a", c1.String())
+		git(t, r.Dir(), "update-ref", "refs/heads/b", c1.String())
+		err := r.UpdateRefs(ctx, "both",
+			RefUpdate{Name: "refs/heads/a", Old: c1, New: c2}, // fine alone
+			RefUpdate{Name: "refs/heads/b", Old: c2, New: c1}, // stale
+			RefUpdate{Name: StateRef, Old: ZeroID, New: c2},   // fine alone
+		)
+		if !errors.Is(err, ErrStale) {
+			t.Fatalf("one stale update: %v, want ErrStale", err)
+		}
+		wantRef(t, r, "refs/heads/a", c1)
+		wantRef(t, r, "refs/heads/b", c1)
+		wantRef(t, r, StateRef, Hash{})
 
-	// With both right, both move.
-	if err := r.UpdateRefs(ctx, "both",
-		RefUpdate{Name: "refs/heads/a", Old: c1, New: c2},
-		RefUpdate{Name: "refs/heads/b", Old: c1, New: c2},
-	); err != nil {
-		t.Fatal(err)
-	}
-	wantRef(t, r, "refs/heads/a", c2)
-	wantRef(t, r, "refs/heads/b", c2)
+		// With both right, both move.
+		if err := r.UpdateRefs(ctx, "both",
+			RefUpdate{Name: "refs/heads/a", Old: c1, New: c2},
+			RefUpdate{Name: "refs/heads/b", Old: c1, New: c2},
+		); err != nil {
+			t.Fatal(err)
+		}
+		wantRef(t, r, "refs/heads/a", c2)
+		wantRef(t, r, "refs/heads/b", c2)
+	})
 }
 
 func TestRefTxnBeginCommit(t *testing.T) {
-	r, c1, c2 := twoCommits(t)
-	ctx := context.Background()
-	txn, err := r.BeginRefs(ctx, "started early")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Nothing is locked while the transaction waits: another writer may
-	// move the ref in between, and then the commit is stale.
-	git(t, r.Dir(), "update-ref", StateRef, c2.String())
-	if err := txn.Commit(RefUpdate{Name: StateRef, Old: ZeroID, New: c1}); !errors.Is(err, ErrStale) {
-		t.Fatalf("commit after a concurrent create: %v, want ErrStale", err)
-	}
-	wantRef(t, r, StateRef, c2)
-	if err := txn.Commit(); err == nil {
-		t.Fatal("a second Commit on a finished transaction succeeded")
-	}
-	txn.Abort() // harmless after Commit
+	eachMode(t, allModes, func(t *testing.T) {
+		r, c1, c2 := twoCommits(t)
+		ctx := context.Background()
+		txn, err := r.BeginRefs(ctx, "started early")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Nothing is locked while the transaction waits: another writer may
+		// move the ref in between, and then the commit is stale.
+		git(t, r.Dir(), "update-ref", StateRef, c2.String())
+		if err := txn.Commit(RefUpdate{Name: StateRef, Old: ZeroID, New: c1}); !errors.Is(err, ErrStale) {
+			t.Fatalf("commit after a concurrent create: %v, want ErrStale", err)
+		}
+		wantRef(t, r, StateRef, c2)
+		if err := txn.Commit(); err == nil {
+			t.Fatal("a second Commit on a finished transaction succeeded")
+		}
+		txn.Abort() // harmless after Commit
 
-	txn, err = r.BeginRefs(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := txn.Commit(RefUpdate{Name: StateRef, Old: c2, New: c1}); err != nil {
-		t.Fatal(err)
-	}
-	wantRef(t, r, StateRef, c1)
+		txn, err = r.BeginRefs(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.Commit(RefUpdate{Name: StateRef, Old: c2, New: c1}); err != nil {
+			t.Fatal(err)
+		}
+		wantRef(t, r, StateRef, c1)
+	})
 }
 
 func TestRefTxnAbort(t *testing.T) {
-	r, c1, c2 := twoCommits(t)
-	ctx := context.Background()
-	git(t, r.Dir(), "update-ref", StateRef, c1.String())
-	txn, err := r.BeginRefs(ctx, "aborted")
-	if err != nil {
-		t.Fatal(err)
-	}
-	txn.Abort()
-	txn.Abort() // twice is fine
-	wantRef(t, r, StateRef, c1)
-	if err := txn.Commit(RefUpdate{Name: StateRef, Old: c1, New: c2}); err == nil {
-		t.Fatal("Commit after Abort succeeded")
-	}
-	wantRef(t, r, StateRef, c1)
-	// No lock is left behind: the ref still moves.
-	if err := r.UpdateRefs(ctx, "after abort", RefUpdate{Name: StateRef, Old: c1, New: c2}); err != nil {
-		t.Fatal(err)
-	}
-	wantRef(t, r, StateRef, c2)
+	eachMode(t, allModes, func(t *testing.T) {
+		r, c1, c2 := twoCommits(t)
+		ctx := context.Background()
+		git(t, r.Dir(), "update-ref", StateRef, c1.String())
+		txn, err := r.BeginRefs(ctx, "aborted")
+		if err != nil {
+			t.Fatal(err)
+		}
+		txn.Abort()
+		txn.Abort() // twice is fine
+		wantRef(t, r, StateRef, c1)
+		if err := txn.Commit(RefUpdate{Name: StateRef, Old: c1, New: c2}); err == nil {
+			t.Fatal("Commit after Abort succeeded")
+		}
+		wantRef(t, r, StateRef, c1)
+		// No lock is left behind: the ref still moves.
+		if err := r.UpdateRefs(ctx, "after abort", RefUpdate{Name: StateRef, Old: c1, New: c2}); err != nil {
+			t.Fatal(err)
+		}
+		wantRef(t, r, StateRef, c2)
+	})
 }
 
 func TestUpdateRefsDelete(t *testing.T) {
-	r, c1, c2 := twoCommits(t)
-	ctx := context.Background()
-	git(t, r.Dir(), "update-ref", StateRef, c1.String())
-	if err := r.UpdateRefs(ctx, "delete stale", RefUpdate{Name: StateRef, Old: c2}); !errors.Is(err, ErrStale) {
-		t.Fatalf("delete with a stale old value: %v, want ErrStale", err)
-	}
-	wantRef(t, r, StateRef, c1)
-	if err := r.UpdateRefs(ctx, "delete", RefUpdate{Name: StateRef, Old: c1}); err != nil {
-		t.Fatal(err)
-	}
-	wantRef(t, r, StateRef, Hash{})
+	eachMode(t, allModes, func(t *testing.T) {
+		r, c1, c2 := twoCommits(t)
+		ctx := context.Background()
+		git(t, r.Dir(), "update-ref", StateRef, c1.String())
+		if err := r.UpdateRefs(ctx, "delete stale", RefUpdate{Name: StateRef, Old: c2}); !errors.Is(err, ErrStale) {
+			t.Fatalf("delete with a stale old value: %v, want ErrStale", err)
+		}
+		wantRef(t, r, StateRef, c1)
+		if err := r.UpdateRefs(ctx, "delete", RefUpdate{Name: StateRef, Old: c1}); err != nil {
+			t.Fatal(err)
+		}
+		wantRef(t, r, StateRef, Hash{})
 
-	// A packed ref is deleted too.
-	git(t, r.Dir(), "update-ref", "refs/liza/packed", c1.String())
-	git(t, r.Dir(), "pack-refs", "--all")
-	if err := r.UpdateRefs(ctx, "delete packed", RefUpdate{Name: "refs/liza/packed", Old: c1}); err != nil {
-		t.Fatal(err)
-	}
-	wantRef(t, r, "refs/liza/packed", Hash{})
+		// A packed ref is deleted too.
+		git(t, r.Dir(), "update-ref", "refs/liza/packed", c1.String())
+		git(t, r.Dir(), "pack-refs", "--all")
+		if err := r.UpdateRefs(ctx, "delete packed", RefUpdate{Name: "refs/liza/packed", Old: c1}); err != nil {
+			t.Fatal(err)
+		}
+		wantRef(t, r, "refs/liza/packed", Hash{})
+	})
 }
 
 func TestUpdateRefsPackedRef(t *testing.T) {
-	r, c1, c2 := twoCommits(t)
-	ctx := context.Background()
-	git(t, r.Dir(), "update-ref", StateRef, c1.String())
-	git(t, r.Dir(), "pack-refs", "--all", "--prune")
-	if err := r.UpdateRefs(ctx, "stale packed", RefUpdate{Name: StateRef, Old: c2, New: c2}); !errors.Is(err, ErrStale) {
-		t.Fatalf("stale packed ref: %v, want ErrStale", err)
-	}
-	if err := r.UpdateRefs(ctx, "move packed", RefUpdate{Name: StateRef, Old: c1, New: c2}); err != nil {
-		t.Fatal(err)
-	}
-	wantRef(t, r, StateRef, c2)
+	eachMode(t, allModes, func(t *testing.T) {
+		r, c1, c2 := twoCommits(t)
+		ctx := context.Background()
+		git(t, r.Dir(), "update-ref", StateRef, c1.String())
+		git(t, r.Dir(), "pack-refs", "--all", "--prune")
+		if err := r.UpdateRefs(ctx, "stale packed", RefUpdate{Name: StateRef, Old: c2, New: c2}); !errors.Is(err, ErrStale) {
+			t.Fatalf("stale packed ref: %v, want ErrStale", err)
+		}
+		if err := r.UpdateRefs(ctx, "move packed", RefUpdate{Name: StateRef, Old: c1, New: c2}); err != nil {
+			t.Fatal(err)
+		}
+		wantRef(t, r, StateRef, c2)
+	})
 }
 
 // TestUpdateRefsLockHeldIsStale: a concurrent writer's lock file is a lost
 // race, to be retried.
 func TestUpdateRefsLockHeldIsStale(t *testing.T) {
-	r, c1, c2 := twoCommits(t)
-	git(t, r.Dir(), "update-ref", StateRef, c1.String())
-	writeFile(t, r.CommonDir+"/refs/liza/state.lock", c2.String()+"\n")
-	err := r.UpdateRefs(context.Background(), "locked", RefUpdate{Name: StateRef, Old: c1, New: c2})
-	if !errors.Is(err, ErrStale) {
-		t.Fatalf("update under a held lock: %v, want ErrStale", err)
-	}
-	wantRef(t, r, StateRef, c1)
+	eachMode(t, allModes, func(t *testing.T) {
+		r, c1, c2 := twoCommits(t)
+		git(t, r.Dir(), "update-ref", StateRef, c1.String())
+		writeFile(t, r.CommonDir+"/refs/liza/state.lock", c2.String()+"\n")
+		err := r.UpdateRefs(context.Background(), "locked", RefUpdate{Name: StateRef, Old: c1, New: c2})
+		if !errors.Is(err, ErrStale) {
+			t.Fatalf("update under a held lock: %v, want ErrStale", err)
+		}
+		wantRef(t, r, StateRef, c1)
+	})
 }
 
 // TestUpdateRefsPermanentFailureIsNotStale: failures that no retry can cure
 // must come back as *GitError, not ErrStale, or the CAS loop retries them
 // until its budget is spent and reports contention.
 func TestUpdateRefsPermanentFailureIsNotStale(t *testing.T) {
-	r, c1, _ := twoCommits(t)
-	ctx := context.Background()
-	missing := hashOf(t, "1111111111111111111111111111111111111111")
-	for _, c := range []struct {
-		name string
-		prep func()
-		u    RefUpdate
-	}{
-		{"bad ref name", nil, RefUpdate{Name: "refs/heads/bad..name", Old: ZeroID, New: c1}},
-		{"missing object", nil, RefUpdate{Name: "refs/heads/new", Old: ZeroID, New: missing}},
-		{"directory/file conflict", func() {
-			git(t, r.Dir(), "update-ref", "refs/heads/integration/x", c1.String())
-		}, RefUpdate{Name: "refs/heads/integration", Old: ZeroID, New: c1}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if c.prep != nil {
-				c.prep()
-			}
-			err := r.UpdateRefs(ctx, "permanent", c.u)
-			var ge *GitError
-			if errors.Is(err, ErrStale) || !errors.As(err, &ge) {
-				t.Fatalf("%v (%T), want a *GitError that is not ErrStale", err, err)
-			}
-			if ge.Args[0] != "update-ref" || ge.ExitCode == 0 || ge.Stderr == "" {
-				t.Errorf("GitError %+v", ge)
-			}
-		})
-	}
+	eachMode(t, allModes, func(t *testing.T) {
+		r, c1, _ := twoCommits(t)
+		ctx := context.Background()
+		missing := missingID()
+		for _, c := range []struct {
+			name string
+			prep func()
+			u    RefUpdate
+		}{
+			{"bad ref name", nil, RefUpdate{Name: "refs/heads/bad..name", Old: ZeroID, New: c1}},
+			{"missing object", nil, RefUpdate{Name: "refs/heads/new", Old: ZeroID, New: missing}},
+			{"directory/file conflict", func() {
+				git(t, r.Dir(), "update-ref", "refs/heads/integration/x", c1.String())
+			}, RefUpdate{Name: "refs/heads/integration", Old: ZeroID, New: c1}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				if c.prep != nil {
+					c.prep()
+				}
+				err := r.UpdateRefs(ctx, "permanent", c.u)
+				var ge *GitError
+				if errors.Is(err, ErrStale) || !errors.As(err, &ge) {
+					t.Fatalf("%v (%T), want a *GitError that is not ErrStale", err, err)
+				}
+				if ge.Args[0] != "update-ref" || ge.ExitCode == 0 || ge.Stderr == "" {
+					t.Errorf("GitError %+v", ge)
+				}
+			})
+		}
+	})
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -22,14 +24,77 @@ func TrackingRef(remote, ref string) string {
 	return "refs/liza/remotes/" + remote + "/" + strings.TrimPrefix(ref, "refs/")
 }
 
-// ErrUnreachable wraps a failure to talk to a remote at all.
+// ErrUnreachable wraps a failure to talk to a remote at all: it could not
+// be reached, it refused the credentials, or it refused access.
 type ErrUnreachable struct {
 	Remote string
 	Err    error
+	Why    RemoteFailure
+	Write  bool   // the failure was a push
+	detail string // git's telling line, when Err is a GitError
 }
 
+// RemoteFailure says why a remote could not be used.
+type RemoteFailure int
+
+// The kinds of RemoteFailure.
+const (
+	// Unreachable: no answer (network, name, port, no such repository).
+	Unreachable RemoteFailure = iota
+	// AuthFailed: the remote asked who we are and refused the answer, or
+	// there was no answer to give (no credentials, prompts disabled).
+	AuthFailed
+	// Forbidden: the remote knows who we are (or lets anyone in) and does
+	// not allow this: HTTP 403, a read-only remote.
+	Forbidden
+)
+
 func (e *ErrUnreachable) Error() string {
-	return fmt.Sprintf("remote %s is unreachable (%v); pass --offline to commit locally and `git liza sync` later", e.Remote, e.Err)
+	var why any = e.Err
+	if e.detail != "" {
+		why = e.detail
+	}
+	switch {
+	case e.Why == AuthFailed:
+		return fmt.Sprintf("remote %s refused the credentials (%v): check the ones git uses for it (a password or token in the credential helper or the URL, ssh-add for ssh), then try again; --offline commits locally meanwhile", e.Remote, why)
+	case e.Why == Forbidden && e.Write:
+		return fmt.Sprintf("remote %s does not let you write to it (%v): you may read its blackboard but not change it; ask for write access, or set liza.remote to a remote you can push to", e.Remote, why)
+	case e.Why == Forbidden:
+		return fmt.Sprintf("remote %s does not let you read it (%v): ask for access to it", e.Remote, why)
+	}
+	return fmt.Sprintf("remote %s is unreachable (%v); pass --offline to commit locally and `git liza sync` later", e.Remote, why)
+}
+
+// remoteError classifies a failed fetch or push by what git said.
+func remoteError(remote string, err error, write bool) *ErrUnreachable {
+	e := &ErrUnreachable{Remote: remote, Err: err, Write: write}
+	var ge *GitError
+	if !errors.As(err, &ge) {
+		return e
+	}
+	for _, line := range strings.Split(ge.Stderr, "\n") {
+		if strings.HasPrefix(line, "fatal: ") && len(ge.Args) > 0 {
+			e.detail = "git " + ge.Args[0] + " failed: " + strings.TrimSpace(line)
+		}
+	}
+	msg := strings.ToLower(ge.Stderr)
+	has := func(subs ...string) bool {
+		for _, s := range subs {
+			if strings.Contains(msg, s) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("authentication failed", "could not read username", "could not read password", "terminal prompts disabled",
+		"access denied", "returned error: 401", "permission denied (publickey", "invalid username or password", "bad credentials"):
+		e.Why = AuthFailed
+	case has("returned error: 403", "permission to ", "denied to ", "not allowed", "read-only", "read only",
+		"insufficient permission", "permission denied", "forbidden"):
+		e.Why = Forbidden
+	}
+	return e
 }
 
 func (e *ErrUnreachable) Unwrap() error { return e.Err }
@@ -53,7 +118,13 @@ func (e *ErrRejected) Error() string {
 func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[string]Hash, error) {
 	// --no-auto-maintenance: a fetch inside a compare-and-swap attempt must
 	// not stop to gc the repository.
-	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--", remote}
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance"}
+	if r.promisor() && allState(refs) {
+		// The blackboard's files are small and every command reads them:
+		// a partial clone fetches them whole, whatever its filter.
+		args = append(args, "--no-filter")
+	}
+	args = append(args, "--", remote)
 	for _, ref := range refs {
 		args = append(args, "+"+ref+":"+TrackingRef(remote, ref))
 	}
@@ -73,7 +144,7 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[st
 		return r.fetchSome(ctx, remote, refs)
 	}
 	if err != nil {
-		return nil, &ErrUnreachable{Remote: remote, Err: err}
+		return nil, remoteError(remote, err, false)
 	}
 	got := map[string]Hash{}
 	for _, ref := range refs {
@@ -86,12 +157,22 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[st
 	return got, nil
 }
 
+// allState reports whether every ref is one of the blackboard's own.
+func allState(refs []string) bool {
+	for _, ref := range refs {
+		if !strings.HasPrefix(ref, "refs/liza/") {
+			return false
+		}
+	}
+	return len(refs) > 0
+}
+
 // fetchSome is Fetch when some refs may be missing on the remote: it asks
 // which exist first.
 func (r *Repo) fetchSome(ctx context.Context, remote string, refs []string) (map[string]Hash, error) {
 	out, err := r.Git(ctx, "ls-remote", "--", remote)
 	if err != nil {
-		return nil, &ErrUnreachable{Remote: remote, Err: err}
+		return nil, remoteError(remote, err, false)
 	}
 	have := map[string]bool{}
 	for _, line := range strings.Split(string(out), "\n") {
@@ -166,7 +247,7 @@ func (r *Repo) Push(ctx context.Context, remote string, updates ...RefUpdate) er
 	if strings.Contains(report, "atomic push failed") || lostRace(report) {
 		return ErrStale
 	}
-	return &ErrUnreachable{Remote: remote, Err: err}
+	return remoteError(remote, err, true)
 }
 
 // lostRace recognises a push refused because a ref was not where we said
@@ -195,6 +276,32 @@ func remoteReason(stderr, summary string) string {
 		return strings.Join(lines, "; ")
 	}
 	return summary
+}
+
+// RemoteHas reports whether remote has ref, asking it with git ls-remote:
+// a question worth a network round trip only where the answer changes
+// what to do (a missing blackboard, a new one). It never prompts for
+// credentials; a remote that cannot answer within a few seconds, or at
+// all, counts as not having it.
+func (r *Repo) RemoteHas(ctx context.Context, remote, ref string) bool {
+	if h, ok, err := r.ReadRef(TrackingRef(remote, ref)); err == nil && ok && !h.IsZero() {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--exit-code", "--", remote, ref)
+	cmd.Dir = r.Dir()
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	return cmd.Run() == nil
+}
+
+// Remotes lists the repository's remotes.
+func (r *Repo) Remotes(ctx context.Context) []string {
+	out, err := r.Git(ctx, "remote")
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(out))
 }
 
 // RemoteOf returns the remote configured for the blackboard (git config

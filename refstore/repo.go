@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,6 +29,10 @@ type Repo struct {
 	WorkTree string
 
 	odb *odb
+	// algo is the object format; plumbing says why the repository is read
+	// through git's plumbing (see usePlumbing), empty when it is not.
+	algo     hashAlgo
+	plumbing string
 
 	configOnce sync.Once
 	config     []configEntry
@@ -67,8 +72,25 @@ func Open(dir string) (*Repo, error) {
 	}
 	r.CommonDir = filepath.Clean(r.CommonDir)
 	checkGitCached(r.CommonDir)
-	r.odb = newODB(filepath.Join(r.CommonDir, "objects"))
+	format := readFormat(r.CommonDir)
+	r.algo = format.algo
+	r.odb = newODB(filepath.Join(r.CommonDir, "objects"), r.algo)
 	r.odb.levelOf = r.looseCompression
+	r.odb.promisorOf = r.promisor
+	r.odb.fill = r.fillPartialClone
+	r.odb.git = &gitObjects{dir: r.Dir()}
+	why := format.foreign
+	if why == "" {
+		if v, ok := r.Config(PlumbingKey); ok && configBool(v) {
+			why = PlumbingKey + " is set"
+		}
+	}
+	if why != "" {
+		if err := r.usePlumbing(why); err != nil {
+			return nil, err
+		}
+	}
+	runtime.AddCleanup(r, (*gitObjects).close, r.odb.git)
 	return r, nil
 }
 
@@ -190,14 +212,15 @@ func (r *Repo) GitInput(ctx context.Context, stdin []byte, args ...string) ([]by
 
 // ReadRef returns the object a ref points at, and whether the ref exists.
 // Symbolic refs are followed. It reads the ref files and packed-refs as
-// git's files backend lays them out; a repository whose refs are stored
-// otherwise (extensions.refStorage) is asked through git rev-parse.
+// git's files backend lays them out; a repository read through git's
+// plumbing (another ref storage, an unknown extension) is asked through
+// git (showRef).
 func (r *Repo) ReadRef(name string) (Hash, bool, error) {
 	if !validRefPath(name) {
 		return Hash{}, false, fmt.Errorf("reading %s: not a ref name", name)
 	}
-	if v, ok := r.Config("extensions.refstorage"); ok && !strings.EqualFold(v, "files") {
-		return r.revParseRef(name)
+	if r.plumbing != "" {
+		return r.showRef(name)
 	}
 	for range 5 {
 		target, h, ok, err := r.readRefOnce(name)
@@ -237,6 +260,45 @@ func (r *Repo) readRefOnce(name string) (target string, h Hash, ok bool, err err
 	return "", h, ok, err
 }
 
+// RefFiles is where the files ref backend keeps one ref: its loose file
+// and its packed-refs entry, each possibly absent.
+type RefFiles struct {
+	Loose, Packed       Hash
+	HasLoose, HasPacked bool
+	// PackedLocked says packed-refs.lock exists: a transaction that
+	// rewrites packed-refs (a deletion, a pack-refs) holds it.
+	PackedLocked bool
+}
+
+// ReadRefFiles reads both copies of a ref that is not symbolic. ok is false
+// when the repository keeps its refs in another backend
+// (extensions.refStorage).
+func (r *Repo) ReadRefFiles(name string) (f RefFiles, ok bool, err error) {
+	if !validRefPath(name) {
+		return f, false, fmt.Errorf("reading %s: not a ref name", name)
+	}
+	if v, set := r.Config("extensions.refstorage"); set && !strings.EqualFold(v, "files") {
+		return f, false, nil
+	}
+	b, err := os.ReadFile(filepath.Join(r.CommonDir, filepath.FromSlash(name)))
+	switch {
+	case err == nil:
+		f.Loose, f.HasLoose = ParseHash(strings.TrimSpace(string(b)))
+	case !errors.Is(err, fs.ErrNotExist) && !isDirErr(err):
+		return f, false, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if f.Packed, f.HasPacked, err = r.packedRef(name); err != nil {
+		return f, false, err
+	}
+	f.PackedLocked = exists(filepath.Join(r.CommonDir, "packed-refs.lock"))
+	return f, true, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
 // packedRef looks name up in packed-refs: "<id> <name>" lines, each
 // possibly followed by a "^<id>" line with what a tag peels to.
 func (r *Repo) packedRef(name string) (Hash, bool, error) {
@@ -255,7 +317,7 @@ func (r *Repo) packedRef(name string) (Hash, bool, error) {
 		}
 		i += from
 		from = i + len(needle)
-		if start := i - 2*len(Hash{}); start == 0 || start > 0 && b[start-1] == '\n' {
+		if start := i - 2*r.algo.size(); start == 0 || start > 0 && b[start-1] == '\n' {
 			if h, ok := ParseHash(string(b[start:i])); ok {
 				return h, true, nil
 			}
@@ -263,20 +325,41 @@ func (r *Repo) packedRef(name string) (Hash, bool, error) {
 	}
 }
 
-// revParseRef reads a ref through git, for ref storage this package does
-// not read itself.
-func (r *Repo) revParseRef(name string) (Hash, bool, error) {
-	out, err := r.Git(context.Background(), "rev-parse", "--verify", "--quiet", "--end-of-options", name)
-	var ge *GitError
-	if errors.As(err, &ge) && ge.ExitCode == 1 {
-		return Hash{}, false, nil
+// showRef reads a ref through git. HEAD is asked of rev-parse; any other
+// name of for-each-ref, which takes it as the exact name it is (rev-parse
+// would also try refs/<name>, refs/tags/<name>...), follows a symbolic ref
+// and prints nothing for a ref that does not exist. A pattern also matches
+// the refs below it: only the line with the name counts.
+func (r *Repo) showRef(name string) (Hash, bool, error) {
+	ctx := context.Background()
+	if name == "HEAD" {
+		out, err := r.Git(ctx, "rev-parse", "--verify", "--quiet", "HEAD")
+		var ge *GitError
+		if errors.As(err, &ge) && ge.ExitCode == 1 {
+			return Hash{}, false, nil // an unborn branch
+		}
+		if err != nil {
+			return Hash{}, false, err
+		}
+		return r.gitSaid(name, "rev-parse", strings.TrimSpace(string(out)))
 	}
+	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", name)
 	if err != nil {
 		return Hash{}, false, err
 	}
-	h, ok := ParseHash(strings.TrimSpace(string(out)))
+	for _, line := range strings.Split(string(out), "\n") {
+		if id, ref, _ := strings.Cut(line, " "); ref == name {
+			return r.gitSaid(name, "for-each-ref", id)
+		}
+	}
+	return Hash{}, false, nil
+}
+
+// gitSaid reads the id git printed for ref.
+func (r *Repo) gitSaid(ref, cmd, id string) (Hash, bool, error) {
+	h, ok := ParseHash(id)
 	if !ok {
-		return Hash{}, false, fmt.Errorf("reading %s: git rev-parse printed %q", name, out)
+		return Hash{}, false, fmt.Errorf("reading %s: git %s printed %q", ref, cmd, id)
 	}
 	return h, true, nil
 }
@@ -303,6 +386,9 @@ func isDirErr(err error) bool {
 // Head returns what HEAD of this checkout points at: the branch ref name
 // (empty when detached) and the commit (zero on an unborn branch).
 func (r *Repo) Head() (branch string, commit Hash, err error) {
+	if r.plumbing != "" {
+		return r.headThroughGit()
+	}
 	b, err := os.ReadFile(filepath.Join(r.GitDir, "HEAD"))
 	if err != nil {
 		return "", Hash{}, err
@@ -317,4 +403,26 @@ func (r *Repo) Head() (branch string, commit Hash, err error) {
 		return "", Hash{}, fmt.Errorf("HEAD holds %q", line)
 	}
 	return "", h, nil
+}
+
+// headThroughGit is Head asked of git: `git symbolic-ref` exits 1 when
+// HEAD is detached.
+func (r *Repo) headThroughGit() (string, Hash, error) {
+	out, err := r.Git(context.Background(), "symbolic-ref", "--quiet", "HEAD")
+	var ge *GitError
+	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 1) {
+		return "", Hash{}, err
+	}
+	branch := strings.TrimSpace(string(out))
+	h, _, err := r.ReadRef("HEAD")
+	return branch, h, err
+}
+
+// Close ends the git process the repository may have started to read
+// objects (when it is read through git's plumbing, or to fetch what a
+// partial clone lacks). A Repo that is not closed ends it when the Repo is
+// garbage collected, or when the program exits.
+func (r *Repo) Close() error {
+	r.odb.git.close()
+	return nil
 }

@@ -31,11 +31,22 @@ func Branch(id string) string { return "task/" + id }
 // BranchRef is a task's branch as a full ref name.
 func BranchRef(id string) string { return "refs/heads/" + Branch(id) }
 
+// ReviewDir is the directory under Dir that holds reviewers' checkouts;
+// its leading dot keeps it apart from task ids.
+const ReviewDir = ".review"
+
 // ReviewPath is where a reviewer's agent reads the commit under review: a
-// detached worktree of its own, under the git directory and so out of every
-// checkout, whether or not the coder's worktree is on this machine.
+// detached worktree of its own, whether or not the coder's worktree is on
+// this machine, beside the task worktrees (and like them out of the main
+// checkout's status). It is not under the git directory: the agent CLIs'
+// sandboxes keep a git directory read-only to a session that runs inside
+// it (Claude Code's refused to write the objects a verdict needs).
 func ReviewPath(repo *refstore.Repo, agent, id string) string {
-	return filepath.Join(repo.CommonDir, "liza", "review", agent, id)
+	root := repo.MainWorkTree()
+	if root == "" {
+		return filepath.Join(repo.CommonDir, "liza", "review", agent, id)
+	}
+	return filepath.Join(root, Dir, ReviewDir, agent, id)
 }
 
 // ErrBusy means another process is claiming the same task on this machine
@@ -341,6 +352,9 @@ func list(ctx context.Context, repo *refstore.Repo) ([]Info, error) {
 			continue
 		}
 		w.ID = strings.TrimPrefix(w.Path, prefix)
+		if strings.HasPrefix(w.ID, ReviewDir+string(filepath.Separator)) {
+			continue // a reviewer's checkout, not a task worktree
+		}
 		if fi, err := os.Stat(w.Path); err == nil && fi.IsDir() {
 			w.Exists = true
 		}
@@ -440,19 +454,29 @@ func ensureExcluded(repo *refstore.Repo) error {
 	return Exclude(repo, "/"+Dir+"/")
 }
 
-// Exclude adds pattern to the repository's info/exclude, unless it is there
-// already, so that what git-liza writes in the main checkout (worktrees,
-// reports for the human) stays out of git status.
-func Exclude(repo *refstore.Repo, line string) error {
+// Exclude adds patterns to the repository's info/exclude, which every
+// worktree reads, unless they are there already, so that what git-liza
+// writes in the main checkout (worktrees, reports for the human) stays out
+// of git status.
+func Exclude(repo *refstore.Repo, patterns ...string) error {
 	path := filepath.Join(repo.CommonDir, "info", "exclude")
 	b, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
+	have := map[string]bool{}
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.TrimSpace(l) == line {
-			return nil
+		have[strings.TrimSpace(l)] = true
+	}
+	var add strings.Builder
+	for _, p := range patterns {
+		if !have[p] {
+			add.WriteString(p + "\n")
+			have[p] = true
 		}
+	}
+	if add.Len() == 0 {
+		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -462,10 +486,11 @@ func Exclude(repo *refstore.Repo, line string) error {
 		return err
 	}
 	defer f.Close()
+	text := add.String()
 	if len(b) > 0 && !strings.HasSuffix(string(b), "\n") {
-		line = "\n" + line
+		text = "\n" + text
 	}
-	_, err = f.WriteString(line + "\n")
+	_, err = f.WriteString(text)
 	return err
 }
 

@@ -1,0 +1,377 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// scriptedModel is a model endpoint on 127.0.0.1 that drives a real agent
+// CLI through one Liza session without a model: it reads the session's
+// prompt from the request, answers the first turn with one call of the
+// CLI's shell tool that does the role's work as the prompt describes it (a
+// coder checkpoints, commits in its WORKTREE and submits; a reviewer checks
+// the COMMIT TO REVIEW in its WORKTREE and approves it), and the next turn,
+// which carries the tool's output, with a closing message. It speaks the
+// three APIs the presets' CLIs use: Anthropic's Messages API (Claude Code),
+// OpenAI's Responses API (codex) and the Gemini API (gemini-cli), each
+// streamed as the CLI asks.
+type scriptedModel struct {
+	t    *testing.T
+	url  string
+	mu   sync.Mutex
+	log  []string // one line per request, for failures
+	outs []string // the shell tool's outputs the CLIs sent back
+}
+
+func newScriptedModel(t *testing.T) *scriptedModel {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &scriptedModel{t: t, url: "http://" + l.Addr().String()}
+	srv := &http.Server{Handler: m}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return m
+}
+
+func (m *scriptedModel) logf(format string, args ...any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.log = append(m.log, fmt.Sprintf(format, args...))
+}
+
+// report is what the model saw, for a failing test.
+func (m *scriptedModel) report() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return "requests:\n  " + strings.Join(m.log, "\n  ") + "\ntool outputs:\n" + strings.Join(m.outs, "\n---\n")
+}
+
+// turn is what the model makes of one request.
+type turn struct {
+	text       string // every string in the request, joined
+	shellTool  string // the name of the CLI's shell tool, if the request offers one
+	toolOutput string // the output of a tool call, when the request carries one
+	answered   bool   // the request carries a tool call's output
+}
+
+var (
+	coderRE    = regexp.MustCompile(`=== ASSIGNED TASK ===\nTASK ID: (\S+)\nWORKTREE: (\S+)\n`)
+	reviewerRE = regexp.MustCompile(`=== REVIEW TASK ===\nTASK ID: (\S+)\nWORKTREE: (\S+)\nCOMMIT TO REVIEW: ([0-9a-f]+)\n`)
+)
+
+// command is the shell command that does the session's work, or "" when
+// the request is not a Liza session (a CLI's side request: a title, a
+// quota check).
+func (tn turn) command() string {
+	if m := coderRE.FindStringSubmatch(tn.text); m != nil {
+		id, wt := m[1], m[2]
+		// First, whether the session may write outside its worktree and
+		// the git directory: in the main checkout. Only a CLI's own sandbox
+		// stops it (the team's user owns the checkout).
+		outside := filepath.Join(filepath.Dir(filepath.Dir(wt)), "outside.txt")
+		return fmt.Sprintf(`(echo x > %s && echo OUTSIDE-WRITABLE || echo OUTSIDE-READONLY); cd %s && git liza checkpoint %s --intent "write hello.txt" --validation "grep hello hello.txt" --files hello.txt && echo hello > hello.txt && git add hello.txt && git commit -q -m "hello from the scripted model" && git liza submit %s && git log -1 --format="committed as %%an <%%ae>" && echo LIZA-SESSION-DONE`, outside, wt, id, id)
+	}
+	if m := reviewerRE.FindStringSubmatch(tn.text); m != nil {
+		id, wt, commit := m[1], m[2], m[3]
+		return fmt.Sprintf(`cd %s && git rev-parse HEAD | grep -qx %s && grep -q hello hello.txt && git liza verdict %s approve --commit %s && echo LIZA-SESSION-DONE`, wt, commit, id, commit)
+	}
+	return ""
+}
+
+// read decodes a request body into a turn: every string in it, the shell
+// tool it offers (by the names each CLI gives it) and any tool output.
+func read(body []byte) turn {
+	var v any
+	_ = json.Unmarshal(body, &v)
+	var tn turn
+	var texts []string
+	var walk func(x any, parent string)
+	walk = func(x any, parent string) {
+		switch x := x.(type) {
+		case map[string]any:
+			typ, _ := x["type"].(string)
+			switch typ {
+			case "tool_result", "function_call_output":
+				tn.answered = true
+				b, _ := json.Marshal(firstOf(x, "content", "output"))
+				tn.toolOutput += string(b)
+			}
+			if fr, ok := x["functionResponse"]; ok {
+				tn.answered = true
+				b, _ := json.Marshal(fr)
+				tn.toolOutput += string(b)
+			}
+			if name, ok := x["name"].(string); ok && (parent == "tools" || parent == "functionDeclarations" || typ == "function") {
+				switch name {
+				case "Bash", "shell", "shell_command", "exec_command", "run_shell_command":
+					if tn.shellTool == "" || name == "shell_command" || name == "exec_command" {
+						tn.shellTool = name
+					}
+				}
+			}
+			for k, e := range x {
+				walk(e, k)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, parent)
+			}
+		case string:
+			texts = append(texts, x)
+		}
+	}
+	walk(v, "")
+	tn.text = strings.Join(texts, "\n")
+	return tn
+}
+
+func firstOf(m map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+// reply is what the model answers: a call of the shell tool, or text.
+type reply struct {
+	tool, command, text string
+}
+
+func (m *scriptedModel) decide(tn turn) reply {
+	cmd := tn.command()
+	switch {
+	case tn.answered:
+		m.mu.Lock()
+		m.outs = append(m.outs, tn.toolOutput)
+		m.mu.Unlock()
+		return reply{text: "The work is done and recorded on the board."}
+	case cmd != "" && tn.shellTool != "":
+		return reply{tool: tn.shellTool, command: cmd}
+	}
+	return reply{text: "ok"}
+}
+
+func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if d := os.Getenv("LIZA_E2E_DUMP"); d != "" {
+		m.mu.Lock()
+		_ = os.WriteFile(fmt.Sprintf("%s/%03d.json", d, len(m.log)), body, 0o644)
+		m.mu.Unlock()
+	}
+	tn := read(body)
+	path := r.URL.Path
+	switch {
+	case strings.HasSuffix(path, "/count_tokens"), strings.HasSuffix(path, ":countTokens"):
+		m.logf("%s %s", r.Method, path)
+		json.NewEncoder(w).Encode(map[string]any{"input_tokens": 100, "totalTokens": 100})
+		return
+	case r.Method == http.MethodGet:
+		m.logf("%s %s (404)", r.Method, path)
+		http.NotFound(w, r)
+		return
+	}
+	rep := m.decide(tn)
+	m.logf("%s %s: shell tool %q, answered %v -> tool %q text %q", r.Method, path, tn.shellTool, tn.answered, rep.tool, rep.text)
+	switch {
+	case strings.HasSuffix(path, "/messages"):
+		m.anthropic(w, body, rep)
+	case strings.HasSuffix(path, "/responses"):
+		m.openai(w, rep)
+	case strings.Contains(path, ":streamGenerateContent"), strings.Contains(path, ":generateContent"):
+		m.gemini(w, body, strings.Contains(path, ":stream"), rep)
+	default:
+		m.logf("  unknown endpoint")
+		http.NotFound(w, r)
+	}
+}
+
+// sse writes server-sent events, flushing each.
+type sse struct {
+	w http.ResponseWriter
+	b *bufio.Writer
+}
+
+func newSSE(w http.ResponseWriter) *sse {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return &sse{w: w, b: bufio.NewWriter(w)}
+}
+
+func (s *sse) event(name string, data any) {
+	b, _ := json.Marshal(data)
+	if name != "" {
+		fmt.Fprintf(s.b, "event: %s\n", name)
+	}
+	fmt.Fprintf(s.b, "data: %s\n\n", b)
+	s.b.Flush()
+	if f, ok := s.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// anthropic answers a Messages API request, streamed when it asks.
+func (m *scriptedModel) anthropic(w http.ResponseWriter, body []byte, rep reply) {
+	var req struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	_ = json.Unmarshal(body, &req)
+	usage := map[string]any{"input_tokens": 100, "output_tokens": 10}
+	var block map[string]any
+	stop := "end_turn"
+	if rep.tool != "" {
+		stop = "tool_use"
+		block = map[string]any{"type": "tool_use", "id": "toolu_liza_1", "name": rep.tool,
+			"input": map[string]any{"command": rep.command, "description": "do the Liza session's work"}}
+	} else {
+		block = map[string]any{"type": "text", "text": rep.text}
+	}
+	if !req.Stream {
+		json.NewEncoder(w).Encode(map[string]any{"id": "msg_liza", "type": "message", "role": "assistant", "model": req.Model,
+			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
+		return
+	}
+	s := newSSE(w)
+	s.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_liza", "type": "message",
+		"role": "assistant", "model": req.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
+	if rep.tool != "" {
+		input, _ := json.Marshal(block["input"])
+		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "tool_use", "id": block["id"], "name": rep.tool, "input": map[string]any{}}})
+		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
+	} else {
+		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "text", "text": ""}})
+		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "text_delta", "text": rep.text}})
+	}
+	s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	s.event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": 10}})
+	s.event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// openai answers a Responses API request, streamed (codex always streams).
+func (m *scriptedModel) openai(w http.ResponseWriter, rep reply) {
+	s := newSSE(w)
+	s.event("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": "resp_liza"}})
+	var item map[string]any
+	if rep.tool != "" {
+		var args any
+		switch rep.tool {
+		case "shell":
+			args = map[string]any{"command": []string{"bash", "-lc", rep.command}}
+		case "exec_command":
+			args = map[string]any{"cmd": rep.command}
+		default:
+			args = map[string]any{"command": rep.command}
+		}
+		a, _ := json.Marshal(args)
+		item = map[string]any{"type": "function_call", "id": "fc_liza", "call_id": "call_liza", "name": rep.tool, "arguments": string(a)}
+	} else {
+		item = map[string]any{"type": "message", "id": "msg_liza", "role": "assistant",
+			"content": []any{map[string]any{"type": "output_text", "text": rep.text, "annotations": []any{}}}}
+	}
+	s.event("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
+	s.event("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": "resp_liza",
+		"usage": map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0},
+			"output_tokens": 10, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 110}}})
+}
+
+// gemini answers a generateContent request, streamed as server-sent events
+// when asked.
+func (m *scriptedModel) gemini(w http.ResponseWriter, body []byte, stream bool, rep reply) {
+	var req struct {
+		GenerationConfig struct {
+			Schema     any    `json:"responseJsonSchema"`
+			OldSchema  any    `json:"responseSchema"`
+			ResultType string `json:"responseMimeType"`
+		} `json:"generationConfig"`
+	}
+	_ = json.Unmarshal(body, &req)
+	var part map[string]any
+	// gemini-cli's side requests (routing a prompt to a model, asking who
+	// speaks next) want JSON of a schema: the smallest value of it, with
+	// the user speaking next.
+	if schema := firstNonNil(req.GenerationConfig.Schema, req.GenerationConfig.OldSchema); schema != nil && rep.tool == "" {
+		b, _ := json.Marshal(fromSchema(schema, ""))
+		rep.text = string(b)
+	}
+	if rep.tool != "" {
+		part = map[string]any{"functionCall": map[string]any{"name": rep.tool, "args": map[string]any{"command": rep.command}}}
+	} else {
+		part = map[string]any{"text": rep.text}
+	}
+	resp := map[string]any{
+		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
+		"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
+		"modelVersion":  "scripted",
+	}
+	if !stream {
+		json.NewEncoder(w).Encode(resp)
+		return
+	}
+	newSSE(w).event("", resp)
+}
+
+// logToFile keeps the model's report beside a failing test's output, when
+// LIZA_E2E_LOG names a file.
+func (m *scriptedModel) logToFile() {
+	if f := os.Getenv("LIZA_E2E_LOG"); f != "" {
+		_ = os.WriteFile(f, []byte(m.report()), 0o644)
+	}
+}
+
+func firstNonNil(vs ...any) any {
+	for _, v := range vs {
+		if v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// fromSchema makes the smallest value a JSON schema describes; a
+// next_speaker is the user, so that the CLI ends its turn.
+func fromSchema(schema any, name string) any {
+	sc, _ := schema.(map[string]any)
+	if name == "next_speaker" {
+		return "user"
+	}
+	if enum, ok := sc["enum"].([]any); ok && len(enum) > 0 {
+		return enum[0]
+	}
+	switch strings.ToLower(fmt.Sprint(sc["type"])) {
+	case "object":
+		out := map[string]any{}
+		props, _ := sc["properties"].(map[string]any)
+		for k, v := range props {
+			out[k] = fromSchema(v, k)
+		}
+		return out
+	case "array":
+		return []any{}
+	case "integer", "number":
+		return 10
+	case "boolean":
+		return false
+	}
+	return "scripted"
+}

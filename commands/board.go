@@ -1,0 +1,69 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+// BoardProgram is the program that shows the live board. It is a program
+// of its own (package git-liza-board, on the tui package) so that git-liza
+// does not link the terminal interface library: linking it cost every
+// short command about 1.3 ms at start-up (measured; see the README).
+const BoardProgram = "git-liza-board"
+
+func (e *Env) boardCmd() *cli.Command {
+	return &cli.Command{
+		Name:  "board",
+		Usage: "a live, full-screen view of the team: tasks by what needs attention, agents and leases, alarms, the latest operations",
+		Flags: []cli.Flag{
+			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "how often to read the board even when refs/liza/state has not moved (leases run down; in remote mode: fetch)"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if _, err := args(cmd, 0, 0, "board [--interval DURATION]"); err != nil {
+				return err
+			}
+			prog, err := boardProgram()
+			if err != nil {
+				return err
+			}
+			c := exec.CommandContext(ctx, prog, "--interval", cmd.Duration("interval").String())
+			c.Dir, c.Stdin, c.Stdout, c.Stderr = e.Dir, e.Stdin, e.Stdout, e.Stderr
+			c.Cancel = func() error { return c.Process.Signal(os.Interrupt) }
+			err = c.Run()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) && ee.ExitCode() > 0 {
+				// It said why on stderr already.
+				return &saidError{code: contracts.Code(ee.ExitCode())}
+			}
+			return err
+		},
+	}
+}
+
+// boardProgram finds git-liza-board: beside the running git-liza first (go
+// install puts both in the same directory), else on PATH.
+func boardProgram() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), BoardProgram)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(BoardProgram); err == nil {
+		return p, nil
+	}
+	return "", contracts.Errorf(contracts.CodeMissingDep, "git liza board runs %s, which is not installed: go install github.com/liza-dev/git-liza/%s@latest", BoardProgram, BoardProgram)
+}
+
+// saidError is an exit code whose message was printed already.
+type saidError struct{ code contracts.Code }
+
+func (e *saidError) Error() string { return "" }

@@ -1,0 +1,67 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/liza-dev/git-liza/agent"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/doctor"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+func (e *Env) doctorCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "doctor",
+		Usage:     "can a team run here? one line per check; exit 0 only when it can",
+		ArgsUsage: "[-- COMMAND ARGS...]",
+		Description: "Checks git, the agent CLI (--cli, default claude; or a command after --) and its version, the user\n" +
+			"and the sandbox (--sandboxed as git liza agent and run take it), git-liza's hooks in task worktrees,\n" +
+			"the remote in remote mode (reachable, writable, its server hook), and scripts/integration-test.sh.\n" +
+			"git liza agent and run make the same checks of git and the agent CLI before they start.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "cli", Usage: "agent CLI preset: " + strings.Join(agent.PresetNames(), ", ") + " (default claude)"},
+			&cli.BoolFlag{Name: "sandboxed", Usage: "check as for a team run with --sandboxed"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			l, err := agent.Resolve(cmd.String("cli"), cmd.Args().Slice(), cmd.Bool("sandboxed"))
+			if err != nil {
+				return contracts.Invalidf("%v", err)
+			}
+			repo, _ := refstore.Open(e.Dir)
+			rep := doctor.Run(ctx, doctor.Request{Repo: repo, Launch: l, EUID: os.Geteuid()})
+			if cmd.Bool("json") {
+				enc := json.NewEncoder(e.Stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				width := 0
+				for _, c := range rep.Checks {
+					width = max(width, len(c.Name))
+				}
+				for _, c := range rep.Checks {
+					line := fmt.Sprintf("%-4s %-*s  %s", c.Level, width, c.Name, c.Detail)
+					if c.Fix != "" {
+						line += " (fix: " + c.Fix + ")"
+					}
+					fmt.Fprintln(e.Stdout, line)
+				}
+			}
+			if !rep.OK {
+				for _, c := range rep.Checks {
+					if c.Failed() {
+						return &contracts.Error{Code: c.Err().(*contracts.Error).Code, Msg: "a team cannot run here: " + c.Name + ": " + c.Detail}
+					}
+				}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,228 @@
+package commands
+
+// help is what the help pages and the manual say of one command besides
+// its flags: its usage line (after "git liza "), the group it is listed
+// in, and examples. helpText is keyed by the command's names below the
+// root ("task add"); TestHelpTexts checks that every command has one.
+type help struct {
+	usage    string
+	category string
+	examples []string
+}
+
+// The groups of the command list, as CLI.md has them.
+const (
+	catBoard    = "the blackboard"
+	catPlanner  = "planner"
+	catCoder    = "coder"
+	catReviewer = "code reviewer"
+	catEveryone = "everyone"
+	catTeam     = "git, sharing, supervision"
+	catHelp     = "reading and help"
+)
+
+var helpText = map[string]help{
+	"": {examples: []string{
+		`git liza init --spec specs/vision.md "Retry every API call"`,
+		`git liza run --coders 2 --reviewers 1 --cli claude`,
+		`git liza status`,
+	}},
+	"init": {usage: "init [--spec PATH] [--integration-branch NAME] GOAL", category: catBoard, examples: []string{
+		`git liza init --spec specs/vision.md "Retry every API call"`,
+		`git liza init --integration-branch develop "Port the parser to Go"`,
+	}},
+	"status": {usage: "status [--fetch] [--status S] [--agent ID | --mine] [--limit N] [--at REV]", category: catBoard, examples: []string{
+		`git liza status                      # what needs attention first`,
+		`git liza status --status BLOCKED,REJECTED`,
+		`git liza --agent coder-1 status --mine`,
+		`git liza status --fetch              # in remote mode: fetch the board first`,
+		`git liza status --json | jq '.tasks[] | select(.status == "CLAIMED") | .lease_expires'`,
+	}},
+	"show": {usage: "show [--at REV] [--all] [ID]", category: catBoard, examples: []string{
+		`git liza show task-3`,
+		`git liza show --at refs/liza/state~5 --json | jq '.tasks[].status'`,
+	}},
+	"log": {usage: "log [-p] [--task ID] [--agent ID] [-n N] [--at REV]", category: catBoard, examples: []string{
+		`git liza log -n 20`,
+		`git liza log -p --task task-3       # what each operation changed on task-3`,
+		`git liza log --agent code-reviewer-1`,
+	}},
+	"validate": {usage: "validate [--at REV | --file PATH] [--history]", category: catBoard, examples: []string{
+		`git liza validate --history`,
+		`git liza validate --file .liza/state.yaml`,
+	}},
+	"import": {usage: "import PATH", category: catBoard, examples: []string{
+		`git liza import .liza/state.yaml`,
+		`git liza export > state.yaml && $EDITOR state.yaml && git liza import state.yaml`,
+	}},
+	"export": {usage: "export [--at REV]", category: catBoard, examples: []string{
+		`git liza export > state.yaml`,
+	}},
+	"task": {usage: "task COMMAND [ARGS]", category: catPlanner, examples: []string{
+		`git liza help task add`,
+	}},
+	"task add": {usage: "task add --id ID --desc TEXT --spec REF --done TEXT --scope TEXT [--priority N] [--depends A,B] [--draft] [--from-discovery N]", examples: []string{
+		`git liza --agent planner-1 task add --id task-1 --desc "Retry GET calls" --spec specs/vision.md#retry --done "go test ./retry passes" --scope "IN: retry/"`,
+		`git liza task add --id task-2 --desc "Retry POST calls" --spec specs/vision.md --done "tests pass" --scope "IN: retry/" --depends task-1 --paths retry/post.go`,
+		`git liza --agent planner-1 task add --id task-5 --desc "Honour timeouts" --spec specs/vision.md --done "tests pass" --scope "IN: client/" --from-discovery 2`,
+	}},
+	"task finalize": {usage: "task finalize ID", examples: []string{
+		`git liza --agent planner-1 task finalize task-4`,
+	}},
+	"task edit": {usage: "task edit ID [--desc T] [--spec R] [--done T] [--scope T] [--priority N] [--depends A,B] [--paths P,...] [--max-files N] [--max-loc N]", examples: []string{
+		`git liza --agent planner-1 task edit task-4 --scope "IN: retry/get.go" --done "go test ./retry -run GET passes"`,
+		`git liza task edit task-4 --depends ""          # no dependencies`,
+	}},
+	"task block": {usage: "task block ID --reason TEXT --question Q [--question Q ...] [--attempted TEXT ...]", examples: []string{
+		`git liza --agent coder-1 task block task-3 --reason "the spec contradicts itself" --question "Retry POST or not?"`,
+	}},
+	"task unblock": {usage: "task unblock ID", examples: []string{
+		`git liza task unblock task-3`,
+	}},
+	"task supersede": {usage: "task supersede ID --by NEW[,NEW] --reason TEXT", examples: []string{
+		`git liza --agent planner-1 task supersede task-3 --by task-7,task-8 --reason "split in two"`,
+	}},
+	"task abandon": {usage: "task abandon ID --reason TEXT", examples: []string{
+		`git liza task abandon task-5 --reason "out of scope after all"`,
+	}},
+	"task release": {usage: "task release ID [--role coder|reviewer|both] [--force]", examples: []string{
+		`git liza task release task-3 --role coder --force`,
+	}},
+	"task archive": {usage: "task archive [ID ...]", examples: []string{
+		`git liza task archive             # every terminal task`,
+		`git liza task archive task-1 task-2`,
+	}},
+	"claim": {usage: "claim [ID] [--no-worktree]", category: catCoder, examples: []string{
+		`git liza --agent coder-1 claim          # the best claimable task`,
+		`git liza --agent coder-1 claim task-3`,
+	}},
+	"checkpoint": {usage: "checkpoint ID --intent TEXT --validation TEXT --files A,B [--assumption TEXT ...] [--risks TEXT]", category: catCoder, examples: []string{
+		`git liza --agent coder-1 checkpoint task-3 --intent "wrap GET in retry()" --validation "go test ./retry" --files retry/get.go`,
+	}},
+	"heartbeat": {usage: "heartbeat", category: catCoder, examples: []string{
+		`git liza --agent coder-1 heartbeat`,
+	}},
+	"submit": {usage: "submit ID [COMMIT]", category: catCoder, examples: []string{
+		`git liza --agent coder-1 submit task-3`,
+	}},
+	"handoff": {usage: "handoff ID --summary TEXT --next TEXT", category: catCoder, examples: []string{
+		`git liza --agent coder-1 handoff task-3 --summary "GET done" --next "POST and PUT"`,
+	}},
+	"review": {usage: "review [ID]", category: catReviewer, examples: []string{
+		`git liza --agent code-reviewer-1 review           # the best task awaiting review`,
+	}},
+	"verdict": {usage: "verdict ID approve|reject [--reason TEXT] [--feedback TEXT] [--commit SHA]", category: catReviewer, examples: []string{
+		`git liza --agent code-reviewer-1 verdict task-3 approve`,
+		`git liza --agent code-reviewer-1 verdict task-3 reject --reason "no test for the 5xx case" --feedback "add a test that returns 503 twice"`,
+	}},
+	"merge": {usage: "merge ID", category: catReviewer, examples: []string{
+		`git liza --agent code-reviewer-1 merge task-3`,
+	}},
+	"anomaly": {usage: "anomaly TYPE --task ID [--detail KEY=VALUE ...]", category: catEveryone, examples: []string{
+		`git liza --agent coder-1 anomaly spec_ambiguity --task task-3 --detail question="retry POST?"`,
+	}},
+	"discover": {usage: "discover --desc TEXT [--severity S] [--urgency deferred|immediate] [--task ID]", category: catEveryone, examples: []string{
+		`git liza --agent coder-1 discover --desc "the client ignores timeouts" --severity high`,
+	}},
+	"discover convert": {usage: "discover convert N --task ID", examples: []string{
+		`git liza --agent planner-1 discover convert 2 --task task-5`,
+	}},
+	"goal": {usage: "goal new [--spec PATH] GOAL", category: catPlanner, examples: []string{
+		`git liza help goal new`,
+	}},
+	"goal new": {usage: "goal new [--spec PATH] GOAL", examples: []string{
+		`git liza --agent planner-1 goal new --spec specs/v2.md "Retry with jitter"`,
+	}},
+	"note": {usage: "note [--for ID] MESSAGE", category: catEveryone, examples: []string{
+		`git liza note --for task-3 "use the existing backoff helper"`,
+		`git liza --agent planner-1 note --done 2`,
+	}},
+	"worktree": {usage: "worktree list | prune | delete ID", category: catEveryone, examples: []string{
+		`git liza worktree list`,
+		`git liza worktree prune`,
+	}},
+	"worktree list":   {usage: "worktree list", examples: []string{`git liza worktree list --json`}},
+	"worktree prune":  {usage: "worktree prune", examples: []string{`git liza worktree prune`}},
+	"worktree delete": {usage: "worktree delete ID [--force]", examples: []string{`git liza worktree delete task-5`}},
+	"hooks": {usage: "hooks install [--force] [--server] | uninstall | status", category: catTeam, examples: []string{
+		`git liza hooks install`,
+		`git liza hooks status`,
+	}},
+	"hooks install": {usage: "hooks install [--force] [--server]", examples: []string{
+		`git liza hooks install`,
+		`git liza hooks install --force     # keep the hooks that are there and run them first`,
+		`git -C /srv/project.git liza hooks install --server`,
+	}},
+	"hooks uninstall": {usage: "hooks uninstall", examples: []string{`git liza hooks uninstall`}},
+	"hooks status":    {usage: "hooks status", examples: []string{`git liza hooks status`}},
+	"hook": {usage: "hook NAME [ARGS]", category: catTeam, examples: []string{
+		`git liza hook pre-commit            # what a hook manager's script runs (husky, lefthook, pre-commit)`,
+	}},
+	"sync": {usage: "sync [--discard-local] [REMOTE]", category: catTeam, examples: []string{
+		`git config liza.remote origin && git liza sync     # join origin's blackboard`,
+		`git liza sync --discard-local origin                # drop an unrelated local board for origin's`,
+	}},
+	"agent": {usage: "agent ROLE [--cli claude|codex|gemini] [--sandboxed] [-- COMMAND ARGS ...]", category: catTeam, examples: []string{
+		`git liza agent coder --cli claude`,
+		`git liza agent coder --cli codex --sandboxed     # in a container or VM of its own`,
+		`git liza agent code-reviewer -- ./my-reviewer.sh`,
+	}},
+	"run": {usage: "run [--coders N] [--reviewers M] [--no-planner] [--sandboxed] [--cli NAME | -- COMMAND ARGS ...]", category: catTeam, examples: []string{
+		`git liza run --coders 2 --reviewers 1 --cli claude`,
+		`git liza run --no-planner --sandboxed --cli gemini`,
+	}},
+	"doctor": {usage: "doctor [--cli NAME] [--sandboxed] [-- COMMAND ARGS ...]", category: catTeam, examples: []string{
+		`git liza doctor                  # the claude preset, as git liza run would start it`,
+		`git liza doctor --cli codex --sandboxed --json`,
+		`git liza doctor -- ./my-agent.sh`,
+	}},
+	"supervise":          {usage: "supervise register | exit | complete"},
+	"supervise register": {usage: "supervise register [--replace]"},
+	"supervise exit":     {usage: "supervise exit"},
+	"supervise complete": {usage: "supervise complete"},
+	"pause": {usage: "pause [--reason TEXT]", category: catTeam, examples: []string{
+		`git liza pause --reason "lunch"`,
+	}},
+	"resume": {usage: "resume", category: catTeam, examples: []string{`git liza resume`}},
+	"abort": {usage: "abort [--reason TEXT]", category: catTeam, examples: []string{
+		`git liza abort --reason "wrong goal"`,
+	}},
+	"watch": {usage: "watch [--once] [--interval DURATION] [--log PATH]", category: catTeam, examples: []string{
+		`git liza watch --once          # for cron`,
+	}},
+	"board": {usage: "board [--interval DURATION]", category: catTeam, examples: []string{
+		`git liza board                 # q quits, r reads the board again`,
+	}},
+	"analyze": {usage: "analyze [--resolve TEXT]", category: catTeam, examples: []string{
+		`git liza analyze`,
+		`git liza analyze --resolve "rewrote the flaky test"`,
+	}},
+	"sprint": {usage: "sprint checkpoint | metrics", category: catTeam, examples: []string{
+		`git liza sprint checkpoint`,
+	}},
+	"sprint checkpoint": {usage: "sprint checkpoint", examples: []string{`git liza sprint checkpoint`}},
+	"sprint metrics":    {usage: "sprint metrics", examples: []string{`git liza sprint metrics --json`}},
+	"prompt": {usage: "prompt ROLE [--task ID] [--trigger T] | --list | --text NAME", category: catTeam, examples: []string{
+		`git liza prompt coder --task task-3`,
+		`git liza prompt --list`,
+	}},
+	"demo": {usage: "demo [--dir DIR]", category: catTeam, examples: []string{`git liza demo`}},
+	"diff": {usage: "diff REV [REV]", category: catBoard, examples: []string{
+		`git liza diff refs/liza/state~1           # what the last operation changed`,
+		`git liza diff refs/liza/state~10 refs/liza/state~5`,
+	}},
+	"help": {usage: "help [COMMAND [SUBCOMMAND]]", category: catHelp, examples: []string{
+		`git liza help claim`,
+		`git liza help task add`,
+	}},
+	"version": {usage: "version", category: catHelp, examples: []string{`git liza version --json`}},
+	"install-man": {usage: "install-man [--dir DIR | --print]", category: catHelp, examples: []string{
+		`git liza install-man              # then git liza --help opens it`,
+		`git liza install-man --dir ~/.local/share/man/man1`,
+	}},
+	"completion": {usage: "completion bash|zsh|fish", category: catHelp, examples: []string{
+		`git liza completion bash > ~/.local/share/bash-completion/completions/git-liza`,
+		`git liza completion zsh > "${fpath[1]}/_git-liza"`,
+		`git liza completion fish > ~/.config/fish/conf.d/git-liza.fish`,
+	}},
+}

@@ -1,0 +1,83 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/worktree"
+)
+
+// ReviewCheckout makes the reviewer's own checkout of the commit under
+// review of task (worktree.ReviewPath for agent and task: a detached
+// worktree under the git directory) and returns its path. A checkout
+// already there at that commit is kept; one at another commit, or left
+// half-made by a crash, is made again. In remote mode the commit is
+// fetched first. A reviewer never reads a coder's worktree: it may be on
+// another machine, or hold later work.
+func (s *Service) ReviewCheckout(ctx context.Context, agent, task string) (string, error) {
+	if err := contracts.ValidTaskID(task); err != nil {
+		return "", err
+	}
+	if got, err := contracts.ParseAgentID(agent); err != nil || got != contracts.RoleReviewer {
+		return "", contracts.Invalidf("a review checkout is for a code-reviewer id, not %q", agent)
+	}
+	if s.Repo.MainWorkTree() == "" {
+		return "", contracts.Invalidf("review checkouts need a repository with a work tree")
+	}
+	var commitID string
+	if err := s.view(func(tx *cas.Tx) error {
+		t, err := tx.MustTask(task)
+		if err != nil {
+			return err
+		}
+		commitID = t.ReviewCommit
+		return nil
+	}); err != nil {
+		return "", err
+	}
+	commit, ok := refstore.ParseHash(commitID)
+	if !ok {
+		return "", contracts.Invalidf("task %s has no commit to review", task)
+	}
+	if !s.Repo.HasObject(commit) && s.remote() != "" {
+		if _, err := s.Repo.Fetch(ctx, s.remote(), worktree.BranchRef(task)); err != nil {
+			return "", fmt.Errorf("fetch the commit of %s to review: %w", task, err)
+		}
+	}
+	if !s.Repo.HasObject(commit) {
+		return "", contracts.Invalidf("the commit of %s to review, %s, is not in this repository", task, short(commitID))
+	}
+	dir := worktree.ReviewPath(s.Repo, agent, task)
+	if head, err := refstore.Run(ctx, dir, nil, "rev-parse", "--verify", "-q", "HEAD"); err == nil && strings.TrimSpace(string(head)) == commit.String() {
+		if top, err := refstore.Run(ctx, dir, nil, "rev-parse", "--show-toplevel"); err == nil && sameDir(strings.TrimSpace(string(top)), dir) {
+			return dir, nil
+		}
+	}
+	if err := worktree.RemoveDetached(ctx, s.Repo, dir); err != nil {
+		return "", fmt.Errorf("remove the old review checkout %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	// Like the task worktrees, it stays out of the main checkout's status.
+	if err := worktree.Exclude(s.Repo, "/"+worktree.Dir+"/"); err != nil {
+		return "", err
+	}
+	if err := worktree.AddDetached(ctx, s.Repo, dir, commit); err != nil {
+		return "", fmt.Errorf("check out %s to review: %w", short(commitID), err)
+	}
+	return dir, nil
+}
+
+// sameDir reports whether two paths name the same directory.
+func sameDir(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}

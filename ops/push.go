@@ -1,0 +1,169 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// CheckPush lists what is wrong with a push to a guarded remote, the
+// repository s is on (its pre-receive hook gives the push's ref updates):
+//
+//   - refs/liza/state only moves forward, along single-parent commits each
+//     of which is verified (see Verifier): what it changes must be what its
+//     recorded operation, by its recorded agent, with its recorded input,
+//     makes of its parent at its time, and its time must be within
+//     MaxClockSkew of this server's clock;
+//   - with git config liza.allowedSigners set (an ssh-keygen allowed
+//     signers file), every new state commit must be signed by a key it
+//     allows for the commit's Liza-Agent;
+//   - the integration branch moves only through merges: a fast-forward to
+//     the merge commit of a state commit in the same push that records the
+//     merge from the branch's old value; it is never deleted or rewound,
+//     and it is created only on a board that has merged nothing yet;
+//   - under refs/liza/ only refs/liza/state exists.
+//
+// An empty list accepts the push.
+func (s *Service) CheckPush(ctx context.Context, updates []refstore.RefUpdate) ([]string, error) {
+	var problems []string
+	say := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	integration, err := s.pushIntegration(updates)
+	if err != nil {
+		return nil, err
+	}
+	v := s.Verifier()
+	v.Push, v.Strict = true, true
+	v.Moves = map[string]refstore.RefUpdate{}
+	for _, u := range updates {
+		v.Moves[u.Name] = u
+	}
+	if h, ok, err := s.Repo.ReadRef(integration); err == nil && ok {
+		v.Integration = h
+	}
+	if signers, ok := s.Repo.Config("liza.allowedSigners"); ok && signers != "" {
+		if !filepath.IsAbs(signers) {
+			signers = filepath.Join(s.Repo.GitDir, signers)
+		}
+		v.AllowedSigners = signers
+		v.SSHProgram, _ = s.Repo.Config("gpg.ssh.program")
+	}
+	var state *refstore.RefUpdate
+	for i, u := range updates {
+		switch {
+		case u.Name == refstore.StateRef:
+			state = &updates[i]
+		case strings.HasPrefix(u.Name, "refs/liza/"):
+			say("%s: only %s exists under refs/liza/ on a shared remote", u.Name, refstore.StateRef)
+		}
+	}
+	if state != nil {
+		problems = append(problems, s.checkStatePush(ctx, v, *state)...)
+	}
+	for _, u := range updates {
+		if u.Name != integration {
+			continue
+		}
+		name := strings.TrimPrefix(integration, "refs/heads/")
+		switch {
+		case u.New.IsZero():
+			say("%s: the integration branch is never deleted", name)
+		case u.Old.IsZero():
+			if merged, err := s.anyMerged(ctx, state); err != nil {
+				return nil, err
+			} else if merged {
+				say("%s: the integration branch is created only before anything is merged", name)
+			}
+		default:
+			if ok, err := s.Repo.IsAncestor(ctx, u.Old.String(), u.New.String()); err != nil {
+				return nil, err
+			} else if !ok {
+				say("%s: %s is not a fast-forward of %s: the integration branch is never rewound", name, short(u.New.String()), short(u.Old.String()))
+			} else if !v.Justified(u) {
+				say("%s: moves only through git liza merge: a fast-forward to a merge commit that a state commit in the same push records", name)
+			}
+		}
+	}
+	return problems, nil
+}
+
+// checkStatePush checks one update of refs/liza/state.
+func (s *Service) checkStatePush(ctx context.Context, v *Verifier, u refstore.RefUpdate) []string {
+	if u.New.IsZero() {
+		return []string{fmt.Sprintf("%s may not be deleted", refstore.StateRef)}
+	}
+	if !u.Old.IsZero() {
+		ok, err := s.Repo.IsAncestor(ctx, u.Old.String(), u.New.String())
+		if err != nil || !ok {
+			return []string{fmt.Sprintf("%s: %s is not a fast-forward of %s (the state's history is never rewritten)", refstore.StateRef, short(u.New.String()), short(u.Old.String()))}
+		}
+	}
+	var problems []string
+	known := func(id refstore.Hash) bool { return id == u.Old }
+	if _, err := v.Chain(ctx, u.New, known, nil, func(c *refstore.Commit, err error) {
+		problems = append(problems, fmt.Sprintf("commit %s: %v", short(c.ID.String()), err))
+	}); err != nil {
+		problems = append(problems, err.Error())
+	}
+	return problems
+}
+
+// pushIntegration is the integration branch a push is checked against:
+// the one the pushed state names, else the one the state here names.
+func (s *Service) pushIntegration(updates []refstore.RefUpdate) (string, error) {
+	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil {
+		return "", err
+	}
+	for _, u := range updates {
+		if u.Name == refstore.StateRef && !u.New.IsZero() {
+			tip = u.New
+		}
+	}
+	branch := contracts.DefaultConfig().IntegrationBranch
+	if !tip.IsZero() {
+		if snap, err := cas.ReadSnapshot(s.Repo, tip); err == nil {
+			var m cas.Meta
+			if b, ok, err := snap.ReadFile(cas.MetaFile); err == nil && ok && contracts.DecodeYAML(b, &m) == nil && m.Config.IntegrationBranch != "" {
+				branch = m.Config.IntegrationBranch
+			}
+		}
+	}
+	return "refs/heads/" + branch, nil
+}
+
+// anyMerged reports whether the board (as the push leaves it) has merged
+// a task: its integration branch then holds reviewed work and is not made
+// anew.
+func (s *Service) anyMerged(ctx context.Context, state *refstore.RefUpdate) (bool, error) {
+	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil {
+		return false, err
+	}
+	if state != nil {
+		tip = state.New
+	}
+	if tip.IsZero() {
+		return false, nil
+	}
+	snap, err := cas.ReadSnapshot(s.Repo, tip)
+	if err != nil {
+		return false, err
+	}
+	tx := cas.ReadTx(snap, s.Now(), "")
+	idx, err := tx.Index()
+	if err != nil {
+		return false, err
+	}
+	for _, t := range idx {
+		if t.Status == contracts.Merged {
+			return true, nil
+		}
+	}
+	archived, err := tx.ArchivedIDs()
+	return len(archived) > 0, err
+}

@@ -1,0 +1,149 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+// The outcomes of an agent session, as SessionEnded records them.
+const (
+	SessionDone     = "done"     // exited 0 and moved its task on
+	SessionIdle     = "idle"     // exited 0 without submitting, blocking or handing off
+	SessionRestart  = "restart"  // exited 42: start again at once
+	SessionCrash    = "crash"    // any other exit
+	SessionTimebox  = "timebox"  // stopped at the end of its timebox
+	SessionStopped  = "stopped"  // stopped by its supervisor (ABORT, shutdown, replaced)
+	SessionNoStart  = "no_start" // could not be started
+	SessionEventTag = "session_ended"
+)
+
+// SessionRequest records the end of one agent session on its task.
+type SessionRequest struct {
+	Call
+	Task    string
+	Outcome string // one of the Session* outcomes
+	Exit    int    // the exit status; -1 when there was none
+	Seconds int    // how long it ran
+	// Log is the file that holds the session's output.
+	Log string
+	// Detail says more: why it crashed, its timebox, its last lines.
+	Detail string
+}
+
+// SessionEnded appends a session_ended event to the task's history: which
+// agent ran, how it ended, and the log file of its output, so that the
+// task's history says what happened in every session, and where to read
+// it. It is a supervisor's step, written under its registration.
+func (s *Service) SessionEnded(ctx context.Context, r SessionRequest) (Written, error) {
+	if s.Agent == "" {
+		return Written{}, contracts.Invalidf("a session is recorded for an agent (--agent or LIZA_AGENT_ID)")
+	}
+	if err := contracts.ValidTaskID(r.Task); err != nil {
+		return Written{}, err
+	}
+	in := sessionInput{Task: r.Task, Outcome: r.Outcome, Seconds: max(r.Seconds, 0), Log: r.Log, Detail: clipText(r.Detail, maxSessionDetail)}
+	if r.Exit >= 0 {
+		exit := r.Exit
+		in.Exit = &exit
+	}
+	res, err := s.write(ctx, r.Call, kindSessionEnded, in, nil)
+	if err != nil {
+		return Written{}, err
+	}
+	return written(res), nil
+}
+
+// maxSessionDetail is how much of a session's detail (its last lines of
+// output, mostly) its event keeps; maxSessionLog bounds the log's name.
+const (
+	maxSessionDetail = 2000
+	maxSessionLog    = 1024
+)
+
+// sessionInput is what the end of a session records.
+type sessionInput struct {
+	Task    string `json:"task"`
+	Outcome string `json:"outcome"`
+	Exit    *int   `json:"exit,omitempty"` // none when it did not exit by itself
+	Seconds int    `json:"seconds,omitempty"`
+	Log     string `json:"log,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+// kindSessionEnded is recorded under the register operation: it is the
+// supervisor's, which every agent role has. An agent records sessions only
+// on a task it worked on (its history names it), so that nobody annotates
+// other agents' tasks under cover of a session.
+var kindSessionEnded = def(SessionEventTag, contracts.OpRegister, func(tx *cas.Tx, in *sessionInput) (any, error) {
+	agent := tx.Actor
+	if agent == "" {
+		return nil, contracts.Invalidf("a session is recorded for an agent (--agent or LIZA_AGENT_ID)")
+	}
+	switch in.Outcome {
+	case SessionDone, SessionIdle, SessionRestart, SessionCrash, SessionTimebox, SessionStopped, SessionNoStart:
+	default:
+		return nil, contracts.Invalidf("unknown session outcome %q", in.Outcome)
+	}
+	if in.Seconds < 0 || in.Exit != nil && *in.Exit < 0 {
+		return nil, contracts.Invalidf("a session's exit status and duration are not negative")
+	}
+	if len(in.Log) > maxSessionLog || len(in.Detail) > maxSessionDetail+len("…") {
+		return nil, contracts.Invalidf("a session's log name is at most %d bytes and its detail %d", maxSessionLog, maxSessionDetail)
+	}
+	if err := contracts.ValidTaskID(in.Task); err != nil {
+		return nil, err
+	}
+	t, err := tx.MustTask(in.Task)
+	if err != nil {
+		return nil, err
+	}
+	if !workedOn(t, agent) {
+		return nil, contracts.Invalidf("%s never worked on task %s: a session is recorded on the agent's own task", agent, t.ID)
+	}
+	ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: SessionEventTag, Agent: agent,
+		Reason: in.Detail, Extra: contracts.Extra{"outcome": in.Outcome}}
+	if in.Exit != nil {
+		ev.Extra["exit"] = *in.Exit
+	}
+	if in.Seconds > 0 {
+		ev.Extra["seconds"] = in.Seconds
+	}
+	if in.Log != "" {
+		ev.Extra["log"] = in.Log
+	}
+	t.History = append(t.History, ev)
+	tx.PutTask(t)
+	tx.Describe(fmt.Sprintf("session of %s on %s: %s", agent, t.ID, in.Outcome), t.ID)
+	return nil, nil
+})
+
+// workedOn reports whether agent holds t, or its history names agent.
+func workedOn(t *contracts.Task, agent string) bool {
+	if t.AssignedTo == agent || t.ReviewingBy == agent {
+		return true
+	}
+	for _, ev := range t.History {
+		if ev != nil && ev.Agent == agent {
+			return true
+		}
+	}
+	return false
+}
+
+// clipText keeps the last n bytes of s, on a rune boundary: the end of an
+// agent's output is what explains how it ended.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	for i := 0; i < len(s) && i < 4; i++ {
+		if s[i]&0xC0 != 0x80 {
+			return "…" + s[i:]
+		}
+	}
+	return "…" + s
+}
