@@ -99,7 +99,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		if err != nil {
 			return nil, err
 		}
-		return claimed(res, r.Task)
+		return claimed(res, r.Task, r.RequestID)
 	}
 	if err := s.checkSwitchFiles("claims"); err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		if err != nil {
 			return nil, err
 		}
-		out, err := claimed(res, r.Task)
+		out, err := claimed(res, r.Task, r.RequestID)
 		if errors.Is(err, errPickAgain) {
 			skip[out.ID] = true
 			continue
@@ -174,15 +174,16 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 // claimed reads a claim's result. A claim that found its task's hypothesis
 // exhausted recorded that and took nothing: a claim of that task by id is
 // refused (exit 1), one without id goes on to the next task
-// (errPickAgain).
-func claimed(res *cas.Result, asked string) (*ClaimResult, error) {
+// (errPickAgain), unless it has a request id, which the exhaustion used:
+// it is refused too, and claiming again with a new id takes the next task.
+func claimed(res *cas.Result, asked, request string) (*ClaimResult, error) {
 	out, err := decode[ClaimResult](res)
 	if err != nil {
 		return nil, err
 	}
 	out.Commit, out.Replayed = res.Commit.String(), res.Replayed
 	if out.Kind == string(ClaimExhausted) {
-		if asked == "" {
+		if asked == "" && request == "" {
 			return &out, errPickAgain
 		}
 		return &out, contracts.Invalidf("task %s: hypothesis exhausted (%s); it is BLOCKED for the planner to rescope or reassign", out.ID, out.Reason)

@@ -257,3 +257,28 @@ func TestUpgradedBoard(t *testing.T) {
 	wantRefused(t, "an old registration under the new rules", forged(t, checker, root, register, "Liza-Kind: register\n", "Liza-Kind: register\nLiza-Rules: 2\n"),
 		"its change is not what register by planner-1 makes")
 }
+
+// TestExhaustedClaimWithRequestID: a claim of the best task that finds
+// its hypothesis exhausted records the exhaustion; with a request id,
+// which that commit used, the claim ends there (exit 1) and a retry of the
+// same request says the same, rather than looking for another task under
+// a request id already spent.
+func TestExhaustedClaimWithRequestID(t *testing.T) {
+	human, _ := newBoard(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ok := succeeds(t)
+	ok(human.AddTask(ctx, ops.AddTaskRequest{Task: task("c")}))
+	ok(serviceAt(t, human, "coder-1", 0).Claim(ctx, ops.ClaimRequest{Task: "c", NoWorktree: true}))
+	ok(serviceAt(t, human, "coder-2", time.Hour).Claim(ctx, ops.ClaimRequest{Task: "c", NoWorktree: true}))
+	c3 := serviceAt(t, human, "coder-3", 2*time.Hour)
+	for i := 0; i < 2; i++ {
+		_, err := c3.Claim(ctx, ops.ClaimRequest{Call: ops.Call{RequestID: "claim-1"}, NoWorktree: true})
+		if ops.Class(err) != contracts.CodeInvalid || !strings.Contains(err.Error(), "task c: hypothesis exhausted (coder-1, coder-2 failed it)") {
+			t.Fatalf("claim %d with a request id: %v", i+1, err)
+		}
+	}
+	if st, err := human.Task(ctx, "", "c"); err != nil || st.Status != contracts.Blocked {
+		t.Fatalf("c after the exhausted claim: %+v %v", st, err)
+	}
+}
