@@ -135,7 +135,9 @@ func TestNewKindsReplay(t *testing.T) {
 }
 
 // TestUpgradedBoard: a board an older git-liza wrote, under the first
-// rules, stays operable: its history verifies commit by commit under the
+// rules (a first-rules claim, reclaim, submission, rejection, block,
+// circuit breaker, sprint checkpoint and metrics, finalize, merge and
+// heartbeat among its commits), stays operable: its history verifies commit by commit under the
 // rules each was made by; what the current rules no longer write (an IDLE
 // agent keeping a lease, an agent WORKING on a task taken from it, a coder
 // with a CLAIMED task beside a rejected one) is a warning, not a problem;
@@ -182,6 +184,22 @@ func TestUpgradedBoard(t *testing.T) {
 	ok(op1.SprintMetrics(ctx, ops.Call{}))
 	ok(old("", time.Hour).SprintCheckpoint(ctx, ops.Call{}))
 	ok(old("", time.Hour).ResolveBreaker(ctx, ops.ResolveRequest{Resolution: "answered"}))
+	// A draft finalized without a scope, as the first rules allowed; a
+	// merge, which left its coder IDLE with a lease.
+	draft := task("j")
+	draft.Status, draft.Scope = contracts.Draft, ""
+	oh = old("", time.Hour)
+	ok(oh.AddTask(ctx, ops.AddTaskRequest{Task: draft}))
+	ok(oh.Finalize(ctx, ops.FinalizeRequest{Task: "j"}))
+	ok(oh.AddTask(ctx, ops.AddTaskRequest{Task: task("k")}))
+	oc4 := old("coder-4", time.Hour)
+	ok(oc4.Claim(ctx, ops.ClaimRequest{Task: "k"}))
+	commitIn(t, root, "k", "k.txt", "k\n")
+	ok(oc4.Submit(ctx, ops.SubmitRequest{Task: "k"}))
+	ok(rev.Review(ctx, ops.ReviewRequest{Task: "k"}))
+	ok(rev.Verdict(ctx, ops.VerdictRequest{Task: "k", Approve: true}))
+	ok(rev.Merge(ctx, ops.MergeRequest{Task: "k"}))
+	ok(old("coder-2", 80*time.Minute).Heartbeat(ctx, ops.Call{}))
 	if log := git(t, root, "log", "--format=%B", refstore.StateRef); strings.Contains(log, "Liza-Rules") {
 		t.Fatalf("the old board has commits made under newer rules:\n%s", log)
 	}
@@ -215,6 +233,7 @@ func TestUpgradedBoard(t *testing.T) {
 	check("the old board",
 		"tasks[b]: coder-1 already holds REJECTED task a (one active task per coder)",
 		"agents[coder-3]: WORKING on e, which it does not hold (CLAIMED by coder-2)",
+		"agents[coder-4]: IDLE but keeps a lease_expires",
 		"agents[planner-1]: IDLE but keeps a lease_expires")
 
 	// Operations under the current rules: the first one, an edit, on a tip
@@ -226,7 +245,8 @@ func TestUpgradedBoard(t *testing.T) {
 	ok(p1.Heartbeat(ctx, ops.Call{}))
 	beat := stateTip(t, human)
 	ok(c3.Heartbeat(ctx, ops.Call{}))
-	check("the planner's and coder-3's heartbeats",
+	ok(serviceAt(t, human, "coder-4", 2*time.Hour).Heartbeat(ctx, ops.Call{}))
+	check("the heartbeats of planner-1, coder-3 and coder-4",
 		"tasks[b]: coder-1 already holds REJECTED task a (one active task per coder)")
 	st, err := human.State(ctx, "")
 	if err != nil {
