@@ -232,7 +232,8 @@ func (s *sup) reload(ctx context.Context, id string) (*work, bool, error) {
 	return nil, false, fmt.Errorf("task %s is not on the board after its claim", id)
 }
 
-// live reports whether an agent entry holds a lease that has not ended.
+// live reports whether an agent entry holds a lease that has not ended:
+// its supervisor's, or the lease on the work it holds.
 func live(a *contracts.Agent, now time.Time) bool {
-	return a != nil && !contracts.LeaseOver(a.LeaseExpires, now)
+	return a != nil && (!contracts.LeaseOver(a.SupervisorLease, now) || !contracts.LeaseOver(a.LeaseExpires, now))
 }

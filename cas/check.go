@@ -29,14 +29,43 @@ func checkTx(tx *Tx) error {
 		switch {
 		case p == MetaFile:
 			m := tx.cache[p].(*Meta)
-			ps = append(ps, contracts.ValidateHeader(&contracts.State{
+			ps = append(ps, contracts.ValidateHeaderUnder(&contracts.State{
 				Version: m.Version, Goal: m.Goal, Config: m.Config, Sprint: m.Sprint,
-			})...)
+				Control: m.Control, CircuitBreaker: m.CircuitBreaker,
+			}, tx.Rules)...)
+			more, err := checkStretch(tx, m)
+			if err != nil {
+				return err
+			}
+			ps = append(ps, more...)
 		case dir == TasksDir || dir == ArchiveDir:
 			t := tx.cache[p].(*contracts.Task)
 			ps = append(ps, checkTask(tx, dir, id, t)...)
+			if dir == TasksDir && tx.Rules >= contracts.RulesWhole {
+				more, err := checkDisplaced(tx, t)
+				if err != nil {
+					return err
+				}
+				ps = append(ps, more...)
+			}
 		case dir == AgentsDir:
-			ps = append(ps, contracts.ValidateAgent(id, tx.cache[p].(*contracts.Agent))...)
+			a := tx.cache[p].(*contracts.Agent)
+			ps = append(ps, contracts.ValidateAgent(id, a)...)
+			// An agent entry written under the whole contract says what
+			// its agent holds; one an older git-liza left may not, until
+			// an operation on the agent puts it right (Leftovers).
+			if a != nil && tx.Rules >= contracts.RulesWhole {
+				var t *contracts.Task
+				if a.CurrentTask != "" {
+					var err error
+					if t, err = tx.Task(a.CurrentTask); err != nil {
+						return err
+					}
+				}
+				if msg := contracts.AgentLeftover(id, a, t); msg != "" {
+					ps = append(ps, contracts.Problem{Where: "agents[" + id + "]", Msg: msg})
+				}
+			}
 		case dir == ListAnomalies:
 			a := tx.cache[p].(*contracts.Anomaly)
 			ps = append(ps, contracts.ValidateAnomaly(a)...)
@@ -56,13 +85,20 @@ func checkTx(tx *Tx) error {
 			ps = append(ps, contracts.ValidateDiscovery(tx.cache[p].(*contracts.Discovery))...)
 		}
 	}
+	for _, id := range tx.plannedNew {
+		if live, archived, err := tx.HasTask(id); err != nil {
+			return err
+		} else if !live && !archived {
+			ps = append(ps, contracts.Problem{Where: "sprint", Msg: "scope.planned names unknown task " + id})
+		}
+	}
 	return problemsError(contracts.CodeInvalid, "", ps)
 }
 
 // checkTask validates one changed task and its links to other tasks.
 func checkTask(tx *Tx, dir, id string, t *contracts.Task) []contracts.Problem {
 	where := dir + "[" + id + "]"
-	ps := contracts.ValidateTask(t)
+	ps := contracts.ValidateTaskUnder(t, tx.Rules)
 	add := func(msg string) { ps = append(ps, contracts.Problem{Where: where, Msg: msg}) }
 	if t.ID != id {
 		add("stored under the id " + id + " but says " + t.ID)
@@ -107,10 +143,89 @@ func checkTask(tx *Tx, dir, id string, t *contracts.Task) []contracts.Problem {
 	return ps
 }
 
+// checkStretch checks that the sprint's stretch scope names only tasks
+// that exist: those it names and the state it was read from did not. The
+// planned ids are checked as Tx.Plan adds them.
+func checkStretch(tx *Tx, m *Meta) ([]contracts.Problem, error) {
+	var before Meta
+	if _, err := tx.Snap.decode(MetaFile, &before); err != nil {
+		return nil, err
+	}
+	var ps []contracts.Problem
+	for _, id := range m.Sprint.Scope.Stretch {
+		if before.Sprint.Scope.Stretch.Contains(id) {
+			continue
+		}
+		live, archived, err := tx.HasTask(id)
+		if err != nil {
+			return nil, err
+		}
+		if !live && !archived {
+			ps = append(ps, contracts.Problem{Where: "sprint", Msg: "scope.stretch names unknown task " + id})
+		}
+	}
+	return ps, nil
+}
+
+// checkDisplaced checks that an agent a changed task no longer belongs to
+// does not still say it works on or reviews it: whoever takes a task from
+// its holder (a reclaim, a block, a merge) updates the holder's entry.
+func checkDisplaced(tx *Tx, t *contracts.Task) ([]contracts.Problem, error) {
+	old, err := tx.Snap.Task(t.ID)
+	if err != nil || old == nil {
+		return nil, err
+	}
+	var holders []string
+	if old.Status == contracts.Claimed && old.AssignedTo != "" && (t.Status != contracts.Claimed || t.AssignedTo != old.AssignedTo) {
+		holders = append(holders, old.AssignedTo)
+	}
+	if old.Status == contracts.ReadyForReview && old.ReviewingBy != "" && (t.Status != contracts.ReadyForReview || t.ReviewingBy != old.ReviewingBy) {
+		holders = append(holders, old.ReviewingBy)
+	}
+	var ps []contracts.Problem
+	for _, id := range holders {
+		a, err := tx.Agent(id)
+		if err != nil {
+			return nil, err
+		}
+		if a != nil && a.CurrentTask == t.ID {
+			if msg := contracts.HolderProblem(id, a, t); msg != "" {
+				ps = append(ps, contracts.Problem{Where: "agents[" + id + "]", Msg: msg})
+			}
+		}
+	}
+	return ps, nil
+}
+
 // heldTwice checks that the agent a task is active for holds no other
-// active task: one CLAIMED task per coder, one review per reviewer.
+// active task. Under the whole contract a coder takes no task while
+// another of its tasks is CLAIMED, awaits review or came back rejected
+// (one active task per coder), checked when the task becomes its: a board
+// an older git-liza left with two such tasks is not stuck, their coder
+// finishes them. Under the first rules, one CLAIMED task per coder. Either
+// way, one review per reviewer.
 func heldTwice(tx *Tx, t *contracts.Task) (string, error) {
-	if t.Status != contracts.Claimed && t.Status != contracts.ReadyForReview {
+	whole := tx.Rules >= contracts.RulesWhole
+	coder := t.AssignedTo != "" && t.Status == contracts.Claimed
+	reviewer := t.ReviewingBy != "" && t.Status == contracts.ReadyForReview
+	if whole {
+		coder = t.AssignedTo != "" && t.Status.Active()
+		if coder || reviewer {
+			old, err := tx.Snap.Task(t.ID)
+			if err != nil {
+				return "", err
+			}
+			// What the task's holders held already was checked when it
+			// became theirs.
+			if old != nil && old.Status.Active() && old.AssignedTo == t.AssignedTo {
+				coder = false
+			}
+			if old != nil && old.Status == contracts.ReadyForReview && old.ReviewingBy == t.ReviewingBy {
+				reviewer = false
+			}
+		}
+	}
+	if !coder && !reviewer {
 		return "", nil
 	}
 	idx, err := tx.Index()
@@ -121,10 +236,10 @@ func heldTwice(tx *Tx, t *contracts.Task) (string, error) {
 		if o.ID == t.ID {
 			continue
 		}
-		if t.Status == contracts.Claimed && t.AssignedTo != "" && o.Status == contracts.Claimed && o.AssignedTo == t.AssignedTo {
-			return t.AssignedTo + " also holds CLAIMED task " + o.ID, nil
+		if coder && o.AssignedTo == t.AssignedTo && (o.Status == contracts.Claimed || whole && o.Status.Active()) {
+			return t.AssignedTo + " also holds " + string(o.Status) + " task " + o.ID, nil
 		}
-		if t.Status == contracts.ReadyForReview && t.ReviewingBy != "" && o.Status == contracts.ReadyForReview && o.ReviewingBy == t.ReviewingBy {
+		if reviewer && o.Status == contracts.ReadyForReview && o.ReviewingBy == t.ReviewingBy {
 			return t.ReviewingBy + " also reviews task " + o.ID, nil
 		}
 	}

@@ -15,6 +15,9 @@ type Tx struct {
 	Snap  *Snapshot
 	Now   time.Time
 	Actor string // who acts: an agent id, empty for the human operator
+	// Rules is the rule set the operation follows (contracts.Rules for a
+	// new one; a replayed commit's own, from its Liza-Rules trailer).
+	Rules int
 
 	subject string
 	task    string
@@ -34,6 +37,7 @@ type Tx struct {
 	plannedHave int      // planned ids at the snapshot, -1 until read
 	plannedLast []byte   // the file holding the last of them
 	plannedNew  []string // ids this operation planned
+	plannedGone bool     // the operation emptied sprint.scope.planned
 }
 
 // Rebuild is the tasks of a state whose stored indexes do not match them:
@@ -44,15 +48,15 @@ type Rebuild struct {
 
 func newTx(snap *Snapshot, now time.Time, agent string) *Tx {
 	return &Tx{
-		Snap: snap, Now: now, Actor: agent,
+		Snap: snap, Now: now, Actor: agent, Rules: contracts.Rules,
 		cache: map[string]any{}, dirty: map[string]bool{}, deleted: map[string]bool{},
 		raw: map[string][]byte{}, appends: map[string]int{}, taskChanged: map[string]bool{},
 		plannedHave: -1,
 	}
 }
 
-// ReadTx is a transaction on snap at now for actor that is only read:
-// whatever is changed on it is never written.
+// ReadTx is a transaction on snap at now for actor under the current rules
+// that is only read: whatever is changed on it is never written.
 func ReadTx(snap *Snapshot, now time.Time, actor string) *Tx { return newTx(snap, now, actor) }
 
 // Describe sets the commit subject and the task the operation is about.
@@ -342,11 +346,14 @@ func (tx *Tx) putRaw(path string, b []byte) {
 
 // changed reports whether the operation changed anything.
 func (tx *Tx) changed() bool {
-	return len(tx.dirty)+len(tx.deleted)+len(tx.raw) > 0 || tx.rebuildIndex != nil
+	return len(tx.dirty)+len(tx.deleted)+len(tx.raw) > 0 || tx.rebuildIndex != nil || tx.plannedGone
 }
 
 // Plan adds a task to sprint.scope.planned.
 func (tx *Tx) Plan(id string) error {
+	if tx.plannedGone {
+		return fmt.Errorf("internal error: a task planned in the operation that empties sprint.scope.planned")
+	}
 	if tx.plannedHave < 0 {
 		n, last, err := tx.Snap.plannedLen()
 		if err != nil {
@@ -360,8 +367,19 @@ func (tx *Tx) Plan(id string) error {
 
 // Planned is sprint.scope.planned, with what this operation planned.
 func (tx *Tx) Planned() (contracts.StringList, error) {
+	if tx.plannedGone {
+		return contracts.StringList{}, nil
+	}
 	ids, err := tx.Snap.Planned()
 	return append(ids, tx.plannedNew...), err
+}
+
+// UnplanAll empties sprint.scope.planned (a new sprint starts with no
+// plan): planned/ goes from the tree whole, whatever its size.
+func (tx *Tx) UnplanAll() {
+	tx.plannedGone = true
+	tx.plannedNew = nil
+	tx.plannedHave, tx.plannedLast = 0, nil
 }
 
 // writeTree stores the changed files and returns the new root tree, in
@@ -393,6 +411,9 @@ func (tx *Tx) writeTree() (refstore.Hash, error) {
 	}
 	if err := tx.writeIndexes(files); err != nil {
 		return refstore.Hash{}, err
+	}
+	if tx.plannedGone {
+		files[PlannedDir] = nil
 	}
 	for p, b := range plannedFiles(tx.plannedNew, max(tx.plannedHave, 0), tx.plannedLast) {
 		files[p] = b

@@ -77,6 +77,18 @@ type Op struct {
 	// generation is refused too: an agent cannot slip out of the check by
 	// leaving the generation out.
 	Generation int
+	// Rules is the rule set the operation follows (contracts.RulesFirst
+	// and later); zero means contracts.Rules. A recorded operation writes
+	// it in the commit (Liza-Rules), so that its replay follows the same.
+	Rules int
+}
+
+// RulesOf is the rule set op follows.
+func (op Op) RulesOf() int {
+	if op.Rules > 0 {
+		return op.Rules
+	}
+	return contracts.Rules
 }
 
 // Result is what an operation did.
@@ -305,6 +317,7 @@ type built struct {
 func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*built, error) {
 	b := &built{tree: snap.Tree, now: now}
 	tx := newTx(snap, now, op.Agent)
+	tx.Rules = op.RulesOf()
 	if value, done, err := tx.Requested(op); err != nil {
 		return nil, err
 	} else if done {
@@ -317,6 +330,7 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*
 			return nil, err
 		}
 		tx, rebuild = newTx(migrated, now, op.Agent), nil
+		tx.Rules = op.RulesOf()
 	}
 	tx.rebuildIndex = rebuild
 	if err := checkGeneration(tx, op); err != nil {
@@ -328,7 +342,11 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*
 		if err != nil {
 			return nil, err
 		}
-		if err := problemsError(contracts.CodeInvalid, "", contracts.Validate(st)); err != nil {
+		ps := contracts.Validate(st)
+		if tx.Rules >= contracts.RulesWhole {
+			ps = append(ps, contracts.Leftovers(st)...)
+		}
+		if err := problemsError(contracts.CodeInvalid, "", ps); err != nil {
 			return nil, err
 		}
 		if b.tree, err = s.writeState(st); err != nil {
@@ -514,6 +532,9 @@ func commitMessage(op Op, tx *Tx) string {
 	}
 	if op.Kind != "" {
 		fmt.Fprintf(&b, "Liza-Kind: %s\n", op.Kind)
+		if r := op.RulesOf(); r > contracts.RulesFirst {
+			fmt.Fprintf(&b, "Liza-Rules: %d\n", r)
+		}
 	}
 	if len(op.Input) > 0 {
 		fmt.Fprintf(&b, "Liza-Input: %s\n", op.Input)

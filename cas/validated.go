@@ -133,15 +133,15 @@ func (s *Store) Trusted(ctx context.Context, commit refstore.Hash) bool {
 	return s.knownValid(commit)
 }
 
-// CheckState checks a whole state: its tree, its validity and its
-// indexes, as a state whose history is not here (a shallow clone's
-// boundary) is checked.
-func CheckState(snap *Snapshot) error {
+// CheckState checks a whole state: its tree, its validity under the rule
+// set its commit was made under, and its indexes, as a state whose history
+// is not here (a shallow clone's boundary) is checked.
+func CheckState(snap *Snapshot, rules int) error {
 	st, err := snap.Load()
 	if err != nil {
 		return err
 	}
-	if err := problemsError(contracts.CodeInconsistent, "state at "+short(snap.Commit)+" is invalid", contracts.Validate(st)); err != nil {
+	if err := problemsError(contracts.CodeInconsistent, "state at "+short(snap.Commit)+" is invalid", contracts.ValidateUnder(st, rules)); err != nil {
 		return err
 	}
 	return IndexesMatch(snap, st)

@@ -152,10 +152,21 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	if errors.Is(runErr, agent.ErrStale) {
 		return contracts.Invalidf("%v", runErr)
 	}
-	// Unregister even when interrupted: the work must be released.
+	// Unregister even when interrupted: the work must be released. More
+	// stop signals may follow the first (a group killed with kill -TERM
+	// -PGID, a second Ctrl-C), and a lost last write would leave the id
+	// registered, refusing the next start for a lease term. This process
+	// handles them; its git update-ref runs in a process group of its own
+	// (refstore), out of their reach once started; a signal that lands
+	// between its fork and its move to that group kills it, and the write
+	// is simply tried again.
 	done, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := board.Unregister(done, ops.Call{}); err != nil {
+	_, err = board.Unregister(done, ops.Call{})
+	for try := 1; err != nil && ops.Class(err) == contracts.CodeGit && try < unregisterTries; try++ {
+		_, err = board.Unregister(done, ops.Call{})
+	}
+	if err != nil {
 		fmt.Fprintf(e.Stderr, "git-liza: %s: %v\n", id, err)
 	} else {
 		fmt.Fprintf(e.Stdout, "%s %s stopped\n", board.Now().Format("15:04:05"), id)
@@ -165,6 +176,9 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	}
 	return nil
 }
+
+// unregisterTries bounds the tries of a supervisor's last write.
+const unregisterTries = 20
 
 // agentEnviron is the environment agent processes start from: this
 // process's, without the agent identity of whoever started it, and with

@@ -50,15 +50,18 @@ func (s *session) printAnalysis(out *ops.Analysis) error {
 	fmt.Fprint(w, contracts.BreakerReport(out.Patterns))
 	switch out.Outcome {
 	case ops.OutcomeTriggered:
+		if out.ReportPath != "" {
+			fmt.Fprintf(w, "report written to %s\n", out.ReportPath)
+		}
 		if out.Mode == contracts.ModeCheckpoint {
 			fmt.Fprintf(w, "circuit breaker TRIGGERED at %s: the team is in CHECKPOINT; once the causes are dealt with, run git liza analyze --resolve TEXT\n", out.TriggeredAt)
 		} else {
 			fmt.Fprintf(w, "circuit breaker TRIGGERED at %s: the team stays %s; once the causes are dealt with, run git liza analyze --resolve TEXT\n", out.TriggeredAt, out.Mode)
 		}
 	case ops.OutcomeAlready:
-		fmt.Fprintf(w, "circuit breaker already TRIGGERED at %s with these patterns; nothing written\n", out.TriggeredAt)
+		fmt.Fprintf(w, "circuit breaker already TRIGGERED at %s with these patterns; check recorded\n", out.TriggeredAt)
 	case ops.OutcomeResolved:
-		fmt.Fprintf(w, "these patterns were resolved at %s (%s); nothing written\n", out.ResolvedAt, out.Resolution)
+		fmt.Fprintf(w, "these patterns were resolved at %s (%s); check recorded\n", out.ResolvedAt, out.Resolution)
 	}
 	return nil
 }

@@ -225,7 +225,7 @@ func (e *Env) flagValues(ctx context.Context, name string) []string {
 func (e *Env) positionalValues(ctx context.Context, path string, n int) []string {
 	switch path {
 	case "claim", "submit", "review", "merge", "show", "checkpoint", "handoff",
-		"task finalize", "task block", "task unblock", "task supersede", "task abandon",
+		"task finalize", "task edit", "task block", "task unblock", "task supersede", "task abandon",
 		"task release", "task archive", "worktree delete":
 		if n == 0 || path == "task archive" {
 			tasks, _ := e.names(ctx)

@@ -61,12 +61,17 @@ var helpText = map[string]help{
 	"task": {usage: "task COMMAND [ARGS]", category: catPlanner, examples: []string{
 		`git liza help task add`,
 	}},
-	"task add": {usage: "task add --id ID --desc TEXT --spec REF --done TEXT --scope TEXT [--priority N] [--depends A,B] [--draft]", examples: []string{
+	"task add": {usage: "task add --id ID --desc TEXT --spec REF --done TEXT --scope TEXT [--priority N] [--depends A,B] [--draft] [--from-discovery N]", examples: []string{
 		`git liza --agent planner-1 task add --id task-1 --desc "Retry GET calls" --spec specs/vision.md#retry --done "go test ./retry passes" --scope "IN: retry/"`,
 		`git liza task add --id task-2 --desc "Retry POST calls" --spec specs/vision.md --done "tests pass" --scope "IN: retry/" --depends task-1 --paths retry/post.go`,
+		`git liza --agent planner-1 task add --id task-5 --desc "Honour timeouts" --spec specs/vision.md --done "tests pass" --scope "IN: client/" --from-discovery 2`,
 	}},
 	"task finalize": {usage: "task finalize ID", examples: []string{
 		`git liza --agent planner-1 task finalize task-4`,
+	}},
+	"task edit": {usage: "task edit ID [--desc T] [--spec R] [--done T] [--scope T] [--priority N] [--depends A,B] [--paths P,...] [--max-files N] [--max-loc N]", examples: []string{
+		`git liza --agent planner-1 task edit task-4 --scope "IN: retry/get.go" --done "go test ./retry -run GET passes"`,
+		`git liza task edit task-4 --depends ""          # no dependencies`,
 	}},
 	"task block": {usage: "task block ID --reason TEXT --question Q [--question Q ...] [--attempted TEXT ...]", examples: []string{
 		`git liza --agent coder-1 task block task-3 --reason "the spec contradicts itself" --question "Retry POST or not?"`,
@@ -106,9 +111,9 @@ var helpText = map[string]help{
 	"review": {usage: "review [ID]", category: catReviewer, examples: []string{
 		`git liza --agent code-reviewer-1 review           # the best task awaiting review`,
 	}},
-	"verdict": {usage: "verdict ID approve|reject [--reason TEXT] [--commit SHA]", category: catReviewer, examples: []string{
+	"verdict": {usage: "verdict ID approve|reject [--reason TEXT] [--feedback TEXT] [--commit SHA]", category: catReviewer, examples: []string{
 		`git liza --agent code-reviewer-1 verdict task-3 approve`,
-		`git liza --agent code-reviewer-1 verdict task-3 reject --reason "no test for the 5xx case"`,
+		`git liza --agent code-reviewer-1 verdict task-3 reject --reason "no test for the 5xx case" --feedback "add a test that returns 503 twice"`,
 	}},
 	"merge": {usage: "merge ID", category: catReviewer, examples: []string{
 		`git liza --agent code-reviewer-1 merge task-3`,
@@ -118,6 +123,15 @@ var helpText = map[string]help{
 	}},
 	"discover": {usage: "discover --desc TEXT [--severity S] [--urgency deferred|immediate] [--task ID]", category: catEveryone, examples: []string{
 		`git liza --agent coder-1 discover --desc "the client ignores timeouts" --severity high`,
+	}},
+	"discover convert": {usage: "discover convert N --task ID", examples: []string{
+		`git liza --agent planner-1 discover convert 2 --task task-5`,
+	}},
+	"goal": {usage: "goal new [--spec PATH] GOAL", category: catPlanner, examples: []string{
+		`git liza help goal new`,
+	}},
+	"goal new": {usage: "goal new [--spec PATH] GOAL", examples: []string{
+		`git liza --agent planner-1 goal new --spec specs/v2.md "Retry with jitter"`,
 	}},
 	"note": {usage: "note [--for ID] MESSAGE", category: catEveryone, examples: []string{
 		`git liza note --for task-3 "use the existing backoff helper"`,

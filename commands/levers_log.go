@@ -81,8 +81,9 @@ func (e *Env) anomalyCmd() *cli.Command {
 func (e *Env) discoverCmd() *cli.Command {
 	const usage = "discover --desc TEXT [--severity critical|high|medium|low] [--urgency deferred|immediate] [--task ID] [--recommendation TEXT]"
 	return &cli.Command{
-		Name:  "discover",
-		Usage: "log an adjacent problem found during a task, without fixing it",
+		Name:     "discover",
+		Usage:    "log an adjacent problem found during a task, without fixing it; convert N --task ID records the task it became",
+		Commands: []*cli.Command{e.discoverConvertCmd()},
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "desc", Usage: "what was discovered"},
 			&cli.StringFlag{Name: "severity", Usage: "critical, high, medium or low"},

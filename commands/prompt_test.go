@@ -148,16 +148,22 @@ func checkCommands(t *testing.T, app *cli.Command, lines []cmdLine) {
 		}
 		label := l.words[0]
 		if len(cmd.Commands) > 0 {
-			if len(l.words) < 2 {
+			var sub *cli.Command
+			if len(l.words) >= 2 {
+				sub = findCmd(cmd.Commands, l.words[1])
+			}
+			switch {
+			case sub != nil:
+				cmd, label = sub, label+" "+l.words[1]
+			case len(cmd.Flags) > 0:
+				// The command works alone too (discover, discover convert).
+			case len(l.words) < 2:
 				t.Errorf("%s: git liza %s: needs one of its subcommands", l.where, label)
 				continue
-			}
-			sub := findCmd(cmd.Commands, l.words[1])
-			if sub == nil {
+			default:
 				t.Errorf("%s: git liza %s %s: no such subcommand", l.where, label, l.words[1])
 				continue
 			}
-			cmd, label = sub, label+" "+l.words[1]
 		}
 		for _, f := range l.flags {
 			if !hasFlag(cmd.Flags, f) && !hasFlag(app.Flags, f) {

@@ -41,10 +41,11 @@ func (e *Env) verdictCmd() *cli.Command {
 		ArgsUsage: "ID approve|reject",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "reason", Usage: "why (required to reject): blockers with file:line, why they matter, a suggestion"},
+			&cli.StringFlag{Name: "feedback", Usage: "with reject: the specific changes needed (rejection_feedback)"},
 			&cli.StringFlag{Name: "commit", Usage: "the commit you reviewed; must equal the task's review_commit"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			a, err := args(cmd, 2, 2, "verdict ID approve|reject [--reason TEXT] [--commit SHA]")
+			a, err := args(cmd, 2, 2, "verdict ID approve|reject [--reason TEXT] [--feedback TEXT] [--commit SHA]")
 			if err != nil {
 				return err
 			}
@@ -56,16 +57,19 @@ func (e *Env) verdictCmd() *cli.Command {
 				return err
 			}
 			out, err := s.ops.Verdict(ctx, ops.VerdictRequest{Call: s.call(), Task: a[0], Approve: a[1] == "approve",
-				Reason: cmd.String("reason"), Commit: cmd.String("commit")})
+				Reason: cmd.String("reason"), Feedback: cmd.String("feedback"), Commit: cmd.String("commit")})
 			if err != nil {
 				return err
 			}
 			if s.json {
-				return s.printJSON(map[string]any{"id": out.ID, "status": out.Status, "blocked_reason": out.BlockedReason, "commit": out.Commit.String(), "replayed": out.Replayed})
+				return s.printJSON(map[string]any{"id": out.ID, "status": out.Status, "blocked_reason": out.BlockedReason, "paused": out.Paused, "commit": out.Commit.String(), "replayed": out.Replayed})
 			}
 			fmt.Fprintf(s.Stdout, "%s %s\n", out.ID, out.Status)
 			if out.BlockedReason != "" {
 				fmt.Fprintf(s.Stderr, "git-liza: task %s blocked: %s\n", out.ID, out.BlockedReason)
+			}
+			if out.Paused {
+				fmt.Fprintf(s.Stderr, "git-liza: the team is PAUSED for the human: %s rejected %d times in a row (git log -1 refs/liza/state has the blockers)\n", out.ID, contracts.PauseRejections)
 			}
 			return nil
 		},

@@ -107,6 +107,7 @@ func (e *Env) app() *cli.Command {
 			e.importCmd(),
 			e.exportCmd(),
 			e.taskCmd(),
+			e.goalCmd(),
 		}, e.lifecycleCmds(), e.controlCmds(), e.supervisorCmds(), e.leverCmds(), e.gitCmds(), e.helpCmds()),
 	}
 }
@@ -184,6 +185,7 @@ var stateOnlyCommands = map[string]bool{
 	"anomaly": true, "discover": true, "note": true, "pause": true, "abort": true,
 	"show": true, "export": true, "status": true, "log": true, "validate": true,
 	"diff": true, "help": true, "version": true, "completion": true, "__complete": true,
+	"goal": true,
 }
 
 // stateOnly reports whether args run one of stateOnlyCommands.

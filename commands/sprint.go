@@ -41,7 +41,10 @@ func (s *session) sprintCheckpoint(ctx context.Context) error {
 		return s.printJSON(out)
 	}
 	fmt.Fprint(s.Stdout, out.Markdown())
-	fmt.Fprintf(s.Stdout, "\nthe team is in %s; git liza resume lets it go on\n", out.Mode)
+	if out.SummaryPath != "" {
+		fmt.Fprintf(s.Stdout, "\nsummary written to %s\n", out.SummaryPath)
+	}
+	fmt.Fprintf(s.Stdout, "the team is in %s; git liza resume lets it go on\n", out.Mode)
 	return nil
 }
 
@@ -66,14 +69,26 @@ func (s *session) sprintMetrics(ctx context.Context) error {
 		name  string
 		value any
 	}{
+		{"tasks_done", m.TasksDone},
+		{"tasks_in_progress", m.TasksInProgress},
+		{"tasks_blocked", m.TasksBlocked},
+		{"iterations_total", m.IterationsTotal},
+		{"review_cycles_total", m.ReviewCyclesTotal},
+		{"review_verdict_approvals", m.ReviewVerdictApprovals},
+		{"review_verdict_rejections", m.ReviewVerdictRejections},
+		{"review_verdict_count", m.ReviewVerdictCount},
+		{"review_verdict_approval_rate_percent", m.ReviewVerdictApprovalRatePercent},
+		{"task_submitted_for_review_count", m.TaskSubmittedForReviewCount},
+		{"task_outcome_approval_rate_percent", m.TaskOutcomeApprovalRatePercent},
+		{"completion_rate", m.CompletionRate},
+		{"approve_to_merge_mean_seconds", m.ApproveToMergeMeanSeconds},
+		{"approve_to_merge_max_seconds", m.ApproveToMergeMaxSeconds},
+		{"approve_to_merge_count", m.ApproveToMergeCount},
 		{"tasks_planned", m.TasksPlanned},
 		{"tasks_total", m.TasksTotal},
 		{"tasks_merged", m.TasksMerged},
-		{"tasks_in_progress", m.TasksInProgress},
-		{"tasks_blocked", m.TasksBlocked},
 		{"tasks_unclaimed", m.TasksUnclaimed},
 		{"by_status", strings.Join(byStatus, ", ")},
-		{"review_cycles_total", m.ReviewCyclesTotal},
 		{"avg_iterations", m.AvgIterations},
 		{"approvals", m.Approvals},
 		{"rejections", m.Rejections},
@@ -86,6 +101,9 @@ func (s *session) sprintMetrics(ctx context.Context) error {
 		fmt.Fprintf(tw, "%s\t%v\n", row.name, row.value)
 	}
 	tw.Flush()
+	for _, w := range m.Warnings {
+		fmt.Fprintf(s.Stderr, "git-liza: warning: %s\n", w)
+	}
 	if out.Changed {
 		fmt.Fprintln(s.Stdout, "sprint.metrics updated")
 	} else {

@@ -17,6 +17,7 @@ func (e *Env) taskCmd() *cli.Command {
 		Commands: slices.Concat([]*cli.Command{
 			e.taskAddCmd(),
 			e.taskFinalizeCmd(),
+			e.taskEditCmd(),
 		}, e.taskLeverCmds()),
 	}
 }
@@ -37,6 +38,7 @@ func (e *Env) taskAddCmd() *cli.Command {
 			&cli.IntFlag{Name: "max-files", Usage: "most files a submission may touch"},
 			&cli.IntFlag{Name: "max-loc", Usage: "most lines a submission may add and remove"},
 			&cli.BoolFlag{Name: "draft", Usage: "keep the task in DRAFT until `task finalize`"},
+			&cli.StringFlag{Name: "from-discovery", Usage: "the discovery `N` (disc-N) the task comes from: sets its converted_to_task"},
 		},
 		Action: e.action(0, 0, "task add --id ID --desc TEXT --spec REF --done TEXT --scope TEXT [--priority N] [--depends A,B] [--draft]", func(ctx context.Context, s *session, _ []string) error {
 			t := contracts.Task{
@@ -55,7 +57,15 @@ func (e *Env) taskAddCmd() *cli.Command {
 			if s.cmd.Bool("draft") {
 				t.Status = contracts.Draft
 			}
-			return s.report(s.ops.AddTask(ctx, ops.AddTaskRequest{Call: s.call(), Task: t}))
+			r := ops.AddTaskRequest{Call: s.call(), Task: t}
+			if v := s.cmd.String("from-discovery"); v != "" {
+				n, err := discoveryNumber(v)
+				if err != nil {
+					return err
+				}
+				r.FromDiscovery = n
+			}
+			return s.report(s.ops.AddTask(ctx, r))
 		}),
 	}
 }

@@ -46,6 +46,15 @@ func (e *Env) runCmd() *cli.Command {
 			if s.repo.MainWorkTree() == "" {
 				return contracts.Invalidf("agents need a checkout: run git liza run in a repository with a work tree")
 			}
+			// Seed 001's window: no more coders than tasks may be in
+			// flight at once.
+			cfg, err := s.ops.Config(ctx)
+			if err != nil {
+				return err
+			}
+			if limit := cfg.InFlightLimit(); coders > limit {
+				return contracts.Invalidf("--coders %d is more than max_in_flight (%d): at most %d tasks are in flight at once", coders, limit, limit)
+			}
 			var extra []string
 			if v := cmd.String("cli"); v != "" {
 				extra = append(extra, "--cli", v)

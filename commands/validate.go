@@ -50,18 +50,21 @@ func (e *Env) validateCmd() *cli.Command {
 	}
 }
 
-// verdict prints VALID, or INVALID and every problem, and fails with exit
-// 1 when there are problems. A history check that stopped at a shallow
-// clone's boundary says where.
+// verdict prints VALID, or INVALID and every problem, with the warnings
+// first, and fails with exit 1 when there are problems. A history check
+// that stopped at a shallow clone's boundary says where.
 func (e *Env) verdict(cmd *cli.Command, v *ops.Validation) error {
 	problems := v.Problems
-	switch {
-	case cmd.Bool("json"):
-		list := make([]string, len(problems))
-		for i, p := range problems {
+	texts := func(ps []contracts.Problem) []string {
+		list := make([]string, len(ps))
+		for i, p := range ps {
 			list[i] = p.String()
 		}
-		out := map[string]any{"valid": len(problems) == 0, "states": v.States, "problems": list}
+		return list
+	}
+	switch {
+	case cmd.Bool("json"):
+		out := map[string]any{"valid": len(problems) == 0, "states": v.States, "problems": texts(problems), "warnings": texts(v.Warnings)}
 		if v.Shallow != "" {
 			out["shallow"] = v.Shallow
 		}
@@ -72,6 +75,9 @@ func (e *Env) verdict(cmd *cli.Command, v *ops.Validation) error {
 	default:
 		if v.Shallow != "" {
 			fmt.Fprintf(e.Stdout, "shallow clone: history checked from %s, whose parents this clone lacks\n", v.Shallow)
+		}
+		for _, w := range v.Warnings {
+			fmt.Fprintf(e.Stdout, "WARNING: %s\n", w)
 		}
 		for _, p := range problems {
 			fmt.Fprintf(e.Stdout, "INVALID: %s\n", p)

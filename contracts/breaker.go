@@ -9,14 +9,21 @@ import (
 )
 
 // The circuit breaker's statuses. A state without a circuit_breaker section
-// has never tripped it.
+// was never analysed; OK means the last run found nothing while the
+// breaker was not tripped.
 const (
+	BreakerOK        = "OK"
 	BreakerTriggered = "TRIGGERED"
 	BreakerResolved  = "RESOLVED"
 )
 
 // BreakerStatuses lists the values CircuitBreaker.Status may take.
-var BreakerStatuses = []string{BreakerTriggered, BreakerResolved}
+var BreakerStatuses = []string{BreakerOK, BreakerTriggered, BreakerResolved}
+
+// BreakerHistoryKeep is how many entries circuit_breaker.history keeps:
+// liza.yaml is read by every operation, and the audit log keeps every
+// entry that falls off.
+const BreakerHistoryKeep = 100
 
 // The patterns the circuit breaker looks for.
 const (
@@ -26,7 +33,48 @@ const (
 	PatternIntegrationCascade   = "integration_cascade"
 	PatternHypothesisExhaustion = "hypothesis_exhaustion"
 	PatternBlockedMajority      = "blocked_majority"
+
+	// The anomaly patterns of the original circuit breaker
+	// (liza-analyze.sh), over the sprint's anomalies.
+	PatternRetryCluster      = "retry_cluster"
+	PatternDebtAccumulation  = "debt_accumulation"
+	PatternAssumptionCascade = "assumption_cascade"
+	PatternSpecGapCluster    = "spec_gap_cluster"
+	PatternWorkaround        = "workaround_pattern"
+	PatternExternalOutage    = "external_service_outage"
 )
+
+// The severity classes: which layer a pattern says is wrong, and so how
+// far the remediation reaches (scope, spec, architecture, tools, or
+// something outside the team).
+const (
+	SeverityScope        = "SCOPE_FLAW"
+	SeveritySpec         = "SPEC_FLAW"
+	SeverityArchitecture = "ARCHITECTURE_FLAW"
+	SeverityTechStack    = "TECH_STACK_FLAW"
+	SeverityExternal     = "EXTERNAL_DEPENDENCY"
+)
+
+// PatternSeverity is each pattern's severity class. The six anomaly
+// patterns carry the original's classes; the seed 000 conditions are
+// classed by what they point at: a task rejected again and again, or most
+// of the board blocked on questions, at the spec; a crash loop or a broken
+// blackboard at the tools; integration failures cascading at how the work
+// was cut; exhausted hypotheses at the plan's scope.
+var PatternSeverity = map[string]string{
+	PatternRepeatedRejection:    SeveritySpec,
+	PatternCrashLoop:            SeverityTechStack,
+	PatternInvalidState:         SeverityTechStack,
+	PatternIntegrationCascade:   SeverityArchitecture,
+	PatternHypothesisExhaustion: SeverityScope,
+	PatternBlockedMajority:      SeveritySpec,
+	PatternRetryCluster:         SeverityArchitecture,
+	PatternDebtAccumulation:     SeverityScope,
+	PatternAssumptionCascade:    SeveritySpec,
+	PatternSpecGapCluster:       SeveritySpec,
+	PatternWorkaround:           SeverityArchitecture,
+	PatternExternalOutage:       SeverityExternal,
+}
 
 // The thresholds of the patterns.
 const (
@@ -47,6 +95,17 @@ const (
 	// BlockedShareThreshold is the share of the open (non-terminal) tasks
 	// that BLOCKED tasks must reach.
 	BlockedShareThreshold = 0.5
+
+	// RetryClusterMin retry_loop anomalies, RetrySimilarMin of them with
+	// the same error_pattern, make a retry cluster.
+	RetryClusterMin = 3
+	RetrySimilarMin = 2
+	// DebtMin trade-offs that created debt make a debt accumulation.
+	DebtMin = 3
+	// SameKeyMin anomalies sharing their key (the assumption, the
+	// spec_ref, the root cause, the service) make a cascade, a spec gap
+	// cluster, a workaround pattern or an outage.
+	SameKeyMin = 2
 )
 
 // crashLoopPrefix starts the error_pattern (or question) of the anomaly a
@@ -60,6 +119,11 @@ type PatternMatch struct {
 	Agents  []string `yaml:"agents,omitempty" json:"agents"`
 	Count   int      `yaml:"count" json:"count"`
 	Detail  string   `yaml:"detail" json:"detail"`
+	// Severity is the pattern's severity class (PatternSeverity).
+	Severity string `yaml:"severity,omitempty" json:"severity"`
+	// Anomalies are the ids of the anomalies that make the match, for the
+	// anomaly patterns.
+	Anomalies []string `yaml:"anomalies,omitempty" json:"anomalies,omitempty"`
 }
 
 // Analyze looks for systemic failure patterns in the current sprint: the
@@ -87,9 +151,24 @@ type PatternMatch struct {
 //	blocked_majority       BlockedMinimum (2) or more tasks are BLOCKED   one
 //	                       and they are at least BlockedShareThreshold
 //	                       (half) of the open tasks
+//	retry_cluster          3 or more retry_loop anomalies, 2 or more of   one
+//	                       them with the same error_pattern
+//	debt_accumulation      3 or more trade_off anomalies with             one
+//	                       debt_created true
+//	assumption_cascade     2 or more assumption_violated anomalies with   per assumption
+//	                       the same assumption
+//	spec_gap_cluster       2 or more spec_ambiguity anomalies with the    per spec_ref
+//	                       same spec_ref
+//	workaround_pattern     2 or more workaround or trade_off anomalies    per cause
+//	                       with the same root_cause (else the same what)
+//	external_service_      2 or more external_blocker anomalies with the  per service
+//	outage                 same blocker_service
 //
 // Open tasks are the live tasks that are not terminal. Events of archived
-// tasks count toward integration_cascade only.
+// tasks count toward integration_cascade only. The anomaly patterns count
+// the anomalies of the sprint; "the same" is string equality of the
+// trimmed values (the original's group_by), and an empty value is nobody's
+// key. Every match carries its severity class (PatternSeverity).
 func Analyze(st *State, problems []string) []PatternMatch {
 	var out []PatternMatch
 	if st == nil {
@@ -182,7 +261,9 @@ func Analyze(st *State, problems []string) []PatternMatch {
 			Detail: fmt.Sprintf("%d of %d open tasks are BLOCKED: %s", len(blocked), open, strings.Join(ids, ", ")),
 		})
 	}
+	out = append(out, anomalyPatterns(st.Anomalies, in)...)
 	for i := range out {
+		out[i].Severity = PatternSeverity[out[i].Pattern]
 		if out[i].Tasks == nil {
 			out[i].Tasks = []string{}
 		}
@@ -389,19 +470,24 @@ func detailText(d Extra, key string) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// patternActions says what a person does about each pattern.
-var patternActions = map[string]string{
-	PatternRepeatedRejection:    "clarify the spec or rescope the task (git liza note --for ID, git liza task supersede) before another review cycle",
-	PatternCrashLoop:            "read the agent's log and fix its environment before restarting its supervisor",
-	PatternInvalidState:         "repair the state: git liza export > state.yaml, fix it, git liza import state.yaml",
-	PatternIntegrationCascade:   "check the integration branch and the overlap between the failed tasks before merging again",
-	PatternHypothesisExhaustion: "replan: supersede or rescope the exhausted tasks (git liza task supersede)",
-	PatternBlockedMajority:      "answer the blocked tasks' questions (git liza note --for ID), then git liza task unblock ID",
+// BreakerReport renders matches as the circuit breaker's report: a count
+// line, then each match with its evidence: what was found, its severity
+// class, the tasks, agents and anomalies involved. It states evidence, not
+// remedies: the breaker observes, the human decides.
+func BreakerReport(matches []PatternMatch) string {
+	return breakerReport(matches, func(b *strings.Builder, m PatternMatch) {
+		if len(m.Anomalies) > 0 {
+			fmt.Fprintf(b, "  anomalies: %s\n", strings.Join(m.Anomalies, ", "))
+		}
+		if m.Severity != "" {
+			fmt.Fprintf(b, "  severity: %s\n", m.Severity)
+		}
+	})
 }
 
-// BreakerReport renders matches as the circuit breaker's report: a count
-// line, then each match with its tasks, agents and what to do about it.
-func BreakerReport(matches []PatternMatch) string {
+// breakerReport renders a count line, then each match with its tasks and
+// agents, and what tail adds.
+func breakerReport(matches []PatternMatch, tail func(b *strings.Builder, m PatternMatch)) string {
 	var b strings.Builder
 	if len(matches) == 0 {
 		b.WriteString("Circuit breaker: no pattern matched\n")
@@ -420,9 +506,51 @@ func BreakerReport(matches []PatternMatch) string {
 		if len(who) > 0 {
 			fmt.Fprintf(&b, "  %s\n", strings.Join(who, "; "))
 		}
-		if a := patternActions[m.Pattern]; a != "" {
-			fmt.Fprintf(&b, "  next: %s\n", a)
+		tail(&b, m)
+	}
+	return b.String()
+}
+
+// BreakerReportFile is the report a trigger writes for the human: when and
+// what tripped, the evidence of every match, the sprint's anomalies as
+// they are on the board, and the decisions left to the human.
+func BreakerReportFile(st *State, matches []PatternMatch, at string) string {
+	var b strings.Builder
+	b.WriteString("# Circuit breaker report\n\n")
+	fmt.Fprintf(&b, "Triggered: %s\n", at)
+	if len(matches) > 0 {
+		fmt.Fprintf(&b, "Pattern: %s\nSeverity: %s\n", matches[0].Pattern, matches[0].Severity)
+	}
+	if st != nil {
+		fmt.Fprintf(&b, "Sprint: %s (goal %s)\n", st.Sprint.ID, st.Goal.ID)
+	}
+	b.WriteString("\n## Trigger evidence\n\n")
+	b.WriteString(BreakerReport(matches))
+	b.WriteString("\n## Anomalies (raw)\n\n")
+	var raw []*Anomaly
+	if st != nil {
+		in := sprintWindow(st)
+		for _, a := range st.Anomalies {
+			if a != nil && in.has(a.Timestamp) {
+				raw = append(raw, a)
+			}
 		}
+	}
+	if len(raw) == 0 {
+		b.WriteString("None in this sprint.\n")
+	} else if y, err := EncodeYAML(raw); err == nil {
+		b.WriteString("```yaml\n")
+		b.Write(y)
+		b.WriteString("```\n")
+	}
+	b.WriteString("\n## Human decision required\n\n")
+	for _, c := range []string{
+		"Acknowledge the report",
+		"Confirm the severity assessment",
+		"Determine the remediation",
+		"Record the decision and lift the checkpoint: `git liza analyze --resolve TEXT`",
+	} {
+		fmt.Fprintf(&b, "- [ ] %s\n", c)
 	}
 	return b.String()
 }

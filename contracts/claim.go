@@ -1,6 +1,9 @@
 package contracts
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // TaskSummary is what the board index keeps of a task: what choosing and
 // checking claims and reviews reads, what the board shows of a task it
@@ -119,6 +122,9 @@ func Best(tasks []*TaskSummary, statusOf func(string) (Status, bool), agent stri
 	}
 	return best
 }
+
+// SortIDs sorts ids in natural order (task-2 before task-10).
+func SortIDs(ids []string) { slices.SortFunc(ids, compareNatural) }
 
 // NaturalLess orders ids so that task-2 comes before task-10.
 func NaturalLess(a, b string) bool { return compareNatural(a, b) < 0 }

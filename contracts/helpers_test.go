@@ -70,11 +70,11 @@ func validState() *State {
 		Version: 1,
 		Goal:    Goal{ID: "goal-1", Description: "build it", Status: "IN_PROGRESS", Created: t0},
 		Config:  DefaultConfig(),
-		Sprint:  Sprint{ID: "sprint-1", GoalRef: "goal-1", Status: "IN_PROGRESS"},
+		Sprint:  Sprint{ID: "sprint-1", GoalRef: "goal-1", Status: "IN_PROGRESS", Timeline: SprintTimeline{Started: t0}},
 		Agents: map[string]*Agent{
 			"planner-1":       {Role: "planner", Status: "IDLE"},
 			"coder-1":         {Role: "coder", Status: "WORKING", CurrentTask: "task-2", LeaseExpires: t2, Heartbeat: t1},
-			"code-reviewer-1": {Role: "code_reviewer", Status: "REVIEWING", CurrentTask: "task-3"},
+			"code-reviewer-1": {Role: "code_reviewer", Status: "REVIEWING", CurrentTask: "task-3", LeaseExpires: t2},
 		},
 		Tasks: []*Task{
 			merged, claimed, ready, rejected, approved, blocked, superseded,

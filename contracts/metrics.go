@@ -10,26 +10,55 @@ import (
 	"time"
 )
 
-// Metrics are the sprint's metrics, recomputed from the tasks (live and
-// archived) and their histories. Event counts and times cover the current
-// sprint: events at or after sprint.timeline.started.
+// Metrics are the sprint's metrics, recomputed from the tasks of the
+// current goal (SprintTasks: live, and archived ones the sprint planned)
+// and their histories. Event counts and times cover the current sprint:
+// events at or after sprint.timeline.started. The fields of the original
+// update-sprint-metrics.sh come first, then seed 002's, then git-liza's
+// own.
 type Metrics struct {
 	// ComputedAt is when the values were computed.
 	ComputedAt string `yaml:"computed_at" json:"computed_at"`
+
+	// TasksDone counts MERGED, ABANDONED and SUPERSEDED tasks; TasksInProgress
+	// CLAIMED, READY_FOR_REVIEW, REJECTED and APPROVED ones; TasksBlocked
+	// BLOCKED and INTEGRATION_FAILED ones (update-sprint-metrics.sh).
+	TasksDone       int `yaml:"tasks_done" json:"tasks_done"`
+	TasksInProgress int `yaml:"tasks_in_progress" json:"tasks_in_progress"`
+	TasksBlocked    int `yaml:"tasks_blocked" json:"tasks_blocked"`
+	// IterationsTotal sums the tasks' iteration counts, ReviewCyclesTotal
+	// their review_cycles_total.
+	IterationsTotal   int `yaml:"iterations_total" json:"iterations_total"`
+	ReviewCyclesTotal int `yaml:"review_cycles_total" json:"review_cycles_total"`
+	// The review verdicts: approvals, rejections, both, and the share of
+	// approvals in percent (rounded down, as the original's integer
+	// arithmetic does).
+	ReviewVerdictApprovals           int `yaml:"review_verdict_approvals" json:"review_verdict_approvals"`
+	ReviewVerdictRejections          int `yaml:"review_verdict_rejections" json:"review_verdict_rejections"`
+	ReviewVerdictCount               int `yaml:"review_verdict_count" json:"review_verdict_count"`
+	ReviewVerdictApprovalRatePercent int `yaml:"review_verdict_approval_rate_percent" json:"review_verdict_approval_rate_percent"`
+	// TaskSubmittedForReviewCount counts the submissions;
+	// TaskOutcomeApprovalRatePercent is approvals over submissions.
+	TaskSubmittedForReviewCount    int `yaml:"task_submitted_for_review_count" json:"task_submitted_for_review_count"`
+	TaskOutcomeApprovalRatePercent int `yaml:"task_outcome_approval_rate_percent" json:"task_outcome_approval_rate_percent"`
+
+	// CompletionRate is the share of the tasks MERGED (seed 002: "Cycle
+	// completion rate"); ApproveToMerge* measure the time from an approval
+	// to the merge that follows it (seed 002: "approval latency").
+	// ApproveToMergeCount is how many merges they measure.
+	CompletionRate            float64 `yaml:"completion_rate" json:"completion_rate"`
+	ApproveToMergeMeanSeconds float64 `yaml:"approve_to_merge_mean_seconds" json:"approve_to_merge_mean_seconds"`
+	ApproveToMergeMaxSeconds  int64   `yaml:"approve_to_merge_max_seconds" json:"approve_to_merge_max_seconds"`
+	ApproveToMergeCount       int     `yaml:"approve_to_merge_count" json:"approve_to_merge_count"`
+
 	// TasksPlanned is the number of tasks in sprint.scope.planned.
 	TasksPlanned int `yaml:"tasks_planned" json:"tasks_planned"`
-	// TasksTotal counts the tasks on the board and in the archive.
-	TasksTotal int `yaml:"tasks_total" json:"tasks_total"`
-	// TasksMerged, TasksInProgress (CLAIMED, READY_FOR_REVIEW, REJECTED,
-	// APPROVED), TasksBlocked and TasksUnclaimed count tasks by status;
-	// ByStatus has every status present.
-	TasksMerged     int            `yaml:"tasks_merged" json:"tasks_merged"`
-	TasksInProgress int            `yaml:"tasks_in_progress" json:"tasks_in_progress"`
-	TasksBlocked    int            `yaml:"tasks_blocked" json:"tasks_blocked"`
-	TasksUnclaimed  int            `yaml:"tasks_unclaimed" json:"tasks_unclaimed"`
-	ByStatus        map[string]int `yaml:"by_status" json:"by_status"`
-	// ReviewCyclesTotal sums the tasks' review_cycles_total.
-	ReviewCyclesTotal int `yaml:"review_cycles_total" json:"review_cycles_total"`
+	// TasksTotal counts the tasks; TasksMerged and TasksUnclaimed count
+	// them by status, and ByStatus has every status present.
+	TasksTotal     int            `yaml:"tasks_total" json:"tasks_total"`
+	TasksMerged    int            `yaml:"tasks_merged" json:"tasks_merged"`
+	TasksUnclaimed int            `yaml:"tasks_unclaimed" json:"tasks_unclaimed"`
+	ByStatus       map[string]int `yaml:"by_status" json:"by_status"`
 	// AvgIterations is the mean iteration count of the tasks that were
 	// claimed at least once.
 	AvgIterations float64 `yaml:"avg_iterations" json:"avg_iterations"`
@@ -46,49 +75,68 @@ type Metrics struct {
 	// of the sprint; BlockedShare is that over TasksTotal.
 	TasksEverBlocked int     `yaml:"tasks_ever_blocked" json:"tasks_ever_blocked"`
 	BlockedShare     float64 `yaml:"blocked_share" json:"blocked_share"`
+
+	// Warnings are the original's review quality warnings.
+	Warnings []string `yaml:"warnings,omitempty" json:"warnings"`
 }
+
+// The rubber-stamp warning of update-sprint-metrics.sh: "Flag suspiciously
+// high approval rates (potential rubber-stamping). Threshold: >95%
+// approval with at least 5 reviews."
+const (
+	RubberStampPercent = 95
+	RubberStampReviews = 5
+)
 
 // claimEvents are the history events that give a task to a coder.
 var claimEvents = []string{"claimed", "resumed", "taken_over", "reclaimed"}
 
 // SprintMetrics computes the sprint's metrics at now. Ratios are rounded
-// to three decimals, the mean time to one.
+// to three decimals, mean times to one.
 func SprintMetrics(st *State, now time.Time) Metrics {
-	m := Metrics{ComputedAt: FormatTime(now), ByStatus: map[string]int{}}
+	m := Metrics{ComputedAt: FormatTime(now), ByStatus: map[string]int{}, Warnings: []string{}}
 	in := sprintWindow(st)
 	m.TasksPlanned = len(st.Sprint.Scope.Planned)
 	tasks := allTasks(st)
 	m.TasksTotal = len(tasks)
 
 	claimed, iterations := 0, 0
-	var waits []int64
+	var waits, merges []int64
 	for _, t := range tasks {
 		m.ByStatus[string(t.Status)]++
 		switch t.Status {
 		case Merged:
 			m.TasksMerged++
+			m.TasksDone++
+		case Abandoned, Superseded:
+			m.TasksDone++
 		case Claimed, ReadyForReview, Rejected, Approved:
 			m.TasksInProgress++
-		case Blocked:
+		case Blocked, IntegrationFailed:
 			m.TasksBlocked++
 		case Unclaimed:
 			m.TasksUnclaimed++
 		}
 		m.ReviewCyclesTotal += t.ReviewCyclesTotal
+		m.IterationsTotal += t.Iteration
 		if t.Iteration > 0 {
 			claimed++
 			iterations += t.Iteration
 		}
 
 		everBlocked := t.Status == Blocked
-		var submitted time.Time
+		var submitted, approved time.Time
 		for _, e := range t.History {
 			if e == nil {
 				continue
 			}
+			at, atErr := ParseTime(e.Time)
 			switch e.Event {
 			case "submitted":
-				submitted, _ = ParseTime(e.Time)
+				submitted = at
+				if in.has(e.Time) {
+					m.TaskSubmittedForReviewCount++
+				}
 			case "approved", "rejected":
 				if in.has(e.Time) {
 					if e.Event == "approved" {
@@ -96,11 +144,21 @@ func SprintMetrics(st *State, now time.Time) Metrics {
 					} else {
 						m.Rejections++
 					}
-					if at, err := ParseTime(e.Time); err == nil && !submitted.IsZero() && !at.Before(submitted) {
+					if atErr == nil && !submitted.IsZero() && !at.Before(submitted) {
 						waits = append(waits, int64(at.Sub(submitted)/time.Second))
 					}
 				}
 				submitted = time.Time{}
+				if e.Event == "approved" && atErr == nil {
+					approved = at
+				}
+			case "merged":
+				if in.has(e.Time) && atErr == nil && !approved.IsZero() && !at.Before(approved) {
+					merges = append(merges, int64(at.Sub(approved)/time.Second))
+				}
+				approved = time.Time{}
+			case "integration_failed":
+				approved = time.Time{}
 			}
 			if (e.Event == "blocked" || e.To == string(Blocked)) && in.has(e.Time) {
 				everBlocked = true
@@ -113,27 +171,150 @@ func SprintMetrics(st *State, now time.Time) Metrics {
 	if claimed > 0 {
 		m.AvgIterations = round(float64(iterations)/float64(claimed), 1000)
 	}
-	if v := m.Approvals + m.Rejections; v > 0 {
+	m.ReviewVerdictApprovals, m.ReviewVerdictRejections = m.Approvals, m.Rejections
+	m.ReviewVerdictCount = m.Approvals + m.Rejections
+	if v := m.ReviewVerdictCount; v > 0 {
 		m.ApprovalRate = round(float64(m.Approvals)/float64(v), 1000)
+		m.ReviewVerdictApprovalRatePercent = m.Approvals * 100 / v
 	}
-	if len(waits) > 0 {
-		var sum int64
-		for _, w := range waits {
-			sum += w
-			m.SubmitToVerdictMaxSeconds = max(m.SubmitToVerdictMaxSeconds, w)
-		}
-		m.SubmitToVerdictMeanSeconds = round(float64(sum)/float64(len(waits)), 10)
+	if n := m.TaskSubmittedForReviewCount; n > 0 {
+		m.TaskOutcomeApprovalRatePercent = m.Approvals * 100 / n
 	}
+	m.SubmitToVerdictMeanSeconds, m.SubmitToVerdictMaxSeconds = meanMax(waits)
+	m.ApproveToMergeMeanSeconds, m.ApproveToMergeMaxSeconds = meanMax(merges)
+	m.ApproveToMergeCount = len(merges)
 	if m.TasksTotal > 0 {
 		m.BlockedShare = round(float64(m.TasksEverBlocked)/float64(m.TasksTotal), 1000)
+		m.CompletionRate = round(float64(m.TasksMerged)/float64(m.TasksTotal), 1000)
+	}
+	if m.ReviewVerdictCount >= RubberStampReviews && m.ReviewVerdictApprovalRatePercent > RubberStampPercent {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("high approval rate: %d%% over %d reviews; the code reviewers may be rubber-stamping: spot-check recently merged tasks and the reviewers' rejection rationale",
+			m.ReviewVerdictApprovalRatePercent, m.ReviewVerdictCount))
 	}
 	return m
 }
 
+// MetricsAfterMerge adds the merge of t, now MERGED with its merged event
+// last in its history, to stored, the sprint.metrics that git liza sprint
+// metrics computed: the counts by status, the completion rate and the
+// approve-to-merge latency move as that merge moves them, and every other
+// value stays as computed (a merge changes nothing else). It is what a
+// merge records instead of recomputing the metrics from the whole board
+// as update-sprint-metrics.sh does after each merge: a merge costs what it
+// touches. It reports false, and stored unchanged, when there are no
+// computed metrics to add to.
+func MetricsAfterMerge(stored Extra, t *Task, started string) (Extra, bool) {
+	need := []string{"tasks_done", "tasks_merged", "tasks_in_progress", "tasks_total", "by_status",
+		"approve_to_merge_count", "approve_to_merge_mean_seconds", "approve_to_merge_max_seconds"}
+	for _, k := range need {
+		if _, ok := stored[k]; !ok {
+			return stored, false
+		}
+	}
+	byStatus, ok := stored["by_status"].(Extra)
+	if !ok {
+		if m, isMap := stored["by_status"].(map[string]any); isMap {
+			byStatus, ok = Extra(m), true
+		}
+	}
+	if !ok {
+		return stored, false
+	}
+	num := func(k string) float64 {
+		switch v := stored[k].(type) {
+		case int:
+			return float64(v)
+		case int64:
+			return float64(v)
+		case float64:
+			return v
+		}
+		return 0
+	}
+	out := maps.Clone(stored)
+	by := maps.Clone(byStatus)
+	count := func(status string) int {
+		if n, ok := by[status].(int); ok {
+			return n
+		}
+		return 0
+	}
+	if n := count(string(Approved)) - 1; n > 0 {
+		by[string(Approved)] = n
+	} else {
+		delete(by, string(Approved))
+	}
+	by[string(Merged)] = count(string(Merged)) + 1
+	out["by_status"] = by
+	merged := int(num("tasks_merged")) + 1
+	out["tasks_merged"] = merged
+	out["tasks_done"] = int(num("tasks_done")) + 1
+	out["tasks_in_progress"] = max(int(num("tasks_in_progress"))-1, 0)
+	if total := num("tasks_total"); total > 0 {
+		out["completion_rate"] = round(float64(merged)/total, 1000)
+	}
+	start, err := ParseTime(started)
+	in := window{start: start, bounded: err == nil}
+	if secs, ok := lastMergeLatency(t, in); ok {
+		n := num("approve_to_merge_count")
+		out["approve_to_merge_mean_seconds"] = round((num("approve_to_merge_mean_seconds")*n+float64(secs))/(n+1), 10)
+		out["approve_to_merge_max_seconds"] = max(int64(num("approve_to_merge_max_seconds")), secs)
+		out["approve_to_merge_count"] = int(n) + 1
+	}
+	return out, true
+}
+
+// lastMergeLatency is the time from t's last approval to its last merge,
+// as SprintMetrics measures it: the merge in the sprint, the approval not
+// undone by a failed integration.
+func lastMergeLatency(t *Task, in window) (int64, bool) {
+	var approved time.Time
+	secs, ok := int64(0), false
+	for _, e := range t.History {
+		if e == nil {
+			continue
+		}
+		at, err := ParseTime(e.Time)
+		switch e.Event {
+		case "approved":
+			if err == nil {
+				approved = at
+			}
+		case "integration_failed":
+			approved = time.Time{}
+		case "merged":
+			ok = in.has(e.Time) && err == nil && !approved.IsZero() && !at.Before(approved)
+			if ok {
+				secs = int64(at.Sub(approved) / time.Second)
+			}
+			approved = time.Time{}
+		}
+	}
+	return secs, ok
+}
+
+// meanMax is the mean (to a tenth) and the maximum of durations in seconds.
+func meanMax(secs []int64) (float64, int64) {
+	if len(secs) == 0 {
+		return 0, 0
+	}
+	var sum, most int64
+	for _, w := range secs {
+		sum += w
+		most = max(most, w)
+	}
+	return round(float64(sum)/float64(len(secs)), 10), most
+}
+
 // Extra renders m as the map sprint.metrics holds once read back from YAML.
-func (m Metrics) Extra() (Extra, error) {
+func (m Metrics) Extra() (Extra, error) { return asExtra(m) }
+
+// Extra renders m as the map sprint.metrics holds once read back from YAML.
+func (m MetricsFirst) Extra() (Extra, error) { return asExtra(m) }
+
+func asExtra(v any) (Extra, error) {
 	var out Extra
-	b, err := EncodeYAML(m)
+	b, err := EncodeYAML(v)
 	if err != nil {
 		return nil, err
 	}
@@ -143,15 +324,11 @@ func (m Metrics) Extra() (Extra, error) {
 	return out, nil
 }
 
-// MergeMetrics returns sprint.metrics with m's values in place of stored
-// ones, keeping the keys m does not compute, and whether any value other
-// than computed_at changed. When nothing changed, stored is returned as it
-// is, computed_at included.
-func MergeMetrics(stored Extra, m Metrics) (Extra, bool, error) {
-	fresh, err := m.Extra()
-	if err != nil {
-		return nil, false, err
-	}
+// MergeMetrics returns sprint.metrics with the fresh values in place of
+// stored ones, keeping the keys fresh does not compute, and whether any
+// value other than computed_at changed. When nothing changed, stored is
+// returned as it is, computed_at included.
+func MergeMetrics(stored, fresh Extra) (Extra, bool) {
 	changed := false
 	for k, v := range fresh {
 		if k == "computed_at" {
@@ -161,15 +338,22 @@ func MergeMetrics(stored Extra, m Metrics) (Extra, bool, error) {
 			changed = true
 		}
 	}
+	// A warning that no longer holds goes.
+	_, warned := stored["warnings"]
+	_, warns := fresh["warnings"]
+	changed = changed || warned && !warns
 	if !changed {
-		return stored, false, nil
+		return stored, false
 	}
 	out := maps.Clone(stored)
 	if out == nil {
 		out = Extra{}
 	}
 	maps.Copy(out, fresh)
-	return out, true, nil
+	if !warns {
+		delete(out, "warnings")
+	}
+	return out, true
 }
 
 func sameYAML(a, b any) bool {
@@ -180,50 +364,82 @@ func sameYAML(a, b any) bool {
 
 func round(x, scale float64) float64 { return math.Round(x*scale) / scale }
 
-// allTasks returns the live and archived tasks in natural id order.
+// allTasks returns the tasks of the current goal in natural id order (see
+// SprintTasks).
 func allTasks(st *State) []*Task {
-	return sortedTasks(append(slices.Clone(st.Tasks), st.Archive...))
+	return sortedTasks(SprintTasks(st))
 }
 
-// Summary is the sprint summary a checkpoint gives the human.
+// SprintTasks are the tasks of the current goal and sprint: the live tasks
+// and the archived ones the sprint's scope names. The tasks of a goal
+// finished before git liza goal new stay in the archive, out of the new
+// sprint's counts.
+func SprintTasks(st *State) []*Task {
+	out := slices.Clone(st.Tasks)
+	for _, t := range st.Archive {
+		if t != nil && st.Sprint.InScope(t.ID) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// InScope reports whether the sprint plans the task, as planned or
+// stretch work.
+func (sp Sprint) InScope(id string) bool {
+	return sp.Scope.Planned.Contains(id) || sp.Scope.Stretch.Contains(id)
+}
+
+// Summary is the sprint summary a checkpoint gives the human, in the
+// sections of the original liza-checkpoint.sh.
 type Summary struct {
 	Sprint     string `yaml:"sprint" json:"sprint"`
 	Goal       string `yaml:"goal" json:"goal"`
 	GoalSpec   string `yaml:"goal_spec,omitempty" json:"goal_spec,omitempty"`
 	Started    string `yaml:"started,omitempty" json:"started,omitempty"`
+	Deadline   string `yaml:"deadline,omitempty" json:"deadline,omitempty"`
 	Checkpoint string `yaml:"checkpoint" json:"checkpoint"`
-	// Total counts the tasks on the board and in the archive, Counts
-	// them by status.
-	Total  int            `yaml:"total" json:"total"`
-	Counts map[string]int `yaml:"counts" json:"counts"`
-	// Tasks are the tasks that were claimed, with how long they took.
+	// ElapsedSeconds is the time from the sprint's start to the
+	// checkpoint (0 when the start is unknown).
+	ElapsedSeconds int64 `yaml:"elapsed_seconds" json:"elapsed_seconds"`
+	// Total counts the goal's tasks, Counts them by status; Done,
+	// InProgress, Blocked and Unclaimed are the original's groups.
+	Total      int            `yaml:"total" json:"total"`
+	Counts     map[string]int `yaml:"counts" json:"counts"`
+	Done       int            `yaml:"done" json:"done"`
+	InProgress int            `yaml:"in_progress" json:"in_progress"`
+	Blocked    int            `yaml:"blocked_count" json:"blocked_count"`
+	Unclaimed  int            `yaml:"unclaimed" json:"unclaimed"`
+	// Tasks are the merged tasks, with how long each took from its
+	// creation to its merge.
 	Tasks []TaskSpan `yaml:"tasks" json:"tasks"`
-	// Anomalies are those logged in the sprint.
+	// Anomalies are those logged in the sprint; Patterns what the circuit
+	// breaker would find on the board now.
 	Anomalies []SummaryAnomaly `yaml:"anomalies" json:"anomalies"`
-	Blocked   []BlockedTask    `yaml:"blocked" json:"blocked"`
-	// Breaker is the circuit breaker's status, when it was ever tripped.
+	Patterns  []PatternMatch   `yaml:"patterns" json:"patterns"`
+	// BlockedTasks are the BLOCKED tasks, with what would unblock them.
+	BlockedTasks []BlockedTask `yaml:"blocked" json:"blocked"`
+	// Breaker is the circuit breaker's status, when it was ever analysed.
 	Breaker   string   `yaml:"circuit_breaker,omitempty" json:"circuit_breaker,omitempty"`
 	Checklist []string `yaml:"checklist" json:"checklist"`
 }
 
-// TaskSpan is how long a task took: from its first claim to its merge (or
-// to the event that ended it), or to the checkpoint while it is open.
+// TaskSpan is how long a merged task took, from its creation to its merge.
 type TaskSpan struct {
 	ID      string `yaml:"id" json:"id"`
-	Status  Status `yaml:"status" json:"status"`
-	Started string `yaml:"started" json:"started"`
-	Ended   string `yaml:"ended,omitempty" json:"ended,omitempty"`
+	Created string `yaml:"created" json:"created"`
+	Merged  string `yaml:"merged" json:"merged"`
 	Seconds int64  `yaml:"seconds" json:"seconds"`
-	Open    bool   `yaml:"open" json:"open"`
 }
 
 // SummaryAnomaly is one anomaly in a summary.
 type SummaryAnomaly struct {
-	ID   string `yaml:"id" json:"id"`
-	Type string `yaml:"type" json:"type"`
-	Task string `yaml:"task,omitempty" json:"task,omitempty"`
-	By   string `yaml:"by" json:"by"`
-	Time string `yaml:"time" json:"time"`
+	ID      string `yaml:"id" json:"id"`
+	Type    string `yaml:"type" json:"type"`
+	Task    string `yaml:"task,omitempty" json:"task,omitempty"`
+	By      string `yaml:"by" json:"by"`
+	Time    string `yaml:"time" json:"time"`
+	Details string `yaml:"details,omitempty" json:"details,omitempty"`
 }
 
 // BlockedTask is a BLOCKED task with what would unblock it.
@@ -237,8 +453,12 @@ type BlockedTask struct {
 func SprintSummary(st *State, now time.Time) Summary {
 	s := Summary{
 		Sprint: st.Sprint.ID, Goal: strings.TrimSpace(st.Goal.ID + ": " + oneLine(st.Goal.Description)),
-		GoalSpec: st.Goal.SpecRef, Started: st.Sprint.Timeline.Started, Checkpoint: FormatTime(now),
-		Counts: map[string]int{}, Tasks: []TaskSpan{}, Anomalies: []SummaryAnomaly{}, Blocked: []BlockedTask{},
+		GoalSpec: st.Goal.SpecRef, Started: st.Sprint.Timeline.Started, Deadline: st.Sprint.Timeline.Deadline,
+		Checkpoint: FormatTime(now), Counts: map[string]int{}, Tasks: []TaskSpan{}, Anomalies: []SummaryAnomaly{},
+		BlockedTasks: []BlockedTask{},
+	}
+	if at, err := ParseTime(s.Started); err == nil && now.After(at) {
+		s.ElapsedSeconds = int64(now.Sub(at) / time.Second)
 	}
 	if st.CircuitBreaker != nil {
 		s.Breaker = st.CircuitBreaker.Status
@@ -246,31 +466,33 @@ func SprintSummary(st *State, now time.Time) Summary {
 	for _, t := range allTasks(st) {
 		s.Total++
 		s.Counts[string(t.Status)]++
-		if span, ok := taskSpan(t, now); ok {
+		switch t.Status {
+		case Merged, Abandoned, Superseded:
+			s.Done++
+		case Claimed, ReadyForReview, Rejected, Approved:
+			s.InProgress++
+		case Blocked, IntegrationFailed:
+			s.Blocked++
+		case Unclaimed:
+			s.Unclaimed++
+		}
+		if span, ok := mergeSpan(t); ok {
 			s.Tasks = append(s.Tasks, span)
 		}
 	}
 	for _, t := range sortedTasks(st.Tasks) {
 		if t.Status == Blocked {
-			s.Blocked = append(s.Blocked, BlockedTask{ID: t.ID, Reason: oneLine(t.BlockedReason), Questions: slices.Clone([]string(t.BlockedQuestions))})
+			s.BlockedTasks = append(s.BlockedTasks, BlockedTask{ID: t.ID, Reason: oneLine(t.BlockedReason), Questions: slices.Clone([]string(t.BlockedQuestions))})
 		}
 	}
 	in := sprintWindow(st)
 	for _, a := range st.Anomalies {
 		if a != nil && in.has(a.Timestamp) {
-			s.Anomalies = append(s.Anomalies, SummaryAnomaly{ID: a.ID, Type: a.Type, Task: a.TaskID, By: a.LoggedBy, Time: a.Timestamp})
+			s.Anomalies = append(s.Anomalies, SummaryAnomaly{ID: a.ID, Type: a.Type, Task: a.TaskID, By: a.LoggedBy, Time: a.Timestamp, Details: detailsLine(a.Details)})
 		}
 	}
+	s.Patterns = Analyze(st, nil)
 
-	for _, b := range s.Blocked {
-		s.Checklist = append(s.Checklist, fmt.Sprintf("Answer the questions of task %s with `git liza note --for %s MESSAGE`, then `git liza task unblock %s`", b.ID, b.ID, b.ID))
-	}
-	if len(s.Anomalies) > 0 {
-		s.Checklist = append(s.Checklist, "Review the anomalies: `git liza show --json | jq .anomalies`")
-	}
-	if s.Breaker == BreakerTriggered {
-		s.Checklist = append(s.Checklist, "Deal with the circuit breaker's report (`git liza show --json | jq .circuit_breaker`), then `git liza analyze --resolve TEXT`")
-	}
 	goal := "the goal"
 	if st.Goal.ID != "" {
 		goal = "goal " + st.Goal.ID
@@ -278,117 +500,145 @@ func SprintSummary(st *State, now time.Time) Summary {
 	if s.GoalSpec != "" {
 		goal += " (" + s.GoalSpec + ")"
 	}
-	s.Checklist = append(s.Checklist,
-		"Check that the merged work and the open tasks still serve "+goal,
-		"Resume the team: `git liza resume`")
+	s.Checklist = []string{
+		"Review task progress: `git liza status`",
+		"Review the anomalies for patterns: `git liza analyze`",
+		"Check that the merged work and the open tasks still serve " + goal,
+	}
+	for _, b := range s.BlockedTasks {
+		s.Checklist = append(s.Checklist, fmt.Sprintf("Answer the questions of task %s with `git liza note --for %s MESSAGE`, then `git liza task unblock %s`", b.ID, b.ID, b.ID))
+	}
+	if s.Breaker == BreakerTriggered {
+		s.Checklist = append(s.Checklist, "Deal with the circuit breaker's report, then `git liza analyze --resolve TEXT`")
+	}
+	s.Checklist = append(s.Checklist, "Decide: CONTINUE / ADJUST / REPLAN / STOP")
 	return s
 }
 
-// taskSpan measures a task that was claimed.
-func taskSpan(t *Task, now time.Time) (TaskSpan, bool) {
-	var start, end time.Time
-	last := time.Time{}
+// mergeSpan measures a merged task from its creation to its first merge
+// (liza-checkpoint.sh: "Per-task durations (created -> merged, for
+// completed tasks)").
+func mergeSpan(t *Task) (TaskSpan, bool) {
+	if t.Status != Merged {
+		return TaskSpan{}, false
+	}
+	created := t.Created
+	merged := ""
 	for _, e := range t.History {
 		if e == nil {
 			continue
 		}
-		at, err := ParseTime(e.Time)
-		if err != nil {
-			continue
+		if e.Event == "created" && created == "" {
+			created = e.Time
 		}
-		last = at
-		switch {
-		case start.IsZero() && slices.Contains(claimEvents, e.Event):
-			start = at
-		case !start.IsZero() && end.IsZero() && e.Event == "merged":
-			end = at
+		if e.Event == "merged" && merged == "" {
+			merged = e.Time
 		}
 	}
-	if start.IsZero() {
+	from, err1 := ParseTime(created)
+	to, err2 := ParseTime(merged)
+	if err1 != nil || err2 != nil {
 		return TaskSpan{}, false
 	}
-	span := TaskSpan{ID: t.ID, Status: t.Status, Started: FormatTime(start)}
-	switch {
-	case !end.IsZero():
-	case t.Status.Terminal():
-		end = last
-	default:
-		end, span.Open = now, true
-	}
-	if !span.Open {
-		span.Ended = FormatTime(end)
-	}
-	span.Seconds = max(0, int64(end.Sub(start)/time.Second))
-	return span, true
+	return TaskSpan{ID: t.ID, Created: FormatTime(from), Merged: FormatTime(to), Seconds: max(0, int64(to.Sub(from)/time.Second))}, true
 }
 
-// Markdown renders the summary for a person and for the checkpoint's
-// commit message. Headings are underlined rather than marked with '#', so
-// that git's message clean-up keeps them.
+// detailsLine renders an anomaly's details as key=value pairs in key
+// order, on one line.
+func detailsLine(d Extra) string {
+	keys := slices.Sorted(maps.Keys(d))
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+oneLine(fmt.Sprint(d[k])))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// hours renders seconds as hours to a tenth, as the original does ("2.5h").
+func hours(secs int64) string {
+	return fmt.Sprintf("%.1fh", float64(secs)/3600)
+}
+
+// Markdown renders the summary for a person, for the checkpoint's commit
+// message and for the summary file. Headings are underlined rather than
+// marked with '#', so that git's message clean-up keeps them.
 func (s Summary) Markdown() string {
 	var b strings.Builder
 	heading := func(text, rule string) {
 		fmt.Fprintf(&b, "%s\n%s\n\n", text, strings.Repeat(rule, len(text)))
 	}
-	heading(fmt.Sprintf("Sprint %s checkpoint, %s", s.Sprint, s.Checkpoint), "=")
-	fmt.Fprintf(&b, "Goal %s\n", s.Goal)
+	orUnknown := func(v string) string {
+		if v == "" {
+			return "unknown"
+		}
+		return v
+	}
+	heading("Sprint summary", "=")
+	fmt.Fprintf(&b, "Generated: %s\n", s.Checkpoint)
+	fmt.Fprintf(&b, "Sprint: %s\n", s.Sprint)
+	fmt.Fprintf(&b, "Goal: %s\n", s.Goal)
+	fmt.Fprintf(&b, "Started: %s\n", orUnknown(s.Started))
+	fmt.Fprintf(&b, "Deadline: %s\n", orUnknown(s.Deadline))
 	if s.Started != "" {
-		fmt.Fprintf(&b, "Sprint started %s\n", s.Started)
+		fmt.Fprintf(&b, "Elapsed: %s\n", hours(s.ElapsedSeconds))
+	} else {
+		b.WriteString("Elapsed: unknown\n")
 	}
 	if s.Breaker != "" {
-		fmt.Fprintf(&b, "Circuit breaker %s\n", s.Breaker)
+		fmt.Fprintf(&b, "Circuit breaker: %s\n", s.Breaker)
 	}
-	var counts []string
-	for _, st := range Statuses {
-		if n := s.Counts[string(st)]; n > 0 {
-			counts = append(counts, fmt.Sprintf("%s %d", st, n))
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Counts)) {
-		if !Status(k).Known() {
-			counts = append(counts, fmt.Sprintf("%s %d", k, s.Counts[k]))
-		}
-	}
-	fmt.Fprintf(&b, "\nTasks: %d", s.Total)
-	if len(counts) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(counts, ", "))
-	}
-	b.WriteString("\n\n")
+	b.WriteString("\n")
 
-	heading("Durations", "-")
+	heading("Task status", "-")
+	b.WriteString("| status | count |\n|---|---|\n")
+	fmt.Fprintf(&b, "| Done (MERGED/ABANDONED/SUPERSEDED) | %d |\n", s.Done)
+	fmt.Fprintf(&b, "| In progress (CLAIMED/READY_FOR_REVIEW/REJECTED/APPROVED) | %d |\n", s.InProgress)
+	fmt.Fprintf(&b, "| Blocked (BLOCKED/INTEGRATION_FAILED) | %d |\n", s.Blocked)
+	fmt.Fprintf(&b, "| Unclaimed | %d |\n", s.Unclaimed)
+	if n := s.Counts[string(Draft)]; n > 0 {
+		fmt.Fprintf(&b, "| Draft | %d |\n", n)
+	}
+	fmt.Fprintf(&b, "| Total | %d |\n\n", s.Total)
+
+	heading("Task durations (created to merged)", "-")
 	if len(s.Tasks) == 0 {
-		b.WriteString("No task was claimed.\n\n")
+		b.WriteString("No task was merged.\n\n")
 	} else {
-		b.WriteString("| task | status | first claim | end | duration |\n|---|---|---|---|---|\n")
+		b.WriteString("| task | created | merged | duration |\n|---|---|---|---|\n")
 		for _, t := range s.Tasks {
-			end := t.Ended
-			if t.Open {
-				end = "open"
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", t.ID, t.Status, t.Started, end, (time.Duration(t.Seconds) * time.Second).String())
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", t.ID, t.Created, t.Merged, hours(t.Seconds))
 		}
 		b.WriteString("\n")
 	}
 
 	heading("Anomalies", "-")
-	if len(s.Anomalies) == 0 {
-		b.WriteString("None.\n\n")
+	fmt.Fprintf(&b, "Logged in this sprint: %d\n", len(s.Anomalies))
+	for _, a := range s.Anomalies {
+		on := ""
+		if a.Task != "" {
+			on = " on " + a.Task
+		}
+		fmt.Fprintf(&b, "- %s [%s]%s by %s at %s", a.ID, a.Type, on, a.By, a.Time)
+		if a.Details != "" {
+			fmt.Fprintf(&b, ": %s", a.Details)
+		}
+		b.WriteString("\n")
+	}
+	if len(s.Patterns) == 0 {
+		b.WriteString("Patterns: none\n\n")
 	} else {
-		for _, a := range s.Anomalies {
-			on := ""
-			if a.Task != "" {
-				on = " on " + a.Task
-			}
-			fmt.Fprintf(&b, "- %s %s%s by %s at %s\n", a.ID, a.Type, on, a.By, a.Time)
+		b.WriteString("Patterns:\n")
+		for _, m := range s.Patterns {
+			fmt.Fprintf(&b, "- %s (%s): %s\n", m.Pattern, m.Severity, m.Detail)
 		}
 		b.WriteString("\n")
 	}
 
 	heading("Blocked tasks", "-")
-	if len(s.Blocked) == 0 {
+	if len(s.BlockedTasks) == 0 {
 		b.WriteString("None.\n\n")
 	} else {
-		for _, t := range s.Blocked {
+		for _, t := range s.BlockedTasks {
 			fmt.Fprintf(&b, "- %s: %s\n", t.ID, t.Reason)
 			for _, q := range t.Questions {
 				fmt.Fprintf(&b, "  - %s\n", oneLine(q))
@@ -397,9 +647,12 @@ func (s Summary) Markdown() string {
 		b.WriteString("\n")
 	}
 
-	heading("Human checklist", "-")
+	heading("Human review checklist", "-")
 	for _, c := range s.Checklist {
 		fmt.Fprintf(&b, "- [ ] %s\n", c)
 	}
+	b.WriteString("\n")
+	heading("To resume", "-")
+	b.WriteString("git liza resume\n")
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ func sprintHistory() *State {
 	t1 := task("t1", Merged)
 	t1.MergeCommit, t1.ApprovedBy, t1.AssignedTo = "abc", "code-reviewer-1", "coder-1"
 	t1.Iteration, t1.ReviewCyclesTotal, t1.ReviewCyclesCurrent = 2, 1, 1
+	t1.Created = "2026-01-17T09:30:00Z"
 	t1.History = append(t1.History,
 		ev("2026-01-17T10:00:00Z", "claimed", "coder-1"),
 		ev("2026-01-17T10:10:00Z", "submitted", "coder-1"),
@@ -39,6 +41,7 @@ func sprintHistory() *State {
 
 	t0 := task("t0", Merged)
 	t0.MergeCommit, t0.Iteration = "def", 1
+	t0.Created = "2026-01-17T07:30:00Z"
 	t0.History = append(t0.History,
 		ev("2026-01-17T08:00:00Z", "claimed", "coder-1"),
 		ev("2026-01-17T08:10:00Z", "submitted", "coder-1"),
@@ -47,7 +50,7 @@ func sprintHistory() *State {
 
 	st := sprintState(t1, t2, t3)
 	st.Archive = []*Task{t0}
-	st.Sprint.Scope.Planned = StringList{"t1", "t2", "t3"}
+	st.Sprint.Scope.Planned = StringList{"t0", "t1", "t2", "t3"}
 	st.Anomalies = []*Anomaly{
 		{ID: "anomaly-1", Type: "spec_ambiguity", TaskID: "t1", LoggedBy: "coder-1", Timestamp: before},
 		{ID: "anomaly-2", Type: "spec_ambiguity", TaskID: "t2", LoggedBy: "coder-2", Timestamp: "2026-01-17T10:20:00Z"},
@@ -60,15 +63,19 @@ var noon = time.Date(2026, 1, 17, 12, 0, 0, 0, time.UTC)
 func TestSprintMetrics(t *testing.T) {
 	got := SprintMetrics(sprintHistory(), noon)
 	want := Metrics{
-		ComputedAt:   "2026-01-17T12:00:00Z",
-		TasksPlanned: 3, TasksTotal: 4,
-		TasksMerged: 2, TasksInProgress: 0, TasksBlocked: 1, TasksUnclaimed: 1,
-		ByStatus:          map[string]int{"MERGED": 2, "BLOCKED": 1, "UNCLAIMED": 1},
-		ReviewCyclesTotal: 1,
-		AvgIterations:     1.333, // (2 + 1 + 1) / 3 claimed tasks
-		Approvals:         1, Rejections: 1, ApprovalRate: 0.5,
+		ComputedAt: "2026-01-17T12:00:00Z",
+		TasksDone:  2, TasksInProgress: 0, TasksBlocked: 1,
+		IterationsTotal: 4, ReviewCyclesTotal: 1,
+		ReviewVerdictApprovals: 1, ReviewVerdictRejections: 1, ReviewVerdictCount: 2, ReviewVerdictApprovalRatePercent: 50,
+		TaskSubmittedForReviewCount: 2, TaskOutcomeApprovalRatePercent: 50,
+		CompletionRate: 0.5, ApproveToMergeMeanSeconds: 600, ApproveToMergeMaxSeconds: 600, ApproveToMergeCount: 1,
+		TasksPlanned: 4, TasksTotal: 4, TasksMerged: 2, TasksUnclaimed: 1,
+		ByStatus:      map[string]int{"MERGED": 2, "BLOCKED": 1, "UNCLAIMED": 1},
+		AvgIterations: 1.333, // (2 + 1 + 1) / 3 claimed tasks
+		Approvals:     1, Rejections: 1, ApprovalRate: 0.5,
 		SubmitToVerdictMeanSeconds: 1500, SubmitToVerdictMaxSeconds: 1800,
 		TasksEverBlocked: 1, BlockedShare: 0.25,
+		Warnings: []string{},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("SprintMetrics:\n got %+v\nwant %+v", got, want)
@@ -78,13 +85,22 @@ func TestSprintMetrics(t *testing.T) {
 	st := sprintHistory()
 	st.Sprint.Timeline.Started = ""
 	all := SprintMetrics(st, noon)
-	if all.Approvals != 2 || all.ApprovalRate != 0.667 || all.SubmitToVerdictMeanSeconds != 1200 || all.SubmitToVerdictMaxSeconds != 1800 {
-		t.Errorf("whole history: approvals %d rate %v mean %v max %v", all.Approvals, all.ApprovalRate, all.SubmitToVerdictMeanSeconds, all.SubmitToVerdictMaxSeconds)
+	if all.Approvals != 2 || all.ApprovalRate != 0.667 || all.SubmitToVerdictMeanSeconds != 1200 || all.SubmitToVerdictMaxSeconds != 1800 ||
+		all.ReviewVerdictApprovalRatePercent != 66 || all.TaskSubmittedForReviewCount != 3 || all.ApproveToMergeMeanSeconds != 600 {
+		t.Errorf("whole history: %+v", all)
+	}
+
+	// A goal finished before this one (its tasks archived, out of the
+	// sprint's scope) does not count.
+	st = sprintHistory()
+	st.Sprint.Scope.Planned = StringList{"t1", "t2", "t3"}
+	if m := SprintMetrics(st, noon); m.TasksTotal != 3 || m.TasksDone != 1 || m.IterationsTotal != 3 {
+		t.Errorf("previous goal counted: %+v", m)
 	}
 
 	// An empty sprint has zero everywhere and no division by zero.
 	empty := SprintMetrics(sprintState(), noon)
-	if empty.ApprovalRate != 0 || empty.AvgIterations != 0 || empty.BlockedShare != 0 || empty.TasksTotal != 0 {
+	if empty.ApprovalRate != 0 || empty.AvgIterations != 0 || empty.BlockedShare != 0 || empty.TasksTotal != 0 || empty.CompletionRate != 0 {
 		t.Errorf("empty sprint: %+v", empty)
 	}
 
@@ -96,11 +112,70 @@ func TestSprintMetrics(t *testing.T) {
 	if m.Rejections != 1 || m.SubmitToVerdictMaxSeconds != 0 || m.SubmitToVerdictMeanSeconds != 0 {
 		t.Errorf("unpaired verdict: %+v", m)
 	}
+
+	// INTEGRATION_FAILED counts as blocked (update-sprint-metrics.sh).
+	failed := task("t1", IntegrationFailed)
+	failed.ReviewCommit, failed.AssignedTo = "abc", "coder-1"
+	if m := SprintMetrics(sprintState(failed), noon); m.TasksBlocked != 1 || m.TasksInProgress != 0 {
+		t.Errorf("integration failure: %+v", m)
+	}
+}
+
+// TestRubberStamp is the original's warning: more than 95% approvals over
+// 5 reviews or more.
+func TestRubberStamp(t *testing.T) {
+	board := func(approvals, rejections int) *State {
+		var ts []*Task
+		for i := 0; i < approvals+rejections; i++ {
+			tk := task(fmt.Sprintf("t%d", i), Approved)
+			tk.AssignedTo, tk.ApprovedBy, tk.ReviewCommit = "coder-1", "code-reviewer-1", "abc"
+			verdict := "approved"
+			if i >= approvals {
+				tk.Status, tk.RejectionReason, tk.ApprovedBy = Rejected, "no", ""
+				verdict = "rejected"
+			}
+			tk.History = append(tk.History, ev(during, "submitted", "coder-1"), ev(during, verdict, "code-reviewer-1"))
+			ts = append(ts, tk)
+		}
+		return sprintState(ts...)
+	}
+	for _, c := range []struct {
+		approvals, rejections int
+		warn                  bool
+	}{{5, 0, true}, {4, 0, false}, {19, 1, false}, {20, 0, true}, {39, 1, true}} {
+		m := SprintMetrics(board(c.approvals, c.rejections), noon)
+		if got := len(m.Warnings) > 0; got != c.warn {
+			t.Errorf("%d approvals, %d rejections (%d%%): warning %v, want %v %q", c.approvals, c.rejections, m.ReviewVerdictApprovalRatePercent, got, c.warn, m.Warnings)
+		}
+	}
+	m := SprintMetrics(board(5, 0), noon)
+	if !strings.HasPrefix(m.Warnings[0], "high approval rate: 100% over 5 reviews") {
+		t.Errorf("warning %q", m.Warnings[0])
+	}
+	// A warning that no longer holds leaves sprint.metrics.
+	stored, _, err := mergeFresh(nil, m)
+	if err != nil || stored["warnings"] == nil {
+		t.Fatalf("stored %v err %v", stored, err)
+	}
+	cleared, changed, err := mergeFresh(stored, SprintMetrics(board(5, 1), noon))
+	if err != nil || !changed || cleared["warnings"] != nil {
+		t.Errorf("cleared %v changed %v err %v", cleared, changed, err)
+	}
+}
+
+// mergeFresh merges m into stored as the metrics operations do.
+func mergeFresh(stored Extra, m Metrics) (Extra, bool, error) {
+	fresh, err := m.Extra()
+	if err != nil {
+		return nil, false, err
+	}
+	out, changed := MergeMetrics(stored, fresh)
+	return out, changed, nil
 }
 
 func TestMergeMetrics(t *testing.T) {
 	m := SprintMetrics(sprintHistory(), noon)
-	stored, changed, err := MergeMetrics(Extra{"velocity": "kept"}, m)
+	stored, changed, err := mergeFresh(Extra{"velocity": "kept"}, m)
 	if err != nil || !changed {
 		t.Fatalf("first merge: changed %v err %v", changed, err)
 	}
@@ -118,7 +193,7 @@ func TestMergeMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := SprintMetrics(sprintHistory(), noon.Add(time.Hour))
-	same, changed, err := MergeMetrics(back, later)
+	same, changed, err := mergeFresh(back, later)
 	if err != nil || changed {
 		t.Errorf("same values an hour later: changed %v err %v", changed, err)
 	}
@@ -128,7 +203,7 @@ func TestMergeMetrics(t *testing.T) {
 
 	st := sprintHistory()
 	st.Tasks[2].Status = Blocked
-	moved, changed, err := MergeMetrics(back, SprintMetrics(st, noon.Add(time.Hour)))
+	moved, changed, err := mergeFresh(back, SprintMetrics(st, noon.Add(time.Hour)))
 	if err != nil || !changed {
 		t.Fatalf("a new blocked task: changed %v err %v", changed, err)
 	}
@@ -143,13 +218,15 @@ func TestMergeMetrics(t *testing.T) {
 func TestSprintSummary(t *testing.T) {
 	st := sprintHistory()
 	s := SprintSummary(st, noon)
-	if s.Total != 4 || !reflect.DeepEqual(s.Counts, map[string]int{"MERGED": 2, "BLOCKED": 1, "UNCLAIMED": 1}) {
-		t.Errorf("counts: total %d %v", s.Total, s.Counts)
+	if s.Total != 4 || !reflect.DeepEqual(s.Counts, map[string]int{"MERGED": 2, "BLOCKED": 1, "UNCLAIMED": 1}) ||
+		s.Done != 2 || s.InProgress != 0 || s.Blocked != 1 || s.Unclaimed != 1 || s.ElapsedSeconds != 3*3600 {
+		t.Errorf("counts: %+v", s)
 	}
+	// Durations from creation to merge (liza-checkpoint.sh), merged tasks
+	// only.
 	wantSpans := []TaskSpan{
-		{ID: "t0", Status: Merged, Started: "2026-01-17T08:00:00Z", Ended: "2026-01-17T08:30:00Z", Seconds: 1800},
-		{ID: "t1", Status: Merged, Started: "2026-01-17T10:00:00Z", Ended: "2026-01-17T11:30:00Z", Seconds: 5400},
-		{ID: "t2", Status: Blocked, Started: "2026-01-17T10:05:00Z", Seconds: 6900, Open: true},
+		{ID: "t0", Created: "2026-01-17T07:30:00Z", Merged: "2026-01-17T08:30:00Z", Seconds: 3600},
+		{ID: "t1", Created: "2026-01-17T09:30:00Z", Merged: "2026-01-17T11:30:00Z", Seconds: 7200},
 	}
 	if !reflect.DeepEqual(s.Tasks, wantSpans) {
 		t.Errorf("spans:\n got %+v\nwant %+v", s.Tasks, wantSpans)
@@ -159,14 +236,15 @@ func TestSprintSummary(t *testing.T) {
 		t.Errorf("anomalies (the one before the sprint left out): %+v", s.Anomalies)
 	}
 	wantBlocked := []BlockedTask{{ID: "t2", Reason: "spec unclear", Questions: []string{"JSON or YAML?", "Which encoding?"}}}
-	if !reflect.DeepEqual(s.Blocked, wantBlocked) {
-		t.Errorf("blocked: %+v", s.Blocked)
+	if !reflect.DeepEqual(s.BlockedTasks, wantBlocked) {
+		t.Errorf("blocked: %+v", s.BlockedTasks)
 	}
 	wantChecklist := []string{
-		"Answer the questions of task t2 with `git liza note --for t2 MESSAGE`, then `git liza task unblock t2`",
-		"Review the anomalies: `git liza show --json | jq .anomalies`",
+		"Review task progress: `git liza status`",
+		"Review the anomalies for patterns: `git liza analyze`",
 		"Check that the merged work and the open tasks still serve goal goal-1",
-		"Resume the team: `git liza resume`",
+		"Answer the questions of task t2 with `git liza note --for t2 MESSAGE`, then `git liza task unblock t2`",
+		"Decide: CONTINUE / ADJUST / REPLAN / STOP",
 	}
 	if !reflect.DeepEqual(s.Checklist, wantChecklist) {
 		t.Errorf("checklist:\n%q", s.Checklist)
@@ -174,13 +252,17 @@ func TestSprintSummary(t *testing.T) {
 
 	md := s.Markdown()
 	for _, want := range []string{
-		"Sprint sprint-1 checkpoint, 2026-01-17T12:00:00Z\n" + strings.Repeat("=", 48) + "\n",
-		"Tasks: 4 (UNCLAIMED 1, BLOCKED 1, MERGED 2)\n",
-		"| t1 | MERGED | 2026-01-17T10:00:00Z | 2026-01-17T11:30:00Z | 1h30m0s |\n",
-		"| t2 | BLOCKED | 2026-01-17T10:05:00Z | open | 1h55m0s |\n",
-		"- anomaly-2 spec_ambiguity on t2 by coder-2 at 2026-01-17T10:20:00Z\n",
+		"Sprint summary\n==============\n\n",
+		"Generated: 2026-01-17T12:00:00Z\nSprint: sprint-1\nGoal: goal-1: build it\nStarted: 2026-01-17T09:00:00Z\nDeadline: unknown\nElapsed: 3.0h\n",
+		"| Done (MERGED/ABANDONED/SUPERSEDED) | 2 |\n",
+		"| Blocked (BLOCKED/INTEGRATION_FAILED) | 1 |\n",
+		"| Total | 4 |\n",
+		"| t1 | 2026-01-17T09:30:00Z | 2026-01-17T11:30:00Z | 2.0h |\n",
+		"Logged in this sprint: 1\n- anomaly-2 [spec_ambiguity] on t2 by coder-2 at 2026-01-17T10:20:00Z\n",
+		"Patterns: none\n",
 		"- t2: spec unclear\n  - JSON or YAML?\n  - Which encoding?\n",
-		"- [ ] Resume the team: `git liza resume`\n",
+		"- [ ] Decide: CONTINUE / ADJUST / REPLAN / STOP\n",
+		"To resume\n---------\n\ngit liza resume\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
@@ -192,18 +274,20 @@ func TestSprintSummary(t *testing.T) {
 		}
 	}
 
-	// A triggered circuit breaker adds its line to the checklist; an
-	// empty sprint says so.
-	st = sprintState()
+	// A triggered circuit breaker adds its line to the checklist; the
+	// patterns on the board are listed; an empty sprint says so.
+	st = sprintState(blockedTask("b1"), blockedTask("b2"))
 	st.CircuitBreaker = &CircuitBreaker{Status: BreakerTriggered}
+	st.Sprint.Timeline.Deadline = "2026-01-18T18:00:00Z"
 	s = SprintSummary(st, noon)
 	if !strings.Contains(strings.Join(s.Checklist, "\n"), "git liza analyze --resolve TEXT") {
 		t.Errorf("checklist without the circuit breaker: %q", s.Checklist)
 	}
 	md = s.Markdown()
-	for _, want := range []string{"Tasks: 0\n", "No task was claimed.", "Circuit breaker TRIGGERED"} {
+	for _, want := range []string{"No task was merged.", "Circuit breaker: TRIGGERED", "Deadline: 2026-01-18T18:00:00Z",
+		"Patterns:\n- blocked_majority (SPEC_FLAW): 2 of 2 open tasks are BLOCKED: b1, b2\n"} {
 		if !strings.Contains(md, want) {
-			t.Errorf("empty summary lacks %q:\n%s", want, md)
+			t.Errorf("summary lacks %q:\n%s", want, md)
 		}
 	}
 }

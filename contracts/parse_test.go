@@ -35,6 +35,7 @@ agents:
     role: coder
     status: WORKING
     current_task: task-1
+    lease_expires: 2025-01-10T09:30:00Z
 tasks:
   - id: task-1
     description: Add the parser

@@ -37,7 +37,9 @@ const (
 	OpResume     Op = "resume"
 	OpAbort      Op = "abort"
 	OpRegister   Op = "register"
-	OpSprint     Op = "sprint" // sprint checkpoint, metrics and analyze writes
+	OpSprint     Op = "sprint"  // sprint checkpoint, metrics and analyze writes
+	OpConvert    Op = "convert" // a discovery becomes a task
+	OpGoal       Op = "goal"    // the next goal and sprint on the same board
 )
 
 // permissions says which roles may perform each operation (seeds 000 and
@@ -71,6 +73,8 @@ var permissions = map[Op][]Role{
 	OpAbort:      {RoleHuman},
 	OpRegister:   {RolePlanner, RoleCoder, RoleReviewer},
 	OpSprint:     {RoleHuman, RolePlanner},
+	OpConvert:    {RoleHuman, RolePlanner},
+	OpGoal:       {RoleHuman, RolePlanner},
 }
 
 // Ops lists every operation.
@@ -80,7 +84,7 @@ func Ops() []Op {
 		OpHeartbeat, OpSubmit, OpHandoff, OpReview, OpVerdict, OpMerge,
 		OpBlock, OpUnblock, OpSupersede, OpAbandon, OpRelease, OpArchive,
 		OpAnomaly, OpDiscover, OpNote, OpPause, OpResume, OpAbort,
-		OpRegister, OpSprint,
+		OpRegister, OpSprint, OpConvert, OpGoal,
 	}
 }
 
@@ -227,4 +231,81 @@ func anomalyTypeNames() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// typedDetails are the anomaly details that have a type other than text:
+// counts are whole numbers, debt_created a boolean (seed 004's fields, as
+// the circuit breaker reads them: debt_accumulation matches debt_created
+// true, not the text "true").
+var typedDetails = map[string]string{
+	"count":        "int",
+	"debt_created": "bool",
+}
+
+// TypeDetails returns details with the typed keys converted from the text
+// a command line gives them ("3", "true") to their type, refusing values
+// that are not of it (exit 1). Other keys are kept as they are.
+func TypeDetails(details Extra) (Extra, error) {
+	if len(details) == 0 {
+		return details, nil
+	}
+	out := make(Extra, len(details))
+	for k, v := range details {
+		out[k] = v
+		switch typedDetails[k] {
+		case "int":
+			n, ok := wholeNumber(v)
+			if !ok {
+				return nil, Invalidf("detail %s=%v: want a whole number", k, v)
+			}
+			out[k] = n
+		case "bool":
+			b, ok := boolean(v)
+			if !ok {
+				return nil, Invalidf("detail %s=%v: want true or false", k, v)
+			}
+			out[k] = b
+		}
+	}
+	return out, nil
+}
+
+func wholeNumber(v any) (int, bool) {
+	switch x := v.(type) {
+	case int:
+		return x, x >= 0
+	case int64:
+		return int(x), x >= 0
+	case float64:
+		return int(x), x >= 0 && x == float64(int(x))
+	case string:
+		s := strings.TrimSpace(x)
+		if s == "" || len(s) > 9 {
+			return 0, false
+		}
+		n := 0
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+func boolean(v any) (bool, bool) {
+	switch x := v.(type) {
+	case bool:
+		return x, true
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true":
+			return true, true
+		case "false":
+			return false, true
+		}
+	}
+	return false, false
 }

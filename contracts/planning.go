@@ -82,8 +82,9 @@ type PlanningContext struct {
 
 // Planning computes the planner's wake triggers from st:
 //
-//   - INITIAL_PLANNING: there is no task, live or archived, and the goal is
-//     not completed;
+//   - INITIAL_PLANNING: the goal has no task, live or archived (archived
+//     tasks count when the sprint's scope names them: those of a goal
+//     finished before git liza goal new do not), and it is not completed;
 //   - HYPOTHESIS_EXHAUSTED: a task that is not terminal has two coders or
 //     more in failed_by;
 //   - BLOCKED_TASKS: tasks are BLOCKED;
@@ -108,7 +109,7 @@ func Planning(st *State) PlanningContext {
 	}
 
 	for _, t := range st.Archive {
-		if t == nil {
+		if t == nil || !st.Sprint.InScope(t.ID) {
 			continue
 		}
 		p.Counts[CountTotal]++
@@ -198,17 +199,15 @@ func (p PlanningContext) Fingerprint() string {
 }
 
 // GoalComplete reports whether the goal's work is done (see TasksComplete),
-// over every task, live and archived.
+// over the goal's tasks, live and archived (SprintTasks).
 func GoalComplete(st *State) bool {
 	if st == nil {
 		return false
 	}
 	var statuses []Status
-	for _, list := range [][]*Task{st.Tasks, st.Archive} {
-		for _, t := range list {
-			if t != nil {
-				statuses = append(statuses, t.Status)
-			}
+	for _, t := range SprintTasks(st) {
+		if t != nil {
+			statuses = append(statuses, t.Status)
 		}
 	}
 	return TasksComplete(statuses)

@@ -43,8 +43,16 @@ func TestPlanningTriggers(t *testing.T) {
 			triggers: []string{}, items: []string{},
 		},
 		{
-			name: "only archived tasks", st: &State{Goal: Goal{ID: "goal-1", Status: "IN_PROGRESS"}, Archive: []*Task{task("task-1", Merged)}},
+			name: "only archived tasks", st: &State{Goal: Goal{ID: "goal-1", Status: "IN_PROGRESS"}, Archive: []*Task{task("task-1", Merged)},
+				Sprint: Sprint{Scope: SprintScope{Planned: StringList{"task-1"}}}},
 			triggers: []string{}, items: []string{},
+		},
+		{
+			// After git liza goal new: the last goal's tasks are archived
+			// and the new sprint plans none yet.
+			name: "a new goal after an archived one", st: &State{Goal: Goal{ID: "goal-2", Status: "IN_PROGRESS", Description: "next"},
+				Archive: []*Task{task("task-1", Merged)}},
+			trigger: TriggerInitialPlanning, triggers: []string{TriggerInitialPlanning}, items: []string{"initial:goal-2"},
 		},
 		{
 			name: "quiet board", st: planState(task("task-1", Unclaimed), task("task-2", Claimed), task("task-5", Merged)),
@@ -257,7 +265,8 @@ func TestPlanningCounts(t *testing.T) {
 		task("task-9", IntegrationFailed),
 		task("task-10", Superseded),
 	)
-	st.Archive = []*Task{task("task-0", Merged), task("task-00", Abandoned)}
+	st.Archive = []*Task{task("task-0", Merged), task("task-00", Abandoned), task("old-1", Merged)}
+	st.Sprint.Scope.Planned = StringList{"task-0", "task-00"} // old-1 is a previous goal's
 	st.Discovered = []*Discovery{{ID: "d1", Urgency: "immediate"}, {ID: "d2", Urgency: "immediate", ConvertedToTask: "task-6"}}
 	st.HumanNotes = []*HumanNote{{Message: "a"}, {Message: "b"}, {Message: "c"}}
 	want := map[string]int{
@@ -293,8 +302,12 @@ func TestGoalComplete(t *testing.T) {
 		{"one still open", planState(task("task-1", Merged), task("task-2", Approved)), false},
 		{"a draft left", planState(task("task-1", Merged), task("task-2", Draft)), false},
 		{"blocked left", planState(task("task-1", Merged), task("task-2", Blocked)), false},
-		{"merged only in the archive", &State{Archive: []*Task{task("task-1", Merged)}, Tasks: []*Task{task("task-2", Abandoned)}}, true},
-		{"archive done, board open", &State{Archive: []*Task{task("task-1", Merged)}, Tasks: []*Task{task("task-2", Unclaimed)}}, false},
+		{"merged only in the archive", &State{Archive: []*Task{task("task-1", Merged)}, Tasks: []*Task{task("task-2", Abandoned)},
+			Sprint: Sprint{Scope: SprintScope{Planned: StringList{"task-1", "task-2"}}}}, true},
+		{"archive done, board open", &State{Archive: []*Task{task("task-1", Merged)}, Tasks: []*Task{task("task-2", Unclaimed)},
+			Sprint: Sprint{Scope: SprintScope{Planned: StringList{"task-1", "task-2"}}}}, false},
+		{"merged only by a previous goal", &State{Archive: []*Task{task("task-1", Merged)}, Tasks: []*Task{task("task-2", Abandoned)},
+			Sprint: Sprint{Scope: SprintScope{Planned: StringList{"task-2"}}}}, false},
 	}
 	for _, tc := range tests {
 		if got := GoalComplete(tc.st); got != tc.want {

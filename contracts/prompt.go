@@ -255,15 +255,8 @@ func taskFields(w *promptWriter, t *Task) {
 	if len(t.Paths) > 0 {
 		w.field("PATHS", strings.Join(t.Paths, ", "))
 	}
-	var limits []string
-	if t.MaxFiles > 0 {
-		limits = append(limits, fmt.Sprintf("at most %d files", t.MaxFiles))
-	}
-	if t.MaxLOC > 0 {
-		limits = append(limits, fmt.Sprintf("at most %d lines added and removed", t.MaxLOC))
-	}
-	if len(limits) > 0 {
-		w.field("LIMITS", strings.Join(limits, ", "))
+	if limit := t.ScopeLimitText(); limit != "" {
+		w.field("LIMITS", limit)
 	}
 	if len(t.DependsOn) > 0 {
 		w.field("DEPENDS ON", strings.Join(t.DependsOn, ", "))

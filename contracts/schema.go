@@ -66,7 +66,9 @@ type Config struct {
 	ReviewerPollInterval int    `yaml:"reviewer_poll_interval"`
 	PlannerPollInterval  int    `yaml:"planner_poll_interval"`
 	IntegrationBranch    string `yaml:"integration_branch"`
-	MaxInFlight          int    `yaml:"max_in_flight,omitempty"`
+	// MaxInFlight bounds the tasks in flight (claimed and not yet merged)
+	// at once; zero means DefaultMaxInFlight (see InFlightLimit).
+	MaxInFlight int `yaml:"max_in_flight,omitempty"`
 	// The alarm thresholds, in seconds. Zero means the default (see
 	// Config.StallAfter and the others); FillDefaults leaves them zero so
 	// that a state that does not set them is written without them.
@@ -98,6 +100,20 @@ func DefaultConfig() Config {
 		PlannerPollInterval:  30,
 		IntegrationBranch:    "integration",
 	}
+}
+
+// DefaultMaxInFlight is seed 001's window for work that writes: "write/mixed:
+// window_size <= 12".
+const DefaultMaxInFlight = 12
+
+// InFlightLimit is max_in_flight, or DefaultMaxInFlight when the state sets
+// none. Like the alarm thresholds, the default is not written into the
+// state.
+func (c Config) InFlightLimit() int {
+	if c.MaxInFlight > 0 {
+		return c.MaxInFlight
+	}
+	return DefaultMaxInFlight
 }
 
 // FillDefaults sets every unset tunable to its seed default.
@@ -142,6 +158,7 @@ type SprintScope struct {
 // SprintTimeline records when the sprint started, was checkpointed and ended.
 type SprintTimeline struct {
 	Started    string `yaml:"started,omitempty"`
+	Deadline   string `yaml:"deadline,omitempty"`
 	Checkpoint string `yaml:"checkpoint,omitempty"`
 	Ended      string `yaml:"ended,omitempty"`
 	Extra      Extra  `yaml:",inline"`
@@ -159,13 +176,38 @@ type Control struct {
 
 // CircuitBreaker is the state of the systemic-failure detector.
 type CircuitBreaker struct {
-	Status      string `yaml:"status"`
+	Status string `yaml:"status"`
+	// LastCheck is when analyze last looked.
+	LastCheck   string `yaml:"last_check,omitempty"`
 	TriggeredAt string `yaml:"triggered_at,omitempty"`
-	Patterns    []any  `yaml:"patterns,omitempty"`
-	Report      string `yaml:"report,omitempty"`
-	Resolution  string `yaml:"resolution,omitempty"`
-	ResolvedAt  string `yaml:"resolved_at,omitempty"`
-	Extra       Extra  `yaml:",inline"`
+	// Severity is the severity class of the trigger's first pattern.
+	Severity string `yaml:"severity,omitempty"`
+	Patterns []any  `yaml:"patterns,omitempty"`
+	Report   string `yaml:"report,omitempty"`
+	// ReportFile is where the trigger's full report was written for the
+	// human, relative to the project root.
+	ReportFile string `yaml:"report_file,omitempty"`
+	Resolution string `yaml:"resolution,omitempty"`
+	ResolvedAt string `yaml:"resolved_at,omitempty"`
+	// History has one entry per analyze run (the most recent
+	// BreakerHistoryKeep; git log keeps the rest).
+	History []*BreakerCheck `yaml:"history,omitempty"`
+	Extra   Extra           `yaml:",inline"`
+}
+
+// BreakerCheck is one entry of circuit_breaker.history: what one analyze
+// run found.
+type BreakerCheck struct {
+	Timestamp string `yaml:"timestamp"`
+	// Result is BreakerOK, BreakerTriggered or BreakerResolved (the
+	// patterns found had been resolved by the human).
+	Result   string `yaml:"result"`
+	Pattern  string `yaml:"pattern,omitempty"`
+	Severity string `yaml:"severity,omitempty"`
+	// Matches counts the patterns found; Pattern and Severity name the
+	// first.
+	Matches int   `yaml:"matches,omitempty"`
+	Extra   Extra `yaml:",inline"`
 }
 
 // Agent is one entry of the agents section.

@@ -32,6 +32,19 @@ func (ps *problems) addf(where, format string, args ...any) {
 // AgentStatuses are the seed's agent statuses.
 var AgentStatuses = []string{"STARTING", "IDLE", "WORKING", "REVIEWING", "WAITING", "HANDOFF"}
 
+// SprintStatuses are the seed's sprint statuses (liza-validate.sh's
+// VALID_SPRINT_STATUSES).
+var SprintStatuses = []string{"IN_PROGRESS", "CHECKPOINT", "COMPLETED", "ABORTED"}
+
+// ActiveStatuses are the statuses in which a task keeps its coder busy: one
+// such task per coder (liza-validate.sh: "Agent assigned to multiple active
+// tasks simultaneously"). A coder whose work awaits review, or came back
+// rejected, takes no second task.
+var ActiveStatuses = []Status{Claimed, ReadyForReview, Rejected}
+
+// Active reports whether a task in s keeps its coder busy.
+func (s Status) Active() bool { return slices.Contains(ActiveStatuses, s) }
+
 // Severities and Urgencies are the seed's values for a discovery.
 var (
 	Severities = []string{"critical", "high", "medium", "low"}
@@ -47,11 +60,15 @@ type placedTask struct {
 // Validate checks a whole state and returns every problem found, in a
 // stable order: header sections, tasks, dependencies, agent exclusivity,
 // agents, anomalies, discoveries.
-func Validate(s *State) []Problem {
+func Validate(s *State) []Problem { return ValidateUnder(s, Rules) }
+
+// ValidateUnder is Validate under a rule set: a state whose last commit
+// was made under the first rules is checked by those.
+func ValidateUnder(s *State, rules int) []Problem {
 	if s == nil {
 		return []Problem{{Msg: "no state"}}
 	}
-	ps := problems(ValidateHeader(s))
+	ps := problems(ValidateHeaderUnder(s, rules))
 
 	tasks := append(placeTasks("tasks", s.Tasks), placeTasks("archive", s.Archive)...)
 	byID := make(map[string]*Task, len(tasks))
@@ -60,7 +77,7 @@ func Validate(s *State) []Problem {
 			ps.add(t.where, "empty task entry")
 			continue
 		}
-		ps = append(ps, validateTask(t.where, t.Task)...)
+		ps = append(ps, validateTask(t.where, t.Task, rules)...)
 		if t.ID == "" {
 			continue
 		}
@@ -72,10 +89,150 @@ func Validate(s *State) []Problem {
 	}
 	validateDependencies(&ps, tasks, byID)
 	validateExclusivity(&ps, placeTasks("tasks", s.Tasks))
+	if s.Agents == nil {
+		ps.add("agents", "no agents section")
+	}
 	validateAgents(&ps, s.Agents)
+	validateScope(&ps, s.Sprint, byID)
+	validateHandoffs(&ps, s.Handoff)
 	validateAnomalies(&ps, s.Anomalies, byID)
 	validateDiscovered(&ps, s.Discovered)
 	return ps
+}
+
+// Leftovers lists what the current rules no longer write but an older
+// git-liza did, and which a state may therefore still hold without being
+// invalid: an IDLE agent that keeps a lease_expires (it held one while its
+// supervisor ran), an agent that says it works on or reviews a task it no
+// longer holds (a reclaim, a release, a block did not update it), a coder
+// with a CLAIMED task beside one awaiting review or sent back. The next
+// operation on such an agent or task puts it right, and no operation made
+// under the current rules writes one (the update loop refuses it); an
+// import is held to them as well. validate shows them as warnings.
+func Leftovers(s *State) []Problem {
+	if s == nil {
+		return nil
+	}
+	var ps problems
+	coding := map[string]*Task{}
+	for _, t := range s.Tasks {
+		if t == nil || t.AssignedTo == "" || !t.Status.Active() {
+			continue
+		}
+		if other, ok := coding[t.AssignedTo]; ok && (t.Status != Claimed || other.Status != Claimed) {
+			ps.addf("tasks["+t.ID+"]", "%s already holds %s task %s (one active task per coder)", t.AssignedTo, other.Status, other.ID)
+		} else if !ok {
+			coding[t.AssignedTo] = t
+		}
+	}
+	live := make(map[string]*Task, len(s.Tasks))
+	for _, t := range s.Tasks {
+		if t != nil {
+			live[t.ID] = t
+		}
+	}
+	ids := make([]string, 0, len(s.Agents))
+	for id := range s.Agents {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if msg := AgentLeftover(id, s.Agents[id], live[agentTask(s.Agents[id])]); msg != "" {
+			ps.add("agents["+id+"]", msg)
+		}
+	}
+	return ps
+}
+
+// AgentLeftover says what is left over in agent id's entry a given t, the
+// live task its current_task names (nil when there is none): an IDLE
+// agent keeping a lease, or a WORKING or REVIEWING one that does not hold
+// t (HolderProblem). It returns "" when nothing is.
+func AgentLeftover(id string, a *Agent, t *Task) string {
+	if a != nil && a.Status == "IDLE" && a.LeaseExpires != "" {
+		// An idle agent holds nothing; its supervisor's lease, if any,
+		// is supervisor_lease.
+		return "IDLE but keeps a lease_expires"
+	}
+	return HolderProblem(id, a, t)
+}
+
+func agentTask(a *Agent) string {
+	if a == nil {
+		return ""
+	}
+	return a.CurrentTask
+}
+
+// HolderProblem says what is wrong with agent id's entry a given t, the live
+// task its current_task names (nil when there is none): a WORKING agent
+// must hold t as its CLAIMED assignee, a REVIEWING one as its reviewer.
+// It returns "" when nothing is.
+func HolderProblem(id string, a *Agent, t *Task) string {
+	if a == nil || a.CurrentTask == "" {
+		return ""
+	}
+	switch a.Status {
+	case "WORKING":
+		if t == nil || t.Status != Claimed || t.AssignedTo != id {
+			return fmt.Sprintf("WORKING on %s, which it does not hold (%s)", a.CurrentTask, holding(t))
+		}
+	case "REVIEWING":
+		if t == nil || t.Status != ReadyForReview || t.ReviewingBy != id {
+			return fmt.Sprintf("REVIEWING %s, which it does not hold (%s)", a.CurrentTask, holding(t))
+		}
+	}
+	return ""
+}
+
+func holding(t *Task) string {
+	switch {
+	case t == nil:
+		return "no such live task"
+	case t.Status == Claimed && t.AssignedTo != "":
+		return "CLAIMED by " + t.AssignedTo
+	case t.Status == ReadyForReview && t.ReviewingBy != "":
+		return "under review by " + t.ReviewingBy
+	}
+	return string(t.Status)
+}
+
+// validateScope checks that the sprint plans only tasks that exist.
+func validateScope(ps *problems, sp Sprint, byID map[string]*Task) {
+	for _, l := range []struct {
+		name string
+		ids  StringList
+	}{{"planned", sp.Scope.Planned}, {"stretch", sp.Scope.Stretch}} {
+		for _, id := range l.ids {
+			if byID[id] == nil {
+				ps.addf("sprint", "scope.%s names unknown task %s", l.name, id)
+			}
+		}
+	}
+}
+
+// validateHandoffs checks that every handoff says where the task is and
+// what to do first.
+func validateHandoffs(ps *problems, handoffs map[string]*Handoff) {
+	ids := make([]string, 0, len(handoffs))
+	for id := range handoffs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		h := handoffs[id]
+		where := "handoff[" + id + "]"
+		if h == nil {
+			ps.add(where, "empty handoff entry")
+			continue
+		}
+		if strings.TrimSpace(h.Summary) == "" {
+			ps.add(where, "handoff has no summary")
+		}
+		if strings.TrimSpace(h.NextAction) == "" {
+			ps.add(where, "handoff has no next_action")
+		}
+	}
 }
 
 func placeTasks(section string, list []*Task) []placedTask {
@@ -92,7 +249,12 @@ func placeTasks(section string, list []*Task) []placedTask {
 
 // ValidateHeader checks the sections other than tasks, agents and logs:
 // version, goal, config and sprint.
-func ValidateHeader(s *State) []Problem {
+func ValidateHeader(s *State) []Problem { return ValidateHeaderUnder(s, Rules) }
+
+// ValidateHeaderUnder is ValidateHeader under a rule set: the first rules
+// did not require a known sprint status or a sprint start, so a commit
+// made under them is not refused for lacking one.
+func ValidateHeaderUnder(s *State, rules int) []Problem {
 	var ps problems
 	if s.Version != 1 {
 		ps.addf("version", "unknown schema version %d: this git-liza reads version 1", s.Version)
@@ -140,6 +302,19 @@ func ValidateHeader(s *State) []Problem {
 	if s.Sprint.ID == "" {
 		ps.add("sprint", "sprint has no id")
 	}
+	if st := s.Sprint.Status; rules >= RulesWhole && st != "" && !slices.Contains(SprintStatuses, st) {
+		ps.addf("sprint", "unknown sprint status %q (want one of %s)", st, strings.Join(SprintStatuses, ", "))
+	}
+	if rules >= RulesWhole && s.Sprint.Timeline.Started == "" {
+		ps.add("sprint", "sprint has no timeline.started")
+	}
+	for _, f := range []struct{ name, value string }{
+		{"started", s.Sprint.Timeline.Started}, {"deadline", s.Sprint.Timeline.Deadline},
+	} {
+		if _, err := ParseTime(f.value); f.value != "" && err != nil {
+			ps.addf("sprint", "timeline.%s: %v", f.name, err)
+		}
+	}
 	switch {
 	case s.Sprint.GoalRef == "":
 		ps.add("sprint", "sprint has no goal_ref")
@@ -160,9 +335,21 @@ func ValidateHeader(s *State) []Problem {
 		if !slices.Contains(BreakerStatuses, cb.Status) {
 			ps.addf("circuit_breaker", "unknown status %q (want one of %s)", cb.Status, strings.Join(BreakerStatuses, ", "))
 		}
-		for _, f := range []struct{ name, value string }{{"triggered_at", cb.TriggeredAt}, {"resolved_at", cb.ResolvedAt}} {
+		for _, f := range []struct{ name, value string }{{"last_check", cb.LastCheck}, {"triggered_at", cb.TriggeredAt}, {"resolved_at", cb.ResolvedAt}} {
 			if _, err := ParseTime(f.value); f.value != "" && err != nil {
 				ps.addf("circuit_breaker", "%s: %v", f.name, err)
+			}
+		}
+		for i, h := range cb.History {
+			switch {
+			case h == nil:
+				ps.addf("circuit_breaker", "history[%d] is empty", i)
+			case !slices.Contains(BreakerStatuses, h.Result):
+				ps.addf("circuit_breaker", "history[%d]: unknown result %q (want one of %s)", i, h.Result, strings.Join(BreakerStatuses, ", "))
+			default:
+				if _, err := ParseTime(h.Timestamp); err != nil {
+					ps.addf("circuit_breaker", "history[%d].timestamp: %v", i, err)
+				}
 			}
 		}
 	}
@@ -172,15 +359,19 @@ func ValidateHeader(s *State) []Problem {
 // ValidateTask checks the rules that concern one task alone: its id,
 // status, priority, the fields its status requires, agent ids, timestamps
 // and counters.
-func ValidateTask(t *Task) []Problem {
+func ValidateTask(t *Task) []Problem { return ValidateTaskUnder(t, Rules) }
+
+// ValidateTaskUnder is ValidateTask under a rule set: the first rules did
+// not check failed_by for repeats or integration_fix against the history.
+func ValidateTaskUnder(t *Task, rules int) []Problem {
 	where := "task"
 	if t != nil && t.ID != "" {
 		where = "tasks[" + t.ID + "]"
 	}
-	return validateTask(where, t)
+	return validateTask(where, t, rules)
 }
 
-func validateTask(where string, t *Task) []Problem {
+func validateTask(where string, t *Task, rules int) []Problem {
 	var ps problems
 	if t == nil {
 		ps.add(where, "empty task entry")
@@ -287,7 +478,29 @@ func validateTask(where string, t *Task) []Problem {
 	if t.ID != "" && t.DependsOn.Contains(t.ID) {
 		ps.add(where, "depends on itself")
 	}
+	if rules < RulesWhole {
+		return ps
+	}
+	seen := map[string]bool{}
+	for _, a := range t.FailedBy {
+		if seen[a] {
+			ps.addf(where, "failed_by names %s twice", a)
+		}
+		seen[a] = true
+	}
+	if t.IntegrationFix && !hasEvent(t, "integration_failed") {
+		ps.add(where, "integration_fix is set but its history has no integration failure")
+	}
 	return ps
+}
+
+func hasEvent(t *Task, event string) bool {
+	for _, e := range t.History {
+		if e != nil && e.Event == event {
+			return true
+		}
+	}
+	return false
 }
 
 func validateDependencies(ps *problems, tasks []placedTask, byID map[string]*Task) {
@@ -347,17 +560,19 @@ func validateDependencies(ps *problems, tasks []placedTask, byID map[string]*Tas
 }
 
 func validateExclusivity(ps *problems, tasks []placedTask) {
-	coding := map[string]string{}
+	coding := map[string]*Task{}
 	reviewing := map[string]string{}
 	for _, t := range tasks {
 		if t.Task == nil {
 			continue
 		}
+		// Two CLAIMED tasks: one beside another active task is a
+		// leftover (Leftovers).
 		if a := t.AssignedTo; t.Status == Claimed && a != "" {
 			if other, ok := coding[a]; ok {
-				ps.addf(t.where, "%s already holds CLAIMED task %s (one task per agent)", a, other)
+				ps.addf(t.where, "%s already holds %s task %s (one task per agent)", a, other.Status, other.ID)
 			} else {
-				coding[a] = t.ID
+				coding[a] = t.Task
 			}
 		}
 		if a := t.ReviewingBy; t.Status == ReadyForReview && a != "" {
@@ -397,6 +612,15 @@ func ValidateAgent(id string, a *Agent) []Problem {
 	}
 	if !slices.Contains(AgentStatuses, a.Status) {
 		ps.addf(where, "unknown status %q (want one of %s)", a.Status, strings.Join(AgentStatuses, ", "))
+	}
+	switch a.Status {
+	case "WORKING", "REVIEWING":
+		if a.CurrentTask == "" {
+			ps.addf(where, "%s without a current_task", a.Status)
+		}
+		if a.LeaseExpires == "" {
+			ps.addf(where, "%s without a lease_expires", a.Status)
+		}
 	}
 	for _, f := range []struct{ name, value string }{
 		{"lease_expires", a.LeaseExpires}, {"heartbeat", a.Heartbeat}, {"started", a.Started},

@@ -48,7 +48,10 @@ func TestValidateRules(t *testing.T) {
 		{"claimed lease", func(s *State) {}, on("task-2", func(t *Task) { t.LeaseExpires = "" }), "tasks[task-2]: CLAIMED task has no lease_expires"},
 		{"claimed base commit", func(s *State) {}, on("task-2", func(t *Task) { t.BaseCommit = "" }), "tasks[task-2]: CLAIMED task has no base_commit"},
 		{"ready review commit", func(s *State) {}, on("task-3", func(t *Task) { t.ReviewCommit = "" }), "tasks[task-3]: READY_FOR_REVIEW task has no review_commit"},
-		{"ready assigned", on("task-3", func(t *Task) { t.ReviewingBy = "" }), on("task-3", func(t *Task) { t.AssignedTo = "" }), "tasks[task-3]: READY_FOR_REVIEW task has no assigned_to"},
+		{"ready assigned", func(s *State) {
+			findTask(s, "task-3").ReviewingBy = ""
+			s.Agents["code-reviewer-1"] = &Agent{Role: "code_reviewer", Status: "IDLE"}
+		}, on("task-3", func(t *Task) { t.AssignedTo = "" }), "tasks[task-3]: READY_FOR_REVIEW task has no assigned_to"},
 		{"rejected reason", func(s *State) {}, on("task-4", func(t *Task) { t.RejectionReason = "" }), "tasks[task-4]: REJECTED task has no rejection_reason"},
 		{"approved by", func(s *State) {}, on("task-5", func(t *Task) { t.ApprovedBy = "" }), "tasks[task-5]: APPROVED task has no approved_by"},
 		{"approved review commit", func(s *State) {}, on("task-5", func(t *Task) { t.ReviewCommit = "" }), "tasks[task-5]: APPROVED task has no review_commit"},
@@ -95,6 +98,27 @@ func TestValidateRules(t *testing.T) {
 			tk := findTask(s, "task-8")
 			tk.Status, tk.AssignedTo, tk.Worktree, tk.LeaseExpires, tk.BaseCommit = Claimed, "coder-1", "w", t2, "c"
 		}, "tasks[task-8]: coder-1 already holds CLAIMED task task-2 (one task per agent)"},
+		{"integration_fix needs a failure", on("task-2", func(t *Task) {
+			t.IntegrationFix = true
+			t.History = append(t.History, &HistoryEvent{Time: t1, Event: "integration_failed"})
+		}), on("task-2", func(t *Task) { t.IntegrationFix = true }), "tasks[task-2]: integration_fix is set but its history has no integration failure"},
+		{"failed_by unique", on("task-8", func(t *Task) { t.FailedBy = StringList{"coder-1", "coder-2"} }), on("task-8", func(t *Task) { t.FailedBy = StringList{"coder-1", "coder-1"} }), "tasks[task-8]: failed_by names coder-1 twice"},
+		{"sprint status", func(s *State) { s.Sprint.Status = "CHECKPOINT" }, func(s *State) { s.Sprint.Status = "RUNNING" }, `sprint: unknown sprint status "RUNNING" (want one of IN_PROGRESS, CHECKPOINT, COMPLETED, ABORTED)`},
+		{"sprint started", func(s *State) { s.Sprint.Timeline.Deadline = t2 }, func(s *State) { s.Sprint.Timeline.Started = "" }, "sprint: sprint has no timeline.started"},
+		{"sprint scope", func(s *State) { s.Sprint.Scope.Planned = StringList{"task-0", "task-8"} }, func(s *State) { s.Sprint.Scope.Stretch = StringList{"task-42"} }, "sprint: scope.stretch names unknown task task-42"},
+		{"agents section", func(s *State) { s.Agents = map[string]*Agent{} }, func(s *State) { s.Agents = nil }, "agents: no agents section"},
+		{"working agent task", func(s *State) {}, func(s *State) { s.Agents["coder-1"].CurrentTask = "" }, "agents[coder-1]: WORKING without a current_task"},
+		{"working agent lease", func(s *State) {}, func(s *State) { s.Agents["coder-1"].LeaseExpires = "" }, "agents[coder-1]: WORKING without a lease_expires"},
+		{"handoff next action", func(s *State) {
+			s.Handoff = map[string]*Handoff{"task-2": {Agent: "coder-1", Time: t1, Summary: "half done", NextAction: "write the test"}}
+		}, func(s *State) {
+			s.Handoff = map[string]*Handoff{"task-2": {Agent: "coder-1", Time: t1, Summary: "half done"}}
+		}, "handoff[task-2]: handoff has no next_action"},
+		{"breaker history", func(s *State) {
+			s.CircuitBreaker = &CircuitBreaker{Status: BreakerOK, LastCheck: t1, History: []*BreakerCheck{{Timestamp: t1, Result: BreakerOK}}}
+		}, func(s *State) {
+			s.CircuitBreaker = &CircuitBreaker{Status: BreakerOK, History: []*BreakerCheck{{Timestamp: t1, Result: "FINE"}}}
+		}, `circuit_breaker: history[0]: unknown result "FINE"`},
 		{"one review per reviewer", func(s *State) {
 			tk := findTask(s, "task-8")
 			tk.Status, tk.AssignedTo, tk.ReviewCommit, tk.ReviewingBy = ReadyForReview, "coder-7", "c", "code-reviewer-2"
@@ -134,6 +158,53 @@ func TestValidateRules(t *testing.T) {
 			got := problemText(Validate(bad))
 			if !strings.Contains(got, r.want) {
 				t.Errorf("problems:\n%s\nwant %q", got, r.want)
+			}
+		})
+	}
+}
+
+// TestLeftovers: what an older git-liza wrote and the current rules do
+// not (one active task per coder, agent entries true to what their agents
+// hold) is a leftover, not a problem: a state that has one still
+// validates, and Leftovers names it.
+func TestLeftovers(t *testing.T) {
+	rules := []struct {
+		rule      string
+		good, bad func(*State)
+		want      string
+	}{
+		// liza-validate.sh: one agent on two active tasks, REJECTED and
+		// READY_FOR_REVIEW included.
+		{"one active task per coder", func(s *State) {
+			tk := findTask(s, "task-8")
+			tk.Status, tk.AssignedTo, tk.RejectionReason = Rejected, "coder-7", "r"
+		}, func(s *State) {
+			tk := findTask(s, "task-8")
+			tk.Status, tk.AssignedTo, tk.RejectionReason = Rejected, "coder-2", "r"
+		}, "tasks[task-8]: coder-2 already holds READY_FOR_REVIEW task task-3 (one active task per coder)"},
+		{"idle agent lease", func(s *State) { s.Agents["planner-1"].SupervisorLease = t2 }, func(s *State) { s.Agents["planner-1"].LeaseExpires = t2 }, "agents[planner-1]: IDLE but keeps a lease_expires"},
+		{"working agent holds its task", func(s *State) {
+			s.Agents["coder-2"] = &Agent{Role: "coder", Status: "WAITING", CurrentTask: "task-3", LeaseExpires: t2}
+		}, func(s *State) {
+			s.Agents["coder-2"] = &Agent{Role: "coder", Status: "WORKING", CurrentTask: "task-3", LeaseExpires: t2}
+		}, "agents[coder-2]: WORKING on task-3, which it does not hold (under review by code-reviewer-1)"},
+		{"reviewing agent holds its review", func(s *State) {}, func(s *State) { findTask(s, "task-3").ReviewingBy = "code-reviewer-2" },
+			"agents[code-reviewer-1]: REVIEWING task-3, which it does not hold (under review by code-reviewer-2)"},
+	}
+	for _, r := range rules {
+		t.Run(r.rule, func(t *testing.T) {
+			good := validState()
+			r.good(good)
+			if ps := append(Validate(good), Leftovers(good)...); len(ps) > 0 {
+				t.Errorf("passing case has problems:\n%s", problemText(ps))
+			}
+			bad := validState()
+			r.bad(bad)
+			if ps := Validate(bad); len(ps) > 0 {
+				t.Errorf("a leftover makes the state invalid:\n%s", problemText(ps))
+			}
+			if got := problemText(Leftovers(bad)); !strings.Contains(got, r.want) {
+				t.Errorf("leftovers:\n%s\nwant %q", got, r.want)
 			}
 		})
 	}

@@ -154,7 +154,7 @@ func (v *Verifier) legacyCommit(c *refstore.Commit) error {
 	if err != nil {
 		return err
 	}
-	if ps := contracts.Validate(st); len(ps) > 0 {
+	if ps := contracts.ValidateUnder(st, contracts.RulesFirst); len(ps) > 0 {
 		return fmt.Errorf("its state does not validate: %s", ps[0])
 	}
 	if len(c.Parents) == 0 || rec.Op == contracts.OpImport {
@@ -180,7 +180,7 @@ func (v *Verifier) boundary(c *refstore.Commit) error {
 	if err != nil {
 		return err
 	}
-	if err := cas.CheckState(snap); err != nil {
+	if err := cas.CheckState(snap, rulesOf(c.Message)); err != nil {
 		return fmt.Errorf("its state, at the shallow boundary, %s", strings.TrimPrefix(firstLine(err.Error()), "state is inconsistent: "))
 	}
 	return nil

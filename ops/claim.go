@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -32,6 +34,10 @@ const (
 	ClaimOwn      ClaimKind = "resumed"    // the same coder takes back its REJECTED or INTEGRATION_FAILED task
 	ClaimTakeover ClaimKind = "taken_over" // another coder takes a REJECTED or INTEGRATION_FAILED task whose lease ended
 	ClaimExpired  ClaimKind = "reclaimed"  // a CLAIMED task whose lease ran out
+	// ClaimExhausted is a takeover that would give a task a third coder:
+	// the claim blocks the task for the planner instead (hypothesis
+	// exhaustion) and takes nothing.
+	ClaimExhausted ClaimKind = "exhausted"
 )
 
 // ClaimResult is what a claim did.
@@ -45,8 +51,10 @@ type ClaimResult struct {
 	BaseCommit   string `json:"base_commit"`
 	LeaseExpires string `json:"lease_expires"`
 	Iteration    int    `json:"iteration"`
-	Commit       string `json:"commit,omitempty"`
-	Replayed     bool   `json:"replayed,omitempty"`
+	// Reason says why a claim of kind exhausted took nothing.
+	Reason   string `json:"reason,omitempty"`
+	Commit   string `json:"commit,omitempty"`
+	Replayed bool   `json:"replayed,omitempty"`
 }
 
 // errPickAgain means the task chosen for a claim without ID stopped being
@@ -91,7 +99,10 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		if err != nil {
 			return nil, err
 		}
-		return claimed(res)
+		return claimed(res, r.Task, r.RequestID)
+	}
+	if err := s.checkSwitchFiles("claims"); err != nil {
+		return nil, err
 	}
 	skip := map[string]bool{}
 	for {
@@ -99,8 +110,10 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		if err != nil {
 			return nil, err
 		}
+		// An exhausted task gets no worktree: the claim only records the
+		// exhaustion.
 		created := false
-		if !r.NoWorktree {
+		if !r.NoWorktree && plan.kind != ClaimExhausted {
 			created, err = s.prepareWorktree(ctx, plan)
 			if errors.Is(err, worktree.ErrBusy) {
 				if r.Task != "" {
@@ -118,12 +131,20 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 			in.Worktree, in.Branch = s.ownCheckout(), ""
 		}
 		res, err := s.write(ctx, r.Call, kindClaim, in, func(tx *cas.Tx) error {
-			// A claim of the best task takes another one when this one
-			// stopped being claimable meanwhile.
-			if r.Task == "" {
-				if t, err := tx.MustTask(plan.id); err != nil || checkClaimErr(tx, t.Summary(), tx.Actor) != nil {
-					return errPickAgain
-				}
+			t, err := tx.MustTask(plan.id)
+			if err != nil {
+				return err
+			}
+			kind, err := checkClaim(tx, t.Summary(), tx.Actor)
+			switch {
+			case err != nil && r.Task == "":
+				// A claim of the best task takes another one when this
+				// one stopped being claimable meanwhile.
+				return errPickAgain
+			case err == nil && !r.NoWorktree && (kind == ClaimExhausted) != (plan.kind == ClaimExhausted):
+				// The board changed between planning and committing in a
+				// way that changes whether a worktree is needed.
+				return contracts.Errorf(contracts.CodeContention, "task %s changed while it was being claimed; try again", t.ID)
 			}
 			return nil
 		})
@@ -141,16 +162,32 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		if err != nil {
 			return nil, err
 		}
-		return claimed(res)
+		out, err := claimed(res, r.Task, r.RequestID)
+		if errors.Is(err, errPickAgain) {
+			skip[out.ID] = true
+			continue
+		}
+		return out, err
 	}
 }
 
-func claimed(res *cas.Result) (*ClaimResult, error) {
+// claimed reads a claim's result. A claim that found its task's hypothesis
+// exhausted recorded that and took nothing: a claim of that task by id is
+// refused (exit 1), one without id goes on to the next task
+// (errPickAgain), unless it has a request id, which the exhaustion used:
+// it is refused too, and claiming again with a new id takes the next task.
+func claimed(res *cas.Result, asked, request string) (*ClaimResult, error) {
 	out, err := decode[ClaimResult](res)
 	if err != nil {
 		return nil, err
 	}
 	out.Commit, out.Replayed = res.Commit.String(), res.Replayed
+	if out.Kind == string(ClaimExhausted) {
+		if asked == "" && request == "" {
+			return &out, errPickAgain
+		}
+		return &out, contracts.Invalidf("task %s: hypothesis exhausted (%s); it is BLOCKED for the planner to rescope or reassign", out.ID, out.Reason)
+	}
 	return &out, nil
 }
 
@@ -179,6 +216,9 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	if err != nil {
 		return nil, err
 	}
+	if err := checkHalted(m.Control, "claims"); err != nil {
+		return nil, err
+	}
 	integ, err := s.integrationTip(context.Background(), m.Config.IntegrationBranch)
 	if err != nil {
 		return nil, err
@@ -202,6 +242,9 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 		return nil, err
 	}
 	plan := &claimPlan{id: id, kind: kind, base: integ}
+	if kind == ClaimExhausted {
+		return plan, nil
+	}
 	// Work already on the task's branch keeps the base it started from;
 	// an integration fix starts over from the integration tip, into
 	// which the coder merges its branch.
@@ -265,6 +308,15 @@ func applyClaim(tx *cas.Tx, in *claimInput) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tx.Rules >= contracts.RulesWhole {
+		m, err := tx.Meta()
+		if err != nil {
+			return nil, err
+		}
+		if err := checkHalted(m.Control, "claims"); err != nil {
+			return nil, err
+		}
+	}
 	kind, err := checkClaim(tx, t.Summary(), agent)
 	if err != nil {
 		return nil, err
@@ -273,6 +325,8 @@ func applyClaim(tx *cas.Tx, in *claimInput) (any, error) {
 	from := t.Status
 	prev := t.AssignedTo
 	switch kind {
+	case ClaimExhausted:
+		return exhaust(tx, t, prev)
 	case ClaimTakeover, ClaimExpired:
 		t.PreviousAssignee = prev
 		if !t.FailedBy.Contains(prev) && prev != "" {
@@ -280,6 +334,12 @@ func applyClaim(tx *cas.Tx, in *claimInput) (any, error) {
 		}
 		if kind == ClaimTakeover {
 			t.ReviewCyclesCurrent = 0
+		}
+		// The coder displaced no longer works on the task.
+		if tx.Rules >= contracts.RulesWhole {
+			if err := idleAgent(tx, prev, t.ID); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if from == contracts.IntegrationFailed {
@@ -300,7 +360,10 @@ func applyClaim(tx *cas.Tx, in *claimInput) (any, error) {
 	if err := setAgent(tx, agent, contracts.RoleCoder, "WORKING", t.ID, lease); err != nil {
 		return nil, err
 	}
-	if len(t.FailedBy) >= 2 && kind != ClaimFresh && kind != ClaimOwn {
+	// Under the first rules a takeover by a third coder went ahead with
+	// the exhaustion logged; under the whole contract it blocks instead
+	// (exhaust).
+	if tx.Rules < contracts.RulesWhole && len(t.FailedBy) >= 2 && kind != ClaimFresh && kind != ClaimOwn {
 		if err := logSystemAnomaly(tx, "hypothesis_exhaustion", t.ID, contracts.Extra{"failed_by": strings.Join(t.FailedBy, ",")}); err != nil {
 			return nil, err
 		}
@@ -308,6 +371,45 @@ func applyClaim(tx *cas.Tx, in *claimInput) (any, error) {
 	tx.Describe(fmt.Sprintf("claim %s (%s)", t.ID, agent), t.ID)
 	return ClaimResult{ID: t.ID, Status: string(t.Status), AssignedTo: agent, Kind: string(kind), Worktree: t.Worktree,
 		Branch: in.Branch, BaseCommit: t.BaseCommit, LeaseExpires: lease, Iteration: t.Iteration}, nil
+}
+
+// exhaustionQuestions are what the planner answers for an exhausted task.
+var exhaustionQuestions = contracts.StringList{
+	"Should the task be rescoped (git liza task supersede, or task edit once unblocked)?",
+	"Should it be reassigned to another coder (git liza task unblock)?",
+}
+
+// exhaust records the hypothesis exhaustion a takeover found (seed 004:
+// "Hypothesis exhaustion | failed_by has >=2 coders | Reassign or
+// rescope"): the displaced coder joins failed_by, and instead of going to
+// a third coder the task is BLOCKED for the planner, whose unblock
+// (reassign), edit or supersede (rescope) decides what comes next. The
+// anomaly is the planner's (seed 004: "Two coders failed same task | Log
+// as hypothesis_exhaustion").
+func exhaust(tx *cas.Tx, t *contracts.Task, prev string) (any, error) {
+	from := t.Status
+	if prev != "" && !t.FailedBy.Contains(prev) {
+		t.FailedBy = append(t.FailedBy, prev)
+	}
+	if err := idleAgent(tx, prev, t.ID); err != nil {
+		return nil, err
+	}
+	failed := strings.Join(t.FailedBy, ", ")
+	reason := fmt.Sprintf("Hypothesis exhaustion: %s failed this task; the planner rescopes or reassigns it", failed)
+	if err := contracts.CheckTransition(t.ID, from, contracts.Blocked); err != nil {
+		return nil, err
+	}
+	t.PreviousAssignee, t.AssignedTo = prev, ""
+	t.Status, t.BlockedReason, t.BlockedQuestions = contracts.Blocked, reason, exhaustionQuestions
+	t.LeaseExpires, t.ReviewingBy, t.ReviewLeaseExpires = "", "", ""
+	t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "blocked", Agent: contracts.ActorName(tx.Actor),
+		From: string(from), To: string(contracts.Blocked), Reason: reason})
+	tx.PutTask(t)
+	if err := logSystemAnomaly(tx, "hypothesis_exhaustion", t.ID, contracts.Extra{"failed_by": strings.Join(t.FailedBy, ",")}); err != nil {
+		return nil, err
+	}
+	tx.Describe(fmt.Sprintf("hypothesis exhaustion on %s%s", t.ID, by(tx.Actor)), t.ID)
+	return ClaimResult{ID: t.ID, Status: string(t.Status), Kind: string(ClaimExhausted), Reason: failed + " failed it"}, nil
 }
 
 // claimFacts checks the commit a claim's branch starts from: it must be on
@@ -318,13 +420,10 @@ func claimFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *claimInput
 	return v.onIntegration(ctx, parent, base, "the claim's base commit")
 }
 
-// checkClaimErr is checkClaim's refusal alone.
-func checkClaimErr(tx *cas.Tx, t *contracts.TaskSummary, agent string) error {
-	_, err := checkClaim(tx, t, agent)
-	return err
-}
-
-// checkClaim decides whether agent may claim t now, and how.
+// checkClaim decides whether agent may claim t now, and how. Under the
+// whole contract, a takeover that would give the task a third coder is
+// ClaimExhausted, not an error: the claim then records the exhaustion for
+// the planner.
 func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, error) {
 	now := tx.Now
 	var kind ClaimKind
@@ -371,6 +470,7 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 	if err != nil {
 		return "", err
 	}
+	whole := tx.Rules >= contracts.RulesWhole
 	inFlight := 0
 	for _, o := range idx {
 		if o.ID == t.ID {
@@ -378,6 +478,12 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 		}
 		if o.Status == contracts.Claimed && o.AssignedTo == agent {
 			return "", contracts.Invalidf("%s already holds task %s: submit, hand off or release it first", agent, o.ID)
+		}
+		// One active task per coder (liza-validate.sh): work awaiting
+		// review or sent back counts, so a coder does not start a second
+		// task before its first is through review.
+		if whole && o.AssignedTo == agent && o.Status.Active() {
+			return "", contracts.Invalidf("%s already holds task %s (%s): one active task per coder", agent, o.ID, o.Status)
 		}
 		if !o.Status.InFlight() {
 			continue
@@ -387,8 +493,28 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 			return "", contracts.Invalidf("task %s owns %s, which overlaps %s owned by %s (%s)", t.ID, a, b, o.ID, o.Status)
 		}
 	}
-	if max := m.Config.MaxInFlight; max > 0 && !t.Status.InFlight() && inFlight >= max {
-		return "", contracts.Invalidf("%d tasks are in flight and max_in_flight is %d", inFlight, max)
+	limit := m.Config.MaxInFlight
+	if whole {
+		limit = m.Config.InFlightLimit() // seed 001's window by default
+	}
+	if limit > 0 && !t.Status.InFlight() && inFlight >= limit {
+		return "", contracts.Invalidf("%d tasks are in flight and max_in_flight is %d", inFlight, limit)
+	}
+	if whole && (kind == ClaimTakeover || kind == ClaimExpired) && t.AssignedTo != "" {
+		full, err := tx.MustTask(t.ID)
+		if err != nil {
+			return "", err
+		}
+		failed := slices.Clone(full.FailedBy)
+		if !failed.Contains(t.AssignedTo) {
+			failed = append(failed, t.AssignedTo)
+		}
+		// Seed 003: "Hypothesis exhaustion | 2 coders failed"; seed 004:
+		// "Reassign or rescope". The coder displaced is the one who
+		// failed; with it, two have.
+		if len(failed) >= contracts.FailedCodersThreshold {
+			return ClaimExhausted, nil
+		}
 	}
 	return kind, nil
 }
@@ -472,7 +598,11 @@ func setAgent(tx *cas.Tx, id string, role contracts.Role, status, task, lease st
 }
 
 // logSystemAnomaly appends an anomaly git-liza logs on its own account
-// (hypothesis exhaustion, review deadlock), once per type and task.
+// (hypothesis exhaustion, review deadlock), once per type and task. Under
+// the whole contract it is logged as the role seed 004 gives the type
+// ("hypothesis_exhaustion | Planner", "review_deadlock | Planner"),
+// whoever's operation found it, and details.detected_by names that actor;
+// under the first rules, as that actor.
 func logSystemAnomaly(tx *cas.Tx, typ, task string, details contracts.Extra) error {
 	list, err := tx.Anomalies()
 	if err != nil {
@@ -483,9 +613,16 @@ func logSystemAnomaly(tx *cas.Tx, typ, task string, details contracts.Extra) err
 			return nil
 		}
 	}
-	logger := tx.Actor
-	if logger == "" {
-		logger = "human"
+	logger := contracts.ActorName(tx.Actor)
+	if tx.Rules >= contracts.RulesWhole {
+		if roles := contracts.AnomalyTypes[typ].LoggedBy; len(roles) > 0 {
+			logger = roles[0].IDPrefix()
+		}
+		details = maps.Clone(details)
+		if details == nil {
+			details = contracts.Extra{}
+		}
+		details["detected_by"] = contracts.ActorName(tx.Actor)
 	}
 	_, err = tx.Append(cas.ListAnomalies, &contracts.Anomaly{
 		ID: fmt.Sprintf("anomaly-%d", len(list)+1), Type: typ, TaskID: task, LoggedBy: logger,

@@ -72,13 +72,35 @@ var kindHeartbeat = def("heartbeat", contracts.OpHeartbeat, func(tx *cas.Tx, _ *
 	}
 	if a, err := tx.Agent(agent); err != nil {
 		return nil, err
-	} else if a != nil && (len(renewed) > 0 || due(a.LeaseExpires) || a.SupervisorLease != "" && due(a.SupervisorLease)) {
-		a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
-		if a.SupervisorLease != "" {
-			a.SupervisorLease = lease
+	} else if a != nil && tx.Rules < contracts.RulesWhole {
+		if len(renewed) > 0 || due(a.LeaseExpires) || a.SupervisorLease != "" && due(a.SupervisorLease) {
+			a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
+			if a.SupervisorLease != "" {
+				a.SupervisorLease = lease
+			}
+			tx.PutAgent(agent, a)
+			renewed = append(renewed, "")
 		}
-		tx.PutAgent(agent, a)
-		renewed = append(renewed, "")
+	} else if a != nil {
+		// The agent's lease_expires covers the work it holds, so an agent
+		// that holds none keeps none (a supervisor's lease is
+		// supervisor_lease); an entry an older git-liza left is put right.
+		change, err := settleAgent(tx, agent, a)
+		if err != nil {
+			return nil, err
+		}
+		working := len(held) > 0 && a.Status != "IDLE"
+		if working && (len(renewed) > 0 || due(a.LeaseExpires)) {
+			a.LeaseExpires, change = lease, true
+		}
+		if a.SupervisorLease != "" && due(a.SupervisorLease) {
+			a.SupervisorLease, change = lease, true
+		}
+		if change {
+			a.Heartbeat = tx.NowString()
+			tx.PutAgent(agent, a)
+			renewed = append(renewed, "")
+		}
 	}
 	if len(renewed) > 0 {
 		tx.Describe(fmt.Sprintf("heartbeat (%s)", agent), "")
@@ -240,10 +262,44 @@ var kindRenew = def("renew", contracts.OpHeartbeat, func(tx *cas.Tx, in *taskInp
 	tx.PutTask(t)
 	if a, err := tx.Agent(agent); err != nil {
 		return nil, err
-	} else if a != nil {
+	} else if a != nil && tx.Rules < contracts.RulesWhole {
 		a.Heartbeat, a.LeaseExpires = tx.NowString(), lease
+		tx.PutAgent(agent, a)
+	} else if a != nil {
+		// An idle agent's entry keeps no lease; one an older git-liza
+		// left is put right.
+		if _, err := settleAgent(tx, agent, a); err != nil {
+			return nil, err
+		}
+		a.Heartbeat = tx.NowString()
+		if a.Status != "IDLE" {
+			a.LeaseExpires = lease
+		}
 		tx.PutAgent(agent, a)
 	}
 	tx.Describe(fmt.Sprintf("heartbeat %s (%s) on commit", id, agent), id)
 	return nil, nil
 })
+
+// settleAgent puts right what an older git-liza left in agent id's entry a
+// (contracts.AgentLeftover): an IDLE agent's lease goes, and an agent that
+// says it works on or reviews a task it no longer holds is IDLE. It
+// reports whether a changed; the caller writes it.
+func settleAgent(tx *cas.Tx, id string, a *contracts.Agent) (bool, error) {
+	var t *contracts.Task
+	if a.CurrentTask != "" {
+		var err error
+		if t, err = tx.Task(a.CurrentTask); err != nil {
+			return false, err
+		}
+	}
+	switch {
+	case contracts.HolderProblem(id, a, t) != "":
+		a.Status, a.CurrentTask, a.LeaseExpires = "IDLE", "", ""
+	case a.Status == "IDLE" && a.LeaseExpires != "":
+		a.LeaseExpires = ""
+	default:
+		return false, nil
+	}
+	return true, nil
+}

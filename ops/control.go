@@ -139,3 +139,49 @@ func modeOf(c *contracts.Control) string {
 	}
 	return c.Mode
 }
+
+// checkHalted refuses an agent's step (a claim, taking a review, a merge)
+// while a kill switch halts the team: the state's control mode, which every
+// clone sees, is checked inside the operation, so that the refusal follows
+// from the state it builds on. Notes, blocks and the human's levers are not
+// gated: they are how a halted team is put right. what names the step
+// ("claims").
+func checkHalted(c *contracts.Control, what string) error {
+	sw := contracts.ActiveSwitches(c, nil)
+	if len(sw) == 0 {
+		return nil
+	}
+	return haltError(what, sw[0])
+}
+
+// checkSwitchFiles refuses the step while one of the seed's kill-switch
+// files (.liza/PAUSE, .liza/ABORT, .liza/CHECKPOINT) is in the main
+// checkout. Files halt this machine only, so they are checked before the
+// operation, not inside it.
+func (s *Service) checkSwitchFiles(what string) error {
+	root := s.Repo.MainWorkTree()
+	if root == "" {
+		return nil
+	}
+	sw := contracts.ActiveSwitches(nil, contracts.StatSwitchFiles(root))
+	if len(sw) == 0 {
+		return nil
+	}
+	return haltError(what, sw[0])
+}
+
+// haltError names the switch that refuses a step.
+func haltError(what string, sw contracts.Switch) error {
+	src := sw.Source
+	if sw.By != "" {
+		src += " by " + sw.By
+	}
+	if sw.Reason != "" {
+		src += ": " + sw.Reason
+	}
+	lift := "git liza resume lifts it"
+	if sw.Source == "state" && sw.By == BreakerBy {
+		lift = "git liza analyze --resolve TEXT lifts it"
+	}
+	return contracts.Invalidf("%s are refused while the team is %s (%s); %s", what, sw.Mode, src, lift)
+}

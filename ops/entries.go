@@ -71,6 +71,11 @@ func (s *Service) Anomaly(ctx context.Context, r AnomalyRequest) (*EntryResult, 
 	if err := contracts.ValidTaskID(task); err != nil {
 		return nil, err
 	}
+	// Typed details (count, debt_created) are recorded as their type.
+	details, err := contracts.TypeDetails(details)
+	if err != nil {
+		return nil, err
+	}
 	// A new anomaly is held to every rule (CheckAnomaly); the anomaly
 	// operation, which is replayed to verify its commits, only to the
 	// seed's (CheckRecordedAnomaly), so that one logged before the rule of
@@ -90,7 +95,14 @@ type anomalyInput struct {
 
 var kindAnomaly = def("anomaly", contracts.OpAnomaly, func(tx *cas.Tx, in *anomalyInput) (any, error) {
 	role, _ := contracts.ParseAgentID(tx.Actor)
-	an := &contracts.Anomaly{Type: in.Type, TaskID: in.Task, LoggedBy: contracts.ActorName(tx.Actor), Timestamp: tx.NowString(), Details: wholeNumbers(in.Details)}
+	details := wholeNumbers(in.Details)
+	if tx.Rules >= contracts.RulesWhole {
+		var err error
+		if details, err = contracts.TypeDetails(details); err != nil {
+			return nil, err
+		}
+	}
+	an := &contracts.Anomaly{Type: in.Type, TaskID: in.Task, LoggedBy: contracts.ActorName(tx.Actor), Timestamp: tx.NowString(), Details: details}
 	if err := contracts.CheckRecordedAnomaly(an, role); err != nil {
 		return nil, err
 	}

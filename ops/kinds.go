@@ -146,3 +146,17 @@ func (s *Service) requested(call Call, k *kind, in any) (*cas.Result, bool, erro
 	})
 	return out, out != nil, err
 }
+
+// since makes k an operation of rule set rules and later: a commit of it
+// that says it was made under older rules, which had no such operation,
+// is refused.
+func since(rules int, k *kind) *kind {
+	apply := k.apply
+	k.apply = func(tx *cas.Tx, in json.RawMessage) (any, error) {
+		if tx.Rules < rules {
+			return nil, contracts.Invalidf("%s is an operation of rule set %d and later, not of rule set %d", k.name, rules, tx.Rules)
+		}
+		return apply(tx, in)
+	}
+	return k
+}

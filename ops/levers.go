@@ -19,6 +19,8 @@ type leverChange struct {
 	Reason  string
 	Verb    string
 	Subject string
+	// Extra goes into the history event (what an edit changed).
+	Extra contracts.Extra
 }
 
 // leverResult is what a lever reports, kept with the request id so that a
@@ -31,10 +33,16 @@ type leverResult struct {
 
 // writeLever writes a lever of kind k on task id and reports it.
 func (s *Service) writeLever(ctx context.Context, call Call, k *kind, id string, in any) (*TaskResult, error) {
+	return s.writeLeverLive(ctx, call, k, id, in, nil)
+}
+
+// writeLeverLive is writeLever with a check of git that only the live
+// write makes (see Service.write).
+func (s *Service) writeLeverLive(ctx context.Context, call Call, k *kind, id string, in any, live func(tx *cas.Tx) error) (*TaskResult, error) {
 	if err := contracts.ValidTaskID(id); err != nil {
 		return nil, err
 	}
-	res, err := s.write(ctx, call, k, in, nil)
+	res, err := s.write(ctx, call, k, in, live)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +71,7 @@ func lever(tx *cas.Tx, op contracts.Op, id, event string, change func(t *contrac
 		return nil, err
 	}
 	t.Status = c.To
-	ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: contracts.ActorName(tx.Actor), Reason: c.Reason}
+	ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: event, Agent: contracts.ActorName(tx.Actor), Reason: c.Reason, Extra: c.Extra}
 	if from != c.To {
 		ev.From, ev.To = string(from), string(c.To)
 	}
@@ -496,15 +504,7 @@ var kindArchive = def("archive", contracts.OpArchive, func(tx *cas.Tx, in *archi
 				names = append(names, id)
 			}
 		}
-		slices.SortFunc(names, func(x, y string) int {
-			switch {
-			case contracts.NaturalLess(x, y):
-				return -1
-			case contracts.NaturalLess(y, x):
-				return 1
-			}
-			return 0
-		})
+		contracts.SortIDs(names)
 	}
 	tasks := make([]*contracts.Task, 0, len(names))
 	for _, id := range names {

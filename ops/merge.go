@@ -52,6 +52,9 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 	if err := contracts.Permit(s.Agent, contracts.OpMerge); err != nil {
 		return nil, err
 	}
+	if err := s.checkSwitchFiles("merges"); err != nil {
+		return nil, err
+	}
 	for {
 		var t *contracts.Task
 		var branch string
@@ -61,8 +64,11 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 				return err
 			}
 			m, err := tx.Meta()
+			if err != nil {
+				return err
+			}
 			branch = "refs/heads/" + m.Config.IntegrationBranch
-			return err
+			return checkHalted(m.Control, "merges")
 		}); err != nil {
 			return nil, err
 		}
@@ -163,6 +169,12 @@ var kindMerge = def("merge", contracts.OpMerge, func(tx *cas.Tx, in *mergeInput)
 	if err != nil {
 		return nil, err
 	}
+	whole := tx.Rules >= contracts.RulesWhole
+	if whole {
+		if err := checkHalted(m.Control, "merges"); err != nil {
+			return nil, err
+		}
+	}
 	cur.Status = contracts.Merged
 	cur.MergeCommit = in.MergeCommit
 	cur.Worktree = ""
@@ -175,7 +187,19 @@ var kindMerge = def("merge", contracts.OpMerge, func(tx *cas.Tx, in *mergeInput)
 			return nil, err
 		} else if a != nil && a.CurrentTask == id {
 			a.Status, a.CurrentTask = "IDLE", ""
+			if whole {
+				a.LeaseExpires = "" // an idle agent holds no lease
+			}
 			tx.PutAgent(cur.AssignedTo, a)
+		}
+	}
+	// wt-merge.sh recomputes the sprint's metrics after every merge from
+	// the whole board; a merge here costs what it touches, so it adds its
+	// own task to the metrics git liza sprint metrics last computed.
+	if whole {
+		if metrics, ok := contracts.MetricsAfterMerge(m.Sprint.Metrics, cur, m.Sprint.Timeline.Started); ok {
+			m.Sprint.Metrics = metrics
+			tx.PutMeta(m)
 		}
 	}
 	tx.MoveRef(refstore.RefUpdate{Name: "refs/heads/" + m.Config.IntegrationBranch, Old: old, New: result})

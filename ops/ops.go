@@ -36,6 +36,10 @@ type Service struct {
 	// Progress, when set, is told what a long step is doing (running the
 	// integration test, fetching, replaying), one line at a time.
 	Progress func(string)
+
+	// rules, when not zero, is the rule set writes follow instead of
+	// contracts.Rules: how tests build the boards an older git-liza wrote.
+	rules int
 }
 
 // Options configure a Service.
@@ -121,6 +125,9 @@ func (s *Service) update(ctx context.Context, call Call, op cas.Op) (*cas.Result
 	}
 	op.Agent = s.Agent
 	op.Request = call.RequestID
+	if op.Rules == 0 {
+		op.Rules = s.rules
+	}
 	if s.Agent != "" {
 		op.Generation = s.Generation
 	}
@@ -131,7 +138,13 @@ func (s *Service) update(ctx context.Context, call Call, op cas.Op) (*cas.Result
 // view runs fn on the state at the tip, after the validity check a write
 // makes.
 func (s *Service) view(fn func(tx *cas.Tx) error) error {
-	return s.Store.View(s.Agent, fn)
+	if s.rules == 0 {
+		return s.Store.View(s.Agent, fn)
+	}
+	return s.Store.View(s.Agent, func(tx *cas.Tx) error {
+		tx.Rules = s.rules
+		return fn(tx)
+	})
 }
 
 // remote is the remote of remote mode, or "" (local mode, or offline).

@@ -25,6 +25,16 @@ var testNow = time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC)
 // operations on it for the human operator and the repository's directory.
 func newBoard(t *testing.T) (*ops.Service, string) {
 	t.Helper()
+	svc, root := newRepo(t)
+	if _, err := svc.Init(context.Background(), ops.InitRequest{Goal: "ship it", Spec: "specs/vision.md"}); err != nil {
+		t.Fatal(err)
+	}
+	return svc, root
+}
+
+// newRepo is newBoard's repository and operations, without a blackboard.
+func newRepo(t *testing.T) (*ops.Service, string) {
+	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not found")
 	}
@@ -48,9 +58,6 @@ func newBoard(t *testing.T) (*ops.Service, string) {
 	}
 	svc, err := ops.New(repo, ops.Options{Clock: func() time.Time { return testNow }, Budget: 5 * time.Second})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Init(context.Background(), ops.InitRequest{Goal: "ship it", Spec: "specs/vision.md"}); err != nil {
 		t.Fatal(err)
 	}
 	return svc, root

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -210,9 +211,12 @@ func logEntry(c *refstore.Commit) LogEntry {
 }
 
 // Validation is what validate found: every problem, and how many states
-// were checked.
+// were checked. Warnings are checks that may fail on this machine without
+// the state being wrong (a worktree that lives on another machine, in
+// remote mode).
 type Validation struct {
 	Problems []contracts.Problem
+	Warnings []contracts.Problem
 	States   int
 	// Shallow is the commit a history check stopped at because this is
 	// a shallow clone that lacks its parents; empty when it went back to
@@ -247,7 +251,57 @@ func (s *Service) Validate(ctx context.Context, r ValidateRequest) (*Validation,
 	if err != nil {
 		return nil, err
 	}
-	return &Validation{Problems: contracts.Validate(st), States: 1}, nil
+	v := validation(st)
+	if r.Rev == "" {
+		// The state as it is now, against this machine and repository.
+		if err := s.checkRepo(st, v); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// checkRepo adds liza-validate.sh's checks of the state against the
+// repository: a CLAIMED task's worktree must exist (in remote mode it may
+// be on another machine: a warning), and a live task's spec_ref must name
+// a file in HEAD or on the integration branch (on the remote's, in remote
+// mode, which may not be fetched here: a warning).
+func (s *Service) checkRepo(st *contracts.State, v *Validation) error {
+	remote := s.Store.Remote != ""
+	add := func(warn bool, where, msg string) {
+		p := contracts.Problem{Where: where, Msg: msg}
+		if warn {
+			v.Warnings = append(v.Warnings, p)
+		} else {
+			v.Problems = append(v.Problems, p)
+		}
+	}
+	_, head, err := s.Repo.Head()
+	if err != nil {
+		return err
+	}
+	integ, _, err := s.Repo.ReadRef("refs/heads/" + st.Config.IntegrationBranch)
+	if err != nil {
+		return err
+	}
+	for _, t := range st.Tasks {
+		if t == nil {
+			continue
+		}
+		where := "tasks[" + t.ID + "]"
+		if t.Status == contracts.Claimed && t.Worktree != "" && s.taskCheckout(t) == "" {
+			add(remote, where, fmt.Sprintf("CLAIMED with worktree %s, which does not exist on this machine", t.Worktree))
+		}
+		if t.SpecRef != "" {
+			if err := s.checkSpec(t.SpecRef, head, integ); err != nil {
+				if ops := Class(err); ops != contracts.CodeInvalid {
+					return err
+				}
+				add(remote, where, fmt.Sprintf("spec_ref %s names no file: %v", t.SpecRef, err))
+			}
+		}
+	}
+	return nil
 }
 
 // ValidateFile checks a seed-format state.yaml; name is where it came
@@ -257,7 +311,19 @@ func ValidateFile(data []byte, name string) (*Validation, error) {
 	if err != nil {
 		return nil, contracts.Invalidf("%s: %v", name, err)
 	}
-	return &Validation{Problems: contracts.Validate(st), States: 1}, nil
+	return validation(st), nil
+}
+
+// validation is what validate says of a whole state: its problems, and as
+// warnings what the current rules no longer write but an older git-liza
+// did, which the next operation on it puts right (contracts.Leftovers).
+func validation(st *contracts.State) *Validation {
+	v := &Validation{Problems: contracts.Validate(st), States: 1}
+	for _, p := range contracts.Leftovers(st) {
+		p.Msg += " (the current rules do not write this; the next operation on it puts it right)"
+		v.Warnings = append(v.Warnings, p)
+	}
+	return v
 }
 
 // shallowStart is the commit a walk down tip's first parents stops at in a
@@ -304,7 +370,11 @@ func (s *Service) validateHistory(ctx context.Context, snap *cas.Snapshot) (*Val
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range contracts.Validate(st) {
+		c, err := s.Repo.ReadCommit(snap.Commit)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range contracts.ValidateUnder(st, rulesOf(c.Message)) {
 			p.Where = joinWhere(snap.Commit.String()[:12], p.Where)
 			out.Problems = append(out.Problems, p)
 		}
@@ -336,4 +406,18 @@ func (s *Service) Names(ctx context.Context) (tasks, agents []string, err error)
 	}
 	agents, err = snap.IDs(cas.AgentsDir)
 	return tasks, agents, err
+}
+
+// Config reads the state's config section at the tip, defaults filled,
+// without reading the rest of the state.
+func (s *Service) Config(ctx context.Context) (contracts.Config, error) {
+	var cfg contracts.Config
+	err := s.view(func(tx *cas.Tx) error {
+		m, err := tx.Meta()
+		if err == nil {
+			cfg = m.Config
+		}
+		return err
+	})
+	return cfg, err
 }

@@ -40,6 +40,9 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 			return nil, err
 		}
 	}
+	if err := s.checkSwitchFiles("reviews"); err != nil {
+		return nil, err
+	}
 	res, err := s.write(ctx, r.Call, kindReview, reviewInput{Task: r.Task}, nil)
 	if err != nil {
 		return nil, err
@@ -73,6 +76,16 @@ type reviewInput struct {
 
 var kindReview = def("review", contracts.OpReview, func(tx *cas.Tx, in *reviewInput) (any, error) {
 	agent, target := tx.Actor, in.Task
+	whole := tx.Rules >= contracts.RulesWhole
+	if whole {
+		m, err := tx.Meta()
+		if err != nil {
+			return nil, err
+		}
+		if err := checkHalted(m.Control, "reviews"); err != nil {
+			return nil, err
+		}
+	}
 	if target == "" {
 		best, err := bestReview(tx, agent)
 		if err != nil {
@@ -99,6 +112,12 @@ var kindReview = def("review", contracts.OpReview, func(tx *cas.Tx, in *reviewIn
 	ev := &contracts.HistoryEvent{Time: tx.NowString(), Event: "review_claimed", Agent: agent}
 	if prev != "" && prev != agent {
 		ev.Reason = "review lease of " + prev + " expired"
+		// The reviewer displaced no longer reviews the task.
+		if whole {
+			if err := idleAgent(tx, prev, t.ID); err != nil {
+				return nil, err
+			}
+		}
 	}
 	t.History = append(t.History, ev)
 	tx.PutTask(t)
@@ -165,6 +184,9 @@ type VerdictRequest struct {
 	Approve bool
 	// Reason is why; a rejection needs one.
 	Reason string
+	// Feedback is a rejection's specific changes needed (seed 000's
+	// rejection_feedback), beside the reason.
+	Feedback string
 	// Commit, when set, is the revision the reviewer reviewed: it must
 	// resolve to the task's review_commit.
 	Commit string
@@ -176,7 +198,10 @@ type VerdictResult struct {
 	ID            string `json:"id"`
 	Status        string `json:"status"`
 	BlockedReason string `json:"blocked_reason"`
-	Written       `json:"-"`
+	// Paused says the verdict paused the team: the task's fifth
+	// rejection in a row (seed 002).
+	Paused  bool `json:"paused,omitempty"`
+	Written `json:"-"`
 }
 
 // The seed's questions when a task runs out of iterations or review cycles.
@@ -187,9 +212,12 @@ var (
 
 // Verdict approves or rejects the review the agent holds.
 func (s *Service) Verdict(ctx context.Context, r VerdictRequest) (*VerdictResult, error) {
-	reason := strings.TrimSpace(r.Reason)
+	reason, feedback := strings.TrimSpace(r.Reason), strings.TrimSpace(r.Feedback)
 	if !r.Approve && reason == "" {
 		return nil, contracts.Invalidf("a rejection needs --reason")
+	}
+	if r.Approve && feedback != "" {
+		return nil, contracts.Invalidf("--feedback goes with a rejection: say what to change")
 	}
 	id := r.Task
 	if err := contracts.ValidTaskID(id); err != nil {
@@ -203,7 +231,7 @@ func (s *Service) Verdict(ctx context.Context, r VerdictRequest) (*VerdictResult
 		}
 		commit = h.String()
 	}
-	res, err := s.write(ctx, r.Call, kindVerdict, verdictInput{Task: id, Approve: r.Approve, Reason: reason, Commit: commit}, nil)
+	res, err := s.write(ctx, r.Call, kindVerdict, verdictInput{Task: id, Approve: r.Approve, Reason: reason, Feedback: feedback, Commit: commit}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +248,8 @@ type verdictInput struct {
 	Task    string `json:"task"`
 	Approve bool   `json:"approve"`
 	Reason  string `json:"reason,omitempty"`
+	// Feedback is a rejection's rejection_feedback.
+	Feedback string `json:"feedback,omitempty"`
 	// Commit, when set, is the commit the reviewer said it reviewed.
 	Commit string `json:"commit,omitempty"`
 }
@@ -228,6 +258,9 @@ var kindVerdict = def("verdict", contracts.OpVerdict, func(tx *cas.Tx, in *verdi
 	agent, id, reason := tx.Actor, in.Task, in.Reason
 	if !in.Approve && reason == "" {
 		return nil, contracts.Invalidf("a rejection needs --reason")
+	}
+	if in.Approve && in.Feedback != "" {
+		return nil, contracts.Invalidf("--feedback goes with a rejection: say what to change")
 	}
 	t, err := tx.MustTask(id)
 	if err != nil {
@@ -255,13 +288,21 @@ var kindVerdict = def("verdict", contracts.OpVerdict, func(tx *cas.Tx, in *verdi
 	}
 	now := tx.NowString()
 	t.ReviewingBy, t.ReviewLeaseExpires = "", ""
+	paused := false
 	if in.Approve {
 		t.Status = contracts.Approved
 		t.ApprovedBy = agent
 		t.History = append(t.History, &contracts.HistoryEvent{Time: now, Event: "approved", Agent: agent,
 			From: string(contracts.ReadyForReview), To: string(contracts.Approved), Commit: t.ReviewCommit, Reason: reason})
-	} else if err := reject(tx, t, m.Config, reason); err != nil {
-		return nil, err
+	} else {
+		if err := reject(tx, t, m, reason, in.Feedback); err != nil {
+			return nil, err
+		}
+		if tx.Rules >= contracts.RulesWhole {
+			if paused, err = pauseOnRejections(tx, t, m); err != nil {
+				return nil, err
+			}
+		}
 	}
 	tx.PutTask(t)
 	if err := setAgent(tx, agent, contracts.RoleReviewer, "IDLE", "", ""); err != nil {
@@ -271,14 +312,26 @@ var kindVerdict = def("verdict", contracts.OpVerdict, func(tx *cas.Tx, in *verdi
 	if !in.Approve {
 		verb = "reject"
 	}
-	tx.Describe(fmt.Sprintf("%s %s (%s)", verb, id, agent), id)
-	return map[string]string{"id": id, "status": string(t.Status), "blocked_reason": t.BlockedReason}, nil
+	subject := fmt.Sprintf("%s %s (%s)", verb, id, agent)
+	out := map[string]any{"id": id, "status": string(t.Status), "blocked_reason": t.BlockedReason}
+	if paused {
+		subject += "; team paused"
+		out["paused"] = true
+	}
+	tx.Describe(subject, id)
+	return out, nil
 })
 
 // reject records a rejection and the seed's stop rules: too many review
 // cycles or the same reason twice is a review deadlock, too many
-// iterations blocks the task; both count the coder as failed on it.
-func reject(tx *cas.Tx, t *contracts.Task, cfg contracts.Config, reason string) error {
+// iterations blocks the task; each counts the coder as failed on it. Under
+// the whole contract the third rejection of the task in the sprint blocks
+// it at once too (seed 000's circuit breaker: "Same task rejected 3x |
+// BLOCKED, escalate"), as a review deadlock, and the rejection keeps its
+// feedback.
+func reject(tx *cas.Tx, t *contracts.Task, m *cas.Meta, reason, feedback string) error {
+	cfg := m.Config
+	whole := tx.Rules >= contracts.RulesWhole
 	now := tx.NowString()
 	repeated := false
 	for _, ev := range t.History {
@@ -290,21 +343,32 @@ func reject(tx *cas.Tx, t *contracts.Task, cfg contracts.Config, reason string) 
 	t.ReviewCyclesTotal++
 	t.RejectionReason = reason
 	t.Status = contracts.Rejected
-	t.History = append(t.History, &contracts.HistoryEvent{Time: now, Event: "rejected", Agent: tx.Actor,
-		From: string(contracts.ReadyForReview), To: string(contracts.Rejected), Commit: t.ReviewCommit, Reason: reason})
+	ev := &contracts.HistoryEvent{Time: now, Event: "rejected", Agent: tx.Actor,
+		From: string(contracts.ReadyForReview), To: string(contracts.Rejected), Commit: t.ReviewCommit, Reason: reason}
+	if whole {
+		t.RejectionFeedback = feedback
+		if feedback != "" {
+			ev.Extra = contracts.Extra{"feedback": feedback}
+		}
+	}
+	t.History = append(t.History, ev)
 
 	var blocked string
 	var questions contracts.StringList
+	deadlock := false
 	switch {
 	case t.Iteration >= cfg.MaxCoderIterations:
 		blocked = fmt.Sprintf("Max iterations (%d) reached without approval", cfg.MaxCoderIterations)
 		questions = maxIterationQuestions
 	case t.ReviewCyclesCurrent >= cfg.MaxReviewCycles:
 		blocked = fmt.Sprintf("Review deadlock: %d review cycles without approval", t.ReviewCyclesCurrent)
-		questions = deadlockQuestions
+		questions, deadlock = deadlockQuestions, true
 	case repeated:
 		blocked = "Review deadlock: the same rejection reason was given twice"
-		questions = deadlockQuestions
+		questions, deadlock = deadlockQuestions, true
+	case whole && contracts.SprintRejections(t, m.Sprint.Timeline.Started) >= contracts.RejectionThreshold:
+		blocked = fmt.Sprintf("Rejected %d times in this sprint: escalated to the planner", contracts.SprintRejections(t, m.Sprint.Timeline.Started))
+		questions, deadlock = deadlockQuestions, true
 	}
 	if blocked == "" {
 		return nil
@@ -316,13 +380,30 @@ func reject(tx *cas.Tx, t *contracts.Task, cfg contracts.Config, reason string) 
 	}
 	t.History = append(t.History, &contracts.HistoryEvent{Time: now, Event: "blocked", Agent: tx.Actor,
 		From: string(contracts.Rejected), To: string(contracts.Blocked), Reason: blocked})
-	if strings.HasPrefix(blocked, "Review deadlock") {
+	if deadlock {
 		if err := logSystemAnomaly(tx, "review_deadlock", t.ID, contracts.Extra{"review_cycles": t.ReviewCyclesCurrent, "reason": blocked}); err != nil {
 			return err
 		}
 	}
-	if len(t.FailedBy) >= 2 {
+	if len(t.FailedBy) >= contracts.FailedCodersThreshold {
 		return logSystemAnomaly(tx, "hypothesis_exhaustion", t.ID, contracts.Extra{"failed_by": strings.Join(t.FailedBy, ",")})
 	}
 	return nil
+}
+
+// pauseOnRejections pauses a running team for the human when t has just
+// been rejected PauseRejections times in a row (seed 002: "If 5th
+// consecutive INSUFFICIENT: pause loop, summarize all blockers for Human").
+// The summary of the blockers is the commit's body; a pause, abort or
+// checkpoint already in force stays as it is.
+func pauseOnRejections(tx *cas.Tx, t *contracts.Task, m *cas.Meta) (bool, error) {
+	n := contracts.ConsecutiveRejections(t)
+	if n < contracts.PauseRejections || modeOf(m.Control) != contracts.ModeRunning {
+		return false, nil
+	}
+	m.Control = &contracts.Control{Mode: contracts.ModePaused, Since: tx.NowString(), By: contracts.ActorName(tx.Actor),
+		Reason: fmt.Sprintf("task %s rejected %d times in a row: paused for the human", t.ID, n)}
+	tx.PutMeta(m)
+	tx.Body(contracts.RejectionSummary(t))
+	return true, nil
 }

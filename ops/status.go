@@ -242,8 +242,14 @@ func NewBoard(st *contracts.State, now time.Time, f BoardFilter) *Board {
 	SortByAttention(b.Tasks)
 	for _, id := range slices.Sorted(maps.Keys(st.Agents)) {
 		a := st.Agents[id]
+		// An idle agent holds no lease of its own: its supervisor's says
+		// how long the agent is there.
+		lease := a.LeaseExpires
+		if lease == "" {
+			lease = a.SupervisorLease
+		}
 		b.Agents = append(b.Agents, BoardAgent{ID: id, Role: a.Role, Status: a.Status, CurrentTask: a.CurrentTask,
-			LeaseExpires: a.LeaseExpires, LeaseExpired: expired(a.LeaseExpires, now), Heartbeat: a.Heartbeat})
+			LeaseExpires: lease, LeaseExpired: expired(lease, now), Heartbeat: a.Heartbeat})
 	}
 	return b
 }

@@ -137,7 +137,7 @@ func submitFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *submitInp
 	if err != nil {
 		return err
 	}
-	return checkScope(t, changes)
+	return checkScope(t, changes, parent.Rules)
 }
 
 // publishBranch pushes task/ID in remote mode, so that a reviewer on
@@ -223,11 +223,14 @@ func (s *Service) submission(ctx context.Context, t *contracts.Task, rev string)
 	if err != nil {
 		return commit, err
 	}
-	return commit, checkScope(t, changes)
+	return commit, checkScope(t, changes, contracts.Rules)
 }
 
-// checkScope enforces the task's owned paths and size limits on a change.
-func checkScope(t *contracts.Task, changes []refstore.FileChange) error {
+// checkScope enforces the task's owned paths and its scope limit on a
+// change: under the whole contract seed 002's (at most 2 files or at most
+// 150 lines, unless the planner set others; a change meeting either bound
+// passes), under the first rules each bound the task set.
+func checkScope(t *contracts.Task, changes []refstore.FileChange, rules int) error {
 	loc := 0
 	for _, c := range changes {
 		if len(t.Paths) > 0 {
@@ -248,6 +251,9 @@ func checkScope(t *contracts.Task, changes []refstore.FileChange) error {
 		if c.Removed > 0 {
 			loc += c.Removed
 		}
+	}
+	if rules >= contracts.RulesWhole {
+		return contracts.CheckScopeSize(t, len(changes), loc)
 	}
 	if t.MaxFiles > 0 && len(changes) > t.MaxFiles {
 		return contracts.Invalidf("the change touches %d files; task %s allows %d", len(changes), t.ID, t.MaxFiles)

@@ -96,7 +96,17 @@ var kindRegister = def("register", contracts.OpRegister, func(tx *cas.Tx, r *reg
 	}
 	a.Started, a.Heartbeat = tx.NowString(), tx.NowString()
 	a.Host = host
-	a.SupervisorLease, a.LeaseExpires = lease, lease
+	if tx.Rules < contracts.RulesWhole {
+		a.SupervisorLease, a.LeaseExpires = lease, lease
+	} else {
+		// The supervisor's lease says it is alive; the agent's own
+		// lease_expires is for the work it holds, and an idle agent
+		// holds none. An entry an older git-liza left is put right.
+		a.SupervisorLease = lease
+		if _, err := settleAgent(tx, agent, a); err != nil {
+			return nil, err
+		}
+	}
 	if a.Status == "" {
 		a.Status = "IDLE"
 	}
@@ -222,7 +232,17 @@ var kindComplete = def("complete", contracts.OpSprint, func(tx *cas.Tx, _ *struc
 	if err != nil {
 		return nil, err
 	}
+	var sprint contracts.Sprint
+	if tx.Rules >= contracts.RulesWhole {
+		sprint = m.Sprint
+		if sprint.Scope.Planned, err = tx.Planned(); err != nil {
+			return nil, err
+		}
+	}
 	for _, id := range archived {
+		if tx.Rules >= contracts.RulesWhole && !sprint.InScope(id) {
+			continue // a task of a goal before this one (git liza goal new)
+		}
 		t, err := tx.ArchivedTask(id)
 		if err != nil {
 			return nil, err

@@ -15,6 +15,9 @@ import (
 type AddTaskRequest struct {
 	Call
 	Task contracts.Task
+	// FromDiscovery, when not zero, is the number of the discovery the
+	// task comes from: its converted_to_task is set in the same commit.
+	FromDiscovery int
 }
 
 // AddTask adds a task (planner or human operator), checking its fields,
@@ -59,6 +62,9 @@ func (s *Service) AddTask(ctx context.Context, r AddTaskRequest) (*TaskResult, e
 	if t.DependsOn == nil {
 		t.DependsOn = contracts.StringList{}
 	}
+	if r.FromDiscovery < 0 {
+		return nil, contracts.Invalidf("--from-discovery takes a discovery number")
+	}
 	// The spec must be in the repository: a check of git, which the live
 	// add makes inside its attempt (it needs the integration branch's name).
 	checkSpec := func(tx *cas.Tx) error {
@@ -72,7 +78,8 @@ func (s *Service) AddTask(ctx context.Context, r AddTaskRequest) (*TaskResult, e
 		return s.checkSpecAt(t.SpecRef, m.Config.IntegrationBranch)
 	}
 	in := addInput{ID: t.ID, Description: t.Description, SpecRef: t.SpecRef, DoneWhen: t.DoneWhen, Scope: t.Scope, Priority: t.Priority,
-		DependsOn: t.DependsOn, Paths: t.Paths, MaxFiles: t.MaxFiles, MaxLOC: t.MaxLOC, Draft: t.Status == contracts.Draft}
+		DependsOn: t.DependsOn, Paths: t.Paths, MaxFiles: t.MaxFiles, MaxLOC: t.MaxLOC, Draft: t.Status == contracts.Draft,
+		FromDiscovery: r.FromDiscovery}
 	res, err := s.write(ctx, r.Call, kindAdd, in, checkSpec)
 	if err != nil {
 		return nil, err
@@ -93,6 +100,8 @@ type addInput struct {
 	MaxFiles    int                  `json:"max_files,omitempty"`
 	MaxLOC      int                  `json:"max_loc,omitempty"`
 	Draft       bool                 `json:"draft,omitempty"`
+	// FromDiscovery is the discovery the task comes from (disc-N).
+	FromDiscovery int `json:"from_discovery,omitempty"`
 }
 
 var kindAdd = def("add", contracts.OpAdd, func(tx *cas.Tx, in *addInput) (any, error) {
@@ -131,7 +140,15 @@ var kindAdd = def("add", contracts.OpAdd, func(tx *cas.Tx, in *addInput) (any, e
 	if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{Time: now, Event: "task_added", Task: t.ID, Agent: contracts.ActorName(tx.Actor)}); err != nil {
 		return nil, err
 	}
-	tx.Describe(fmt.Sprintf("add %s%s", t.ID, by(tx.Actor)), t.ID)
+	subject := fmt.Sprintf("add %s%s", t.ID, by(tx.Actor))
+	if in.FromDiscovery != 0 {
+		disc, err := convert(tx, in.FromDiscovery, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		subject = fmt.Sprintf("add %s from %s%s", t.ID, disc, by(tx.Actor))
+	}
+	tx.Describe(subject, t.ID)
 	return map[string]string{"id": t.ID, "status": string(t.Status)}, nil
 })
 
@@ -141,13 +158,32 @@ type FinalizeRequest struct {
 	Task string
 }
 
-// Finalize moves a DRAFT task to UNCLAIMED once spec_ref and done_when are
-// set.
+// Finalize moves a DRAFT task to UNCLAIMED once it passes every gate of
+// seed 004's task definition ("Tasks missing any gate remain DRAFT"): a
+// spec reference whose file is in the repository, a done_when, a scope,
+// and dependencies that are on the board. The spec file is a check of git,
+// which the live finalize makes inside its attempt.
 func (s *Service) Finalize(ctx context.Context, r FinalizeRequest) (*TaskResult, error) {
 	if err := contracts.ValidTaskID(r.Task); err != nil {
 		return nil, err
 	}
-	res, err := s.write(ctx, r.Call, kindFinalize, taskInput{Task: r.Task}, nil)
+	res, err := s.write(ctx, r.Call, kindFinalize, taskInput{Task: r.Task}, func(tx *cas.Tx) error {
+		t, err := tx.MustTask(r.Task)
+		if err != nil || t.Status != contracts.Draft || t.SpecRef == "" {
+			return err // the operation says what is wrong
+		}
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		if err := s.checkSpecAt(t.SpecRef, m.Config.IntegrationBranch); err != nil {
+			if Class(err) == contracts.CodeInvalid {
+				return contracts.Invalidf("task %s cannot be finalized: %v", t.ID, err)
+			}
+			return err
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -165,9 +201,22 @@ var kindFinalize = def("finalize", contracts.OpFinalize, func(tx *cas.Tx, in *ta
 		if t.Status != contracts.Draft {
 			return contracts.Invalidf("task %s is %s, not DRAFT", t.ID, t.Status)
 		}
-		for _, req := range []struct{ field, val string }{{"spec_ref", t.SpecRef}, {"done_when", t.DoneWhen}} {
-			if req.val == "" {
-				return contracts.Invalidf("task %s cannot be finalized: it has no %s", t.ID, req.field)
+		if tx.Rules < contracts.RulesWhole {
+			for _, req := range []struct{ field, val string }{{"spec_ref", t.SpecRef}, {"done_when", t.DoneWhen}} {
+				if req.val == "" {
+					return contracts.Invalidf("task %s cannot be finalized: it has no %s", t.ID, req.field)
+				}
+			}
+			return nil
+		}
+		if err := taskGates(t); err != nil {
+			return contracts.Invalidf("task %s cannot be finalized: %v", t.ID, err)
+		}
+		for _, d := range t.DependsOn {
+			if live, archived, err := tx.HasTask(d); err != nil {
+				return err
+			} else if !live && !archived {
+				return contracts.Invalidf("task %s cannot be finalized: it depends on unknown task %s", t.ID, d)
 			}
 		}
 		return nil
@@ -193,6 +242,16 @@ func transition(tx *cas.Tx, op contracts.Op, id string, to contracts.Status, eve
 	tx.PutTask(t)
 	tx.Describe(fmt.Sprintf("%s %s%s", op, id, by(tx.Actor)), id)
 	return map[string]string{"id": id, "status": string(to)}, nil
+}
+
+// checkSpecNow checks a spec reference against HEAD and the integration
+// branch the state names.
+func (s *Service) checkSpecNow(ctx context.Context, ref string) error {
+	cfg, err := s.Config(ctx)
+	if err != nil {
+		return err
+	}
+	return s.checkSpecAt(ref, cfg.IntegrationBranch)
 }
 
 // checkSpecAt checks a spec reference against HEAD and the integration

@@ -77,6 +77,9 @@ type Recorded struct {
 	Input      json.RawMessage
 	Request    string
 	Generation int
+	// Rules is the rule set the commit was made under (Liza-Rules;
+	// contracts.RulesFirst without one).
+	Rules int
 }
 
 // ReadRecorded reads a state commit's trailers.
@@ -105,7 +108,26 @@ func ReadRecorded(msg string) (Recorded, error) {
 		}
 		r.Generation = n
 	}
+	r.Rules = contracts.RulesFirst
+	if g := tr["Liza-Rules"]; g != "" {
+		n, err := strconv.Atoi(g)
+		switch {
+		case err != nil || n <= contracts.RulesFirst:
+			return r, fmt.Errorf("Liza-Rules %q is not a rule set", g)
+		case n > contracts.Rules:
+			return r, fmt.Errorf("it was made under rule set %d, newer than this git-liza knows (%d): upgrade git-liza", n, contracts.Rules)
+		}
+		r.Rules = n
+	}
 	return r, nil
+}
+
+// rulesOf is the rule set of the state commit whose message is msg.
+func rulesOf(msg string) int {
+	if n, err := strconv.Atoi(cas.Trailers(msg)["Liza-Rules"]); err == nil && n > contracts.RulesFirst {
+		return n
+	}
+	return contracts.RulesFirst
 }
 
 // Commit verifies one state commit against its parent.
@@ -132,11 +154,20 @@ func (v *Verifier) Commit(ctx context.Context, c *refstore.Commit) error {
 		if parent, err = cas.ReadSnapshot(v.Repo, pc.ID); err != nil {
 			return err
 		}
+		// A board does not go back to older rules once a commit followed
+		// newer ones.
+		if pr := rulesOf(pc.Message); rec.Rules < pr {
+			return fmt.Errorf("it was made under rule set %d, older than its parent's (%d)", rec.Rules, pr)
+		}
 	} else if parent, err = cas.ReadSnapshot(v.Repo, refstore.Hash{}); err != nil {
 		return err
 	}
 	if err := v.checkTime(c, parentTime); err != nil {
 		return err
+	}
+	// What is pushed now was made now, under the rules of now.
+	if v.Push && rec.Rules != contracts.Rules {
+		return fmt.Errorf("it was made under rule set %d; this remote takes state commits made under rule set %d: upgrade git-liza and run git liza sync", rec.Rules, contracts.Rules)
 	}
 	if v.AllowedSigners != "" {
 		if err := v.checkSignature(ctx, c, rec); err != nil {
@@ -150,7 +181,7 @@ func (v *Verifier) Commit(ctx context.Context, c *refstore.Commit) error {
 		if rec.Op != contracts.OpImport {
 			return fmt.Errorf("Liza-Kind import under Liza-Op %s", rec.Op)
 		}
-		return v.checkImport(parent, c)
+		return v.checkImport(parent, c, rec.Rules)
 	}
 	k, ok := kinds[rec.Kind]
 	if !ok {
@@ -162,7 +193,7 @@ func (v *Verifier) Commit(ctx context.Context, c *refstore.Commit) error {
 	if !parent.Exists() && k != kindInit {
 		return fmt.Errorf("the first state commit is an init or an import, not %s", k.name)
 	}
-	op := cas.Op{Name: rec.Op, Agent: rec.Agent, Request: rec.Request, Generation: rec.Generation, Kind: rec.Kind, Input: rec.Input,
+	op := cas.Op{Name: rec.Op, Agent: rec.Agent, Request: rec.Request, Generation: rec.Generation, Kind: rec.Kind, Input: rec.Input, Rules: rec.Rules,
 		AllowMissing: k == kindInit, Apply: func(tx *cas.Tx) (any, error) { return k.apply(tx, rec.Input) }}
 	when := c.Author.When
 	tree, msg, refs, err := v.store.Replay(parent, op, when, nil)
@@ -184,7 +215,9 @@ func (v *Verifier) Commit(ctx context.Context, c *refstore.Commit) error {
 		return fmt.Errorf("its message is not the one %s writes", what)
 	}
 	if k.facts != nil {
-		if err := k.facts(ctx, v, cas.ReadTx(parent, when, rec.Agent), rec.Input); err != nil {
+		ptx := cas.ReadTx(parent, when, rec.Agent)
+		ptx.Rules = rec.Rules
+		if err := k.facts(ctx, v, ptx, rec.Input); err != nil {
 			return err
 		}
 	}
@@ -356,7 +389,7 @@ func (v *Verifier) mergeMove(ref string, old, new refstore.Hash) error {
 // events, a finished task must be as it was, a task's status may only move
 // as the state machine allows, and the append-only lists (anomalies,
 // notes, discoveries, goal alignment) may only grow.
-func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit) error {
+func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit, rules int) error {
 	snap, err := cas.ReadSnapshot(v.Repo, c.ID)
 	if err != nil {
 		return err
@@ -365,7 +398,11 @@ func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit) error {
 	if err != nil {
 		return err
 	}
-	if ps := contracts.Validate(st); len(ps) > 0 {
+	ps := contracts.Validate(st)
+	if rules >= contracts.RulesWhole {
+		ps = append(ps, contracts.Leftovers(st)...)
+	}
+	if len(ps) > 0 {
 		return fmt.Errorf("the imported state does not validate: %s", ps[0])
 	}
 	if err := cas.IndexesMatch(snap, st); err != nil {

@@ -155,6 +155,7 @@ func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTxn, error) {
 	t.cmd.Dir = r.Dir()
 	t.cmd.Env = append(os.Environ(), RefUpdateEnv+"=1")
 	t.cmd.Stderr = &t.stderr
+	ownGroup(t.cmd)
 	in, err := t.cmd.StdinPipe()
 	if err != nil {
 		return nil, err

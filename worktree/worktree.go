@@ -95,7 +95,7 @@ func claimLock(agent string) string {
 // is locked until Unlock. If the worktree or branch is being created by a
 // live process here, it returns ErrBusy; one left by a dead process is
 // removed first.
-func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.Hash, agent string) error {
+func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.Hash, agent string) (err error) {
 	path, err := Path(repo, id)
 	if err != nil {
 		return err
@@ -118,9 +118,26 @@ func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.H
 			return err
 		}
 	}
+	// Not a worktree of ours, yet something is there: git would refuse to
+	// check out into it after creating the branch. Say what is in the
+	// way, and leave nothing behind.
+	if err := inTheWay(path, Rel(id)); err != nil {
+		return err
+	}
 	_, hasBranch, err := repo.ReadRef(BranchRef(id))
 	if err != nil {
 		return err
+	}
+	if !hasBranch {
+		// A failed add may still have created the branch.
+		defer func() {
+			if err == nil {
+				return
+			}
+			if tip, ok, rerr := repo.ReadRef(BranchRef(id)); rerr == nil && ok && tip == base {
+				_, _ = repo.Git(context.WithoutCancel(ctx), "branch", "--quiet", "-D", Branch(id))
+			}
+		}()
 	}
 	args := []string{"worktree", "add", "--quiet", "--lock", "--reason", claimLock(agent), path}
 	if hasBranch {
@@ -146,6 +163,29 @@ func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.H
 		}
 		return err
 	}
+}
+
+// inTheWay refuses a path where a worktree is to be made that holds
+// something already (exit 3): anything but an empty directory.
+func inTheWay(path, name string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case os.IsNotExist(err):
+		return nil
+	case err != nil:
+		return err
+	case fi.IsDir():
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		names, _ := f.Readdirnames(1)
+		f.Close()
+		if len(names) == 0 {
+			return nil
+		}
+	}
+	return contracts.Errorf(contracts.CodeGit, "%s is in the way: it exists and is not a worktree of this repository; move it away or remove it, then claim again", name)
 }
 
 // Unlock releases the claim lock once the claim is committed.
@@ -415,7 +455,9 @@ func ensureExcluded(repo *refstore.Repo) error {
 }
 
 // Exclude adds patterns to the repository's info/exclude, which every
-// worktree reads, unless they are there already.
+// worktree reads, unless they are there already, so that what git-liza
+// writes in the main checkout (worktrees, reports for the human) stays out
+// of git status.
 func Exclude(repo *refstore.Repo, patterns ...string) error {
 	path := filepath.Join(repo.CommonDir, "info", "exclude")
 	b, err := os.ReadFile(path)

@@ -1,0 +1,24 @@
+package contracts
+
+// The rule sets of the contract. Every state commit records the set it was
+// made under (its Liza-Rules trailer; a commit without one was made under
+// RulesFirst) and is verified under that set: a rule added later does not
+// turn the commits an older git-liza made by the rules of their day into
+// forgeries, and a board keeps its history valid across an upgrade. A
+// commit may not go back to an older set than its parent's, and a guarded
+// remote takes only commits made under the current one, so that nobody
+// escapes a rule by claiming an older set for a new commit.
+const (
+	// RulesFirst is the contract as first recorded with the operations.
+	RulesFirst = 1
+	// RulesWhole is the whole contract (seeds 000-004 and the original's
+	// scripts): the circuit breaker's history and anomaly patterns,
+	// verdict escalation, hypothesis exhaustion, one active task per
+	// coder, kill switches that gate claims, reviews and merges, agent
+	// records kept true to what their agents hold, the seed's default
+	// scope limit and window, the gates of finalize, sprint metrics on
+	// merge.
+	RulesWhole = 2
+	// Rules is the set new operations follow.
+	Rules = RulesWhole
+)
