@@ -98,74 +98,48 @@ func writeState(w io.Writer, snap *cas.Snapshot, trusted, archive, asJSON bool) 
 // streamSections lists the long sections of the state at snap in the
 // order rendering meets them.
 func streamSections(snap *cas.Snapshot, archive bool) ([]streamed, error) {
-	count := func(dir string) (int, error) { n, _, err := snap.Count(dir); return n, err }
+	// A section is a directory of tasks or a list, and where its marker
+	// goes in the state.
+	sections := []struct {
+		name, dir string
+		tasks     bool
+		mark      func(st *contracts.State, m string)
+	}{
+		{"alignment", cas.ListAlignment, false, func(st *contracts.State, m string) {
+			st.Goal.AlignmentHistory = []*contracts.AlignmentEntry{{Time: m}}
+		}},
+		{"tasks", cas.TasksDir, true, func(st *contracts.State, m string) { st.Tasks = []*contracts.Task{{ID: m}} }},
+		{"archive", cas.ArchiveDir, true, func(st *contracts.State, m string) { st.Archive = []*contracts.Task{{ID: m}} }},
+		{"anomalies", cas.ListAnomalies, false, func(st *contracts.State, m string) { st.Anomalies = []*contracts.Anomaly{{ID: m}} }},
+		{"discovered", cas.ListDiscovered, false, func(st *contracts.State, m string) { st.Discovered = []*contracts.Discovery{{ID: m}} }},
+		{"human_notes", cas.ListHumanNotes, false, func(st *contracts.State, m string) {
+			st.HumanNotes = []*contracts.HumanNote{{Timestamp: m}}
+		}},
+		{"spec_changes", cas.ListSpecChanges, false, func(st *contracts.State, m string) {
+			st.SpecChanges = []*contracts.SpecChange{{Timestamp: m}}
+		}},
+	}
 	var out []streamed
-	add := func(name string, n int, err error, mark func(st *contracts.State), each func(emit func(raw []byte) error) error) error {
-		if err == nil {
-			out = append(out, streamed{name: name, count: n, mark: mark, each: each})
+	for _, sec := range sections {
+		if sec.dir == cas.ArchiveDir && !archive {
+			continue
 		}
-		return err
-	}
-	list := func(l string) (int, error) { return snap.ListLen(l) }
-	var n int
-	var err error
-	n, err = list(cas.ListAlignment)
-	if err := add("alignment", n, err, func(st *contracts.State) {
-		st.Goal.AlignmentHistory = []*contracts.AlignmentEntry{{Time: marker("alignment")}}
-	}, func(emit func(raw []byte) error) error {
-		return snap.EachEntryRaw(cas.ListAlignment, emit)
-	}); err != nil {
-		return nil, err
-	}
-	n, err = count(cas.TasksDir)
-	if err := add("tasks", n, err, func(st *contracts.State) {
-		st.Tasks = []*contracts.Task{{ID: marker("tasks")}}
-	}, func(emit func(raw []byte) error) error {
-		return snap.EachTaskRaw(cas.TasksDir, func(_ string, raw []byte) error { return emit(raw) })
-	}); err != nil {
-		return nil, err
-	}
-	if archive {
-		n, err = count(cas.ArchiveDir)
-		if err := add("archive", n, err, func(st *contracts.State) {
-			st.Archive = []*contracts.Task{{ID: marker("archive")}}
-		}, func(emit func(raw []byte) error) error {
-			return snap.EachTaskRaw(cas.ArchiveDir, func(_ string, raw []byte) error { return emit(raw) })
-		}); err != nil {
+		sec := sec
+		st := streamed{name: sec.name, mark: func(st *contracts.State) { sec.mark(st, marker(sec.name)) }}
+		var err error
+		if sec.tasks {
+			st.count, _, err = snap.Count(sec.dir)
+			st.each = func(emit func(raw []byte) error) error {
+				return snap.EachTaskRaw(sec.dir, func(_ string, raw []byte) error { return emit(raw) })
+			}
+		} else {
+			st.count, err = snap.ListLen(sec.dir)
+			st.each = func(emit func(raw []byte) error) error { return snap.EachEntryRaw(sec.dir, emit) }
+		}
+		if err != nil {
 			return nil, err
 		}
-	}
-	n, err = list(cas.ListAnomalies)
-	if err := add("anomalies", n, err, func(st *contracts.State) {
-		st.Anomalies = []*contracts.Anomaly{{ID: marker("anomalies")}}
-	}, func(emit func(raw []byte) error) error {
-		return snap.EachEntryRaw(cas.ListAnomalies, emit)
-	}); err != nil {
-		return nil, err
-	}
-	n, err = list(cas.ListDiscovered)
-	if err := add("discovered", n, err, func(st *contracts.State) {
-		st.Discovered = []*contracts.Discovery{{ID: marker("discovered")}}
-	}, func(emit func(raw []byte) error) error {
-		return snap.EachEntryRaw(cas.ListDiscovered, emit)
-	}); err != nil {
-		return nil, err
-	}
-	n, err = list(cas.ListHumanNotes)
-	if err := add("human_notes", n, err, func(st *contracts.State) {
-		st.HumanNotes = []*contracts.HumanNote{{Timestamp: marker("human_notes")}}
-	}, func(emit func(raw []byte) error) error {
-		return snap.EachEntryRaw(cas.ListHumanNotes, emit)
-	}); err != nil {
-		return nil, err
-	}
-	n, err = list(cas.ListSpecChanges)
-	if err := add("spec_changes", n, err, func(st *contracts.State) {
-		st.SpecChanges = []*contracts.SpecChange{{Timestamp: marker("spec_changes")}}
-	}, func(emit func(raw []byte) error) error {
-		return snap.EachEntryRaw(cas.ListSpecChanges, emit)
-	}); err != nil {
-		return nil, err
+		out = append(out, st)
 	}
 	return out, nil
 }
