@@ -128,10 +128,7 @@ func (s *sup) workDir(ctx context.Context, t *contracts.Task) (string, func(), e
 	if err := worktree.RemoveDetached(ctx, s.Repo, dir); err != nil {
 		return "", nil, fmt.Errorf("remove the old review worktree %s: %v", dir, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return "", nil, err
-	}
-	if err := worktree.AddDetached(ctx, s.Repo, dir, commit); err != nil {
+	if err := worktree.AddDetached(ctx, s.Repo, dir, commit, t.ID, s.ID); err != nil {
 		return "", nil, fmt.Errorf("check out %s to review: %v", shortSHA(t.ReviewCommit), err)
 	}
 	return dir, func() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/proc"
 	"github.com/liza-dev/git-liza/refstore"
 	"github.com/liza-dev/git-liza/worktree"
 )
@@ -50,6 +51,11 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 		return nil, err
 	}
 	if err := contracts.Permit(s.Agent, contracts.OpMerge); err != nil {
+		return nil, err
+	}
+	// A merge killed before here may have left its test's worktree, a
+	// half-removed task worktree, or a lock of git's.
+	if _, err := s.recoverWorktrees(ctx); err != nil {
 		return nil, err
 	}
 	for {
@@ -125,6 +131,7 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 			return nil, err
 		}
 		out := &MergeResult{ID: id, MergeCommit: result.String(), IntegrationBranch: strings.TrimPrefix(branch, "refs/heads/"), Written: written(res)}
+		proc.CrashPoint("merge:committed")
 		if err := worktree.Remove(ctx, s.Repo, id, branch, false); err != nil {
 			out.Cleanup = fmt.Sprintf("worktree kept: %v", err)
 		}
@@ -312,16 +319,15 @@ func (s *Service) integrationTest(ctx context.Context, id string, result refstor
 	if err != nil || !has {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "liza-merge-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	wt := filepath.Join(dir, "tree")
-	if err := worktree.AddDetached(ctx, s.Repo, wt, result); err != nil {
+	// The test's worktree lies under the common directory and is locked
+	// by this process: a merge killed during the test leaves it where the
+	// next worktree command finds it, and removes it (worktree.Recover).
+	wt := worktree.MergePath(s.Repo, id)
+	if err := worktree.AddDetached(ctx, s.Repo, wt, result, id, ""); err != nil {
 		return "", err
 	}
 	defer worktree.RemoveDetached(context.WithoutCancel(ctx), s.Repo, wt)
+	proc.CrashPoint("merge:test")
 	logDir := filepath.Join(s.Repo.CommonDir, "liza", "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return "", err

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -58,6 +59,7 @@ type RefTxn struct {
 	started chan error // the result of starting the process
 	done    bool
 	algo    hashAlgo // the repository's, to spell the null id
+	repo    *Repo
 }
 
 // BeginRefs starts a ref transaction; reason is the reflog message. The
@@ -71,7 +73,7 @@ func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTxn, error) {
 	if reason != "" {
 		args = append(args, "-m", reason)
 	}
-	t := &RefTxn{args: args[2:], started: make(chan error, 1), algo: r.algo}
+	t := &RefTxn{args: args[2:], started: make(chan error, 1), algo: r.algo, repo: r}
 	t.cmd = exec.CommandContext(ctx, "git", args...)
 	t.cmd.Dir = r.Dir()
 	t.cmd.Env = append(os.Environ(), RefUpdateEnv+"=1")
@@ -158,10 +160,11 @@ func (t *RefTxn) Commit(updates ...RefUpdate) error {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	}
+	gerr := &GitError{Args: t.args, ExitCode: code, Stderr: t.stderr.String()}
 	if staleRef(t.stderr.String()) {
-		return ErrStale
+		return t.repo.lockedRef(gerr, t.stderr.String())
 	}
-	return &GitError{Args: t.args, ExitCode: code, Stderr: t.stderr.String()}
+	return gerr
 }
 
 // Abort ends a transaction that will not commit; nothing moves. It does
@@ -178,6 +181,29 @@ func (t *RefTxn) Abort() {
 			_ = t.cmd.Wait()
 		}
 	}()
+}
+
+// lockedRef is a ref update lost to a lock: when git says one of its lock
+// files is in the way, a stale one is removed (the caller's retry then
+// passes) and a live one comes back as *LockError, which names it; either
+// way the error is ErrStale, a race lost.
+func (r *Repo) lockedRef(err error, stderr string) error {
+	path, found := LockIn(stderr)
+	if !found {
+		return ErrStale
+	}
+	if _, serr := os.Stat(filepath.Dir(path)); serr != nil {
+		// Not on this machine (a remote's).
+		return ErrStale
+	}
+	v, why, cerr := r.clearStaleLock(path)
+	switch {
+	case cerr != nil:
+		return errors.Join(ErrStale, cerr)
+	case v == lockGone, v == lockRemoved:
+		return ErrStale
+	}
+	return &LockError{Path: path, Why: why, Err: err}
 }
 
 // staleRef recognises update-ref's complaints about a ref that moved or is

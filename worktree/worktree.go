@@ -7,14 +7,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/proc"
 	"github.com/liza-dev/git-liza/refstore"
 )
 
@@ -70,71 +70,113 @@ type Info struct {
 	Dirty    bool   `json:"dirty"`
 	Locked   string `json:"locked,omitempty"`
 	Prunable bool   `json:"prunable,omitempty"`
-}
-
-// claimLock is the lock reason a claim in progress leaves on the worktree it
-// creates, so that a crashed claim can be told from one still running.
-func claimLock(agent string) string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("git-liza claim by %s: pid %d on %s", agent, os.Getpid(), host)
+	// OnlyDeleted says that the worktree's only changes are tracked files
+	// deleted, as a removal killed halfway leaves it.
+	OnlyDeleted bool `json:"-"`
 }
 
 // Create makes the worktree of task id for a claim in progress: on a new
-// branch task/<id> at base, or on the existing branch when there is one. It
-// is locked until Unlock. If the worktree or branch is being created by a
-// live process here, it returns ErrBusy; one left by a dead process is
-// removed first.
-func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.Hash, agent string) error {
+// branch task/<id> at base, or on the existing branch when there is one (a
+// branch that holds nothing base lacks is moved to base first). It is
+// locked until Unlock, by a lock that names this process. A worktree of
+// id that a live process is creating comes back as ErrBusy; one left by a
+// dead process is for Recover. A registration whose directory is gone is
+// forgotten first (what it held is gone already), and notice says so.
+// madeBranch says whether the branch is new.
+func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.Hash, agent string, notice func(string)) (madeBranch bool, err error) {
 	path, err := Path(repo, id)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := ensureExcluded(repo); err != nil {
-		return err
+		return false, err
 	}
 	unlock, err := lockRepo(repo)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer unlock()
-	if info, err := inspect(ctx, repo, id); err != nil {
-		return err
-	} else if info.Exists {
-		if !orphanedClaim(info.Locked) {
-			return ErrBusy
+	if e, err := find(repo, id); err != nil {
+		return false, err
+	} else if e != nil {
+		if e.locked || e.exists || !e.headOK() || !detachedSafe(ctx, repo, e) {
+			return false, ErrBusy
 		}
-		if err := forceRemove(ctx, repo, path); err != nil {
-			return err
+		if err := discard(repo, e); err != nil {
+			return false, err
+		}
+		if notice != nil {
+			notice(fmt.Sprintf("forgot the registration of %s: its directory is gone", Rel(id)))
 		}
 	}
-	_, hasBranch, err := repo.ReadRef(BranchRef(id))
+	tip, hasBranch, err := repo.ReadRef(BranchRef(id))
 	if err != nil {
-		return err
+		return false, err
 	}
-	args := []string{"worktree", "add", "--quiet", "--lock", "--reason", claimLock(agent), path}
-	if hasBranch {
-		args = append(args, Branch(id))
-	} else {
+	args := []string{"worktree", "add", "--quiet", "--lock", "--reason", claimLock(id, agent), path}
+	switch {
+	case !hasBranch:
 		args = append(args, "-b", Branch(id), base.String())
+	case tip != base && !base.IsZero():
+		// A branch a dead claim made, or one whose work is all on base:
+		// it starts from base, as a new one would.
+		if behind, err := repo.IsAncestor(ctx, tip.String(), base.String()); err != nil {
+			return false, err
+		} else if behind {
+			args = append(args, "-B", Branch(id), base.String())
+			break
+		}
+		args = append(args, Branch(id))
+	default:
+		args = append(args, Branch(id))
 	}
 	// worktree add writes .git/config.lock when it records the worktree's
 	// branch; concurrent claims here may collide on it, so retry briefly.
 	for try := 0; ; try++ {
-		_, err = repo.Git(ctx, args...)
+		_, err = repo.GitUnlocking(ctx, args...)
 		var ge *refstore.GitError
 		if err == nil || !errors.As(err, &ge) {
-			return err
+			return !hasBranch, err
 		}
 		switch {
 		case strings.Contains(ge.Stderr, "already exists"), strings.Contains(ge.Stderr, "already checked out"),
 			strings.Contains(ge.Stderr, "is already used by worktree"), strings.Contains(ge.Stderr, "is a missing but"):
-			return ErrBusy
+			return false, ErrBusy
 		case strings.Contains(ge.Stderr, ".lock") && try < 20:
 			time.Sleep(time.Duration(5+try*5) * time.Millisecond)
 			continue
 		}
-		return err
+		return false, err
 	}
+}
+
+// detachedSafe reports whether forgetting a registration loses no commit:
+// its HEAD is a branch, or a commit on the task's branch.
+func detachedSafe(ctx context.Context, repo *refstore.Repo, e *entry) bool {
+	if e.branch() != "" {
+		return true
+	}
+	tip, ok, err := repo.ReadRef(BranchRef(e.id))
+	if err != nil || !ok {
+		return false
+	}
+	in, err := repo.IsAncestor(ctx, e.head, tip.String())
+	return err == nil && in
+}
+
+// find is the registration of task id's worktree, or nil (the caller
+// holds lockRepo).
+func find(repo *refstore.Repo, id string) (*entry, error) {
+	entries, err := scan(repo)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.kind == taskTree && e.id == id {
+			return e, nil
+		}
+	}
+	return nil, nil
 }
 
 // Unlock releases the claim lock once the claim is committed.
@@ -148,51 +190,20 @@ func Unlock(ctx context.Context, repo *refstore.Repo, id string) error {
 		return err
 	}
 	defer unlock()
-	_, err = repo.Git(ctx, "worktree", "unlock", path)
+	_, err = repo.GitUnlocking(ctx, "worktree", "unlock", path)
 	return err
 }
 
-// lockRepo serialises git-liza's worktree commands on this machine. Git
-// does not: two worktree adds of one path on an existing branch both write
+// lockRepo serialises git-liza's worktree commands on this machine (and
+// with them the recovery of what a dead one left). Git does not: two worktree adds of one path on an existing branch both write
 // into the same directory (and the loser's cleanup deletes it), and
 // worktree add, list, unlock, remove and branch -D die ("failed to read
 // .git/worktrees/X/commondir", "failed to read .../locked") when they
 // read a worktree another process is creating, unlocking or removing. The
-// lock is an flock on a file in the common git directory: the kernel
-// releases it when the process ends, however it ends.
+// lock is an flock on liza/worktrees.lock in the common git directory: the
+// kernel releases it when the process ends, however it ends.
 func lockRepo(repo *refstore.Repo) (func(), error) {
-	dir := filepath.Join(repo.CommonDir, "liza")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, "worktrees.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
-	}
-	return func() { f.Close() }, nil
-}
-
-// orphanedClaim reports whether a lock reason names a claim whose process
-// is gone (on this host).
-func orphanedClaim(reason string) bool {
-	rest, ok := strings.CutPrefix(reason, "git-liza claim by ")
-	if !ok {
-		return false
-	}
-	_, rest, _ = strings.Cut(rest, ": pid ")
-	pidStr, host, _ := strings.Cut(rest, " on ")
-	pid, err := strconv.Atoi(pidStr)
-	if err != nil {
-		return false
-	}
-	if me, _ := os.Hostname(); host != me {
-		return false
-	}
-	return syscall.Kill(pid, 0) == syscall.ESRCH
+	return repo.Flock("worktrees")
 }
 
 // Inspect reports on a task's worktree.
@@ -201,7 +212,7 @@ func Inspect(ctx context.Context, repo *refstore.Repo, id string) (Info, error) 
 	if err != nil {
 		return Info{}, err
 	}
-	info, err := inspect(ctx, repo, id)
+	info, err := inspect(repo, id)
 	unlock()
 	if err != nil {
 		return Info{}, err
@@ -210,21 +221,16 @@ func Inspect(ctx context.Context, repo *refstore.Repo, id string) (Info, error) 
 }
 
 // inspect is Inspect without Dirty, for a caller holding lockRepo.
-func inspect(ctx context.Context, repo *refstore.Repo, id string) (Info, error) {
+func inspect(repo *refstore.Repo, id string) (Info, error) {
 	path, err := Path(repo, id)
 	if err != nil {
 		return Info{}, err
 	}
-	list, err := list(ctx, repo)
-	if err != nil {
-		return Info{}, err
+	e, err := find(repo, id)
+	if err != nil || e == nil {
+		return Info{ID: id, Path: path}, err
 	}
-	for _, w := range list {
-		if w.ID == id {
-			return w, nil
-		}
-	}
-	return Info{ID: id, Path: path}, nil
+	return e.info(repo), nil
 }
 
 // List reports every worktree under .worktrees/.
@@ -233,7 +239,7 @@ func List(ctx context.Context, repo *refstore.Repo) ([]Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	infos, err := list(ctx, repo)
+	infos, err := list(repo)
 	unlock()
 	if err != nil {
 		return nil, err
@@ -252,59 +258,35 @@ func fillDirty(ctx context.Context, w *Info) error {
 	if !w.Exists {
 		return nil
 	}
-	dirty, err := Dirty(ctx, w.Path)
+	dirty, onlyDeleted, err := status(ctx, w.Path)
 	if err != nil {
-		if _, serr := os.Stat(w.Path); os.IsNotExist(serr) {
+		if _, serr := os.Stat(filepath.Join(w.Path, ".git")); os.IsNotExist(serr) {
 			w.Exists = false
 			return nil
 		}
 		return err
 	}
-	w.Dirty = dirty
+	w.Dirty, w.OnlyDeleted = dirty, onlyDeleted
 	return nil
 }
 
-// list reports every worktree under .worktrees/, not whether it is dirty,
-// for a caller holding lockRepo.
-func list(ctx context.Context, repo *refstore.Repo) ([]Info, error) {
-	root, err := Root(repo)
+// list reports every worktree registered under .worktrees/, not whether
+// it is dirty, for a caller holding lockRepo. It reads the registry
+// itself: git worktree list dies on a registration a killed process left
+// half written.
+func list(repo *refstore.Repo) ([]Info, error) {
+	if _, err := Root(repo); err != nil {
+		return nil, err
+	}
+	entries, err := scan(repo)
 	if err != nil {
 		return nil, err
 	}
-	out, err := repo.Git(ctx, "worktree", "list", "--porcelain", "-z")
-	if err != nil {
-		return nil, err
-	}
-	prefix := filepath.Join(root, Dir) + string(filepath.Separator)
 	var infos []Info
-	for _, rec := range strings.Split(string(out), "\x00\x00") {
-		var w Info
-		for _, line := range strings.Split(rec, "\x00") {
-			k, v, _ := strings.Cut(line, " ")
-			switch k {
-			case "worktree":
-				w.Path = v
-			case "HEAD":
-				w.Head = v
-			case "branch":
-				w.Branch = strings.TrimPrefix(v, "refs/heads/")
-			case "locked":
-				w.Locked = v
-				if v == "" {
-					w.Locked = "locked"
-				}
-			case "prunable":
-				w.Prunable = true
-			}
+	for _, e := range entries {
+		if e.kind == taskTree && e.path != "" {
+			infos = append(infos, e.info(repo))
 		}
-		if !strings.HasPrefix(w.Path, prefix) {
-			continue
-		}
-		w.ID = strings.TrimPrefix(w.Path, prefix)
-		if fi, err := os.Stat(w.Path); err == nil && fi.IsDir() {
-			w.Exists = true
-		}
-		infos = append(infos, w)
 	}
 	return infos, nil
 }
@@ -312,11 +294,82 @@ func list(ctx context.Context, repo *refstore.Repo) ([]Info, error) {
 // Dirty reports whether the checkout at path has uncommitted changes or
 // untracked files.
 func Dirty(ctx context.Context, path string) (bool, error) {
-	out, err := refstore.Run(ctx, path, nil, "status", "--porcelain", "--untracked-files=normal")
-	if err != nil {
-		return false, err
+	dirty, _, err := status(ctx, path)
+	return dirty, err
+}
+
+// status is Dirty, and whether the only changes are tracked files deleted
+// from the checkout.
+func status(ctx context.Context, path string) (dirty, onlyDeleted bool, err error) {
+	// Without its .git file, git would answer for the checkout around it.
+	if _, err := os.Lstat(filepath.Join(path, ".git")); err != nil {
+		return false, false, fmt.Errorf("%s is not a checkout: %w", path, err)
 	}
-	return len(strings.TrimSpace(string(out))) > 0, nil
+	out, err := refstore.Run(ctx, path, nil, "status", "--porcelain", "-z", "--untracked-files=normal")
+	if err != nil {
+		return false, false, err
+	}
+	onlyDeleted = true
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if rec == "" {
+			continue
+		}
+		dirty = true
+		if !strings.HasPrefix(rec, " D ") {
+			onlyDeleted = false
+		}
+	}
+	return dirty, dirty && onlyDeleted, nil
+}
+
+// Strays are the directories under .worktrees/ that no worktree is
+// registered at: an empty one is removed; one with files is kept, with
+// the command that removes it.
+func Strays(repo *refstore.Repo) ([]Repair, error) {
+	root := repo.MainWorkTree()
+	if root == "" {
+		return nil, nil
+	}
+	unlock, err := lockRepo(repo)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ents, err := os.ReadDir(filepath.Join(root, Dir))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	entries, err := scan(repo)
+	if err != nil {
+		return nil, err
+	}
+	registered := map[string]bool{}
+	for _, e := range entries {
+		if e.kind == taskTree {
+			registered[e.id] = true
+		}
+	}
+	var out []Repair
+	for _, de := range ents {
+		id := de.Name()
+		if !de.IsDir() || registered[id] {
+			continue
+		}
+		p := filepath.Join(root, Dir, id)
+		if sub, err := os.ReadDir(p); err == nil && len(sub) == 0 {
+			if err := os.Remove(p); err != nil {
+				return out, err
+			}
+			out = append(out, Repair{Path: Rel(id), ID: id, What: fmt.Sprintf("removed %s: an empty directory no worktree is registered at", Rel(id))})
+			continue
+		}
+		out = append(out, Repair{Path: Rel(id), ID: id, What: fmt.Sprintf("%s is no registered worktree", Rel(id)),
+			Fix: "if nothing in it is needed, rm -rf " + Rel(id)})
+	}
+	return out, nil
 }
 
 // Remove deletes a task's worktree and its branch. Without force it refuses
@@ -347,19 +400,49 @@ func Remove(ctx context.Context, repo *refstore.Repo, id, integration string, fo
 		return err
 	}
 	defer unlock()
-	if info.Exists || info.Prunable {
-		if err := forceRemove(ctx, repo, info.Path); err != nil {
+	e, err := find(repo, id)
+	if err != nil {
+		return err
+	}
+	if e != nil {
+		if err := discard(repo, e); err != nil {
 			return err
 		}
 	}
+	proc.CrashPoint("worktree:branch")
 	if _, ok, err := repo.ReadRef(BranchRef(id)); err != nil {
 		return err
 	} else if ok {
-		if _, err := repo.Git(ctx, "branch", "--quiet", "-D", Branch(id)); err != nil {
+		if _, err := repo.GitUnlocking(ctx, "branch", "--quiet", "-D", Branch(id)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Undo removes the worktree Create made for a claim that did not commit,
+// whatever it holds (nobody was told of it), and the branch too when
+// Create made it.
+func Undo(ctx context.Context, repo *refstore.Repo, id string, branch bool) error {
+	unlock, err := lockRepo(repo)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	e, err := find(repo, id)
+	if err != nil {
+		return err
+	}
+	if e != nil {
+		if err := discard(repo, e); err != nil {
+			return err
+		}
+	}
+	if !branch {
+		return nil
+	}
+	_, err = repo.GitUnlocking(ctx, "branch", "--quiet", "-D", Branch(id))
+	return err
 }
 
 // BranchMerged reports whether task/<id> has no commit that integration
@@ -372,26 +455,31 @@ func BranchMerged(ctx context.Context, repo *refstore.Repo, id, integration stri
 	return repo.IsAncestor(ctx, tip.String(), integration)
 }
 
-// Prune forgets worktrees whose directory is gone (git worktree prune).
-func Prune(ctx context.Context, repo *refstore.Repo) error {
+// Prune forgets the registrations of task worktrees whose directory is
+// gone (as git worktree prune would, for git-liza's worktrees only),
+// unless locked or detached at a commit that only the registration keeps.
+// It returns the tasks whose worktree it forgot.
+func Prune(ctx context.Context, repo *refstore.Repo) ([]string, error) {
 	unlock, err := lockRepo(repo)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unlock()
-	_, err = repo.Git(ctx, "worktree", "prune")
-	return err
-}
-
-// forceRemove removes a worktree even when locked.
-func forceRemove(ctx context.Context, repo *refstore.Repo, path string) error {
-	_, err := repo.Git(ctx, "worktree", "remove", "--force", "--force", path)
+	entries, err := scan(repo)
 	if err != nil {
-		if _, statErr := os.Stat(path); os.IsNotExist(statErr) {
-			_, err = repo.Git(ctx, "worktree", "prune")
-		}
+		return nil, err
 	}
-	return err
+	var ids []string
+	for _, e := range entries {
+		if e.kind != taskTree || e.path == "" || e.locked || (e.exists && e.dotGit) || !detachedSafe(ctx, repo, e) {
+			continue
+		}
+		if err := forget(repo, e, e.exists && !onlyGitFile(e.path)); err != nil {
+			return ids, err
+		}
+		ids = append(ids, e.id)
+	}
+	return ids, nil
 }
 
 // ensureExcluded keeps .worktrees/ out of the main checkout's status
@@ -423,48 +511,77 @@ func ensureExcluded(repo *refstore.Repo) error {
 	return err
 }
 
-// AddDetached checks out commit in a throwaway worktree at path (a merge's
-// integration test runs there), serialised with the task worktrees' own
-// registry commands.
-func AddDetached(ctx context.Context, repo *refstore.Repo, path string, commit refstore.Hash) error {
+// MergePath is a new place for a merge's integration test of task id: a
+// throwaway worktree under the common directory, where a crash leaves it
+// findable.
+func MergePath(repo *refstore.Repo, id string) string {
+	return filepath.Join(repo.CommonDir, "liza", "merge", fmt.Sprintf("%s-%d-%x", id, os.Getpid(), rand.Uint32()))
+}
+
+// AddDetached checks out commit in a throwaway worktree at path, locked by
+// a lock that names this process so that the worktree is removed as a
+// leftover once the process is gone: for a merge's integration test of
+// task id (agent empty), or for agent's review of it. It is serialised
+// with the task worktrees' own registry commands.
+func AddDetached(ctx context.Context, repo *refstore.Repo, path string, commit refstore.Hash, id, agent string) error {
+	reason := mergeLock(id)
+	if agent != "" {
+		reason = reviewLock(id, agent)
+	}
 	unlock, err := lockRepo(repo)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	_, err = repo.Git(ctx, "worktree", "add", "--quiet", "--detach", path, commit.String())
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	_, err = repo.GitUnlocking(ctx, "worktree", "add", "--quiet", "--detach", "--lock", "--reason", reason, path, commit.String())
 	return err
 }
 
-// RemoveDetached removes a worktree AddDetached made.
+// RemoveDetached removes a worktree AddDetached made, whatever it holds.
 func RemoveDetached(ctx context.Context, repo *refstore.Repo, path string) error {
 	unlock, err := lockRepo(repo)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	return forceRemove(ctx, repo, path)
+	entries, err := scan(repo)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.path != "" && (e.path == path || e.path == realPath(path)) {
+			return discard(repo, e)
+		}
+	}
+	if err := toTrash(repo, path); err != nil {
+		return err
+	}
+	return emptyTrash(repo)
 }
 
 // CheckedOut returns the checkout that has branch (a full ref name) checked
 // out, or "".
 func CheckedOut(ctx context.Context, repo *refstore.Repo, branch string) (string, error) {
+	if root := repo.MainWorkTree(); root != "" {
+		if b, err := os.ReadFile(filepath.Join(repo.CommonDir, "HEAD")); err == nil && strings.TrimSpace(string(b)) == "ref: "+branch {
+			return root, nil
+		}
+	}
 	unlock, err := lockRepo(repo)
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	out, err := repo.Git(ctx, "worktree", "list", "--porcelain", "-z")
+	entries, err := scan(repo)
 	if err != nil {
 		return "", err
 	}
-	var path string
-	for _, line := range strings.Split(string(out), "\x00") {
-		if p, ok := strings.CutPrefix(line, "worktree "); ok {
-			path = p
-		}
-		if line == "branch "+branch {
-			return path, nil
+	for _, e := range entries {
+		if e.path != "" && e.head == "ref: "+branch {
+			return e.path, nil
 		}
 	}
 	return "", nil

@@ -1,0 +1,135 @@
+package proc
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// GitIn lists the running git processes that may be working in one of
+// dirs (absolute paths: a repository's git directories and checkouts):
+// every process named git or git-something (git-liza's own processes
+// excepted: they hold none of git's locks themselves), unless it can be
+// seen to work elsewhere, that is its working directory and the
+// directories its command line and environment name (-C, --git-dir,
+// --work-tree, GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR) all lie outside
+// dirs. A process whose working directory cannot be read (another user's)
+// counts. known is false when the process table cannot be read at all
+// (no /proc): then nothing can be said to be free.
+func GitIn(dirs []string) (pids []int, known bool) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, false
+	}
+	self := os.Getpid()
+	seen := false
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		seen = true
+		if pid == self || !isGit(pid) {
+			continue
+		}
+		if st, ok := state(pid); ok && st == 'Z' {
+			continue
+		}
+		if mayWorkIn(pid, dirs) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, seen
+}
+
+// isGit reports whether a process is git or one of its helpers.
+func isGit(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+	if err != nil {
+		return false
+	}
+	name := strings.TrimSpace(string(b))
+	if strings.HasPrefix(name, "git-liza") {
+		return false
+	}
+	return name == "git" || strings.HasPrefix(name, "git-")
+}
+
+// mayWorkIn reports whether process pid may be working in one of dirs.
+func mayWorkIn(pid int, dirs []string) bool {
+	base := filepath.Join("/proc", strconv.Itoa(pid))
+	cwd, err := os.Readlink(filepath.Join(base, "cwd"))
+	if err != nil {
+		return !os.IsNotExist(err)
+	}
+	paths := []string{cwd}
+	if b, err := os.ReadFile(filepath.Join(base, "cmdline")); err == nil {
+		args := strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
+		for i, a := range args {
+			switch {
+			case a == "-C" && i+1 < len(args):
+				paths = append(paths, args[i+1])
+			case strings.HasPrefix(a, "--git-dir="), strings.HasPrefix(a, "--work-tree="):
+				_, v, _ := strings.Cut(a, "=")
+				paths = append(paths, v)
+			case (a == "--git-dir" || a == "--work-tree") && i+1 < len(args):
+				paths = append(paths, args[i+1])
+			}
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(base, "environ")); err == nil {
+		for _, kv := range strings.Split(string(b), "\x00") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR":
+				paths = append(paths, v)
+			}
+		}
+	}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		for _, d := range dirs {
+			if Within(d, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Within reports whether p is dir or lies under it.
+func Within(dir, p string) bool {
+	dir, p = filepath.Clean(dir), filepath.Clean(p)
+	if p == dir {
+		return true
+	}
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// Using lists the processes whose working directory lies in dir (none
+// known when the process table cannot be read: known is false).
+func Using(dir string) (pids []int, known bool) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, false
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		known = true
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err == nil && Within(dir, strings.TrimSuffix(cwd, " (deleted)")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, known
+}
