@@ -81,6 +81,12 @@ func recoverLocked(ctx context.Context, repo *refstore.Repo, rec Recovery) ([]Re
 		return nil, err
 	}
 	var out []Repair
+	if ents, _ := os.ReadDir(trashDir(repo)); len(ents) > 0 {
+		if err := emptyTrash(repo); err != nil {
+			return out, err
+		}
+		out = append(out, Repair{Path: displayPath(repo, trashDir(repo)), What: fmt.Sprintf("emptied %s: what a killed removal had set aside", displayPath(repo, trashDir(repo)))})
+	}
 	add := func(e *entry, fix, format string, a ...any) {
 		out = append(out, Repair{Path: e.display(repo), ID: e.id, What: fmt.Sprintf(format, a...), Fix: fix})
 	}
@@ -112,12 +118,6 @@ func recoverLocked(ctx context.Context, repo *refstore.Repo, rec Recovery) ([]Re
 			return out, err
 		}
 		out = append(out, Repair{Path: displayPath(repo, p), What: fmt.Sprintf("removed %s: a throwaway directory no worktree is registered at", displayPath(repo, p))})
-	}
-	if ents, _ := os.ReadDir(trashDir(repo)); len(ents) > 0 {
-		if err := emptyTrash(repo); err != nil {
-			return out, err
-		}
-		out = append(out, Repair{Path: displayPath(repo, trashDir(repo)), What: fmt.Sprintf("emptied %s: what a killed removal had set aside", displayPath(repo, trashDir(repo)))})
 	}
 	return out, nil
 }
@@ -187,6 +187,13 @@ func recoverEntry(ctx context.Context, repo *refstore.Repo, rec Recovery, e *ent
 		if err := forget(repo, e, keep != ""); err != nil {
 			return false, err
 		}
+		if e.path == "" && e.kind == taskTree && e.id != "" {
+			// Killed before gitdir named the directory: the lock names
+			// the task, and git may have made its directory, empty yet.
+			if p, err := Path(repo, e.id); err == nil && emptyDir(p) {
+				os.Remove(p)
+			}
+		}
 		add(e, "", "removed %s: the worktree %s was making when it died", what, owner.describe())
 		if keep != "" {
 			add(e, "if nothing in it is needed, rm -rf "+displayPath(repo, keep), "kept the files in %s, which no checkout wrote", displayPath(repo, keep))
@@ -249,6 +256,12 @@ func holdsNothing(ctx context.Context, repo *refstore.Repo, e *entry, integratio
 		return false, err
 	}
 	return BranchMerged(ctx, repo, e.id, integration)
+}
+
+// emptyDir reports whether dir is a directory with nothing in it.
+func emptyDir(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	return err == nil && len(ents) == 0
 }
 
 // onlyGitFile reports whether dir holds nothing but a .git file.

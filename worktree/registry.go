@@ -218,7 +218,8 @@ func read(a areas, admin string) *entry {
 
 // info is what List reports of a task worktree's registration.
 func (e *entry) info(repo *refstore.Repo) Info {
-	w := Info{ID: e.id, Path: e.path, Exists: e.exists && e.dotGit, Locked: e.reason, Prunable: !e.dotGit}
+	// A registration git did not finish has no checkout to look at.
+	w := Info{ID: e.id, Path: e.path, Exists: e.exists && e.dotGit && e.headOK() && e.commondir != "", Locked: e.reason, Prunable: !e.dotGit}
 	if e.locked && w.Locked == "" {
 		w.Locked = "locked"
 	}
