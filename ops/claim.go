@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
@@ -260,6 +261,21 @@ func (s *Service) prepareWorktree(ctx context.Context, plan *claimPlan) (*madeWo
 		return nil, nil
 	}
 	branch, err := worktree.Create(ctx, s.Repo, plan.id, plan.base, s.Agent, s.notice)
+	// A claim killed a moment ago may have left its git still checking out:
+	// once that is done, recovery takes its worktree away (or unlocks it).
+	for began := time.Now(); errors.Is(err, worktree.ErrSettling) && time.Since(began) < 5*time.Second; {
+		time.Sleep(50 * time.Millisecond)
+		if _, err = s.recoverWorktrees(ctx); err != nil {
+			return nil, err
+		}
+		if info, ierr := worktree.Inspect(ctx, s.Repo, plan.id); ierr == nil && info.Exists && info.Locked == "" {
+			return nil, nil
+		}
+		branch, err = worktree.Create(ctx, s.Repo, plan.id, plan.base, s.Agent, s.notice)
+	}
+	if errors.Is(err, worktree.ErrSettling) {
+		err = worktree.ErrBusy
+	}
 	if err != nil {
 		return nil, err
 	}

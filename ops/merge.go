@@ -72,7 +72,15 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 		}); err != nil {
 			return nil, err
 		}
+		// One killed between moving the state and the branch left the
+		// branch behind.
+		if err := s.finishTornMerge(ctx, branch); err != nil {
+			return nil, err
+		}
 		if t.Status != contracts.Approved {
+			if t.Status == contracts.Merged {
+				s.finishMerged(ctx, id, branch)
+			}
 			return nil, contracts.Invalidf("task %s is %s, not APPROVED", id, t.Status)
 		}
 		review, _ := refstore.ParseHash(t.ReviewCommit)
@@ -119,7 +127,9 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 		res, err := s.write(ctx, r.Call, kindMerge, in, func(tx *cas.Tx) error {
 			if now, _, err := s.branchTip(ctx, branch); err != nil {
 				return err
-			} else if now != integ {
+			} else if now != integ || s.branchLocked(branch) {
+				// A locked branch may be a merge torn by a kill: see
+				// finishTornMerge, which the next round runs first.
 				return errIntegrationMoved
 			}
 			return nil
@@ -140,6 +150,33 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 			_ = s.Repo.Push(ctx, r, refstore.RefUpdate{Name: worktree.BranchRef(id), Old: review})
 		}
 		return out, nil
+	}
+}
+
+// branchLocked reports whether git's lock of a branch exists here (not in
+// remote mode, where the remote's git holds its own).
+func (s *Service) branchLocked(ref string) bool {
+	if s.remote() != "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(s.Repo.CommonDir, filepath.FromSlash(ref)+".lock"))
+	return err == nil
+}
+
+// finishMerged does what a merge of id that was killed after it landed
+// did not: removes the task's worktree and branch when they hold nothing
+// the integration branch lacks, and says so.
+func (s *Service) finishMerged(ctx context.Context, id, branch string) {
+	info, err := worktree.Inspect(ctx, s.Repo, id)
+	if err != nil || info.Locked != "" {
+		return
+	}
+	_, hasBranch, err := s.Repo.ReadRef(worktree.BranchRef(id))
+	if err != nil || !info.Exists && !info.Prunable && !hasBranch {
+		return
+	}
+	if worktree.Remove(ctx, s.Repo, id, branch, false) == nil {
+		s.notice(fmt.Sprintf("removed the worktree and branch of %s, which a merge of it killed after it landed had left", id))
 	}
 }
 

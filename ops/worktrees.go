@@ -240,6 +240,17 @@ func (s *Service) PruneWorktrees(ctx context.Context) (*PruneReport, error) {
 	if err := s.mayClean("prune"); err != nil {
 		return nil, err
 	}
+	var integration string
+	if err := s.view(func(tx *cas.Tx) error {
+		m, err := tx.Meta()
+		integration = "refs/heads/" + m.Config.IntegrationBranch
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := s.finishTornMerge(ctx, integration); err != nil {
+		return nil, err
+	}
 	repaired, err := worktree.Recover(ctx, s.Repo, s.recovery())
 	if err != nil {
 		return nil, err

@@ -12,10 +12,10 @@ import (
 // dirs (absolute paths: a repository's git directories and checkouts):
 // every process named git or git-something (git-liza's own processes
 // excepted: they hold none of git's locks themselves), unless it can be
-// seen to work elsewhere, that is its working directory and the
-// directories its command line and environment name (-C, --git-dir,
-// --work-tree, GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR) all lie outside
-// dirs. A process whose working directory cannot be read (another user's)
+// seen to work elsewhere, that is its working directory, the directories
+// its command line and environment name (-C, --git-dir, --work-tree,
+// GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR) and the absolute paths among its
+// arguments all lie outside dirs. A process whose working directory cannot be read (another user's)
 // counts. known is false when the process table cannot be read at all
 // (no /proc): then nothing can be said to be free.
 func GitIn(dirs []string) (pids []int, known bool) {
@@ -76,6 +76,9 @@ func mayWorkIn(pid int, dirs []string) bool {
 				paths = append(paths, v)
 			case (a == "--git-dir" || a == "--work-tree") && i+1 < len(args):
 				paths = append(paths, args[i+1])
+			case filepath.IsAbs(a):
+				// git worktree add PATH, and the like.
+				paths = append(paths, a)
 			}
 		}
 	}

@@ -45,6 +45,9 @@ type LockError struct {
 	// Why says why the lock is not taken for stale.
 	Why string
 	Err error
+	// young: no git process holds it, but it is not old enough to be
+	// stale yet; held: a git process may hold it.
+	young, held bool
 }
 
 func (e *LockError) Error() string {
@@ -85,7 +88,7 @@ func (r *Repo) ClearStaleLock(path string) (bool, string, error) {
 }
 
 func (r *Repo) clearStaleLock(path string) (lockVerdict, string, error) {
-	v, why, age, err := judgeLock(path)
+	v, why, age, err := judgeLock(path, true)
 	if v == lockRemoved {
 		r.notice("%s", removedLock(path, age))
 	}
@@ -112,7 +115,7 @@ func (r *Repo) ClearStaleLocks() (removed, kept []*LockError, err error) {
 		return nil
 	})
 	for _, p := range paths {
-		v, why, age, err := judgeLock(p)
+		v, why, age, err := judgeLock(p, true)
 		switch {
 		case err != nil:
 			return removed, kept, err
@@ -125,9 +128,16 @@ func (r *Repo) ClearStaleLocks() (removed, kept []*LockError, err error) {
 	return removed, kept, nil
 }
 
-// judgeLock removes the lock at path if it is stale, and says what it
-// found.
-func judgeLock(path string) (lockVerdict, string, time.Duration, error) {
+// LockStale reports whether the lock file at path exists and is stale (see
+// StaleLockAge), without removing it.
+func LockStale(path string) bool {
+	v, _, _, err := judgeLock(path, false)
+	return err == nil && v == lockRemoved
+}
+
+// judgeLock says what it finds of the lock at path, and removes it when it
+// is stale and remove is set (lockRemoved means stale, when not).
+func judgeLock(path string, remove bool) (lockVerdict, string, time.Duration, error) {
 	if !strings.HasSuffix(path, ".lock") {
 		return lockUnknown, "not a lock file", 0, nil
 	}
@@ -164,6 +174,9 @@ func judgeLock(path string) (lockVerdict, string, time.Duration, error) {
 			return lockGone, "", age, nil
 		}
 		return lockHeld, "it changed while being looked at", age, nil
+	}
+	if !remove {
+		return lockRemoved, "", age, nil
 	}
 	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 		return lockUnknown, "", age, err

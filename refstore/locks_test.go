@@ -79,7 +79,14 @@ func TestRefUpdateMeetsLock(t *testing.T) {
 	head, _, _ := r.ReadRef("refs/heads/main")
 	lock := filepath.Join(r.CommonDir, "refs", "liza", "state.lock")
 	writeFile(t, lock, "")
-	err := r.UpdateRefs(ctx, "test", RefUpdate{Name: "refs/liza/state", New: head})
+	commit := func() error {
+		txn, err := r.BeginRefs(ctx, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return txn.Commit(RefUpdate{Name: "refs/liza/state", New: head})
+	}
+	err := commit()
 	var le *LockError
 	if !errors.Is(err, ErrStale) || !errors.As(err, &le) || le.Path != lock {
 		t.Fatalf("young lock: %v", err)
@@ -88,11 +95,19 @@ func TestRefUpdateMeetsLock(t *testing.T) {
 		t.Fatalf("message %q", le.Error())
 	}
 	stale(t, lock)
-	if err := r.UpdateRefs(ctx, "test", RefUpdate{Name: "refs/liza/state", New: head}); !errors.Is(err, ErrStale) || errors.As(err, &le) {
+	if err := commit(); !errors.Is(err, ErrStale) || errors.As(err, &le) {
 		t.Fatalf("stale lock: %v", err)
 	}
-	if err := r.UpdateRefs(ctx, "test", RefUpdate{Name: "refs/liza/state", New: head}); err != nil {
+	if err := commit(); err != nil {
 		t.Fatalf("retry after the stale lock went: %v", err)
+	}
+
+	// UpdateRefs waits for a lock nobody holds to turn stale.
+	writeFile(t, lock, "")
+	almost := time.Now().Add(-StaleLockAge + 300*time.Millisecond)
+	os.Chtimes(lock, almost, almost)
+	if err := r.UpdateRefs(ctx, "test", RefUpdate{Name: "refs/liza/state", Old: head, New: head}); err != nil {
+		t.Fatalf("UpdateRefs past a lock turning stale: %v", err)
 	}
 }
 

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // StateRef is where the blackboard lives.
@@ -36,13 +38,39 @@ var ErrStale = errors.New("ref moved concurrently")
 // UpdateRefs moves every ref in one transaction with git update-ref --stdin,
 // each from its expected old value: all move or none does. A lost race comes
 // back as ErrStale; any other failure as *GitError.
+//
+// A lock of git's in the way is waited for while a git process may hold it
+// (about a second) or until it is old enough to be stale (StaleLockAge),
+// then removed and the transaction tried again; one that stays comes back
+// as *LockError.
 func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpdate) error {
-	txn, err := r.BeginRefs(ctx, reason)
-	if err != nil {
+	began := time.Now()
+	for {
+		txn, err := r.BeginRefs(ctx, reason)
+		if err != nil {
+			return err
+		}
+		err = txn.Commit(updates...)
+		var le *LockError
+		switch {
+		case errors.Is(err, errLockCleared):
+			continue
+		case errors.As(err, &le) && le.young && time.Since(began) < StaleLockAge+time.Second,
+			errors.As(err, &le) && le.held && time.Since(began) < 2*time.Second:
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(20+rand.IntN(80)) * time.Millisecond):
+			}
+			continue
+		}
 		return err
 	}
-	return txn.Commit(updates...)
 }
+
+// errLockCleared is a ref update that failed on a stale lock, now removed:
+// the update may be tried again at once.
+var errLockCleared = fmt.Errorf("%w: a stale lock was removed", ErrStale)
 
 // RefTxn is a `git update-ref --stdin` process. It takes no lock until
 // Commit sends its updates, so a caller may start it before it knows what
@@ -201,9 +229,9 @@ func (r *Repo) lockedRef(err error, stderr string) error {
 	case cerr != nil:
 		return errors.Join(ErrStale, cerr)
 	case v == lockGone, v == lockRemoved:
-		return ErrStale
+		return errLockCleared
 	}
-	return &LockError{Path: path, Why: why, Err: err}
+	return &LockError{Path: path, Why: why, Err: err, young: v == lockYoung, held: v == lockHeld}
 }
 
 // staleRef recognises update-ref's complaints about a ref that moved or is

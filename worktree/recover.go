@@ -81,10 +81,7 @@ func recoverLocked(ctx context.Context, repo *refstore.Repo, rec Recovery) ([]Re
 		return nil, err
 	}
 	var out []Repair
-	if ents, _ := os.ReadDir(trashDir(repo)); len(ents) > 0 {
-		if err := emptyTrash(repo); err != nil {
-			return out, err
-		}
+	if ents, _ := os.ReadDir(trashDir(repo)); len(ents) > 0 && emptyTrash(repo) == nil {
 		out = append(out, Repair{Path: displayPath(repo, trashDir(repo)), What: fmt.Sprintf("emptied %s: what a killed removal had set aside", displayPath(repo, trashDir(repo)))})
 	}
 	add := func(e *entry, fix, format string, a ...any) {
@@ -140,7 +137,10 @@ func recoverEntry(ctx context.Context, repo *refstore.Repo, rec Recovery, e *ent
 	what := e.display(repo)
 	switch {
 	case e.locked && ours:
-		if !owner.Gone() {
+		if !owner.Gone() || busy(e) {
+			// A process works in it: the git a dead claim started,
+			// still checking out; a test or an agent that a dead merge
+			// or supervisor left running. The next command sees to it.
 			return false, nil
 		}
 	case e.locked:
@@ -150,7 +150,7 @@ func recoverEntry(ctx context.Context, repo *refstore.Repo, rec Recovery, e *ent
 	case e.kind == legacyMerge, e.kind == reviewTree && e.path != "":
 		// Throwaway worktrees made before they carried their owner: left
 		// while any process works in them.
-		if pids, known := proc.Using(e.path); !known || len(pids) > 0 {
+		if _, known := proc.Using(e.path); !known || busy(e) {
 			return false, nil
 		}
 		if err := discard(repo, e); err != nil {
@@ -159,6 +159,9 @@ func recoverEntry(ctx context.Context, repo *refstore.Repo, rec Recovery, e *ent
 		add(e, "", "removed %s: a throwaway worktree an earlier git-liza left, which no process works in", what)
 		return true, nil
 	case e.path == "" || e.commondir == "" || !e.headOK():
+		if busy(e) {
+			return false, nil
+		}
 		if err := forget(repo, e, e.kind == taskTree && e.exists && !onlyGitFile(e.path)); err != nil {
 			return false, err
 		}
@@ -243,6 +246,21 @@ func recoverEntry(ctx context.Context, repo *refstore.Repo, rec Recovery, e *ent
 		add(e, "", "unlocked %s: %s died before the claim committed; what the worktree holds is kept for the next claim of %s", what, owner.describe(), e.id)
 	}
 	return false, nil
+}
+
+// busy reports whether a process works in a registration's worktree: a
+// git process in it or in its registration, or any process whose working
+// directory is in it.
+func busy(e *entry) bool {
+	dirs := []string{e.admin}
+	if e.path != "" {
+		dirs = append(dirs, e.path)
+		if pids, _ := proc.Using(e.path); len(pids) > 0 {
+			return true
+		}
+	}
+	pids, _ := proc.GitIn(dirs)
+	return len(pids) > 0
 }
 
 // holdsNothing reports whether removing a task worktree and its branch

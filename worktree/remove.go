@@ -34,7 +34,8 @@ func discard(repo *refstore.Repo, e *entry) error {
 	if err := toTrash(repo, e.admin); err != nil {
 		return err
 	}
-	return emptyTrash(repo)
+	emptyTrash(repo)
+	return nil
 }
 
 // forget removes a registration, and its worktree's directory unless
@@ -50,7 +51,8 @@ func forget(repo *refstore.Repo, e *entry, keepDir bool) error {
 	if err := toTrash(repo, e.admin); err != nil {
 		return err
 	}
-	return emptyTrash(repo)
+	emptyTrash(repo)
+	return nil
 }
 
 // toTrash moves p into the trash. Where the trash is on another file
@@ -75,7 +77,8 @@ func toTrash(repo *refstore.Repo, p string) error {
 	return err
 }
 
-// emptyTrash deletes what is in the trash.
+// emptyTrash deletes what is in the trash. What it cannot delete now (a
+// process still writes into it) stays for the next time.
 func emptyTrash(repo *refstore.Repo) error {
 	ents, err := os.ReadDir(trashDir(repo))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -42,6 +42,11 @@ func ReviewPath(repo *refstore.Repo, agent, id string) string {
 // right now: its worktree or branch appeared under our feet.
 var ErrBusy = errors.New("task worktree is being created by another process")
 
+// ErrSettling means the worktree's claim died, but a git process it
+// started still works in it (a checkout finishing): Recover removes or
+// unlocks it once that git is done, a moment later.
+var ErrSettling = errors.New("task worktree is left by a dead claim whose git is still at work")
+
 // Root is the main checkout, where .worktrees/ lives.
 func Root(repo *refstore.Repo) (string, error) {
 	root := repo.MainWorkTree()
@@ -99,6 +104,9 @@ func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.H
 	if e, err := find(repo, id); err != nil {
 		return false, err
 	} else if e != nil {
+		if owner, ok := parseLock(e.reason); ok && e.locked && owner.Gone() {
+			return false, ErrSettling
+		}
 		if e.locked || e.exists || !e.headOK() || !detachedSafe(ctx, repo, e) {
 			return false, ErrBusy
 		}
@@ -141,6 +149,15 @@ func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.H
 		switch {
 		case strings.Contains(ge.Stderr, "already exists"), strings.Contains(ge.Stderr, "already checked out"),
 			strings.Contains(ge.Stderr, "is already used by worktree"), strings.Contains(ge.Stderr, "is a missing but"):
+			// Another claim's, or the git of a claim killed a moment
+			// ago, which goes on alone.
+			if e, _ := find(repo, id); e != nil {
+				if owner, ok := parseLock(e.reason); ok && owner.Gone() {
+					return false, ErrSettling
+				}
+			} else if pids, _ := proc.GitIn([]string{path}); len(pids) > 0 {
+				return false, ErrSettling
+			}
 			return false, ErrBusy
 		case strings.Contains(ge.Stderr, ".lock") && try < 20:
 			time.Sleep(time.Duration(5+try*5) * time.Millisecond)
@@ -559,7 +576,8 @@ func RemoveDetached(ctx context.Context, repo *refstore.Repo, path string) error
 	if err := toTrash(repo, path); err != nil {
 		return err
 	}
-	return emptyTrash(repo)
+	emptyTrash(repo)
+	return nil
 }
 
 // CheckedOut returns the checkout that has branch (a full ref name) checked
