@@ -113,7 +113,7 @@ func (s *Service) syncOnce(ctx context.Context, remote string, o SyncOptions) (*
 			return nil, err
 		}
 		more, err := s.syncOnce(ctx, remote, o)
-		if err != nil {
+		if more == nil {
 			return nil, err
 		}
 		if more.Action != "up to date" {
@@ -122,6 +122,9 @@ func (s *Service) syncOnce(ctx context.Context, remote string, o SyncOptions) (*
 		rep.Replayed = append(rep.Replayed, more.Replayed...)
 		rep.Refused = append(rep.Refused, more.Refused...)
 		rep.Backup, rep.State = cmp.Or(more.Backup, rep.Backup), more.State
+		if len(rep.Refused) > 0 {
+			return rep, contracts.Invalidf("%d operation(s) no longer apply on %s's state (see above)", len(rep.Refused), remote)
+		}
 		return rep, nil
 	}
 	rewound, err := s.rewoundPast(ctx, remote, theirs, ours)

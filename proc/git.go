@@ -10,8 +10,9 @@ import (
 
 // GitIn lists the running git processes that may be working in one of
 // dirs (absolute paths: a repository's git directories and checkouts):
-// every process named git or git-something (git-liza's own processes
-// excepted: they hold none of git's locks themselves), unless it can be
+// every process named git or git-something (git-liza's own processes,
+// this process's children and ancestors excepted: they hold none of git's
+// locks that this process could be asking about), unless it can be
 // seen to work elsewhere, that is its working directory, the directories
 // its command line and environment name (-C, --git-dir, --work-tree,
 // GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR) and the absolute paths among its
@@ -24,6 +25,17 @@ func GitIn(dirs []string) (pids []int, known bool) {
 		return nil, false
 	}
 	self := os.Getpid()
+	// The git that runs this process (git liza ...), and what runs that,
+	// hold nothing while they wait for it.
+	ancestors := map[int]bool{}
+	for p := os.Getppid(); p > 1 && !ancestors[p]; {
+		ancestors[p] = true
+		f, ok := stat(p)
+		if !ok || len(f) < 2 {
+			break
+		}
+		p, _ = strconv.Atoi(f[1])
+	}
 	seen := false
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -31,10 +43,13 @@ func GitIn(dirs []string) (pids []int, known bool) {
 			continue
 		}
 		seen = true
-		if pid == self || !isGit(pid) {
+		if pid == self || ancestors[pid] || !isGit(pid) {
 			continue
 		}
-		if st, ok := state(pid); ok && st == 'Z' {
+		// This process's own git children (a cat-file it reads objects
+		// through, an update-ref waiting for its updates) hold none of the
+		// locks it asks about: those it took, it let go of.
+		if f, ok := stat(pid); ok && (len(f) > 0 && f[0] == "Z" || len(f) > 1 && f[1] == strconv.Itoa(self)) {
 			continue
 		}
 		if mayWorkIn(pid, dirs) {

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,14 +62,28 @@ func TestGitIn(t *testing.T) {
 			t.Fatalf("%v %s", err, out)
 		}
 	}
-	// git cat-file --batch waits on its input for as long as it is open.
-	cmd := exec.Command("git", "cat-file", "--batch")
+	// git cat-file --batch waits on its input for as long as it is open:
+	// a fifo, for a git that is not this process's child, whose own
+	// children GitIn leaves out.
+	fifo := filepath.Join(t.TempDir(), "in")
+	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
+		t.Skip("no mkfifo here")
+	}
+	cmd := exec.Command("sh", "-c", "git cat-file --batch < "+fifo+" & echo $!; wait")
 	cmd.Dir = other
-	in, err := cmd.StdinPipe()
+	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Fscan(out, &pid); err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { in.Close(); cmd.Wait() }()
@@ -78,18 +93,34 @@ func TestGitIn(t *testing.T) {
 			pids, _ := GitIn(dirs)
 			found := false
 			for _, p := range pids {
-				found = found || p == cmd.Process.Pid
+				found = found || p == pid
 			}
 			if found == want {
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		t.Fatalf("GitIn(%v): found %d = %v", dirs, cmd.Process.Pid, !want)
+		t.Fatalf("GitIn(%v): found %d = %v", dirs, pid, !want)
 	}
 	waitFor(true, other)
 	waitFor(false, repo)
 	waitFor(true, filepath.Join(other, ".git"), other)
+
+	// A git child of this process is left out.
+	own := exec.Command("git", "cat-file", "--batch")
+	own.Dir = other
+	ownIn, _ := own.StdinPipe()
+	if err := own.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { ownIn.Close(); own.Wait() }()
+	time.Sleep(50 * time.Millisecond)
+	pids, _ := GitIn([]string{other})
+	for _, p := range pids {
+		if p == own.Process.Pid {
+			t.Fatal("this process's own git child counted")
+		}
+	}
 }
 
 func TestWithin(t *testing.T) {
