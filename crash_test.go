@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 // TestCrashInjection kills git-liza with SIGKILL at random moments and at
@@ -56,6 +58,9 @@ func TestCrashInjection(t *testing.T) {
 		}
 	}
 	h.drain()
+	// What the last kills left is judged stale once it is older than a
+	// git command takes.
+	time.Sleep(refstore.StaleLockAge)
 	h.prune()
 	h.check("at the end")
 	h.report()
@@ -196,6 +201,9 @@ func (h *crashHarness) exec(dir string, kill time.Duration, group bool, crash st
 		err = <-done
 	}
 	r := result{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(began)}
+	if strings.Contains(r.stdout, ": resumed the replay") {
+		h.repairs["killed sync's replay resumed"]++
+	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
@@ -212,12 +220,36 @@ func (h *crashHarness) exec(dir string, kill time.Duration, group bool, crash st
 	return r
 }
 
-// repairLine is a line of stderr saying what a command repaired.
-var repairLine = regexp.MustCompile(`(?m)^git-liza: (removed|unlocked|repaired|emptied|forgot|kept) [^\n]*`)
+// repairKinds sort the lines in which commands say what they repaired.
+var repairKinds = []struct {
+	kind string
+	re   *regexp.Regexp
+}{
+	{"empty commondir written", regexp.MustCompile(`^repaired .*/commondir: `)},
+	{"stale lock of git's removed", regexp.MustCompile(`^removed \S+\.lock: a lock of git's`)},
+	{"half-made claim worktree removed", regexp.MustCompile(`^removed \S+: the worktree the claim .* was making when it died`)},
+	{"dead claim's worktree unlocked", regexp.MustCompile(`^unlocked \S+: the claim `)},
+	{"dead claim's worktree removed", regexp.MustCompile(`^removed \S+( and branch \S+)?: the claim .* died before the claim committed`)},
+	{"throwaway worktree removed", regexp.MustCompile(`^removed \S+: the throwaway worktree of|^removed \S+: a throwaway`)},
+	{"half-removed registration removed", regexp.MustCompile(`^removed the registration of |^forgot the registration of `)},
+	{"trash emptied", regexp.MustCompile(`^emptied `)},
+	{"merged task's worktree and branch removed", regexp.MustCompile(`^removed the worktree and branch of `)},
+	{"torn merge finished", regexp.MustCompile(`^moved \S+ to \S+: the merge of `)},
+	{"named, not touched", regexp.MustCompile(`^kept |: rm `)},
+}
 
 func (h *crashHarness) countRepairs(stderr string) {
-	for _, m := range repairLine.FindAllStringSubmatch(stderr, -1) {
-		h.repairs[m[1]]++
+	for _, line := range strings.Split(stderr, "\n") {
+		msg, ok := strings.CutPrefix(line, "git-liza: ")
+		if !ok {
+			continue
+		}
+		for _, k := range repairKinds {
+			if k.re.MatchString(msg) {
+				h.repairs[k.kind]++
+				break
+			}
+		}
 	}
 }
 
@@ -327,7 +359,7 @@ func (h *crashHarness) plan() *step {
 	ts := h.tasks(h.proj)
 	h.next++
 	req := fmt.Sprintf("crash-%d", h.next)
-	weighted := []string{"claim", "claim", "claim", "submit", "submit", "review", "review", "verdict", "verdict", "merge", "merge", "merge", "sync", "import"}
+	weighted := []string{"claim", "claim", "claim", "submit", "submit", "review", "review", "verdict", "verdict", "merge", "merge", "merge", "merge", "sync", "import"}
 	for _, op := range h.rng.Perm(len(weighted)) {
 		switch weighted[op] {
 		case "claim":
@@ -460,7 +492,7 @@ func (h *crashHarness) run(i int) {
 	group := h.rng.IntN(2) == 0
 	crash, how := "", ""
 	var kill time.Duration
-	if pts := crashPoints[s.op]; len(pts) > 0 && h.rng.IntN(3) == 0 {
+	if pts := crashPoints[s.op]; len(pts) > 0 && h.rng.IntN(5) < 2 {
 		crash = pts[h.rng.IntN(len(pts))]
 		how = "at " + crash
 		if group {
@@ -671,13 +703,11 @@ func (h *crashHarness) prune() {
 		h.fail("worktree prune: %s", r)
 	}
 	for _, line := range strings.Split(r.stdout, "\n") {
-		if m := regexp.MustCompile(`^(removed|unlocked|repaired|emptied|forgot) `).FindStringSubmatch(line); m != nil {
-			h.repairs["prune: "+m[1]]++
-		}
 		if strings.HasPrefix(line, "kept ") {
 			h.fail("worktree prune kept something: %s", line)
 		}
 	}
+	h.countRepairs(regexp.MustCompile(`(?m)^`).ReplaceAllString(r.stdout, "git-liza: "))
 	git := filepath.Join(h.proj, ".git")
 	for _, pattern := range []string{"worktrees/*", "liza/merge/*", "liza/review/*", "liza/trash/*", "refs/*/*.lock", "refs/*/*/*.lock", "*.lock"} {
 		got, _ := filepath.Glob(filepath.Join(git, pattern))
@@ -729,7 +759,7 @@ func (h *crashHarness) report() {
 	sort.Strings(refs)
 	h.t.Logf("runs: %d (%s)", total, strings.Join(ops, ", "))
 	h.t.Logf("kills landed mid-operation: %d (at crash points: %s)", h.landed, strings.Join(pts, ", "))
-	h.t.Logf("leftovers found and repaired: %d (%s)", repaired, strings.Join(reps, ", "))
+	h.t.Logf("leftovers found and repaired by the next commands: %d (%s)", repaired-h.repairs["named, not touched"], strings.Join(reps, ", "))
 	h.t.Logf("follow-ups refused for the contract (the killed request had landed): %s", strings.Join(refs, ", "))
 	h.t.Logf("failures: %d", len(h.failures))
 }

@@ -121,7 +121,35 @@ func recoverLocked(ctx context.Context, repo *refstore.Repo, rec Recovery) ([]Re
 
 // recoverEntry repairs one registration, and reports whether it removed it.
 func recoverEntry(ctx context.Context, repo *refstore.Repo, rec Recovery, e *entry, add func(*entry, string, string, ...any)) (bool, error) {
+	return recoverOne(ctx, repo, rec, e, add, false)
+}
+
+// recoverOne is recoverEntry; settled says that no process works in the
+// registration any more and that it was read again since.
+func recoverOne(ctx context.Context, repo *refstore.Repo, rec Recovery, e *entry, add func(*entry, string, string, ...any), settled bool) (bool, error) {
+	// Before acting on a leftover: a process that still works in it (the
+	// git a dead claim started, still checking out; a test or an agent
+	// that a dead merge or supervisor left running) keeps it for the next
+	// command; once none does, what it finished is read again.
+	again := func() (bool, error) {
+		if busy(e) {
+			return false, nil
+		}
+		if _, err := os.Stat(e.admin); err != nil {
+			return true, nil
+		}
+		*e = *read(areasOf(repo), e.admin)
+		return recoverOne(ctx, repo, rec, e, add, true)
+	}
 	owner, ours := parseLock(e.reason)
+	if emptyDir(e.admin) && old(e.admin) {
+		// git worktree add killed right after it made the directory:
+		// nothing in it to lose (rmdir fails if git writes in it now).
+		if os.Remove(e.admin) == nil {
+			add(e, "", "removed %s: an empty registration that a killed git worktree add left", displayPath(repo, e.admin))
+		}
+		return true, nil
+	}
 	if e.kind == foreign {
 		if !ours {
 			if !e.headOK() && e.path != "" && old(e.admin) {
@@ -137,11 +165,11 @@ func recoverEntry(ctx context.Context, repo *refstore.Repo, rec Recovery, e *ent
 	what := e.display(repo)
 	switch {
 	case e.locked && ours:
-		if !owner.Gone() || busy(e) {
-			// A process works in it: the git a dead claim started,
-			// still checking out; a test or an agent that a dead merge
-			// or supervisor left running. The next command sees to it.
+		if !owner.Gone() {
 			return false, nil
+		}
+		if !settled {
+			return again()
 		}
 	case e.locked:
 		// Someone's git worktree lock, or git's own "initializing" of a
@@ -150,8 +178,11 @@ func recoverEntry(ctx context.Context, repo *refstore.Repo, rec Recovery, e *ent
 	case e.kind == legacyMerge, e.kind == reviewTree && e.path != "":
 		// Throwaway worktrees made before they carried their owner: left
 		// while any process works in them.
-		if _, known := proc.Using(e.path); !known || busy(e) {
+		if _, known := proc.Using(e.path); !known {
 			return false, nil
+		}
+		if !settled {
+			return again()
 		}
 		if err := discard(repo, e); err != nil {
 			return false, err
@@ -159,8 +190,8 @@ func recoverEntry(ctx context.Context, repo *refstore.Repo, rec Recovery, e *ent
 		add(e, "", "removed %s: a throwaway worktree an earlier git-liza left, which no process works in", what)
 		return true, nil
 	case e.path == "" || e.commondir == "" || !e.headOK():
-		if busy(e) {
-			return false, nil
+		if !settled {
+			return again()
 		}
 		if err := forget(repo, e, e.kind == taskTree && e.exists && !onlyGitFile(e.path)); err != nil {
 			return false, err
@@ -301,45 +332,4 @@ func onlyGitFile(dir string) bool {
 func old(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && time.Since(fi.ModTime()) > refstore.StaleLockAge
-}
-
-// strays are the directories in the throwaway areas (liza/merge/NAME,
-// liza/review/AGENT/ID) that no worktree is registered at.
-func strays(repo *refstore.Repo, registered map[string]bool) ([]string, error) {
-	var out []string
-	check := func(dir string, depth int) error {
-		ents, err := os.ReadDir(dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		for _, e := range ents {
-			p := filepath.Join(dir, e.Name())
-			if !e.IsDir() {
-				continue
-			}
-			if depth > 1 {
-				sub, _ := os.ReadDir(p)
-				if len(sub) == 0 {
-					continue
-				}
-				for _, s := range sub {
-					if q := filepath.Join(p, s.Name()); s.IsDir() && !registered[q] && !registered[realPath(q)] {
-						out = append(out, q)
-					}
-				}
-				continue
-			}
-			if !registered[p] && !registered[realPath(p)] {
-				out = append(out, p)
-			}
-		}
-		return nil
-	}
-	if err := check(filepath.Join(repo.CommonDir, "liza", "merge"), 1); err != nil {
-		return nil, err
-	}
-	return out, check(filepath.Join(repo.CommonDir, "liza", "review"), 2)
 }

@@ -80,8 +80,11 @@ func TestRecoverHalfMadeClaims(t *testing.T) {
 			r := newRepo(t)
 			reason := "git-liza claim of t1 by coder-1: " + deadOwner(t)
 			admin := halfMade(t, r, "t1", step, reason)
+			if step == "mkdir" {
+				timeAgo(t, admin)
+			}
 			got := recoverOK(t, r, holds("refs/heads/integration"))
-			if _, err := os.Stat(admin); step != "mkdir" && err == nil {
+			if _, err := os.Stat(admin); err == nil {
 				t.Fatalf("registration kept; repairs:\n%s", whats(got))
 			}
 			if step != "mkdir" && r.exists(".worktrees/t1") {
@@ -318,4 +321,35 @@ func TestRecoverForeignHalfMade(t *testing.T) {
 	if _, err := os.Stat(admin); err != nil {
 		t.Fatal("someone else's registration was removed")
 	}
+}
+
+// Reviewers' checkouts may also lie beside the task worktrees, in
+// .worktrees/.review/AGENT/ID: a dead supervisor's goes, a live one's and
+// the directory itself stay, and no task worktree is taken for one.
+func TestRecoverReviewBesideTasks(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	dead := filepath.Join(r.root, Dir, reviewSubdir, "code-reviewer-1", "t1")
+	live := filepath.Join(r.root, Dir, reviewSubdir, "code-reviewer-2", "t2")
+	for _, p := range []string{dead, live} {
+		if err := AddDetached(ctx, r.repo, p, r.base, "t", "code-reviewer-1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock(t, r.admin(mustRel(t, r, dead)), "git-liza review of t1 by code-reviewer-1: "+deadOwner(t))
+	got := whats(recoverOK(t, r, holds("refs/heads/integration")))
+	if !regexp.MustCompile(`^removed .worktrees/.review/code-reviewer-1/t1: the throwaway worktree of the review of t1 by code-reviewer-1 \(pid \d+ on \S+\), which died$`).MatchString(got) {
+		t.Fatalf("repairs:\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(live, "README")); err != nil {
+		t.Fatal("a live reviewer's checkout went")
+	}
+	infos, err := List(ctx, r.repo)
+	if err != nil || len(infos) != 0 {
+		t.Fatalf("List took a review checkout for a task worktree: %+v %v", infos, err)
+	}
+	if s, err := Strays(r.repo); err != nil || len(s) != 0 {
+		t.Fatalf("Strays: %s %v", whats(s), err)
+	}
+	r.sound()
 }

@@ -126,9 +126,16 @@ func areasOf(repo *refstore.Repo) areas {
 	}
 	if root := repo.MainWorkTree(); root != "" {
 		a.tasks = both(filepath.Join(root, Dir))
+		a.review = append(a.review, both(filepath.Join(root, Dir, reviewSubdir))...)
 	}
 	return a
 }
+
+// reviewSubdir is where reviewers' checkouts may lie beside the task
+// worktrees (.worktrees/.review/AGENT/ID), out of the git directory, which
+// agent sandboxes keep read-only to a session inside it. A name with a
+// leading dot is no task id.
+const reviewSubdir = ".review"
 
 // classify says who made the worktree at path, and its task.
 func (a areas) classify(path string) (kind, string) {
@@ -140,11 +147,11 @@ func (a areas) classify(path string) (kind, string) {
 		}
 		return "", false
 	}
-	if rel, ok := under(a.tasks); ok && !strings.Contains(rel, "/") {
-		return taskTree, rel
-	}
 	if _, ok := under(a.review); ok {
 		return reviewTree, ""
+	}
+	if rel, ok := under(a.tasks); ok && !strings.Contains(rel, "/") {
+		return taskTree, rel
 	}
 	if _, ok := under(a.merge); ok {
 		return mergeTree, ""

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -322,7 +321,9 @@ func status(ctx context.Context, path string) (dirty, onlyDeleted bool, err erro
 	if _, err := os.Lstat(filepath.Join(path, ".git")); err != nil {
 		return false, false, fmt.Errorf("%s is not a checkout: %w", path, err)
 	}
-	out, err := refstore.Run(ctx, path, nil, "status", "--porcelain", "-z", "--untracked-files=normal")
+	// --no-optional-locks: status refreshes the index when it can, under
+	// index.lock, which a kill would leave in the coder's way.
+	out, err := refstore.Run(ctx, path, nil, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=normal")
 	if err != nil {
 		return false, false, err
 	}
@@ -337,56 +338,6 @@ func status(ctx context.Context, path string) (dirty, onlyDeleted bool, err erro
 		}
 	}
 	return dirty, dirty && onlyDeleted, nil
-}
-
-// Strays are the directories under .worktrees/ that no worktree is
-// registered at: an empty one is removed; one with files is kept, with
-// the command that removes it.
-func Strays(repo *refstore.Repo) ([]Repair, error) {
-	root := repo.MainWorkTree()
-	if root == "" {
-		return nil, nil
-	}
-	unlock, err := lockRepo(repo)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	ents, err := os.ReadDir(filepath.Join(root, Dir))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	entries, err := scan(repo)
-	if err != nil {
-		return nil, err
-	}
-	registered := map[string]bool{}
-	for _, e := range entries {
-		if e.kind == taskTree {
-			registered[e.id] = true
-		}
-	}
-	var out []Repair
-	for _, de := range ents {
-		id := de.Name()
-		if !de.IsDir() || registered[id] {
-			continue
-		}
-		p := filepath.Join(root, Dir, id)
-		if sub, err := os.ReadDir(p); err == nil && len(sub) == 0 {
-			if err := os.Remove(p); err != nil {
-				return out, err
-			}
-			out = append(out, Repair{Path: Rel(id), ID: id, What: fmt.Sprintf("removed %s: an empty directory no worktree is registered at", Rel(id))})
-			continue
-		}
-		out = append(out, Repair{Path: Rel(id), ID: id, What: fmt.Sprintf("%s is no registered worktree", Rel(id)),
-			Fix: "if nothing in it is needed, rm -rf " + Rel(id)})
-	}
-	return out, nil
 }
 
 // Remove deletes a task's worktree and its branch. Without force it refuses
@@ -412,35 +363,18 @@ func Remove(ctx context.Context, repo *refstore.Repo, id, integration string, fo
 			}
 		}
 	}
-	unlock, err := lockRepo(repo)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	e, err := find(repo, id)
-	if err != nil {
-		return err
-	}
-	if e != nil {
-		if err := discard(repo, e); err != nil {
-			return err
-		}
-	}
-	proc.CrashPoint("worktree:branch")
-	if _, ok, err := repo.ReadRef(BranchRef(id)); err != nil {
-		return err
-	} else if ok {
-		if _, err := repo.GitUnlocking(ctx, "branch", "--quiet", "-D", Branch(id)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return drop(ctx, repo, id, true)
 }
 
 // Undo removes the worktree Create made for a claim that did not commit,
 // whatever it holds (nobody was told of it), and the branch too when
 // Create made it.
 func Undo(ctx context.Context, repo *refstore.Repo, id string, branch bool) error {
+	return drop(ctx, repo, id, branch)
+}
+
+// drop removes task id's worktree, and its branch when branch is set.
+func drop(ctx context.Context, repo *refstore.Repo, id string, branch bool) error {
 	unlock, err := lockRepo(repo)
 	if err != nil {
 		return err
@@ -458,8 +392,15 @@ func Undo(ctx context.Context, repo *refstore.Repo, id string, branch bool) erro
 	if !branch {
 		return nil
 	}
-	_, err = repo.GitUnlocking(ctx, "branch", "--quiet", "-D", Branch(id))
-	return err
+	proc.CrashPoint("worktree:branch")
+	if _, ok, err := repo.ReadRef(BranchRef(id)); err != nil {
+		return err
+	} else if ok {
+		if _, err := repo.GitUnlocking(ctx, "branch", "--quiet", "-D", Branch(id)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // BranchMerged reports whether task/<id> has no commit that integration
@@ -526,81 +467,4 @@ func ensureExcluded(repo *refstore.Repo) error {
 	}
 	_, err = f.WriteString(line + "\n")
 	return err
-}
-
-// MergePath is a new place for a merge's integration test of task id: a
-// throwaway worktree under the common directory, where a crash leaves it
-// findable.
-func MergePath(repo *refstore.Repo, id string) string {
-	return filepath.Join(repo.CommonDir, "liza", "merge", fmt.Sprintf("%s-%d-%x", id, os.Getpid(), rand.Uint32()))
-}
-
-// AddDetached checks out commit in a throwaway worktree at path, locked by
-// a lock that names this process so that the worktree is removed as a
-// leftover once the process is gone: for a merge's integration test of
-// task id (agent empty), or for agent's review of it. It is serialised
-// with the task worktrees' own registry commands.
-func AddDetached(ctx context.Context, repo *refstore.Repo, path string, commit refstore.Hash, id, agent string) error {
-	reason := mergeLock(id)
-	if agent != "" {
-		reason = reviewLock(id, agent)
-	}
-	unlock, err := lockRepo(repo)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	_, err = repo.GitUnlocking(ctx, "worktree", "add", "--quiet", "--detach", "--lock", "--reason", reason, path, commit.String())
-	return err
-}
-
-// RemoveDetached removes a worktree AddDetached made, whatever it holds.
-func RemoveDetached(ctx context.Context, repo *refstore.Repo, path string) error {
-	unlock, err := lockRepo(repo)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	entries, err := scan(repo)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if e.path != "" && (e.path == path || e.path == realPath(path)) {
-			return discard(repo, e)
-		}
-	}
-	if err := toTrash(repo, path); err != nil {
-		return err
-	}
-	emptyTrash(repo)
-	return nil
-}
-
-// CheckedOut returns the checkout that has branch (a full ref name) checked
-// out, or "".
-func CheckedOut(ctx context.Context, repo *refstore.Repo, branch string) (string, error) {
-	if root := repo.MainWorkTree(); root != "" {
-		if b, err := os.ReadFile(filepath.Join(repo.CommonDir, "HEAD")); err == nil && strings.TrimSpace(string(b)) == "ref: "+branch {
-			return root, nil
-		}
-	}
-	unlock, err := lockRepo(repo)
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	entries, err := scan(repo)
-	if err != nil {
-		return "", err
-	}
-	for _, e := range entries {
-		if e.path != "" && e.head == "ref: "+branch {
-			return e.path, nil
-		}
-	}
-	return "", nil
 }
