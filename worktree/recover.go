@@ -142,9 +142,10 @@ func recoverOne(ctx context.Context, repo *refstore.Repo, rec Recovery, e *entry
 		return recoverOne(ctx, repo, rec, e, add, true)
 	}
 	owner, ours := parseLock(e.reason)
-	if emptyDir(e.admin) && old(e.admin) {
-		// git worktree add killed right after it made the directory:
-		// nothing in it to lose (rmdir fails if git writes in it now).
+	if bare(e) && old(e.admin) {
+		// git worktree add killed right after it made the directory, or
+		// while it wrote the lock: nothing in it to lose.
+		os.Remove(filepath.Join(e.admin, "locked"))
 		if os.Remove(e.admin) == nil {
 			add(e, "", "removed %s: an empty registration that a killed git worktree add left", displayPath(repo, e.admin))
 		}
@@ -175,9 +176,10 @@ func recoverOne(ctx context.Context, repo *refstore.Repo, rec Recovery, e *entry
 		// Someone's git worktree lock, or git's own "initializing" of a
 		// worktree add that may be running: not git-liza's to judge.
 		return false, nil
-	case e.kind == legacyMerge, e.kind == reviewTree && e.path != "":
-		// Throwaway worktrees made before they carried their owner: left
-		// while any process works in them.
+	case e.kind == legacyMerge && e.branch() == "", e.kind == reviewTree && e.path != "" && e.branch() == "":
+		// Throwaway worktrees made before they carried their owner
+		// (detached, as git-liza made them): left while any process works
+		// in them.
 		if _, known := proc.Using(e.path); !known {
 			return false, nil
 		}
@@ -305,6 +307,22 @@ func holdsNothing(ctx context.Context, repo *refstore.Repo, e *entry, integratio
 		return false, err
 	}
 	return BranchMerged(ctx, repo, e.id, integration)
+}
+
+// bare reports whether a registration holds nothing but, perhaps, a lock
+// that names nobody (empty, or git's own "initializing"): git worktree add
+// was killed before it wrote where the worktree is.
+func bare(e *entry) bool {
+	ents, err := os.ReadDir(e.admin)
+	if err != nil {
+		return false
+	}
+	for _, f := range ents {
+		if f.Name() != "locked" || e.reason != "" && e.reason != "initializing" {
+			return false
+		}
+	}
+	return true
 }
 
 // emptyDir reports whether dir is a directory with nothing in it.

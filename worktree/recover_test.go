@@ -75,6 +75,14 @@ func halfMade(t *testing.T, r *testRepo, id, upTo, reason string) string {
 // that Recover removes when its owner is gone, so that git fsck is clean
 // and the task can be claimed again; the lock of a live owner keeps it.
 func TestRecoverHalfMadeClaims(t *testing.T) {
+	t.Run("lock being written", func(t *testing.T) {
+		r := newRepo(t)
+		admin := halfMade(t, r, "t1", "locked", "")
+		timeAgo(t, admin)
+		if got := whats(recoverOK(t, r, holds("refs/heads/integration"))); got != "removed .git/worktrees/t1: an empty registration that a killed git worktree add left" {
+			t.Fatalf("repairs:\n%s", got)
+		}
+	})
 	for _, step := range []string{"mkdir", "locked", "path", "gitdir", ".git", "commondir-empty", "commondir", "HEAD"} {
 		t.Run(step, func(t *testing.T) {
 			r := newRepo(t)

@@ -196,23 +196,30 @@ func find(repo *refstore.Repo, id string) (*entry, error) {
 }
 
 // Unlock releases the claim lock once the claim is committed.
+// It removes the registration's locked file, as git worktree unlock does.
 func Unlock(ctx context.Context, repo *refstore.Repo, id string) error {
-	path, err := Path(repo, id)
-	if err != nil {
-		return err
-	}
 	unlock, err := lockRepo(repo)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	_, err = repo.GitUnlocking(ctx, "worktree", "unlock", path)
-	return err
+	e, err := find(repo, id)
+	if err != nil {
+		return err
+	}
+	if e == nil {
+		return fmt.Errorf("no worktree of %s to unlock", id)
+	}
+	if err := os.Remove(filepath.Join(e.admin, "locked")); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
 }
 
 // lockRepo serialises git-liza's worktree commands on this machine (and
-// with them the recovery of what a dead one left). Git does not: two worktree adds of one path on an existing branch both write
-// into the same directory (and the loser's cleanup deletes it), and
+// with them the recovery of what a dead one left). Git does not: two
+// worktree adds of one path on an existing branch both write into the same
+// directory (and the loser's cleanup deletes it), and
 // worktree add, list, unlock, remove and branch -D die ("failed to read
 // .git/worktrees/X/commondir", "failed to read .../locked") when they
 // read a worktree another process is creating, unlocking or removing. The
