@@ -36,6 +36,7 @@ func (s *Service) recoverWorktrees(ctx context.Context) ([]worktree.Repair, erro
 func (s *Service) recovery() worktree.Recovery {
 	var once sync.Once
 	var held map[string]bool
+	reviewing := map[string]string{}
 	var integ string
 	var viewErr error
 	read := func() {
@@ -51,6 +52,9 @@ func (s *Service) recovery() worktree.Recovery {
 				return err
 			}
 			for id, sum := range idx {
+				if sum.Status == contracts.ReadyForReview && sum.ReviewingBy != "" {
+					reviewing[id] = sum.ReviewingBy
+				}
 				switch sum.Status {
 				case contracts.Unclaimed, contracts.Draft, contracts.Merged, contracts.Superseded, contracts.Abandoned:
 					continue
@@ -75,6 +79,10 @@ func (s *Service) recovery() worktree.Recovery {
 		Holds: func(id string) (bool, error) {
 			once.Do(read)
 			return held[id], viewErr
+		},
+		Reviewing: func(agent, task string) (bool, error) {
+			once.Do(read)
+			return reviewing[task] == agent, viewErr
 		},
 		Integration: func() (string, error) {
 			once.Do(read)

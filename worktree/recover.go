@@ -22,6 +22,12 @@ type Recovery struct {
 	// Integration is the integration branch as a full ref, or "" when
 	// unknown: a task branch whose tip is on it holds no work of its own.
 	Integration func() (string, error)
+	// Reviewing reports whether the board records agent as holding the
+	// review of task: a reviewer's checkout (AGENT/ID under a review
+	// area) is kept while it does, whoever made it, and is a leftover once
+	// it does not and no live process of git-liza's owns it. When nil, a
+	// reviewer's checkout is judged by its owner alone.
+	Reviewing func(agent, task string) (bool, error)
 }
 
 // Repair is one leftover of a dead process that Recover repaired, or (Fix
@@ -164,6 +170,24 @@ func recoverOne(ctx context.Context, repo *refstore.Repo, rec Recovery, e *entry
 		e.kind = owner.kind
 	}
 	what := e.display(repo)
+	if agent, task, ok := e.review(); ok && rec.Reviewing != nil && e.branch() == "" {
+		// A reviewer's checkout lives as long as the review on the
+		// board (the review command makes one and ends at once).
+		if held, err := rec.Reviewing(agent, task); err != nil || held {
+			return false, err
+		}
+		if ours && e.locked && !owner.Gone() {
+			return false, nil
+		}
+		if !settled {
+			return again()
+		}
+		if err := discard(repo, e); err != nil {
+			return false, err
+		}
+		add(e, "", "removed %s: the checkout of a review of %s that %s no longer holds", what, task, agent)
+		return true, nil
+	}
 	switch {
 	case e.locked && ours:
 		if !owner.Gone() {

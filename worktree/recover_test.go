@@ -361,3 +361,34 @@ func TestRecoverReviewBesideTasks(t *testing.T) {
 	}
 	r.sound()
 }
+
+// With the board at hand, a reviewer's checkout lives as long as the
+// review: kept while the board records the review, whoever made it (the
+// review command ends at once), removed once it does not, unless a live
+// process of git-liza's owns it.
+func TestRecoverReviewByBoard(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	held := ReviewPath(r.repo, "code-reviewer-1", "t1")
+	over := ReviewPath(r.repo, "code-reviewer-1", "t2")
+	live := ReviewPath(r.repo, "code-reviewer-2", "t3")
+	for _, p := range []string{held, over, live} {
+		if err := AddDetached(ctx, r.repo, p, r.base, filepath.Base(p), filepath.Base(filepath.Dir(p))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{held, over} {
+		lock(t, r.admin(mustRel(t, r, p)), "git-liza review of x by code-reviewer-1: "+deadOwner(t))
+	}
+	rec := holds("refs/heads/integration")
+	rec.Reviewing = func(agent, task string) (bool, error) { return agent == "code-reviewer-1" && task == "t1", nil }
+	got := whats(recoverOK(t, r, rec))
+	if got != "removed .git/liza/review/code-reviewer-1/t2: the checkout of a review of t2 that code-reviewer-1 no longer holds" {
+		t.Fatalf("repairs:\n%s", got)
+	}
+	for _, p := range []string{held, live} {
+		if _, err := os.Stat(filepath.Join(p, "README")); err != nil {
+			t.Errorf("%s went", p)
+		}
+	}
+}

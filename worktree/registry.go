@@ -223,6 +223,17 @@ func read(a areas, admin string) *entry {
 	return e
 }
 
+// review is the agent and task of a reviewer's checkout (AGENT/ID under a
+// review area).
+func (e *entry) review() (agent, task string, ok bool) {
+	if e.kind != reviewTree || e.path == "" {
+		return "", "", false
+	}
+	task = filepath.Base(e.path)
+	agent = filepath.Base(filepath.Dir(e.path))
+	return agent, task, task != "" && agent != ""
+}
+
 // info is what List reports of a task worktree's registration.
 func (e *entry) info(repo *refstore.Repo) Info {
 	// A registration git did not finish has no checkout to look at.
