@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/proc"
 	"github.com/liza-dev/git-liza/refstore"
 )
 
@@ -143,6 +144,13 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 			return nil, err
 		}
 		if attempt > 1 && time.Now().Add(sleep).After(deadline) {
+			// A lock of git's that stayed (one a killed git left is
+			// removed once stale, and the next attempt passes) is named.
+			var locked *refstore.LockError
+			if errors.As(err, &locked) {
+				return nil, contracts.Errorf(contracts.CodeContention,
+					"%s: gave up after %d attempts in %s: %v", op.Name, attempt, budget, locked)
+			}
 			return nil, contracts.Errorf(contracts.CodeContention,
 				"%s: gave up after %d attempts in %s: %s kept moving", op.Name, attempt, budget, refstore.StateRef)
 		}
@@ -282,6 +290,7 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 		return nil, err
 	}
 	updates := append([]refstore.RefUpdate{{Name: refstore.StateRef, Old: tip, New: commit}}, b.refs...)
+	proc.CrashPoint("cas:commit")
 	if s.remoteMode() {
 		updates = append(updates, turn.release()...)
 		if err := s.publish(ctx, op, updates); err != nil {

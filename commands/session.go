@@ -68,7 +68,7 @@ func (e *Env) openAs(cmd *cli.Command, agent string) (*session, error) {
 	svc, err := ops.New(repo, ops.Options{
 		Agent: agent, Generation: gen, Clock: clock, Budget: cmd.Duration("retry-budget"),
 		Author: identity(repo, e.Getenv), Offline: cmd.Bool("offline"),
-		Progress: e.progress(),
+		Progress: e.progress(), Notice: e.notice,
 	})
 	if err != nil {
 		return nil, err
@@ -85,6 +85,11 @@ func (e *Env) progress() func(string) {
 	}
 	return func(msg string) { fmt.Fprintf(e.Stderr, "git-liza: %s...\n", msg) }
 }
+
+// notice is where operations say what they repaired on the way (the
+// leftovers of killed processes): a line on stderr, always, for people
+// and scripts alike.
+func (e *Env) notice(msg string) { fmt.Fprintf(e.Stderr, "git-liza: %s\n", msg) }
 
 // clock is the one source of time: Env.Clock, else the wall clock. The
 // shipped binary reads no clock override from its environment (an agent

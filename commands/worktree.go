@@ -93,7 +93,10 @@ func (s *session) worktreePrune(ctx context.Context) error {
 	if s.json {
 		return s.printJSON(rep)
 	}
-	if rep.Seen == 0 {
+	for _, it := range rep.Repaired {
+		fmt.Fprintln(s.Stdout, it.Reason)
+	}
+	if rep.Seen == 0 && len(rep.Kept) == 0 && len(rep.Branches) == 0 {
 		fmt.Fprintln(s.Stdout, "no task worktrees")
 		return nil
 	}
@@ -102,6 +105,9 @@ func (s *session) worktreePrune(ctx context.Context) error {
 	}
 	for _, it := range rep.Pruned {
 		fmt.Fprintf(s.Stdout, "pruned %s: %s\n", it.Path, it.Reason)
+	}
+	for _, it := range rep.Branches {
+		fmt.Fprintf(s.Stdout, "deleted branch %s: %s\n", it.Path, it.Reason)
 	}
 	for _, it := range rep.Kept {
 		fmt.Fprintf(s.Stdout, "kept %s: %s\n", it.Path, it.Reason)

@@ -69,7 +69,7 @@ func (s *Service) ReviewCheckout(ctx context.Context, agent, task string) (strin
 	if err := worktree.Exclude(s.Repo, "/"+worktree.Dir+"/"); err != nil {
 		return "", err
 	}
-	if err := worktree.AddDetached(ctx, s.Repo, dir, commit); err != nil {
+	if err := worktree.AddDetached(ctx, s.Repo, dir, commit, task, agent); err != nil {
 		return "", fmt.Errorf("check out %s to review: %w", short(commitID), err)
 	}
 	return dir, nil

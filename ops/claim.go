@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/proc"
 	"github.com/liza-dev/git-liza/refstore"
 	"github.com/liza-dev/git-liza/worktree"
 )
@@ -94,6 +96,13 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 	if err := contracts.Permit(s.Agent, contracts.OpClaim); err != nil {
 		return nil, err
 	}
+	if !r.NoWorktree {
+		// A claim killed before here left its worktree locked, or half
+		// made; a committed claim's is unlocked, the others go.
+		if _, err := s.recoverWorktrees(ctx); err != nil {
+			return nil, err
+		}
+	}
 	asked := claimAsked{Task: r.Task, NoWorktree: r.NoWorktree}
 	if res, done, err := s.requested(r.Call, kindClaim, claimInput{Asked: asked}); err != nil || done {
 		if err != nil {
@@ -112,7 +121,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		}
 		// An exhausted task gets no worktree: the claim only records the
 		// exhaustion.
-		created := false
+		var created *madeWorktree
 		if !r.NoWorktree && plan.kind != ClaimExhausted {
 			created, err = s.prepareWorktree(ctx, plan)
 			if errors.Is(err, worktree.ErrBusy) {
@@ -126,6 +135,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 				return nil, err
 			}
 		}
+		proc.CrashPoint("claim:worktree")
 		in := claimInput{Asked: asked, Task: plan.id, Base: plan.base.String(), Worktree: worktree.Rel(plan.id), Branch: worktree.Branch(plan.id)}
 		if r.NoWorktree {
 			in.Worktree, in.Branch = s.ownCheckout(), ""
@@ -148,11 +158,14 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 			}
 			return nil
 		})
-		if created {
+		if created != nil {
 			if err != nil {
-				_ = worktree.Remove(ctx, s.Repo, plan.id, "", true)
-			} else if uerr := worktree.Unlock(ctx, s.Repo, plan.id); uerr != nil {
-				return nil, uerr
+				_ = worktree.Undo(ctx, s.Repo, plan.id, created.branch)
+			} else {
+				proc.CrashPoint("claim:committed")
+				if uerr := worktree.Unlock(ctx, s.Repo, plan.id); uerr != nil {
+					return nil, uerr
+				}
 			}
 		}
 		if errors.Is(err, errPickAgain) {
@@ -275,22 +288,41 @@ func (s *Service) taskBranch(ctx context.Context, id string) (refstore.Hash, boo
 	return tip, err == nil, err
 }
 
+// madeWorktree is a worktree a claim made, which it removes if the claim
+// does not commit, with the branch when the claim made that too.
+type madeWorktree struct{ branch bool }
+
 // prepareWorktree is phase two: the worktree exists when it returns, and
-// created says whether this call made it (and must remove it if the claim
-// does not commit).
-func (s *Service) prepareWorktree(ctx context.Context, plan *claimPlan) (bool, error) {
+// made is what this call made (nil when it took on an existing worktree).
+func (s *Service) prepareWorktree(ctx context.Context, plan *claimPlan) (*madeWorktree, error) {
 	info, err := worktree.Inspect(ctx, s.Repo, plan.id)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if info.Exists && info.Locked == "" {
 		// Work kept from an earlier claim of this task: the claim takes it on.
-		return false, nil
+		return nil, nil
 	}
-	if err := worktree.Create(ctx, s.Repo, plan.id, plan.base, s.Agent); err != nil {
-		return false, err
+	branch, err := worktree.Create(ctx, s.Repo, plan.id, plan.base, s.Agent, s.notice)
+	// A claim killed a moment ago may have left its git still checking out:
+	// once that is done, recovery takes its worktree away (or unlocks it).
+	for began := time.Now(); errors.Is(err, worktree.ErrSettling) && time.Since(began) < 5*time.Second; {
+		time.Sleep(50 * time.Millisecond)
+		if _, err = s.recoverWorktrees(ctx); err != nil {
+			return nil, err
+		}
+		if info, ierr := worktree.Inspect(ctx, s.Repo, plan.id); ierr == nil && info.Exists && info.Locked == "" {
+			return nil, nil
+		}
+		branch, err = worktree.Create(ctx, s.Repo, plan.id, plan.base, s.Agent, s.notice)
 	}
-	return true, nil
+	if errors.Is(err, worktree.ErrSettling) {
+		err = worktree.ErrBusy
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &madeWorktree{branch: branch}, nil
 }
 
 // applyClaim is phase three, run inside the compare-and-swap (and where a

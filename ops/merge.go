@@ -12,6 +12,7 @@ import (
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/proc"
 	"github.com/liza-dev/git-liza/refstore"
 	"github.com/liza-dev/git-liza/worktree"
 )
@@ -55,6 +56,11 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 	if err := s.checkSwitchFiles("merges"); err != nil {
 		return nil, err
 	}
+	// A merge killed before here may have left its test's worktree, a
+	// half-removed task worktree, or a lock of git's.
+	if _, err := s.recoverWorktrees(ctx); err != nil {
+		return nil, err
+	}
 	for {
 		var t *contracts.Task
 		var branch string
@@ -72,7 +78,15 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 		}); err != nil {
 			return nil, err
 		}
+		// One killed between moving the state and the branch left the
+		// branch behind.
+		if err := s.finishTornMerge(ctx, branch); err != nil {
+			return nil, err
+		}
 		if t.Status != contracts.Approved {
+			if t.Status == contracts.Merged {
+				s.finishMerged(ctx, id, branch)
+			}
 			return nil, contracts.Invalidf("task %s is %s, not APPROVED", id, t.Status)
 		}
 		review, _ := refstore.ParseHash(t.ReviewCommit)
@@ -119,7 +133,9 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 		res, err := s.write(ctx, r.Call, kindMerge, in, func(tx *cas.Tx) error {
 			if now, _, err := s.branchTip(ctx, branch); err != nil {
 				return err
-			} else if now != integ {
+			} else if now != integ || s.branchLocked(branch) {
+				// A locked branch may be a merge torn by a kill: see
+				// finishTornMerge, which the next round runs first.
 				return errIntegrationMoved
 			}
 			return nil
@@ -131,6 +147,7 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 			return nil, err
 		}
 		out := &MergeResult{ID: id, MergeCommit: result.String(), IntegrationBranch: strings.TrimPrefix(branch, "refs/heads/"), Written: written(res)}
+		proc.CrashPoint("merge:committed")
 		if err := worktree.Remove(ctx, s.Repo, id, branch, false); err != nil {
 			out.Cleanup = fmt.Sprintf("worktree kept: %v", err)
 		}
@@ -139,6 +156,33 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 			_ = s.Repo.Push(ctx, r, refstore.RefUpdate{Name: worktree.BranchRef(id), Old: review})
 		}
 		return out, nil
+	}
+}
+
+// branchLocked reports whether git's lock of a branch exists here (not in
+// remote mode, where the remote's git holds its own).
+func (s *Service) branchLocked(ref string) bool {
+	if s.remote() != "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(s.Repo.CommonDir, filepath.FromSlash(ref)+".lock"))
+	return err == nil
+}
+
+// finishMerged does what a merge of id that was killed after it landed
+// did not: removes the task's worktree and branch when they hold nothing
+// the integration branch lacks, and says so.
+func (s *Service) finishMerged(ctx context.Context, id, branch string) {
+	info, err := worktree.Inspect(ctx, s.Repo, id)
+	if err != nil || info.Locked != "" {
+		return
+	}
+	_, hasBranch, err := s.Repo.ReadRef(worktree.BranchRef(id))
+	if err != nil || !info.Exists && !info.Prunable && !hasBranch {
+		return
+	}
+	if worktree.Remove(ctx, s.Repo, id, branch, false) == nil {
+		s.notice(fmt.Sprintf("removed the worktree and branch of %s, which a merge of it killed after it landed had left", id))
 	}
 }
 
@@ -336,16 +380,15 @@ func (s *Service) integrationTest(ctx context.Context, id string, result refstor
 	if err != nil || !has {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "liza-merge-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	wt := filepath.Join(dir, "tree")
-	if err := worktree.AddDetached(ctx, s.Repo, wt, result); err != nil {
+	// The test's worktree lies under the common directory and is locked
+	// by this process: a merge killed during the test leaves it where the
+	// next worktree command finds it, and removes it (worktree.Recover).
+	wt := worktree.MergePath(s.Repo, id)
+	if err := worktree.AddDetached(ctx, s.Repo, wt, result, id, ""); err != nil {
 		return "", err
 	}
 	defer worktree.RemoveDetached(context.WithoutCancel(ctx), s.Repo, wt)
+	proc.CrashPoint("merge:test")
 	logDir := filepath.Join(s.Repo.CommonDir, "liza", "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return "", err

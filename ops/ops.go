@@ -40,6 +40,11 @@ type Service struct {
 	// rules, when not zero, is the rule set writes follow instead of
 	// contracts.Rules: how tests build the boards an older git-liza wrote.
 	rules int
+	// Notice, when set, is told what the operation repaired on the way,
+	// the leftovers of killed processes (recover.go), one line each, and
+	// what it found but could not safely repair, with the command that
+	// does.
+	Notice func(string)
 }
 
 // Options configure a Service.
@@ -57,6 +62,8 @@ type Options struct {
 	Offline bool
 	// Progress: see Service.Progress.
 	Progress func(string)
+	// Notice: see Service.Notice.
+	Notice func(string)
 }
 
 // New opens the blackboard of repo for the actor o names. The agent id is
@@ -77,10 +84,14 @@ func New(repo *refstore.Repo, o Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{
-		Repo: repo, Agent: o.Agent, Generation: o.Generation, Progress: o.Progress,
+		Repo: repo, Agent: o.Agent, Generation: o.Generation, Progress: o.Progress, Notice: o.Notice,
 		Store: &cas.Store{Repo: repo, Clock: clock, Budget: o.Budget, Author: o.Author, Remote: repo.RemoteOf(), Offline: o.Offline, Sign: sign},
 	}
 	s.Store.Verify = s.verifyTip
+	if o.Notice != nil && repo.Notice == nil {
+		// Stale locks of git's that refstore removes are told too.
+		repo.Notice = o.Notice
+	}
 	if s.Store.Remote != "" {
 		if err := repo.CheckRemote(s.Store.Remote); err != nil {
 			return nil, contracts.Invalidf("liza.remote names %s, but %v", s.Store.Remote, err)

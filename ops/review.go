@@ -43,6 +43,14 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 	if err := s.checkSwitchFiles("reviews"); err != nil {
 		return nil, err
 	}
+	if err := contracts.Permit(s.Agent, contracts.OpReview); err != nil {
+		return nil, err
+	}
+	// A reviewer's checkout or a merge's test worktree that a killed
+	// process left is removed here too.
+	if _, err := s.recoverWorktrees(ctx); err != nil {
+		return nil, err
+	}
 	res, err := s.write(ctx, r.Call, kindReview, reviewInput{Task: r.Task}, nil)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package ops
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -209,7 +210,7 @@ func (s *Service) refresh(ctx context.Context, remote string) error {
 		}
 	}
 	err = s.Repo.UpdateRefs(ctx, "liza: status --fetch from "+remote, refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
-	if err == refstore.ErrStale {
+	if errors.Is(err, refstore.ErrStale) {
 		return nil // another process moved it meanwhile; it is at least as new
 	}
 	return err

@@ -50,6 +50,14 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 		}
 		return checkSubmitter(t, s.Agent)
 	}); err != nil {
+		// The same request again, after a submission that landed (its
+		// process was killed before it said so): the first result.
+		if t != nil && r.RequestID != "" && t.ReviewCommit != "" {
+			in := submitInput{Task: id, ReviewCommit: t.ReviewCommit, Base: t.BaseCommit}
+			if res, done, rerr := s.requested(r.Call, kindSubmit, in); rerr == nil && done {
+				return &SubmitResult{ID: id, ReviewCommit: t.ReviewCommit, BaseCommit: t.BaseCommit, Written: written(res)}, nil
+			}
+		}
 		return nil, err
 	}
 	commit, err := s.submission(ctx, t, r.Rev)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
@@ -59,8 +61,20 @@ type SyncOptions struct {
 	FollowRewind bool
 }
 
-// SyncWith is Sync with options.
+// SyncWith is Sync with options. A sync that loses a race on the remote
+// (another clone, or the push of a sync killed a moment ago that git
+// finishes on its own) fetches and tries again, a few times.
 func (s *Service) SyncWith(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error) {
+	for try := 1; ; try++ {
+		rep, err := s.syncOnce(ctx, remote, o)
+		if try == 5 || Class(err) != contracts.CodeContention || ctx.Err() != nil {
+			return rep, err
+		}
+		time.Sleep(time.Duration(try*50+rand.IntN(100)) * time.Millisecond)
+	}
+}
+
+func (s *Service) syncOnce(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error) {
 	follow := o.FollowRewind
 	if remote == "" {
 		remote = s.Store.Remote
@@ -89,6 +103,30 @@ func (s *Service) SyncWith(ctx context.Context, remote string, o SyncOptions) (*
 		}
 	}
 	rep := &SyncReport{Remote: remote}
+	if pending, ok, err := s.Repo.ReadRef(replayRef(remote)); err != nil {
+		return nil, err
+	} else if ok {
+		// A sync killed while it applied the local operations again.
+		s.progress("resuming the replay on %s that a killed sync left", remote)
+		rep.Action = "resumed the replay"
+		if err := s.resumeReplay(ctx, remote, theirs, pending, rep); err != nil {
+			return nil, err
+		}
+		more, err := s.syncOnce(ctx, remote, o)
+		if more == nil {
+			return nil, err
+		}
+		if more.Action != "up to date" {
+			rep.Action += "; " + more.Action
+		}
+		rep.Replayed = append(rep.Replayed, more.Replayed...)
+		rep.Refused = append(rep.Refused, more.Refused...)
+		rep.Backup, rep.State = cmp.Or(more.Backup, rep.Backup), more.State
+		if len(rep.Refused) > 0 {
+			return rep, contracts.Invalidf("%d operation(s) no longer apply on %s's state (see above)", len(rep.Refused), remote)
+		}
+		return rep, nil
+	}
 	rewound, err := s.rewoundPast(ctx, remote, theirs, ours)
 	if err != nil {
 		return nil, err
@@ -241,7 +279,11 @@ func (s *Service) related(ctx context.Context, a, b refstore.Hash) (bool, error)
 // publishState pushes local state commits that sit on top of the remote's.
 func (s *Service) publishState(ctx context.Context, remote string, theirs, ours refstore.Hash) error {
 	if err := s.Repo.Push(ctx, remote, refstore.RefUpdate{Name: refstore.StateRef, Old: theirs, New: ours}); err != nil {
-		if err == refstore.ErrStale {
+		var locked *refstore.LockError
+		if errors.As(err, &locked) {
+			return contracts.Errorf(contracts.CodeContention, "publishing to %s: %v", remote, locked)
+		}
+		if errors.Is(err, refstore.ErrStale) {
 			return contracts.Errorf(contracts.CodeContention, "%s moved while publishing; run git liza sync again", remote)
 		}
 		return err
@@ -266,11 +308,34 @@ func (s *Service) replay(ctx context.Context, remote string, theirs, ours, skip 
 			base, _ = refstore.ParseHash(strings.TrimSpace(string(out)))
 		}
 	}
+	todo, err := s.since(base, ours)
+	if err != nil {
+		return err
+	}
+	// The local operations are set aside, and marked as still to be
+	// applied again until the last one is: a sync killed meanwhile leaves
+	// the mark, and the next one resumes from it.
+	rep.Backup = "refs/liza/offline/" + short(ours.String())
+	if err := s.Repo.UpdateRefs(ctx, "liza: sync with "+remote+": set aside local operations",
+		refstore.RefUpdate{Name: rep.Backup, New: ours},
+		refstore.RefUpdate{Name: replayRef(remote), New: ours},
+		refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs}); err != nil {
+		return err
+	}
+	return s.applyAll(ctx, remote, todo, ours, skip, rep)
+}
+
+// replayRef marks a replay in progress on remote: the local operations
+// set aside, until each has been applied again on the remote's board.
+func replayRef(remote string) string { return "refs/liza/replay/" + remote }
+
+// since lists the state commits from tip back to base, newest first.
+func (s *Service) since(base, tip refstore.Hash) ([]*refstore.Commit, error) {
 	var todo []*refstore.Commit
-	for id := ours; id != base && !id.IsZero(); {
+	for id := tip; id != base && !id.IsZero(); {
 		c, err := s.Repo.ReadCommit(id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		todo = append(todo, c)
 		if len(c.Parents) == 0 {
@@ -278,12 +343,36 @@ func (s *Service) replay(ctx context.Context, remote string, theirs, ours, skip 
 		}
 		id = c.Parents[0]
 	}
-	rep.Backup = "refs/liza/offline/" + short(ours.String())
-	if err := s.Repo.UpdateRefs(ctx, "liza: sync with "+remote+": set aside local operations",
-		refstore.RefUpdate{Name: rep.Backup, New: ours},
-		refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs}); err != nil {
+	return todo, nil
+}
+
+// resumeReplay applies again the operations of a replay a killed sync left
+// marked: those it had applied are recognised by their request ids and
+// not applied twice.
+func (s *Service) resumeReplay(ctx context.Context, remote string, theirs, pending refstore.Hash, rep *SyncReport) error {
+	base := refstore.Hash{}
+	if !theirs.IsZero() {
+		if out, err := s.Repo.Git(ctx, "merge-base", theirs.String(), pending.String()); err == nil {
+			base, _ = refstore.ParseHash(strings.TrimSpace(string(out)))
+		}
+	}
+	todo, err := s.since(base, pending)
+	if err != nil {
 		return err
 	}
+	// A replay that followed a rewind left out what the remote had once
+	// had; until it is done, the rewind's mark says what that was.
+	skip, _, err := s.Repo.ReadRef(cas.RewoundRef(remote))
+	if err != nil {
+		return err
+	}
+	rep.Backup = "refs/liza/offline/" + short(pending.String())
+	return s.applyAll(ctx, remote, todo, pending, skip, rep)
+}
+
+// applyAll applies todo (newest first) again, oldest first, then removes
+// the replay's mark.
+func (s *Service) applyAll(ctx context.Context, remote string, todo []*refstore.Commit, marked, skip refstore.Hash, rep *SyncReport) error {
 	for i := len(todo) - 1; i >= 0; i-- {
 		c := todo[i]
 		if !skip.IsZero() {
@@ -300,7 +389,7 @@ func (s *Service) replay(ctx context.Context, remote string, theirs, ours, skip 
 		}
 		rep.Replayed = append(rep.Replayed, subject)
 	}
-	return nil
+	return s.Repo.UpdateRefs(ctx, "liza: sync with "+remote+": replay done", refstore.RefUpdate{Name: replayRef(remote), Old: marked})
 }
 
 // applyAgain writes the operation a commit recorded again, as its agent, on
@@ -326,7 +415,13 @@ func (s *Service) applyAgain(ctx context.Context, c *refstore.Commit) error {
 			return err
 		}
 	}
-	_, err = as.update(ctx, Call{RequestID: rec.Request}, as.recorded(k, rec.Input, nil))
+	// Applied again under the request id it had, or one made of the
+	// commit's: a replay resumed after a kill does not apply it twice.
+	req := rec.Request
+	if req == "" {
+		req = "sync:" + c.ID.String()
+	}
+	_, err = as.update(ctx, Call{RequestID: req}, as.recorded(k, rec.Input, nil))
 	return err
 }
 

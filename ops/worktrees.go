@@ -143,6 +143,9 @@ func (s *Service) integrationRef(branch string) (string, error) {
 // ListWorktrees lists every task worktree with its task, and the tasks
 // whose worktree is missing here.
 func (s *Service) ListWorktrees(ctx context.Context) (*WorktreeList, error) {
+	if _, err := s.recoverWorktrees(ctx); err != nil {
+		return nil, err
+	}
 	// Worktrees first, then the state: a worktree listed unlocked was
 	// claimed by a commit the state read then sees.
 	infos, err := worktree.List(ctx, s.Repo)
@@ -194,23 +197,6 @@ func (s *Service) ListWorktrees(ctx context.Context) (*WorktreeList, error) {
 	return &WorktreeList{IntegrationBranch: branch, IntegrationErr: integErr, Worktrees: views}, nil
 }
 
-// PruneItem is one worktree prune looked at, and what it did.
-type PruneItem struct {
-	ID     string `json:"id"`
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-}
-
-// PruneReport is what prune did with each task worktree.
-type PruneReport struct {
-	IntegrationBranch string      `json:"integration_branch"`
-	Removed           []PruneItem `json:"removed"`
-	Pruned            []PruneItem `json:"pruned"`
-	Kept              []PruneItem `json:"kept"`
-	// Seen is the number of task worktrees looked at.
-	Seen int `json:"-"`
-}
-
 // mayClean lets the planner and the human operator remove worktrees: the
 // roles that may release a task (contracts.OpRelease), less the code
 // reviewer, whose release is of its own review only.
@@ -219,116 +205,6 @@ func (s *Service) mayClean(verb string) error {
 		return contracts.Invalidf("%s (%s) may not %s task worktrees (allowed: human, planner)", s.Agent, role, verb)
 	}
 	return contracts.Permit(s.Agent, contracts.OpRelease)
-}
-
-// PruneWorktrees removes the worktrees nobody needs: those of finished,
-// archived or unknown tasks that hold no uncommitted change and no commit
-// the integration branch lacks, and git's records of worktrees whose
-// directory is gone. Anything else is kept, with the reason.
-func (s *Service) PruneWorktrees(ctx context.Context) (*PruneReport, error) {
-	if err := s.mayClean("prune"); err != nil {
-		return nil, err
-	}
-	infos, err := worktree.List(ctx, s.Repo)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(infos))
-	for i, w := range infos {
-		ids[i] = w.ID
-	}
-	branch, tasks, _, err := s.worktreeBoard(ids, false)
-	if err != nil {
-		return nil, err
-	}
-	integ, err := s.integrationRef(branch)
-	if err != nil {
-		return nil, err
-	}
-	rep := &PruneReport{IntegrationBranch: branch, Removed: []PruneItem{}, Pruned: []PruneItem{}, Kept: []PruneItem{}, Seen: len(infos)}
-	keep := func(w worktree.Info, format string, a ...any) {
-		rep.Kept = append(rep.Kept, PruneItem{ID: w.ID, Path: worktree.Rel(w.ID), Reason: fmt.Sprintf(format, a...)})
-	}
-	var gone []worktree.Info
-	for _, w := range infos {
-		t := tasks[w.ID]
-		switch {
-		case w.Locked != "":
-			keep(w, "locked: %s", w.Locked)
-		case contracts.ValidTaskID(w.ID) != nil:
-			keep(w, "%q is not a task id", w.ID)
-		case !w.Exists:
-			gone = append(gone, w)
-		case !t.orphan():
-			keep(w, "%s", t.describe(w.ID))
-		default:
-			if reason, err := s.unsafeToRemove(ctx, w, integ); err != nil {
-				return nil, err
-			} else if reason != "" {
-				keep(w, "%s, but %s", t.describe(w.ID), reason)
-				continue
-			}
-			if err := worktree.Remove(ctx, s.Repo, w.ID, integ, false); err != nil {
-				keep(w, "%s, but %v", t.describe(w.ID), err)
-				continue
-			}
-			rep.Removed = append(rep.Removed, PruneItem{ID: w.ID, Path: worktree.Rel(w.ID),
-				Reason: fmt.Sprintf("%s; branch %s deleted", t.describe(w.ID), worktree.Branch(w.ID))})
-		}
-	}
-	if len(gone) > 0 {
-		if err := worktree.Prune(ctx, s.Repo); err != nil {
-			return nil, err
-		}
-		for _, w := range gone {
-			reason := "directory gone"
-			if t := tasks[w.ID]; t.orphan() {
-				// The branch of a finished task goes too, when merged.
-				if ok, err := worktree.BranchMerged(ctx, s.Repo, w.ID, integ); err != nil {
-					return nil, err
-				} else if ok {
-					if err := worktree.Remove(ctx, s.Repo, w.ID, integ, false); err != nil {
-						return nil, err
-					}
-					reason += fmt.Sprintf("; %s, branch %s deleted", t.describe(w.ID), worktree.Branch(w.ID))
-				} else {
-					reason += fmt.Sprintf("; branch %s kept: it has commits not on %s", worktree.Branch(w.ID), branch)
-				}
-			}
-			rep.Pruned = append(rep.Pruned, PruneItem{ID: w.ID, Path: worktree.Rel(w.ID), Reason: reason})
-		}
-	}
-	return rep, nil
-}
-
-// unsafeToRemove says why removing a worktree would lose work ("" when it
-// would not): uncommitted changes, commits of task/ID the integration
-// branch lacks, or a checkout (another branch, a detached HEAD) at a commit
-// the integration branch lacks.
-func (s *Service) unsafeToRemove(ctx context.Context, w worktree.Info, integ string) (string, error) {
-	name := strings.TrimPrefix(integ, "refs/heads/")
-	if w.Dirty {
-		return "it has uncommitted changes", nil
-	}
-	if ok, err := worktree.BranchMerged(ctx, s.Repo, w.ID, integ); err != nil {
-		return "", err
-	} else if !ok {
-		msg := fmt.Sprintf("branch %s has commits not on %s", worktree.Branch(w.ID), name)
-		if r := s.Store.Remote; r != "" {
-			// A merge made in another clone moved the remote's integration
-			// branch; this clone's follows it on sync.
-			msg += fmt.Sprintf(" here (if it was merged on %s, git liza sync brings %s here; then prune again)", r, name)
-		}
-		return msg, nil
-	}
-	if w.Head != "" {
-		if ok, err := s.Repo.IsAncestor(ctx, w.Head, integ); err != nil {
-			return "", err
-		} else if !ok {
-			return fmt.Sprintf("its checkout is at %s, which is not on %s", short(w.Head), name), nil
-		}
-	}
-	return "", nil
 }
 
 // DeleteWorktreeRequest removes a task's worktree and branch.
@@ -359,6 +235,9 @@ func (s *Service) DeleteWorktree(ctx context.Context, r DeleteWorktreeRequest) (
 		return nil, err
 	}
 	if err := s.mayClean("delete"); err != nil {
+		return nil, err
+	}
+	if _, err := s.recoverWorktrees(ctx); err != nil {
 		return nil, err
 	}
 	var status contracts.Status

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // StateRef is where the blackboard lives.
@@ -114,13 +116,39 @@ func (r *Repo) refsUnderFiles(prefix string) (map[string]Hash, error) {
 // UpdateRefs moves every ref in one transaction with git update-ref --stdin,
 // each from its expected old value: all move or none does. A lost race comes
 // back as ErrStale; any other failure as *GitError.
+//
+// A lock of git's in the way is waited for while a git process may hold it
+// (about a second) or until it is old enough to be stale (StaleLockAge),
+// then removed and the transaction tried again; one that stays comes back
+// as *LockError.
 func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpdate) error {
-	txn, err := r.BeginRefs(ctx, reason)
-	if err != nil {
+	began := time.Now()
+	for {
+		txn, err := r.BeginRefs(ctx, reason)
+		if err != nil {
+			return err
+		}
+		err = txn.Commit(updates...)
+		var le *LockError
+		switch {
+		case errors.Is(err, errLockCleared):
+			continue
+		case errors.As(err, &le) && le.young && time.Since(began) < StaleLockAge+time.Second,
+			errors.As(err, &le) && le.held && time.Since(began) < 2*time.Second:
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(20+rand.IntN(80)) * time.Millisecond):
+			}
+			continue
+		}
 		return err
 	}
-	return txn.Commit(updates...)
 }
+
+// errLockCleared is a ref update that failed on a stale lock, now removed:
+// the update may be tried again at once.
+var errLockCleared = fmt.Errorf("%w: a stale lock was removed", ErrStale)
 
 // RefTxn is a `git update-ref --stdin` process. It takes no lock until
 // Commit sends its updates, so a caller may start it before it knows what
@@ -137,6 +165,7 @@ type RefTxn struct {
 	started chan error // the result of starting the process
 	done    bool
 	algo    hashAlgo // the repository's, to spell the null id
+	repo    *Repo
 }
 
 // BeginRefs starts a ref transaction; reason is the reflog message. The
@@ -150,7 +179,7 @@ func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTxn, error) {
 	if reason != "" {
 		args = append(args, "-m", reason)
 	}
-	t := &RefTxn{args: args[2:], started: make(chan error, 1), algo: r.algo}
+	t := &RefTxn{args: args[2:], started: make(chan error, 1), algo: r.algo, repo: r}
 	t.cmd = exec.CommandContext(ctx, "git", args...)
 	t.cmd.Dir = r.Dir()
 	t.cmd.Env = append(os.Environ(), RefUpdateEnv+"=1")
@@ -238,10 +267,11 @@ func (t *RefTxn) Commit(updates ...RefUpdate) error {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	}
+	gerr := &GitError{Args: t.args, ExitCode: code, Stderr: t.stderr.String()}
 	if staleRef(t.stderr.String()) {
-		return ErrStale
+		return t.repo.lockedRef(gerr, t.stderr.String())
 	}
-	return &GitError{Args: t.args, ExitCode: code, Stderr: t.stderr.String()}
+	return gerr
 }
 
 // Abort ends a transaction that will not commit; nothing moves. It does
@@ -258,6 +288,29 @@ func (t *RefTxn) Abort() {
 			_ = t.cmd.Wait()
 		}
 	}()
+}
+
+// lockedRef is a ref update lost to a lock: when git says one of its lock
+// files is in the way, a stale one is removed (the caller's retry then
+// passes) and a live one comes back as *LockError, which names it; either
+// way the error is ErrStale, a race lost.
+func (r *Repo) lockedRef(err error, stderr string) error {
+	path, found := LockIn(stderr)
+	if !found {
+		return ErrStale
+	}
+	if _, serr := os.Stat(filepath.Dir(path)); serr != nil {
+		// Not on this machine (a remote's).
+		return ErrStale
+	}
+	v, why, cerr := r.clearStaleLock(path)
+	switch {
+	case cerr != nil:
+		return errors.Join(ErrStale, cerr)
+	case v == lockGone, v == lockRemoved:
+		return errLockCleared
+	}
+	return &LockError{Path: path, Why: why, Err: err, young: v == lockYoung, held: v == lockHeld}
 }
 
 // staleRef recognises update-ref's complaints about a ref that moved or is

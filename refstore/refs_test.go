@@ -209,13 +209,19 @@ func TestUpdateRefsPackedRef(t *testing.T) {
 }
 
 // TestUpdateRefsLockHeldIsStale: a concurrent writer's lock file is a lost
-// race, to be retried.
+// race, to be retried (by the compare-and-swap loop, which commits a
+// transaction of its own; UpdateRefs waits for the lock, see
+// TestRefUpdateMeetsLock).
 func TestUpdateRefsLockHeldIsStale(t *testing.T) {
 	eachMode(t, allModes, func(t *testing.T) {
 		r, c1, c2 := twoCommits(t)
 		git(t, r.Dir(), "update-ref", StateRef, c1.String())
 		writeFile(t, r.CommonDir+"/refs/liza/state.lock", c2.String()+"\n")
-		err := r.UpdateRefs(context.Background(), "locked", RefUpdate{Name: StateRef, Old: c1, New: c2})
+		txn, err := r.BeginRefs(context.Background(), "locked")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = txn.Commit(RefUpdate{Name: StateRef, Old: c1, New: c2})
 		if !errors.Is(err, ErrStale) {
 			t.Fatalf("update under a held lock: %v, want ErrStale", err)
 		}

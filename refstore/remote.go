@@ -143,9 +143,21 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[st
 	// Two fetches in one clone race on the tracking ref's lock, and a fetch
 	// that walks the worktrees' HEADs can meet one a claim is creating
 	// ("bad object worktrees/ID/HEAD"); both pass, so fetch again.
+	// A lock left by a killed git is waited for and removed once stale.
+	began := time.Now()
 	for try := 0; ; try++ {
 		_, err = r.Git(ctx, args...)
-		if err == nil || try == 20 || !errors.As(err, &ge) || !(lostRace(ge.Stderr) || strings.Contains(ge.Stderr, "worktrees/")) {
+		if err == nil || !errors.As(err, &ge) {
+			break
+		}
+		if _, locked := LockIn(ge.Stderr); locked {
+			again, lerr := r.waitLock(ctx, err, ge.Stderr, began)
+			if !again {
+				return nil, lerr
+			}
+			continue
+		}
+		if try == 20 || !(lostRace(ge.Stderr) || strings.Contains(ge.Stderr, "worktrees/")) {
 			break
 		}
 		time.Sleep(time.Duration(2+rand.IntN(5*(try+1))) * time.Millisecond)
@@ -253,12 +265,12 @@ func (r *Repo) Push(ctx context.Context, remote string, updates ...RefUpdate) er
 			return &ErrRejected{Remote: remote, Ref: to, Reason: remoteReason(ge.Stderr, f[2])}
 		}
 		if lostRace(f[2]) || lostRace(ge.Stderr) {
-			return ErrStale
+			return r.lockedRef(err, ge.Stderr)
 		}
 		return &ErrRejected{Remote: remote, Ref: to, Reason: remoteReason(ge.Stderr, f[2])}
 	}
 	if strings.Contains(report, "atomic push failed") || lostRace(report) {
-		return ErrStale
+		return r.lockedRef(err, ge.Stderr)
 	}
 	return remoteError(remote, err, true)
 }

@@ -27,6 +27,9 @@ type Repo struct {
 	CommonDir string
 	// WorkTree is the top of the current checkout; empty in a bare repository.
 	WorkTree string
+	// Notice, when set, is told what git-liza repaired on the way (a stale
+	// lock of git's it removed), one line at a time.
+	Notice func(string)
 
 	odb *odb
 	// algo is the object format; plumbing says why the repository is read

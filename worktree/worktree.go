@@ -9,12 +9,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/proc"
 	"github.com/liza-dev/git-liza/refstore"
 )
 
@@ -53,6 +52,11 @@ func ReviewPath(repo *refstore.Repo, agent, id string) string {
 // right now: its worktree or branch appeared under our feet.
 var ErrBusy = errors.New("task worktree is being created by another process")
 
+// ErrSettling means the worktree's claim died, but a git process it
+// started still works in it (a checkout finishing): Recover removes or
+// unlocks it once that git is done, a moment later.
+var ErrSettling = errors.New("task worktree is left by a dead claim whose git is still at work")
+
 // Root is the main checkout, where .worktrees/ lives.
 func Root(repo *refstore.Repo) (string, error) {
 	root := repo.MainWorkTree()
@@ -81,87 +85,101 @@ type Info struct {
 	Dirty    bool   `json:"dirty"`
 	Locked   string `json:"locked,omitempty"`
 	Prunable bool   `json:"prunable,omitempty"`
-}
-
-// claimLock is the lock reason a claim in progress leaves on the worktree it
-// creates, so that a crashed claim can be told from one still running.
-func claimLock(agent string) string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("git-liza claim by %s: pid %d on %s", agent, os.Getpid(), host)
+	// OnlyDeleted says that the worktree's only changes are tracked files
+	// deleted, as a removal killed halfway leaves it.
+	OnlyDeleted bool `json:"-"`
 }
 
 // Create makes the worktree of task id for a claim in progress: on a new
-// branch task/<id> at base, or on the existing branch when there is one. It
-// is locked until Unlock. If the worktree or branch is being created by a
-// live process here, it returns ErrBusy; one left by a dead process is
-// removed first.
-func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.Hash, agent string) (err error) {
+// branch task/<id> at base, or on the existing branch when there is one (a
+// branch that holds nothing base lacks is moved to base first). It is
+// locked until Unlock, by a lock that names this process. A worktree of
+// id that a live process is creating comes back as ErrBusy; one left by a
+// dead process is for Recover. A registration whose directory is gone is
+// forgotten first (what it held is gone already), and notice says so.
+// madeBranch says whether the branch is new.
+func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.Hash, agent string, notice func(string)) (madeBranch bool, err error) {
 	path, err := Path(repo, id)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := ensureExcluded(repo); err != nil {
-		return err
+		return false, err
 	}
 	unlock, err := lockRepo(repo)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer unlock()
-	if info, err := inspect(ctx, repo, id); err != nil {
-		return err
-	} else if info.Exists {
-		if !orphanedClaim(info.Locked) {
-			return ErrBusy
+	if e, err := find(repo, id); err != nil {
+		return false, err
+	} else if e != nil {
+		if owner, ok := parseLock(e.reason); ok && e.locked && owner.Gone() {
+			return false, ErrSettling
 		}
-		if err := forceRemove(ctx, repo, path); err != nil {
-			return err
+		if e.locked || e.exists || !e.headOK() || !detachedSafe(ctx, repo, e) {
+			return false, ErrBusy
+		}
+		if err := discard(repo, e); err != nil {
+			return false, err
+		}
+		if notice != nil {
+			notice(fmt.Sprintf("forgot the registration of %s: its directory is gone", Rel(id)))
 		}
 	}
 	// Not a worktree of ours, yet something is there: git would refuse to
 	// check out into it after creating the branch. Say what is in the
 	// way, and leave nothing behind.
 	if err := inTheWay(path, Rel(id)); err != nil {
-		return err
+		return false, err
 	}
-	_, hasBranch, err := repo.ReadRef(BranchRef(id))
+	tip, hasBranch, err := repo.ReadRef(BranchRef(id))
 	if err != nil {
-		return err
+		return false, err
 	}
-	if !hasBranch {
-		// A failed add may still have created the branch.
-		defer func() {
-			if err == nil {
-				return
-			}
-			if tip, ok, rerr := repo.ReadRef(BranchRef(id)); rerr == nil && ok && tip == base {
-				_, _ = repo.Git(context.WithoutCancel(ctx), "branch", "--quiet", "-D", Branch(id))
-			}
-		}()
-	}
-	args := []string{"worktree", "add", "--quiet", "--lock", "--reason", claimLock(agent), path}
-	if hasBranch {
-		args = append(args, Branch(id))
-	} else {
+	args := []string{"worktree", "add", "--quiet", "--lock", "--reason", claimLock(id, agent), path}
+	switch {
+	case !hasBranch:
 		args = append(args, "-b", Branch(id), base.String())
+	case tip != base && !base.IsZero():
+		// A branch a dead claim made, or one whose work is all on base:
+		// it starts from base, as a new one would.
+		if behind, err := repo.IsAncestor(ctx, tip.String(), base.String()); err != nil {
+			return false, err
+		} else if behind {
+			args = append(args, "-B", Branch(id), base.String())
+			break
+		}
+		args = append(args, Branch(id))
+	default:
+		args = append(args, Branch(id))
 	}
 	// worktree add writes .git/config.lock when it records the worktree's
 	// branch; concurrent claims here may collide on it, so retry briefly.
 	for try := 0; ; try++ {
-		_, err = repo.Git(ctx, args...)
+		_, err = repo.GitUnlocking(ctx, args...)
 		var ge *refstore.GitError
 		if err == nil || !errors.As(err, &ge) {
-			return err
+			return !hasBranch, err
 		}
 		switch {
 		case strings.Contains(ge.Stderr, "already exists"), strings.Contains(ge.Stderr, "already checked out"),
 			strings.Contains(ge.Stderr, "is already used by worktree"), strings.Contains(ge.Stderr, "is a missing but"):
-			return ErrBusy
+			// Another claim's, or the git of a claim killed a moment
+			// ago, which goes on alone.
+			if e, _ := find(repo, id); e != nil {
+				if owner, ok := parseLock(e.reason); ok && owner.Gone() {
+					return false, ErrSettling
+				}
+			} else if pids, _ := proc.GitIn([]string{path}); len(pids) > 0 {
+				return false, ErrSettling
+			}
+			return false, ErrBusy
 		case strings.Contains(ge.Stderr, ".lock") && try < 20:
 			time.Sleep(time.Duration(5+try*5) * time.Millisecond)
 			continue
 		}
-		return err
+		return false, err
 	}
 }
 
@@ -188,62 +206,67 @@ func inTheWay(path, name string) error {
 	return contracts.Errorf(contracts.CodeGit, "%s is in the way: it exists and is not a worktree of this repository; move it away or remove it, then claim again", name)
 }
 
-// Unlock releases the claim lock once the claim is committed.
-func Unlock(ctx context.Context, repo *refstore.Repo, id string) error {
-	path, err := Path(repo, id)
-	if err != nil {
-		return err
+// detachedSafe reports whether forgetting a registration loses no commit:
+// its HEAD is a branch, or a commit on the task's branch.
+func detachedSafe(ctx context.Context, repo *refstore.Repo, e *entry) bool {
+	if e.branch() != "" {
+		return true
 	}
+	tip, ok, err := repo.ReadRef(BranchRef(e.id))
+	if err != nil || !ok {
+		return false
+	}
+	in, err := repo.IsAncestor(ctx, e.head, tip.String())
+	return err == nil && in
+}
+
+// find is the registration of task id's worktree, or nil (the caller
+// holds lockRepo).
+func find(repo *refstore.Repo, id string) (*entry, error) {
+	entries, err := scan(repo)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.kind == taskTree && e.id == id {
+			return e, nil
+		}
+	}
+	return nil, nil
+}
+
+// Unlock releases the claim lock once the claim is committed.
+// It removes the registration's locked file, as git worktree unlock does.
+func Unlock(ctx context.Context, repo *refstore.Repo, id string) error {
 	unlock, err := lockRepo(repo)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	_, err = repo.Git(ctx, "worktree", "unlock", path)
-	return err
+	e, err := find(repo, id)
+	if err != nil {
+		return err
+	}
+	if e == nil {
+		return fmt.Errorf("no worktree of %s to unlock", id)
+	}
+	if err := os.Remove(filepath.Join(e.admin, "locked")); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
 }
 
-// lockRepo serialises git-liza's worktree commands on this machine. Git
-// does not: two worktree adds of one path on an existing branch both write
-// into the same directory (and the loser's cleanup deletes it), and
+// lockRepo serialises git-liza's worktree commands on this machine (and
+// with them the recovery of what a dead one left). Git does not: two
+// worktree adds of one path on an existing branch both write into the same
+// directory (and the loser's cleanup deletes it), and
 // worktree add, list, unlock, remove and branch -D die ("failed to read
 // .git/worktrees/X/commondir", "failed to read .../locked") when they
 // read a worktree another process is creating, unlocking or removing. The
-// lock is an flock on a file in the common git directory: the kernel
-// releases it when the process ends, however it ends.
+// lock is an flock on liza/worktrees.lock in the common git directory: the
+// kernel releases it when the process ends, however it ends.
 func lockRepo(repo *refstore.Repo) (func(), error) {
-	dir := filepath.Join(repo.CommonDir, "liza")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, "worktrees.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
-	}
-	return func() { f.Close() }, nil
-}
-
-// orphanedClaim reports whether a lock reason names a claim whose process
-// is gone (on this host).
-func orphanedClaim(reason string) bool {
-	rest, ok := strings.CutPrefix(reason, "git-liza claim by ")
-	if !ok {
-		return false
-	}
-	_, rest, _ = strings.Cut(rest, ": pid ")
-	pidStr, host, _ := strings.Cut(rest, " on ")
-	pid, err := strconv.Atoi(pidStr)
-	if err != nil {
-		return false
-	}
-	if me, _ := os.Hostname(); host != me {
-		return false
-	}
-	return syscall.Kill(pid, 0) == syscall.ESRCH
+	return repo.Flock("worktrees")
 }
 
 // Inspect reports on a task's worktree.
@@ -252,7 +275,7 @@ func Inspect(ctx context.Context, repo *refstore.Repo, id string) (Info, error) 
 	if err != nil {
 		return Info{}, err
 	}
-	info, err := inspect(ctx, repo, id)
+	info, err := inspect(repo, id)
 	unlock()
 	if err != nil {
 		return Info{}, err
@@ -261,21 +284,16 @@ func Inspect(ctx context.Context, repo *refstore.Repo, id string) (Info, error) 
 }
 
 // inspect is Inspect without Dirty, for a caller holding lockRepo.
-func inspect(ctx context.Context, repo *refstore.Repo, id string) (Info, error) {
+func inspect(repo *refstore.Repo, id string) (Info, error) {
 	path, err := Path(repo, id)
 	if err != nil {
 		return Info{}, err
 	}
-	list, err := list(ctx, repo)
-	if err != nil {
-		return Info{}, err
+	e, err := find(repo, id)
+	if err != nil || e == nil {
+		return Info{ID: id, Path: path}, err
 	}
-	for _, w := range list {
-		if w.ID == id {
-			return w, nil
-		}
-	}
-	return Info{ID: id, Path: path}, nil
+	return e.info(repo), nil
 }
 
 // List reports every worktree under .worktrees/.
@@ -284,7 +302,7 @@ func List(ctx context.Context, repo *refstore.Repo) ([]Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	infos, err := list(ctx, repo)
+	infos, err := list(repo)
 	unlock()
 	if err != nil {
 		return nil, err
@@ -303,62 +321,35 @@ func fillDirty(ctx context.Context, w *Info) error {
 	if !w.Exists {
 		return nil
 	}
-	dirty, err := Dirty(ctx, w.Path)
+	dirty, onlyDeleted, err := status(ctx, w.Path)
 	if err != nil {
-		if _, serr := os.Stat(w.Path); os.IsNotExist(serr) {
+		if _, serr := os.Stat(filepath.Join(w.Path, ".git")); os.IsNotExist(serr) {
 			w.Exists = false
 			return nil
 		}
 		return err
 	}
-	w.Dirty = dirty
+	w.Dirty, w.OnlyDeleted = dirty, onlyDeleted
 	return nil
 }
 
-// list reports every worktree under .worktrees/, not whether it is dirty,
-// for a caller holding lockRepo.
-func list(ctx context.Context, repo *refstore.Repo) ([]Info, error) {
-	root, err := Root(repo)
+// list reports every worktree registered under .worktrees/, not whether
+// it is dirty, for a caller holding lockRepo. It reads the registry
+// itself: git worktree list dies on a registration a killed process left
+// half written.
+func list(repo *refstore.Repo) ([]Info, error) {
+	if _, err := Root(repo); err != nil {
+		return nil, err
+	}
+	entries, err := scan(repo)
 	if err != nil {
 		return nil, err
 	}
-	out, err := repo.Git(ctx, "worktree", "list", "--porcelain", "-z")
-	if err != nil {
-		return nil, err
-	}
-	prefix := filepath.Join(root, Dir) + string(filepath.Separator)
 	var infos []Info
-	for _, rec := range strings.Split(string(out), "\x00\x00") {
-		var w Info
-		for _, line := range strings.Split(rec, "\x00") {
-			k, v, _ := strings.Cut(line, " ")
-			switch k {
-			case "worktree":
-				w.Path = v
-			case "HEAD":
-				w.Head = v
-			case "branch":
-				w.Branch = strings.TrimPrefix(v, "refs/heads/")
-			case "locked":
-				w.Locked = v
-				if v == "" {
-					w.Locked = "locked"
-				}
-			case "prunable":
-				w.Prunable = true
-			}
+	for _, e := range entries {
+		if e.kind == taskTree && e.path != "" {
+			infos = append(infos, e.info(repo))
 		}
-		if !strings.HasPrefix(w.Path, prefix) {
-			continue
-		}
-		w.ID = strings.TrimPrefix(w.Path, prefix)
-		if strings.HasPrefix(w.ID, ReviewDir+string(filepath.Separator)) {
-			continue // a reviewer's checkout, not a task worktree
-		}
-		if fi, err := os.Stat(w.Path); err == nil && fi.IsDir() {
-			w.Exists = true
-		}
-		infos = append(infos, w)
 	}
 	return infos, nil
 }
@@ -366,11 +357,34 @@ func list(ctx context.Context, repo *refstore.Repo) ([]Info, error) {
 // Dirty reports whether the checkout at path has uncommitted changes or
 // untracked files.
 func Dirty(ctx context.Context, path string) (bool, error) {
-	out, err := refstore.Run(ctx, path, nil, "status", "--porcelain", "--untracked-files=normal")
-	if err != nil {
-		return false, err
+	dirty, _, err := status(ctx, path)
+	return dirty, err
+}
+
+// status is Dirty, and whether the only changes are tracked files deleted
+// from the checkout.
+func status(ctx context.Context, path string) (dirty, onlyDeleted bool, err error) {
+	// Without its .git file, git would answer for the checkout around it.
+	if _, err := os.Lstat(filepath.Join(path, ".git")); err != nil {
+		return false, false, fmt.Errorf("%s is not a checkout: %w", path, err)
 	}
-	return len(strings.TrimSpace(string(out))) > 0, nil
+	// --no-optional-locks: status refreshes the index when it can, under
+	// index.lock, which a kill would leave in the coder's way.
+	out, err := refstore.Run(ctx, path, nil, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=normal")
+	if err != nil {
+		return false, false, err
+	}
+	onlyDeleted = true
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if rec == "" {
+			continue
+		}
+		dirty = true
+		if !strings.HasPrefix(rec, " D ") {
+			onlyDeleted = false
+		}
+	}
+	return dirty, dirty && onlyDeleted, nil
 }
 
 // Remove deletes a task's worktree and its branch. Without force it refuses
@@ -396,20 +410,40 @@ func Remove(ctx context.Context, repo *refstore.Repo, id, integration string, fo
 			}
 		}
 	}
+	return drop(ctx, repo, id, true)
+}
+
+// Undo removes the worktree Create made for a claim that did not commit,
+// whatever it holds (nobody was told of it), and the branch too when
+// Create made it.
+func Undo(ctx context.Context, repo *refstore.Repo, id string, branch bool) error {
+	return drop(ctx, repo, id, branch)
+}
+
+// drop removes task id's worktree, and its branch when branch is set.
+func drop(ctx context.Context, repo *refstore.Repo, id string, branch bool) error {
 	unlock, err := lockRepo(repo)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if info.Exists || info.Prunable {
-		if err := forceRemove(ctx, repo, info.Path); err != nil {
+	e, err := find(repo, id)
+	if err != nil {
+		return err
+	}
+	if e != nil {
+		if err := discard(repo, e); err != nil {
 			return err
 		}
 	}
+	if !branch {
+		return nil
+	}
+	proc.CrashPoint("worktree:branch")
 	if _, ok, err := repo.ReadRef(BranchRef(id)); err != nil {
 		return err
 	} else if ok {
-		if _, err := repo.Git(ctx, "branch", "--quiet", "-D", Branch(id)); err != nil {
+		if _, err := repo.GitUnlocking(ctx, "branch", "--quiet", "-D", Branch(id)); err != nil {
 			return err
 		}
 	}
@@ -426,26 +460,31 @@ func BranchMerged(ctx context.Context, repo *refstore.Repo, id, integration stri
 	return repo.IsAncestor(ctx, tip.String(), integration)
 }
 
-// Prune forgets worktrees whose directory is gone (git worktree prune).
-func Prune(ctx context.Context, repo *refstore.Repo) error {
+// Prune forgets the registrations of task worktrees whose directory is
+// gone (as git worktree prune would, for git-liza's worktrees only),
+// unless locked or detached at a commit that only the registration keeps.
+// It returns the tasks whose worktree it forgot.
+func Prune(ctx context.Context, repo *refstore.Repo) ([]string, error) {
 	unlock, err := lockRepo(repo)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unlock()
-	_, err = repo.Git(ctx, "worktree", "prune")
-	return err
-}
-
-// forceRemove removes a worktree even when locked.
-func forceRemove(ctx context.Context, repo *refstore.Repo, path string) error {
-	_, err := repo.Git(ctx, "worktree", "remove", "--force", "--force", path)
+	entries, err := scan(repo)
 	if err != nil {
-		if _, statErr := os.Stat(path); os.IsNotExist(statErr) {
-			_, err = repo.Git(ctx, "worktree", "prune")
-		}
+		return nil, err
 	}
-	return err
+	var ids []string
+	for _, e := range entries {
+		if e.kind != taskTree || e.path == "" || e.locked || (e.exists && e.dotGit) || !detachedSafe(ctx, repo, e) {
+			continue
+		}
+		if err := forget(repo, e, e.exists && !onlyGitFile(e.path)); err != nil {
+			return ids, err
+		}
+		ids = append(ids, e.id)
+	}
+	return ids, nil
 }
 
 // ensureExcluded keeps .worktrees/ out of the main checkout's status
@@ -492,51 +531,4 @@ func Exclude(repo *refstore.Repo, patterns ...string) error {
 	}
 	_, err = f.WriteString(text)
 	return err
-}
-
-// AddDetached checks out commit in a throwaway worktree at path (a merge's
-// integration test runs there), serialised with the task worktrees' own
-// registry commands.
-func AddDetached(ctx context.Context, repo *refstore.Repo, path string, commit refstore.Hash) error {
-	unlock, err := lockRepo(repo)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	_, err = repo.Git(ctx, "worktree", "add", "--quiet", "--detach", path, commit.String())
-	return err
-}
-
-// RemoveDetached removes a worktree AddDetached made.
-func RemoveDetached(ctx context.Context, repo *refstore.Repo, path string) error {
-	unlock, err := lockRepo(repo)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	return forceRemove(ctx, repo, path)
-}
-
-// CheckedOut returns the checkout that has branch (a full ref name) checked
-// out, or "".
-func CheckedOut(ctx context.Context, repo *refstore.Repo, branch string) (string, error) {
-	unlock, err := lockRepo(repo)
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	out, err := repo.Git(ctx, "worktree", "list", "--porcelain", "-z")
-	if err != nil {
-		return "", err
-	}
-	var path string
-	for _, line := range strings.Split(string(out), "\x00") {
-		if p, ok := strings.CutPrefix(line, "worktree "); ok {
-			path = p
-		}
-		if line == "branch "+branch {
-			return path, nil
-		}
-	}
-	return "", nil
 }

@@ -1,0 +1,146 @@
+package refstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// stale dates a lock file back past StaleLockAge.
+func stale(t *testing.T, p string) {
+	t.Helper()
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A lock of git's is removed only when it is old and no git process works
+// in the repository; removing it is told.
+func TestClearStaleLock(t *testing.T) {
+	dir := newRepo(t)
+	r := open(t, dir)
+	var told []string
+	r.Notice = func(s string) { told = append(told, s) }
+	lock := filepath.Join(r.CommonDir, "refs", "heads", "main.lock")
+	writeFile(t, lock, "")
+
+	// Young: kept.
+	if gone, why, err := r.ClearStaleLock(lock); err != nil || gone || !strings.HasPrefix(why, "it is ") {
+		t.Fatalf("young lock: %v %q %v", gone, why, err)
+	}
+	stale(t, lock)
+
+	// A git process works in the repository (not this process's child,
+	// which holds none of its locks): kept.
+	fifo := filepath.Join(t.TempDir(), "in")
+	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
+		t.Skip("no mkfifo here")
+	}
+	cmd := exec.Command("sh", "-c", "git cat-file --batch < "+fifo+" & wait")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		gone, why, err := r.ClearStaleLock(lock)
+		if err != nil || gone {
+			t.Fatalf("lock with git running: %v %v", gone, err)
+		}
+		if strings.HasPrefix(why, "git (pid ") || time.Now().After(deadline) {
+			if !strings.HasPrefix(why, "git (pid ") {
+				t.Fatalf("why = %q", why)
+			}
+			break
+		}
+	}
+	in.Close()
+	cmd.Wait()
+
+	if gone, why, err := r.ClearStaleLock(lock); err != nil || !gone {
+		t.Fatalf("stale lock: %v %q %v", gone, why, err)
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Fatal("stale lock still there")
+	}
+	if len(told) != 1 || !strings.HasPrefix(told[0], "removed "+lock+": a lock of git's that a killed git process left (1m0s old") {
+		t.Fatalf("told: %q", told)
+	}
+}
+
+// A ref update that meets a stale lock is a lost race whose retry passes;
+// one that meets a young lock says which lock and how to remove it.
+func TestRefUpdateMeetsLock(t *testing.T) {
+	dir := newRepo(t)
+	r := open(t, dir)
+	ctx := context.Background()
+	head, _, _ := r.ReadRef("refs/heads/main")
+	lock := filepath.Join(r.CommonDir, "refs", "liza", "state.lock")
+	writeFile(t, lock, "")
+	commit := func() error {
+		txn, err := r.BeginRefs(ctx, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return txn.Commit(RefUpdate{Name: "refs/liza/state", New: head})
+	}
+	err := commit()
+	var le *LockError
+	if !errors.Is(err, ErrStale) || !errors.As(err, &le) || le.Path != lock {
+		t.Fatalf("young lock: %v", err)
+	}
+	if want := lock + " exists (it is "; !strings.HasPrefix(le.Error(), want) || !strings.HasSuffix(le.Error(), "rm "+lock) {
+		t.Fatalf("message %q", le.Error())
+	}
+	stale(t, lock)
+	if err := commit(); !errors.Is(err, ErrStale) || errors.As(err, &le) {
+		t.Fatalf("stale lock: %v", err)
+	}
+	if err := commit(); err != nil {
+		t.Fatalf("retry after the stale lock went: %v", err)
+	}
+
+	// UpdateRefs waits for a lock nobody holds to turn stale.
+	writeFile(t, lock, "")
+	almost := time.Now().Add(-StaleLockAge + 300*time.Millisecond)
+	os.Chtimes(lock, almost, almost)
+	if err := r.UpdateRefs(ctx, "test", RefUpdate{Name: "refs/liza/state", Old: head, New: head}); err != nil {
+		t.Fatalf("UpdateRefs past a lock turning stale: %v", err)
+	}
+}
+
+// GitUnlocking waits for a stale lock in the way of a command that
+// changes nothing when it cannot lock, removes it, and runs the command
+// again; ClearStaleLocks finds the ones git-liza's commands leave.
+func TestGitUnlocking(t *testing.T) {
+	dir := newRepo(t)
+	r := open(t, dir)
+	ctx := context.Background()
+	git(t, dir, "branch", "gone")
+	git(t, dir, "pack-refs", "--all")
+	packed := filepath.Join(r.CommonDir, "packed-refs.lock")
+	writeFile(t, packed, "")
+	stale(t, packed)
+	if _, err := r.GitUnlocking(ctx, "branch", "-D", "gone"); err != nil {
+		t.Fatalf("branch -D past a stale packed-refs.lock: %v", err)
+	}
+	for _, p := range []string{"config.lock", "refs/heads/task/x.lock", "refs/liza/state.lock"} {
+		writeFile(t, filepath.Join(r.CommonDir, p), "")
+		stale(t, filepath.Join(r.CommonDir, p))
+	}
+	writeFile(t, filepath.Join(r.CommonDir, "refs/heads/young.lock"), "")
+	removed, kept, err := r.ClearStaleLocks()
+	if err != nil || len(removed) != 3 || len(kept) != 1 || !strings.HasSuffix(kept[0].Path, "young.lock") {
+		t.Fatalf("ClearStaleLocks: %v %v %v", removed, kept, err)
+	}
+}

@@ -1,0 +1,112 @@
+package worktree
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/liza-dev/git-liza/proc"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// trashDir is where a worktree and its registration go, each by one
+// rename, before they are deleted: a crash then leaves the whole worktree,
+// or a registration whose directory is gone, or something in the trash,
+// never a half-deleted checkout that git takes for one with uncommitted
+// changes.
+func trashDir(repo *refstore.Repo) string {
+	return filepath.Join(repo.CommonDir, "liza", "trash")
+}
+
+// discard removes a worktree, its directory first and then its
+// registration (the caller holds lockRepo).
+func discard(repo *refstore.Repo, e *entry) error {
+	if e.path != "" {
+		if err := toTrash(repo, e.path); err != nil {
+			return err
+		}
+	}
+	proc.CrashPoint("worktree:discard")
+	if err := toTrash(repo, e.admin); err != nil {
+		return err
+	}
+	emptyTrash(repo)
+	return nil
+}
+
+// forget removes a registration, and its worktree's directory unless
+// keepDir; a kept directory loses its .git file, which would point at
+// nothing.
+func forget(repo *refstore.Repo, e *entry, keepDir bool) error {
+	if !keepDir {
+		return discard(repo, e)
+	}
+	if err := os.Remove(filepath.Join(e.path, ".git")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := toTrash(repo, e.admin); err != nil {
+		return err
+	}
+	emptyTrash(repo)
+	return nil
+}
+
+// toTrash moves p into the trash. Where the trash is on another file
+// system, p is deleted where it is, its .git file first so that what a
+// crash leaves is no longer taken for a worktree.
+func toTrash(repo *refstore.Repo, p string) error {
+	dir := trashDir(repo)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	dst := filepath.Join(dir, fmt.Sprintf("%s-%d-%x", filepath.Base(p), os.Getpid(), rand.Uint32()))
+	err := os.Rename(p, dst)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+		return nil
+	case errors.Is(err, syscall.EXDEV):
+		if err := os.Remove(filepath.Join(p, ".git")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return removeAll(p)
+	}
+	return err
+}
+
+// emptyTrash deletes what is in the trash. What it cannot delete now (a
+// process still writes into it) stays for the next time.
+func emptyTrash(repo *refstore.Repo) error {
+	ents, err := os.ReadDir(trashDir(repo))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := removeAll(filepath.Join(trashDir(repo), e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeAll is os.RemoveAll that also deletes read-only directories (a Go
+// module cache that a test left in its worktree).
+func removeAll(p string) error {
+	err := os.RemoveAll(p)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(path, 0o755)
+		}
+		return nil
+	})
+	return os.RemoveAll(p)
+}
