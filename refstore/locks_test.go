@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/liza-dev/git-liza/proc"
 )
 
 // stale dates a lock file back past StaleLockAge.
@@ -51,18 +53,19 @@ func TestClearStaleLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	// The shell opens the fifo before it starts git: wait until git runs.
+	deadline := time.Now().Add(5 * time.Second)
 	for {
-		gone, why, err := r.ClearStaleLock(lock)
-		if err != nil || gone {
-			t.Fatalf("lock with git running: %v %v", gone, err)
-		}
-		if strings.HasPrefix(why, "git (pid ") || time.Now().After(deadline) {
-			if !strings.HasPrefix(why, "git (pid ") {
-				t.Fatalf("why = %q", why)
-			}
+		if pids, _ := proc.GitIn([]string{dir}); len(pids) > 0 {
 			break
 		}
+		if time.Now().After(deadline) {
+			t.Fatal("the git process never showed in the process table")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if gone, why, err := r.ClearStaleLock(lock); err != nil || gone || !strings.HasPrefix(why, "git (pid ") {
+		t.Fatalf("lock with git running: %v %q %v", gone, why, err)
 	}
 	in.Close()
 	cmd.Wait()
