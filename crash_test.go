@@ -181,7 +181,7 @@ func (h *crashHarness) exec(dir string, kill time.Duration, group bool, crash st
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	began := time.Now()
 	if err := cmd.Start(); err != nil {
-		h.t.Fatal(err)
+		h.t.Fatalf("%s %s in %s: %v", name, strings.Join(args, " "), dir, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -311,20 +311,36 @@ func (h *crashHarness) pick(ts []crashTask, ok func(crashTask) bool) *crashTask 
 	return &t
 }
 
-// freeCoder is a coder that holds no claimed task.
-func (h *crashHarness) freeCoder(ts []crashTask) string {
+// activeCoders are the coders that hold a task they must finish before
+// they claim another (one active task per coder): CLAIMED, READY_FOR_REVIEW
+// or REJECTED, each but the task except.
+func activeCoders(ts []crashTask, except string) map[string]bool {
 	busy := map[string]bool{}
 	for _, t := range ts {
-		if t.Status == "CLAIMED" {
-			busy[t.AssignedTo] = true
+		switch t.Status {
+		case "CLAIMED", "READY_FOR_REVIEW", "REJECTED":
+			if t.ID != except {
+				busy[t.AssignedTo] = true
+			}
 		}
 	}
+	return busy
+}
+
+// freeCoder is a coder that holds no active task: one of eight, else one
+// further on.
+func (h *crashHarness) freeCoder(ts []crashTask) string {
+	busy := activeCoders(ts, "")
 	for _, n := range h.rng.Perm(8) {
 		if c := fmt.Sprintf("coder-%d", n+1); !busy[c] {
 			return c
 		}
 	}
-	return ""
+	for n := 9; ; n++ {
+		if c := fmt.Sprintf("coder-%d", n); !busy[c] {
+			return c
+		}
+	}
 }
 
 // freeReviewer is a reviewer that holds no review.
@@ -363,15 +379,24 @@ func (h *crashHarness) plan() *step {
 	for _, op := range h.rng.Perm(len(weighted)) {
 		switch weighted[op] {
 		case "claim":
-			c := h.freeCoder(ts)
 			t := h.pick(ts, func(t crashTask) bool {
-				return t.Status == "UNCLAIMED" || t.Status == "REJECTED" && t.AssignedTo == c
+				return t.Status == "UNCLAIMED" || t.Status == "REJECTED" && !activeCoders(ts, t.ID)[t.AssignedTo]
 			})
-			if c == "" || t == nil {
+			if t == nil {
 				continue
 			}
+			c := t.AssignedTo
+			if t.Status == "UNCLAIMED" {
+				c = h.freeCoder(ts)
+			}
+			// The board's work-in-progress limit may refuse it: no harm.
 			return &step{op: "claim", dir: h.proj, task: t.ID, args: []string{"--agent", c, "--request-id", req, "claim", t.ID},
-				after: func() { h.claimed(t.ID, c) }}
+				after: func() {
+					if i := slices.IndexFunc(h.tasks(h.proj), func(x crashTask) bool { return x.ID == t.ID }); i >= 0 && h.tasks(h.proj)[i].AssignedTo == c {
+						h.claimed(t.ID, c)
+					}
+				},
+				allowed: []string{`(?m)^git-liza: \d+ tasks are in flight and max_in_flight is \d+$`}}
 		case "submit":
 			t := h.pick(ts, func(t crashTask) bool { return t.Status == "CLAIMED" })
 			if t == nil {
@@ -646,11 +671,19 @@ func (h *crashHarness) check(when string) {
 // through all its steps: none may be stuck.
 func (h *crashHarness) drain() {
 	ts := h.tasks(h.proj)
-	// Claimed tasks first: their coders may have rejected tasks to take
-	// back.
-	slices.SortStableFunc(ts, func(a, b crashTask) int {
-		return strings.Compare(strconv.FormatBool(a.Status != "CLAIMED"), strconv.FormatBool(b.Status != "CLAIMED"))
-	})
+	// Claimed tasks first (their coders may have rejected tasks to take
+	// back), then the rest in flight, then the unclaimed (the board's
+	// work-in-progress limit refuses claims while it is full).
+	rank := func(t crashTask) int {
+		switch t.Status {
+		case "CLAIMED":
+			return 0
+		case "UNCLAIMED":
+			return 2
+		}
+		return 1
+	}
+	slices.SortStableFunc(ts, func(a, b crashTask) int { return rank(a) - rank(b) })
 	for _, t := range ts {
 		for step := 0; t.Status != "MERGED"; step++ {
 			if step == 12 {
@@ -723,7 +756,11 @@ func (h *crashHarness) prune() {
 		}
 	}
 	if ents, _ := os.ReadDir(filepath.Join(h.proj, ".worktrees")); len(ents) > 0 {
-		h.fail("left after prune in .worktrees: %d entries", len(ents))
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		h.fail("left after prune in .worktrees: %s", strings.Join(names, " "))
 	}
 	if b := h.must(h.proj, "git", "branch", "--list", "task/*"); b != "" {
 		h.fail("task branches left after prune:\n%s", b)

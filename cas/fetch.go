@@ -23,14 +23,29 @@ var ErrNoBoard = contracts.Invalidf("no blackboard here: run `git liza init GOAL
 // remote was rewound: the old tip is kept at RewoundRef, unless one is kept
 // already, so that sync can tell what was taken back.
 func (s *Store) FetchState(ctx context.Context, remote string) (refstore.Hash, bool, error) {
+	return s.fetchState(ctx, remote, true)
+}
+
+// fetchState is FetchState; with track false, a remote read in place
+// (refstore.FetchInPlace) leaves the tracking refs as they are.
+func (s *Store) fetchState(ctx context.Context, remote string, track bool) (refstore.Hash, bool, error) {
 	tracking := refstore.TrackingRef(remote, refstore.StateRef)
 	was, _, err := s.Repo.ReadRef(tracking)
 	if err != nil {
 		return refstore.Hash{}, false, err
 	}
-	got, err := s.Repo.Fetch(ctx, remote, refstore.StateRef, QueueDir+"*")
-	if err != nil {
-		return refstore.Hash{}, false, err
+	refs := []string{refstore.StateRef, QueueDir + "*"}
+	got, inPlace, err := map[string]refstore.Hash(nil), false, error(nil)
+	if src, ok := s.localRemote(remote); ok {
+		got, inPlace, err = s.Repo.FetchInPlace(ctx, src, remote, track, refs...)
+		if err != nil {
+			return refstore.Hash{}, false, err
+		}
+	}
+	if !inPlace {
+		if got, err = s.Repo.Fetch(ctx, remote, refs...); err != nil {
+			return refstore.Hash{}, false, err
+		}
 	}
 	// Best effort: a record that cannot be written only makes the age
 	// unknown.
@@ -39,6 +54,20 @@ func (s *Store) FetchState(ctx context.Context, remote string) (refstore.Hash, b
 	}
 	tip, ok := got[refstore.StateRef]
 	return tip, ok, s.noteRewind(ctx, remote, was, tip)
+}
+
+// localRemote is remote's repository opened in place when it is on this
+// machine (refstore.LocalRemote), looked for once per Store.
+func (s *Store) localRemote(remote string) (*refstore.Repo, bool) {
+	if s.local == nil {
+		s.local = map[string]*refstore.Repo{}
+	}
+	src, looked := s.local[remote]
+	if !looked {
+		src, _ = s.Repo.LocalRemote(remote)
+		s.local[remote] = src
+	}
+	return src, src != nil
 }
 
 // noteRewind keeps was at RewoundRef(remote) when the remote's tip went

@@ -31,9 +31,13 @@ import (
 const (
 	// QueueDir holds the tickets on a remote.
 	QueueDir = "refs/liza/queue/"
-	// TicketMessage is a ticket commit's message: a ticket is a commit
-	// with no parent and the empty tree, dated when its clone lost.
+	// TicketMessage is a ticket commit's subject: a ticket is a commit
+	// with no parent and the empty tree, whose message is this subject
+	// and a Liza-Since trailer, the time its clone joined the queue to
+	// the nanosecond (a commit's own date counts whole seconds, too
+	// coarse to order clones that join many times a second).
 	TicketMessage = "liza: waiting for a turn\n"
+	ticketTrailer = "Liza-Since: "
 
 	queueWait  = 3 * time.Second
 	queueIdle  = time.Second
@@ -45,6 +49,26 @@ const (
 func ValidTicketRef(name string) bool {
 	id, ok := strings.CutPrefix(name, QueueDir)
 	return ok && len(id) == 16 && strings.Trim(id, "0123456789abcdef") == ""
+}
+
+// TicketText is the message of a ticket made at since.
+func TicketText(since time.Time) string {
+	return TicketMessage + "\n" + ticketTrailer + since.UTC().Format(time.RFC3339Nano) + "\n"
+}
+
+// ParseTicket returns the time a ticket's message says its clone joined
+// the queue; false when the message is not a ticket's.
+func ParseTicket(message string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(message, TicketMessage+"\n"+ticketTrailer)
+	if !ok || len(rest) > 64 {
+		return time.Time{}, false
+	}
+	stamp, ok := strings.CutSuffix(rest, "\n")
+	if !ok {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, stamp)
+	return at, err == nil
 }
 
 // ticket is one clone's place in the queue.
@@ -68,6 +92,10 @@ type turn struct {
 	seenAhead int
 	seenAt    time.Time
 	stale     []ticket // tickets past ticketLife, to delete after a win
+	// inPlace says whether the remote is read in place (peek).
+	inPlace bool
+	// ready is the remote tip fetched and verified while waiting.
+	ready refstore.Hash
 }
 
 // errYield is an attempt that let the queue go first.
@@ -120,9 +148,17 @@ func (s *Store) cloneID() (string, error) {
 
 // tickets reads the tickets fetched from the remote, oldest first (ties
 // by id), and the stale ones apart.
+// A remote read in place is read there: its tracking refs may lag.
 func (s *Store) tickets(ctx context.Context, now time.Time) (live, stale []ticket, err error) {
-	prefix := refstore.TrackingRef(s.Remote, QueueDir)
-	refs, err := s.Repo.RefsUnder(ctx, prefix)
+	if src, ok := s.localRemote(s.Remote); ok {
+		return ticketsIn(ctx, src, QueueDir, now)
+	}
+	return ticketsIn(ctx, s.Repo, refstore.TrackingRef(s.Remote, QueueDir), now)
+}
+
+// ticketsIn reads the tickets under prefix in repo.
+func ticketsIn(ctx context.Context, repo *refstore.Repo, prefix string, now time.Time) (live, stale []ticket, err error) {
+	refs, err := repo.RefsUnder(ctx, prefix)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -131,11 +167,15 @@ func (s *Store) tickets(ctx context.Context, now time.Time) (live, stale []ticke
 		if !ValidTicketRef(QueueDir + id) {
 			continue
 		}
-		c, err := s.Repo.ReadCommit(h)
+		c, err := repo.ReadCommit(h)
 		if err != nil {
 			continue // not fetched whole: as if it were not there
 		}
-		t := ticket{id: id, commit: h, at: c.Author.When}
+		at, ok := ParseTicket(c.Message)
+		if !ok {
+			at = c.Author.When
+		}
+		t := ticket{id: id, commit: h, at: at}
 		if now.Sub(t.at) > ticketLife {
 			stale = append(stale, t)
 		} else {
@@ -151,11 +191,35 @@ func (s *Store) tickets(ctx context.Context, now time.Time) (live, stale []ticke
 	return live, stale, nil
 }
 
+// peek looks at the remote's queue in place, without a fetch, for an
+// operation that waits for its turn: when the remote is a repository on
+// this machine (refstore.LocalRemote), a look costs no process, while a
+// fetch costs three. It reports whether the operation still lets others
+// go first; ok is false when the remote cannot be read in place (then the
+// next attempt fetches and looks). A peek only ever decides to wait: the
+// attempt that follows fetches and decides again.
+func (s *Store) peek(ctx context.Context, t *turn) (wait, ok bool) {
+	src, ok := s.localRemote(s.Remote)
+	if t.inPlace = ok; !ok {
+		return false, false
+	}
+	tip, _, err := src.ReadRef(refstore.StateRef)
+	if err != nil {
+		return false, false
+	}
+	live, stale, err := ticketsIn(ctx, src, QueueDir, s.instant())
+	if err != nil {
+		return false, false
+	}
+	return t.yield(time.Now(), tip, live, stale), true
+}
+
 // yield reports whether the operation lets the queue go first now, the
 // remote's state at tip, the queue as just fetched.
 func (t *turn) yield(now time.Time, tip refstore.Hash, live, stale []ticket) bool {
 	t.stale = stale
 	t.mine = ticket{}
+
 	var others []ticket
 	for _, k := range live {
 		if k.id == t.id {
@@ -189,16 +253,25 @@ func (t *turn) yield(now time.Time, tip refstore.Hash, live, stale []ticket) boo
 	return true
 }
 
-// poll is how long to wait before looking at the queue again: about as
-// long as the turns ahead take, at the pace seen, so that a long queue is
-// not asked after every operation by everyone in it.
+// poll is how long to wait before looking at the queue again. The next
+// in line looks often, so that its turn starts soon after the one before
+// ends; the others wait about as long as the turns between take, at the
+// pace seen, so that a long queue is not asked after every operation by
+// everyone in it.
 func (t *turn) poll() time.Duration {
+	if t.ahead <= 1 {
+		if t.inPlace {
+			// A look in place costs no process.
+			return 5*time.Millisecond + time.Duration(mrand.Int64N(int64(5*time.Millisecond)))
+		}
+		return queuePoll()
+	}
 	pace := t.pace
 	if pace <= 0 {
 		pace = 50 * time.Millisecond
 	}
-	wait := time.Duration(max(t.ahead, 1)) * pace
-	wait = wait*4/5 + time.Duration(mrand.Int64N(int64(wait*2/5)+1)) // ±20%
+	wait := time.Duration(t.ahead-1) * pace
+	wait = wait*3/4 + time.Duration(mrand.Int64N(int64(wait/4)+1))
 	return min(max(wait, 15*time.Millisecond), time.Second)
 }
 
@@ -224,8 +297,8 @@ func (s *Store) join(ctx context.Context, t *turn) {
 			old = k.commit
 		}
 	}
-	now := s.now()
-	c, err := s.Repo.WriteCommit(s.emptyTree(), nil, refstore.Signature{Name: "git-liza", Email: "git-liza@liza.invalid", When: now}, TicketMessage)
+	now := s.instant()
+	c, err := s.Repo.WriteCommit(s.emptyTree(), nil, refstore.Signature{Name: "git-liza", Email: "git-liza@liza.invalid", When: now}, TicketText(now))
 	if err != nil {
 		return
 	}

@@ -66,7 +66,8 @@ func TestQueueWaitIsBounded(t *testing.T) {
 }
 
 // TestQueuePace: the wait before looking again follows how fast the
-// queue has been going, and how many are ahead.
+// queue has been going and how many turns come before the one ahead; the
+// next in line looks often, and most often where a look costs no process.
 func TestQueuePace(t *testing.T) {
 	t0 := time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC)
 	q := &turn{id: "z"}
@@ -79,8 +80,41 @@ func TestQueuePace(t *testing.T) {
 	if q.pace != 100*time.Millisecond {                                    // (0 + 200ms) / 2
 		t.Fatalf("pace %s", q.pace)
 	}
-	if p := q.poll(); p < 240*time.Millisecond || p > 360*time.Millisecond {
+	if p := q.poll(); p < 150*time.Millisecond || p > 200*time.Millisecond {
 		t.Fatalf("poll %s with 3 ahead at 100ms a turn", p)
+	}
+	q.yield(t0.Add(500*time.Millisecond), refstore.Hash{3}, live[3:], nil)
+	q.yield(t0.Add(600*time.Millisecond), refstore.Hash{4}, live[4:], nil)
+	if q.ahead != 1 {
+		t.Fatalf("ahead %d", q.ahead)
+	}
+	if p := q.poll(); p < 20*time.Millisecond || p > 40*time.Millisecond {
+		t.Fatalf("poll %s next in line, looking by fetch", p)
+	}
+	q.inPlace = true
+	if p := q.poll(); p < 5*time.Millisecond || p > 10*time.Millisecond {
+		t.Fatalf("poll %s next in line, looking in place", p)
+	}
+}
+
+// A ticket's message carries when its clone joined, to the nanosecond;
+// anything else is not a ticket's.
+func TestTicketText(t *testing.T) {
+	at := time.Date(2026, 11, 23, 23, 51, 3, 123456789, time.UTC)
+	got, ok := ParseTicket(TicketText(at))
+	if !ok || !got.Equal(at) {
+		t.Fatalf("round trip: %v %v", got, ok)
+	}
+	for _, bad := range []string{
+		TicketMessage,
+		TicketMessage + "\nLiza-Since: yesterday\n",
+		TicketMessage + "\nLiza-Since: 2026-11-23T23:51:03Z",
+		TicketMessage + "\nLiza-Since: 2026-11-23T23:51:03Z\nLiza-Op: claim\n",
+		"liza: claim\n\nLiza-Since: 2026-11-23T23:51:03Z\n",
+	} {
+		if _, ok := ParseTicket(bad); ok {
+			t.Errorf("%q parsed as a ticket", bad)
+		}
 	}
 }
 

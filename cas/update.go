@@ -44,6 +44,9 @@ type Store struct {
 	// from the last one known good must be exactly what its recorded
 	// operation makes of its parent. An error stops the operation.
 	Verify func(ctx context.Context, tip refstore.Hash) error
+
+	// local holds the remotes opened in place (localRemote).
+	local map[string]*refstore.Repo
 }
 
 // remoteMode reports whether updates go through the remote.
@@ -154,11 +157,64 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 			return nil, contracts.Errorf(contracts.CodeContention,
 				"%s: gave up after %d attempts in %s: %s kept moving", op.Name, attempt, budget, refstore.StateRef)
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(sleep):
+		if err := sleepCtx(ctx, sleep); err != nil {
+			return nil, err
 		}
+		if errors.Is(err, errYield) {
+			if err := s.waitTurn(ctx, turn, deadline); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// waitTurn waits, looking at the queue in place, while others go first
+// and the remote can be read here (peek); the next attempt fetches. The
+// next in line fetches and verifies what the remote has while the turn
+// before its own runs, so that its own turn costs only what that turn
+// added.
+func (s *Store) waitTurn(ctx context.Context, turn *turn, deadline time.Time) error {
+	for time.Now().Before(deadline) {
+		wait, ok := s.peek(ctx, turn)
+		if !ok || !wait {
+			return nil
+		}
+		if turn.ahead <= 1 && turn.lastTip != turn.ready {
+			if err := s.prepare(ctx, turn); err != nil {
+				return nil // the attempt meets it again, and says so
+			}
+			continue
+		}
+		if err := sleepCtx(ctx, turn.poll()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepare fetches the remote's state and verifies it, as an attempt
+// would, for an operation that waits.
+func (s *Store) prepare(ctx context.Context, turn *turn) error {
+	tip, err := s.tip(ctx)
+	if err != nil {
+		return err
+	}
+	turn.ready = tip
+	snap, err := ReadSnapshot(s.Repo, tip)
+	if err != nil || !snap.Exists() {
+		return err
+	}
+	_, err = s.checkTip(ctx, snap)
+	return err
+}
+
+// sleepCtx sleeps for d, or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 
@@ -213,11 +269,14 @@ func (s *Store) tip(ctx context.Context) (refstore.Hash, error) {
 		tip, _, err := s.Repo.ReadRef(refstore.StateRef)
 		return tip, err
 	}
-	tip, _, err := s.FetchState(ctx, s.Remote)
+	// The local ref is read first: another process of this clone moves
+	// it only after its push landed, so what it held is on the remote by
+	// the time the remote is read, however the two interleave.
+	local, _, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil {
 		return refstore.Hash{}, err
 	}
-	local, _, err := s.Repo.ReadRef(refstore.StateRef)
+	tip, _, err := s.fetchState(ctx, s.Remote, false)
 	if err != nil || local == tip || local.IsZero() {
 		return tip, err
 	}
@@ -266,7 +325,7 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 		}
 	}
 	if turn != nil {
-		live, stale, err := s.tickets(ctx, s.now())
+		live, stale, err := s.tickets(ctx, s.instant())
 		if err != nil {
 			return nil, err
 		}
@@ -494,6 +553,15 @@ func (s *Store) migrate(snap *Snapshot) (*Snapshot, error) {
 		return nil, err
 	}
 	return treeSnapshot(s.Repo, snap.Commit, tree)
+}
+
+// instant is the store's clock to the nanosecond, for what is not
+// recorded in the state (the queue's tickets).
+func (s *Store) instant() time.Time {
+	if s.Clock != nil {
+		return s.Clock().UTC()
+	}
+	return time.Now().UTC()
 }
 
 func (s *Store) now() time.Time {

@@ -108,10 +108,17 @@ func (s *Service) checkTicket(u refstore.RefUpdate) string {
 	if err != nil {
 		return "not a commit"
 	}
-	if tree, err := s.Repo.ReadTree(c.Tree); err != nil || len(tree) > 0 || len(c.Parents) > 0 || c.Message != cas.TicketMessage {
-		return "a ticket is a commit with no parent, the empty tree and the message " + strings.TrimSpace(cas.TicketMessage)
+	if tree, err := s.Repo.ReadTree(c.Tree); err != nil || len(tree) > 0 || len(c.Parents) > 0 || !validTicketMessage(c.Message) {
+		return "a ticket is a commit with no parent, the empty tree and the message " + strings.TrimSpace(cas.TicketMessage) + " with its Liza-Since trailer"
 	}
 	return ""
+}
+
+// validTicketMessage: a ticket's message, or the bare subject of the
+// tickets that carried no trailer.
+func validTicketMessage(m string) bool {
+	_, ok := cas.ParseTicket(m)
+	return ok || m == cas.TicketMessage
 }
 
 // checkStatePush checks one update of refs/liza/state.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/liza-dev/git-liza/proc"
@@ -29,6 +30,7 @@ func discard(repo *refstore.Repo, e *entry) error {
 		if err := toTrash(repo, e.path); err != nil {
 			return err
 		}
+		removeEmptyReviewDirs(repo, e.path)
 	}
 	proc.CrashPoint("worktree:discard")
 	if err := toTrash(repo, e.admin); err != nil {
@@ -36,6 +38,29 @@ func discard(repo *refstore.Repo, e *entry) error {
 	}
 	emptyTrash(repo)
 	return nil
+}
+
+// removeEmptyReviewDirs removes the directories a review checkout at p
+// was made in (.worktrees/.review/AGENT and .worktrees/.review, or
+// liza/review/AGENT) once they are empty. A checkout being made meanwhile
+// is not harmed: git makes the directories it lacks.
+func removeEmptyReviewDirs(repo *refstore.Repo, p string) {
+	var top []string
+	if root := repo.MainWorkTree(); root != "" {
+		top = append(top, filepath.Join(root, Dir))
+	}
+	top = append(top, filepath.Join(repo.CommonDir, "liza"))
+	for _, t := range top {
+		rest, ok := strings.CutPrefix(p, t+string(filepath.Separator))
+		if !ok || !strings.HasPrefix(rest, ReviewDir+string(filepath.Separator)) && !strings.HasPrefix(rest, "review"+string(filepath.Separator)) {
+			continue
+		}
+		for d := filepath.Dir(p); d != t && strings.HasPrefix(d, t); d = filepath.Dir(d) {
+			if os.Remove(d) != nil {
+				return
+			}
+		}
+	}
 }
 
 // forget removes a registration, and its worktree's directory unless
