@@ -67,10 +67,19 @@ type sup struct {
 	idles      map[string]int // by task: sessions in a row that ended without moving it
 	seen       string         // fingerprint of the planning context last handed to the planner
 	runs       int
-	merges     map[string]*mergeFailure // by task id
-	viewMu     sync.Mutex               // the loop and keepAlive both read the board
-	view       cas.View                 // the board, read once and then by what changed
+	lane       mergeLane  // the reviewer's merges, beside its reviews
+	viewMu     sync.Mutex // the loop and keepAlive both read the board
+	view       cas.View   // the board, read once and then by what changed
+	logMu      sync.Mutex // the loop, keepAlive and the merge lane all log
+	lastRead   time.Time  // when the loop last read the board
 }
+
+// readGap is the least time between two reads of the board by the loop
+// when it wakes because the board moved: a team's board moves several
+// times a second, and a supervisor with nothing to do (a coder whose work
+// awaits review) would otherwise read it at every move, taking processor
+// time from the agents that have work.
+const readGap = 100 * time.Millisecond
 
 // work is what the agent is started for.
 type work struct {
@@ -88,11 +97,12 @@ func Run(ctx context.Context, c Config) error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	s := &sup{Config: c, merges: map[string]*mergeFailure{}}
+	s := &sup{Config: c}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go s.keepAlive(ctx, cancel)
 	err := s.loop(ctx)
+	s.waitMerges()
 	if cause := context.Cause(ctx); errors.Is(cause, ErrStale) {
 		return cause
 	}
@@ -100,6 +110,8 @@ func Run(ctx context.Context, c Config) error {
 }
 
 func (s *sup) logf(format string, args ...any) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
 	fmt.Fprintf(s.Log, "%s %s\n", s.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
@@ -147,6 +159,7 @@ func (s *sup) read() (*contracts.State, refstore.Hash, error) {
 	s.viewMu.Lock()
 	defer s.viewMu.Unlock()
 	st, err := s.view.Read(snap, (&cas.Store{Repo: s.Repo}).KnownGood(tip))
+	s.lastRead = time.Now()
 	return st, tip, err
 }
 
@@ -278,6 +291,10 @@ func (s *sup) sleep(ctx context.Context, d time.Duration, tip refstore.Hash) {
 		case <-time.After(step):
 		}
 		if cur, _, err := s.Repo.ReadRef(refstore.StateRef); err == nil && cur != tip {
+			s.viewMu.Lock()
+			last := s.lastRead
+			s.viewMu.Unlock()
+			pause(ctx, min(time.Until(last.Add(readGap)), time.Until(deadline)))
 			return
 		}
 		if len(contracts.StatSwitchFiles(s.Root)) != files {

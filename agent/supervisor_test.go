@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,12 +19,15 @@ import (
 // person would type ("task block", "merge a"), and answers them with
 // reply (nil: success with empty results).
 type fakeBoard struct {
+	mu    sync.Mutex // the merge lane calls beside the loop
 	calls []string
 	reply func(verb string) error
 }
 
 func (f *fakeBoard) do(verb string) error {
+	f.mu.Lock()
 	f.calls = append(f.calls, verb)
+	f.mu.Unlock()
 	if f.reply == nil {
 		return nil
 	}
@@ -69,14 +73,24 @@ func (f *fakeBoard) ReviewCheckout(_ context.Context, agent, task string) (strin
 }
 
 // verbs lists the calls.
-func (f *fakeBoard) verbs() []string { return f.calls }
+func (f *fakeBoard) verbs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+// reset forgets the calls.
+func (f *fakeBoard) reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = nil
+}
 
 func newSup(role contracts.Role, id string, f *fakeBoard) (*sup, *bytes.Buffer) {
 	var log bytes.Buffer
 	return &sup{
 		Config: Config{ID: id, Role: role, Generation: 1, Board: f, Log: &log, Backoff: time.Millisecond,
 			Poll: time.Second, Now: func() time.Time { return time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC) }},
-		merges: map[string]*mergeFailure{},
 	}, &log
 }
 
@@ -199,8 +213,11 @@ func TestFailedMergeDoesNotSpin(t *testing.T) {
 		if w != nil || acted || err != nil {
 			t.Fatalf("round %d: work %v, acted %v, err %v; want to wait", i+1, w, acted, err)
 		}
+		s.waitMerges()
 	}
-	if got, want := f.verbs(), []string{"merge a", "review", "review", "review"}; !slices.Equal(got, want) {
+	got := f.verbs()
+	slices.Sort(got)
+	if want := []string{"merge a", "review", "review", "review"}; !slices.Equal(got, want) {
 		t.Errorf("calls = %q, want %q: one merge, then the reviewer's other work", got, want)
 	}
 	if n := strings.Count(log.String(), "merge a failed"); n != 1 {
@@ -209,13 +226,14 @@ func TestFailedMergeDoesNotSpin(t *testing.T) {
 
 	// Once the delay has passed it is tried again, and waits twice as long
 	// after a second failure; the same error is not logged again.
-	s.merges["a"].retryAt = time.Now().Add(-time.Millisecond)
-	f.calls = nil
+	s.lane.failures["a"].retryAt = time.Now().Add(-time.Millisecond)
+	f.reset()
 	s.nextReviewer(ctx, st)
+	s.waitMerges()
 	if got := f.verbs(); !slices.Contains(got, "merge a") {
 		t.Errorf("calls = %q after the delay: the merge was not tried again", got)
 	}
-	if d := s.merges["a"].delay; d != 2*time.Second {
+	if d := s.lane.failures["a"].delay; d != 2*time.Second {
 		t.Errorf("delay after a second failure = %v, want 2s", d)
 	}
 	if n := strings.Count(log.String(), "merge a failed"); n != 1 {
@@ -224,9 +242,58 @@ func TestFailedMergeDoesNotSpin(t *testing.T) {
 
 	// A new commit to merge, or a task no longer approved, starts afresh.
 	st.Tasks[0].ReviewCommit = "c2"
-	f.calls = nil
+	f.reset()
 	s.nextReviewer(ctx, st)
-	if got := f.verbs(); len(got) == 0 || got[0] != "merge a" {
+	s.waitMerges()
+	if got := f.verbs(); !slices.Contains(got, "merge a") {
 		t.Errorf("calls = %q: a resubmitted task's merge waited for the old one's delay", got)
 	}
 }
+
+// TestMergeBesideReview: while a merge runs, the reviewer takes its next
+// review; a second approved task waits for the lane.
+func TestMergeBesideReview(t *testing.T) {
+	release := make(chan struct{})
+	f := &fakeBoard{}
+	f.reply = func(verb string) error {
+		switch {
+		case strings.HasPrefix(verb, "merge"):
+			<-release
+		case verb == "review":
+			return contracts.Invalidf("task c is taken")
+		}
+		return nil
+	}
+	s, _ := newSup(contracts.RoleReviewer, "code-reviewer-1", f)
+	st := &contracts.State{Tasks: []*contracts.Task{
+		{ID: "a", Status: contracts.Approved, ApprovedBy: "code-reviewer-1", ReviewCommit: "c1"},
+		{ID: "b", Status: contracts.Approved, ApprovedBy: "code-reviewer-1", ReviewCommit: "c2"},
+		{ID: "c", Status: contracts.ReadyForReview, AssignedTo: "coder-2"},
+	}}
+	ctx := context.Background()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := s.nextReviewer(ctx, st)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the review waited for the merge")
+	}
+	if got := f.verbs(); !slices.Contains(got, "review") {
+		t.Fatalf("calls = %q: no review beside the merge", got)
+	}
+	if s.startMerge(ctx, st) {
+		t.Fatal("a second merge started beside the first")
+	}
+	close(release)
+	s.waitMerges()
+	if got := f.verbs(); slices.Contains(got, "merge b") || !slices.Contains(got, "merge a") {
+		t.Fatalf("calls = %q: want merge a alone", got)
+	}
+}
+

@@ -39,15 +39,7 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 			return s.resume(ctx, st, t, t.LeaseExpires)
 		}
 	}
-	now := s.Now()
-	any := false
-	for _, t := range st.Tasks {
-		if contracts.Claimable(t.Summary(), st.StatusOf) || t.Status == contracts.Claimed && contracts.LeaseOver(t.LeaseExpires, now) {
-			any = true
-			break
-		}
-	}
-	if !any {
+	if !s.mayClaim(st) {
 		return nil, false, nil
 	}
 	var c *ops.ClaimResult
@@ -63,10 +55,43 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 	return s.reload(ctx, c.ID)
 }
 
-func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, bool, error) {
-	if s.mergeApproved(ctx, st) {
-		return nil, true, nil
+// mayClaim reports whether the board, as read, has a task this coder may
+// claim, by the rules the claim checks: a coder whose work awaits review
+// takes no other task, one whose work came back takes that back first, and
+// no task is added to a board at its in-flight limit. A coder that waits
+// for its review does not try a claim at every move of the board only to
+// be refused, which with many coders cost the reviewer they wait on its
+// processor.
+func (s *sup) mayClaim(st *contracts.State) bool {
+	now := s.Now()
+	inFlight := 0
+	var mine *contracts.Task
+	for _, t := range st.Tasks {
+		if t.Status.InFlight() {
+			inFlight++
+		}
+		if t.AssignedTo == s.ID && t.Status.Active() && t.Status != contracts.Claimed {
+			mine = t
+		}
 	}
+	if mine != nil && mine.Status != contracts.Rejected {
+		return false
+	}
+	limit := st.Config.InFlightLimit()
+	for _, t := range st.Tasks {
+		if !contracts.Claimable(t.Summary(), st.StatusOf) && !(t.Status == contracts.Claimed && contracts.LeaseOver(t.LeaseExpires, now)) {
+			continue
+		}
+		if mine != nil && t != mine || !t.Status.InFlight() && inFlight >= limit {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, bool, error) {
+	s.startMerge(ctx, st)
 	for _, t := range st.Tasks {
 		if t.Status == contracts.ReadyForReview && t.ReviewingBy == s.ID {
 			return s.resume(ctx, st, t, t.ReviewLeaseExpires)
@@ -95,77 +120,6 @@ func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, boo
 	}
 	s.logf("reviewing %s (author %s)", r.ID, r.Author)
 	return s.reload(ctx, r.ID)
-}
-
-// mergeFailure is a merge that failed without changing the board (its
-// integration branch checked out somewhere, its task branch gone): it is
-// tried again after a delay that doubles while it keeps failing.
-type mergeFailure struct {
-	commit  string // the reviewed commit that failed to merge
-	msg     string // the last error, logged once
-	delay   time.Duration
-	retryAt time.Time
-}
-
-// mergeApproved merges an APPROVED task, as the seeds give the reviewer
-// supervisor to do, and reports whether it merged one. The approver merges
-// its approval; any reviewer finishes one whose approver has gone. A merge
-// that fails is not tried again before its delay (see mergeFailed), so that
-// a merge refused without any change to the board does not spin.
-func (s *sup) mergeApproved(ctx context.Context, st *contracts.State) bool {
-	now := s.Now()
-	for id, f := range s.merges {
-		if t := st.Task(id); t == nil || t.Status != contracts.Approved || t.ReviewCommit != f.commit {
-			delete(s.merges, id)
-		}
-	}
-	for _, t := range st.Tasks {
-		if t.Status != contracts.Approved {
-			continue
-		}
-		if t.ApprovedBy != s.ID && live(st.Agents[t.ApprovedBy], now) {
-			continue
-		}
-		if f := s.merges[t.ID]; f != nil && time.Now().Before(f.retryAt) {
-			continue
-		}
-		var m *ops.MergeResult
-		err := s.do(func() (err error) { m, err = s.Board.Merge(ctx, ops.MergeRequest{Task: t.ID}); return })
-		if err != nil {
-			s.mergeFailed(st, t, err)
-			continue
-		}
-		delete(s.merges, t.ID)
-		s.logf("merged %s into %s at %s", t.ID, m.IntegrationBranch, shortSHA(m.MergeCommit))
-		return true
-	}
-	return false
-}
-
-// mergeFailed records a failed merge of t: the first failure waits a poll
-// interval before the next try, each further one twice as long as the one
-// before, up to MaxRetryDelay. An error is logged once, not at every try.
-func (s *sup) mergeFailed(st *contracts.State, t *contracts.Task, err error) {
-	f := s.merges[t.ID]
-	if f == nil {
-		f = &mergeFailure{commit: t.ReviewCommit}
-		s.merges[t.ID] = f
-	}
-	f.delay = retryDelay(f.delay, s.poll(st))
-	f.retryAt = time.Now().Add(f.delay)
-	if msg := err.Error(); msg != f.msg {
-		f.msg = msg
-		s.logf("merge %s failed: %s (trying again in %s, then less often while it fails)", t.ID, msg, f.delay)
-	}
-}
-
-// retryDelay is the delay after prev: first the poll interval, then twice
-// the previous one, up to MaxRetryDelay.
-func retryDelay(prev, poll time.Duration) time.Duration {
-	if prev <= 0 {
-		return poll
-	}
-	return max(poll, min(2*prev, MaxRetryDelay))
 }
 
 // resume hands the agent work this supervisor already holds, after a

@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +22,13 @@ type teamResult struct {
 	Finished int     `json:"finished_tasks"` // MERGED before the run: the rest of the board
 	Seconds  float64 `json:"seconds"`
 	PerMin   float64 `json:"merged_per_min"`
+	// Steady is the rate from the first merge to the last: the team at
+	// work, without its start (registering, each supervisor's first read
+	// of the board).
+	Steady float64 `json:"steady_merged_per_min"`
+	// CPU is the processor time of the whole team (git liza run, its
+	// agents and every git they started), in seconds per merged task.
+	CPU float64 `json:"cpu_seconds_per_task"`
 }
 
 // teamAgent is the scripted agent: one step per session, as the
@@ -52,8 +61,14 @@ func (b *bench) measureTeams() ([]teamResult, error) {
 	for range teamBoardRuns {
 		runs = append(runs, run{2, 20, 0}, run{2, 20, b.opt.teamBoard - 20})
 	}
-	for _, c := range []int{1, 2, 4, 8} {
-		runs = append(runs, run{c, b.opt.teamTasks, 0})
+	for i := range teamBoardRuns {
+		coders := []int{1, 2, 4, 8}
+		if i%2 == 1 {
+			slices.Reverse(coders)
+		}
+		for _, c := range coders {
+			runs = append(runs, run{c, b.opt.teamTasks, 0})
+		}
 	}
 	for i, run := range runs {
 		r, err := b.measureTeam(filepath.Join(b.tmp, fmt.Sprintf("team-%d", i+1)), run.coders, run.live, run.finished)
@@ -111,6 +126,13 @@ func (b *bench) measureTeam(dir string, coders, live, finished int) (teamResult,
 		"--poll", "100ms", "--backoff", "200ms", "--", "sh", agent)
 	team.Stdout, team.Stderr = log, log
 	team.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The integration branch starts where it is, or from HEAD.
+	base, err := firstParents(repo, b.env, "refs/heads/integration")
+	if err != nil {
+		if base, err = firstParents(repo, b.env, "HEAD"); err != nil {
+			return r, err
+		}
+	}
 	start := time.Now()
 	if err := team.Start(); err != nil {
 		return r, err
@@ -126,26 +148,61 @@ func (b *bench) measureTeam(dir string, coders, live, finished int) (teamResult,
 			<-done
 		}
 	}
+	// Merges are counted on the integration branch (one commit each on its
+	// first-parent line), which costs one git process whatever the board:
+	// the bench's own looking does not slow the team on a big board. The
+	// board is asked once the count is reached.
 	deadline := start.Add(time.Duration(live) * 10 * time.Second)
+	var first time.Time
 	for {
-		merged, err := mergedCount(repo, b.env)
+		n, err := firstParents(repo, b.env, "refs/heads/integration")
+		n -= base
 		if err != nil {
+			n = 0 // not made yet
+		}
+		now := time.Now()
+		if n > 0 && first.IsZero() {
+			first = now
+		}
+		if n >= live {
+			merged, err := mergedCount(repo, b.env)
+			if err != nil {
+				stop()
+				return r, err
+			}
+			if merged >= live+finished {
+				break
+			}
+		}
+		if now.After(deadline) {
 			stop()
-			return r, err
+			return r, fmt.Errorf("only %d of %d tasks merged after %s (see %s)", n, live, time.Since(start).Round(time.Second), log.Name())
 		}
-		if merged >= live+finished {
-			break
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return r, fmt.Errorf("only %d of %d tasks merged after %s (see %s)", merged-finished, live, time.Since(start).Round(time.Second), log.Name())
-		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
-	r.Seconds = time.Since(start).Seconds()
+	end := time.Now()
+	r.Seconds = end.Sub(start).Seconds()
 	r.PerMin = float64(live) / r.Seconds * 60
+	if live > 1 {
+		r.Steady = float64(live-1) / end.Sub(first).Seconds() * 60
+	}
 	stop()
+	if ru, ok := team.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		r.CPU = cpu.Seconds() / float64(live)
+	}
 	return r, nil
+}
+
+// firstParents counts the commits on rev's first-parent line.
+func firstParents(repo string, env []string, rev string) (int, error) {
+	out, err := command(repo, env, "git", "rev-list", "--count", "--first-parent", rev, "--").Output()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	_, err = fmt.Sscan(string(out), &n)
+	return n, err
 }
 
 // mergedCount counts the MERGED tasks of the board (git liza status --json).
@@ -182,20 +239,34 @@ func printTeams(rs []teamResult) {
 	if len(rs) < 2*teamBoardRuns {
 		return
 	}
-	fmt.Printf("\nTeams of scripted agents (git liza run --no-planner, 1 reviewer), until every live task is merged:\n")
-	fmt.Printf("  %-7s %10s %14s %10s %12s\n", "coders", "live", "board", "seconds", "merged/min")
-	var small, large []float64
+	fmt.Printf("\nTeams of scripted agents (git liza run --no-planner, 1 reviewer), until every live task is merged\n")
+	fmt.Printf("(merged/min over the whole run; steady: from the first merge to the last; cpu: seconds of processor per task):\n")
+	fmt.Printf("  %-7s %10s %14s %10s %12s %12s %8s\n", "coders", "live", "board", "seconds", "merged/min", "steady", "cpu")
+	var small, large, smallSteady, largeSteady []float64
+	byCoders := map[int][]teamResult{}
 	for i, r := range rs {
-		fmt.Printf("  %-7d %10d %14d %10.1f %12.1f\n", r.Coders, r.Live, r.Live+r.Finished, r.Seconds, r.PerMin)
+		fmt.Printf("  %-7d %10d %14d %10.1f %12.1f %12.1f %8.2f\n", r.Coders, r.Live, r.Live+r.Finished, r.Seconds, r.PerMin, r.Steady, r.CPU)
 		if i < 2*teamBoardRuns {
 			if i%2 == 0 {
-				small = append(small, r.PerMin)
+				small, smallSteady = append(small, r.PerMin), append(smallSteady, r.Steady)
 			} else {
-				large = append(large, r.PerMin)
+				large, largeSteady = append(large, r.PerMin), append(largeSteady, r.Steady)
 			}
+		} else {
+			byCoders[r.Coders] = append(byCoders[r.Coders], r)
 		}
 	}
 	s, l := summarize(small).Median, summarize(large).Median
-	fmt.Printf("  the same 20 live tasks on a board of %d vs one of 20: %.1f vs %.1f merged/min (medians of %d runs), ratio %.2f\n",
-		rs[1].Live+rs[1].Finished, l, s, teamBoardRuns, l/s)
+	ss, ls := summarize(smallSteady).Median, summarize(largeSteady).Median
+	fmt.Printf("  the same %d live tasks on a board of %d vs one of %d (medians of %d runs): %.1f vs %.1f merged/min, ratio %.2f; steady %.1f vs %.1f, ratio %.2f\n",
+		rs[0].Live, rs[1].Live+rs[1].Finished, rs[0].Live, teamBoardRuns, l, s, l/s, ls, ss, ls/ss)
+	var line []string
+	for _, c := range slices.Sorted(maps.Keys(byCoders)) {
+		var per, cpu []float64
+		for _, r := range byCoders[c] {
+			per, cpu = append(per, r.PerMin), append(cpu, r.CPU)
+		}
+		line = append(line, fmt.Sprintf("%d: %.1f (cpu %.2f)", c, summarize(per).Median, summarize(cpu).Median))
+	}
+	fmt.Printf("  by coders, medians of merged/min: %s\n", strings.Join(line, ", "))
 }

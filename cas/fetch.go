@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -57,18 +58,28 @@ func (s *Store) fetchState(ctx context.Context, remote string, track bool) (refs
 }
 
 // localRemote is remote's repository opened in place when it is on this
-// machine (refstore.LocalRemote), looked for once per Store.
+// machine (refstore.LocalRemote), looked for once per repository and
+// remote in a process.
 func (s *Store) localRemote(remote string) (*refstore.Repo, bool) {
-	if s.local == nil {
-		s.local = map[string]*refstore.Repo{}
+	key := localKey{s.Repo, remote}
+	if v, ok := localRemotes.Load(key); ok {
+		src := v.(*refstore.Repo)
+		return src, src != nil
 	}
-	src, looked := s.local[remote]
-	if !looked {
-		src, _ = s.Repo.LocalRemote(remote)
-		s.local[remote] = src
-	}
+	src, _ := s.Repo.LocalRemote(remote)
+	v, _ := localRemotes.LoadOrStore(key, src)
+	src = v.(*refstore.Repo)
 	return src, src != nil
 }
+
+type localKey struct {
+	repo   *refstore.Repo
+	remote string
+}
+
+// localRemotes holds what localRemote found: a *refstore.Repo, nil for
+// none.
+var localRemotes sync.Map
 
 // noteRewind keeps was at RewoundRef(remote) when the remote's tip went
 // back from it.

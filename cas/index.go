@@ -291,35 +291,54 @@ func decodeIndex(data []byte) ([]*contracts.TaskSummary, error) {
 // to the next, so a process that reads the board again and again (a
 // supervisor) decodes only the files that changed. The summaries are
 // shared: treat them as read-only.
-var shardCache = struct {
-	sync.Mutex
-	m map[refstore.Hash][]*contracts.TaskSummary
-}{m: map[refstore.Hash][]*contracts.TaskSummary{}}
+var shardCache = summaryCache{m: map[refstore.Hash][]*contracts.TaskSummary{}, max: shardCacheMax}
 
 // shardCacheMax bounds the cache: four boards' worth of directories.
 const shardCacheMax = 4 * 256
 
 func cachedShard(repo *refstore.Repo, id refstore.Hash) ([]*contracts.TaskSummary, error) {
-	shardCache.Lock()
-	s, ok := shardCache.m[id]
-	shardCache.Unlock()
-	if ok {
+	if s, ok := shardCache.get(id); ok {
 		return s, nil
 	}
 	raw, err := repo.ReadBlob(id)
 	if err != nil {
 		return nil, err
 	}
-	if s, err = decodeIndex(raw); err != nil {
+	s, err := decodeIndex(raw)
+	if err != nil {
 		return nil, err
 	}
-	shardCache.Lock()
-	if len(shardCache.m) >= shardCacheMax {
-		clear(shardCache.m)
-	}
-	shardCache.m[id] = s
-	shardCache.Unlock()
+	shardCache.put(id, s)
 	return s, nil
+}
+
+// subtreeCache keeps the summaries under a <x> directory of tasks/ or
+// archive/ by the directory's tree id (see Snapshot.summariesUnder). The
+// summaries are shared: treat them as read-only.
+var subtreeCache = summaryCache{m: map[refstore.Hash][]*contracts.TaskSummary{}, max: 4 * 16}
+
+// summaryCache is a bounded map of summaries by object id, emptied when
+// full.
+type summaryCache struct {
+	sync.Mutex
+	m   map[refstore.Hash][]*contracts.TaskSummary
+	max int
+}
+
+func (c *summaryCache) get(id refstore.Hash) ([]*contracts.TaskSummary, bool) {
+	c.Lock()
+	defer c.Unlock()
+	s, ok := c.m[id]
+	return s, ok
+}
+
+func (c *summaryCache) put(id refstore.Hash, s []*contracts.TaskSummary) {
+	c.Lock()
+	defer c.Unlock()
+	if len(c.m) >= c.max {
+		clear(c.m)
+	}
+	c.m[id] = s
 }
 
 // buildIndex summarises a list of tasks.

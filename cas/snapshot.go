@@ -324,22 +324,64 @@ func (s *Snapshot) Summaries(dir string) ([]*contracts.TaskSummary, error) {
 		})
 		return out, err
 	}
+	xs, err := s.Entries(dir)
+	if err != nil {
+		return nil, err
+	}
 	var out []*contracts.TaskSummary
-	for _, b := range buckets {
-		e, ok, err := s.entry(dir+"/"+b, IndexFile)
-		if err != nil || !ok {
-			if err != nil {
-				return nil, err
-			}
+	for _, x := range xs {
+		if !x.IsTree() || !hexDigit(x.Name) {
+			continue
+		}
+		sums, err := s.summariesUnder(dir, x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sums...)
+	}
+	return out, nil
+}
+
+// summariesUnder reads the index files of the buckets under x, a <x>
+// directory of dir, or takes them from subtreeCache: most of the board's
+// <x> directories are the same from one operation to the next, so a
+// process that reads the board again and again (a supervisor) reads the
+// trees of the few that changed, not 272 trees.
+func (s *Snapshot) summariesUnder(dir string, x refstore.TreeEntry) ([]*contracts.TaskSummary, error) {
+	if sums, ok := subtreeCache.get(x.ID); ok {
+		return sums, nil
+	}
+	ys, err := s.Repo.ReadTree(x.ID)
+	if err != nil {
+		return nil, inconsistent("%s/%s at %s: %v", dir, x.Name, short(s.Commit), err)
+	}
+	var out []*contracts.TaskSummary
+	for _, y := range ys {
+		if !y.IsTree() || !hexDigit(y.Name) {
+			continue
+		}
+		files, err := s.Repo.ReadTree(y.ID)
+		if err != nil {
+			return nil, inconsistent("%s/%s/%s at %s: %v", dir, x.Name, y.Name, short(s.Commit), err)
+		}
+		e, ok := refstore.FindEntry(files, IndexFile)
+		if !ok {
 			continue
 		}
 		shard, err := cachedShard(s.Repo, e.ID)
 		if err != nil {
-			return nil, inconsistent("%s/%s/%s at %s: %v", dir, b, IndexFile, short(s.Commit), err)
+			return nil, inconsistent("%s/%s/%s/%s at %s: %v", dir, x.Name, y.Name, IndexFile, short(s.Commit), err)
 		}
 		out = append(out, shard...)
 	}
+	subtreeCache.put(x.ID, out)
 	return out, nil
+}
+
+// hexDigit reports whether name is one lowercase hex digit, a bucket's
+// name at either level.
+func hexDigit(name string) bool {
+	return len(name) == 1 && strings.Contains("0123456789abcdef", name)
 }
 
 // eachTask decodes every task of tasks/ or archive/, in tree order.

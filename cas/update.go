@@ -44,9 +44,6 @@ type Store struct {
 	// from the last one known good must be exactly what its recorded
 	// operation makes of its parent. An error stops the operation.
 	Verify func(ctx context.Context, tip refstore.Hash) error
-
-	// local holds the remotes opened in place (localRemote).
-	local map[string]*refstore.Repo
 }
 
 // remoteMode reports whether updates go through the remote.

@@ -1,0 +1,117 @@
+package agent
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
+)
+
+// mergeLane is where a reviewer supervisor merges approved tasks, as the
+// seeds give it to do: one merge at a time, beside the reviews. A merge
+// runs the integration test in a checkout of its own, so the reviews that
+// come next need not wait for it: with one reviewer for many coders, the
+// reviewer's turn is what the whole team waits on.
+type mergeLane struct {
+	mu       sync.Mutex
+	busy     bool                     // a merge runs
+	failures map[string]*mergeFailure // by task id
+	done     sync.WaitGroup
+}
+
+// mergeFailure is a merge that failed without changing the board (its
+// integration branch checked out somewhere, its task branch gone): it is
+// tried again after a delay that doubles while it keeps failing.
+type mergeFailure struct {
+	commit  string // the reviewed commit that failed to merge
+	msg     string // the last error, logged once
+	delay   time.Duration
+	retryAt time.Time
+}
+
+// startMerge starts merging an APPROVED task unless a merge runs already,
+// and reports whether it started one. The approver merges its approval;
+// any reviewer finishes one whose approver has gone. A merge that failed
+// is not tried again before its delay (see mergeFailed), so that a merge
+// refused without any change to the board does not spin.
+func (s *sup) startMerge(ctx context.Context, st *contracts.State) bool {
+	l := &s.lane
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.failures == nil {
+		l.failures = map[string]*mergeFailure{}
+	}
+	for id, f := range l.failures {
+		if t := st.Task(id); t == nil || t.Status != contracts.Approved || t.ReviewCommit != f.commit {
+			delete(l.failures, id)
+		}
+	}
+	if l.busy {
+		return false
+	}
+	now := s.Now()
+	for _, t := range st.Tasks {
+		if t.Status != contracts.Approved {
+			continue
+		}
+		if t.ApprovedBy != s.ID && live(st.Agents[t.ApprovedBy], now) {
+			continue
+		}
+		if f := l.failures[t.ID]; f != nil && time.Now().Before(f.retryAt) {
+			continue
+		}
+		l.busy = true
+		l.done.Add(1)
+		go s.merge(ctx, *t, s.poll(st))
+		return true
+	}
+	return false
+}
+
+// merge merges t, in the lane.
+func (s *sup) merge(ctx context.Context, t contracts.Task, poll time.Duration) {
+	l := &s.lane
+	defer l.done.Done()
+	m, err := s.Board.Merge(ctx, ops.MergeRequest{Task: t.ID})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.busy = false
+	if err != nil {
+		s.mergeFailed(&t, err, poll)
+		return
+	}
+	delete(l.failures, t.ID)
+	s.logf("merged %s into %s at %s", t.ID, m.IntegrationBranch, shortSHA(m.MergeCommit))
+}
+
+// waitMerges waits until the merge running, if any, has ended.
+func (s *sup) waitMerges() { s.lane.done.Wait() }
+
+// mergeFailed records a failed merge of t (the lane's lock held): the
+// first failure waits a poll interval before the next try, each further
+// one twice as long as the one before, up to MaxRetryDelay. An error is
+// logged once, not at every try.
+func (s *sup) mergeFailed(t *contracts.Task, err error, poll time.Duration) {
+	f := s.lane.failures[t.ID]
+	if f == nil {
+		f = &mergeFailure{commit: t.ReviewCommit}
+		s.lane.failures[t.ID] = f
+	}
+	f.delay = retryDelay(f.delay, poll)
+	f.retryAt = time.Now().Add(f.delay)
+	if msg := err.Error(); msg != f.msg {
+		f.msg = msg
+		s.logf("merge %s failed: %s (trying again in %s, then less often while it fails)", t.ID, msg, f.delay)
+	}
+}
+
+// retryDelay is the delay after prev: first the poll interval, then twice
+// the previous one, up to MaxRetryDelay.
+func retryDelay(prev, poll time.Duration) time.Duration {
+	if prev <= 0 {
+		return poll
+	}
+	return max(poll, min(2*prev, MaxRetryDelay))
+}
