@@ -296,4 +296,3 @@ func TestMergeBesideReview(t *testing.T) {
 		t.Fatalf("calls = %q: want merge a alone", got)
 	}
 }
-
