@@ -275,13 +275,17 @@ func (m *scriptedModel) openai(w http.ResponseWriter, rep reply) {
 	var item map[string]any
 	if rep.tool != "" {
 		var args any
+		// A command that outlasts the tool's wait comes back half done
+		// (exec_command returns what it has after yield_time_ms, 10 s
+		// unless asked, and leaves the command running): a slow machine,
+		// or a race-built git-liza, must not cut the session's work short.
 		switch rep.tool {
 		case "shell":
-			args = map[string]any{"command": []string{"bash", "-lc", rep.command}}
+			args = map[string]any{"command": []string{"bash", "-lc", rep.command}, "timeout_ms": 300000}
 		case "exec_command":
-			args = map[string]any{"cmd": rep.command}
+			args = map[string]any{"cmd": rep.command, "yield_time_ms": 30000}
 		default:
-			args = map[string]any{"command": rep.command}
+			args = map[string]any{"command": rep.command, "timeout_ms": 300000}
 		}
 		a, _ := json.Marshal(args)
 		item = map[string]any{"type": "function_call", "id": "fc_liza", "call_id": "call_liza", "name": rep.tool, "arguments": string(a)}
