@@ -400,6 +400,9 @@ func Remove(ctx context.Context, repo *refstore.Repo, id, integration string, fo
 		if info.Dirty {
 			return contracts.Invalidf("worktree %s has uncommitted changes: commit them, or pass --force to discard them", Rel(id))
 		}
+		if pid, ok := workingIn(info.Path); ok {
+			return contracts.Invalidf("process %d works in %s: it is removed once nobody does (git liza worktree prune)", pid, Rel(id))
+		}
 		if integration != "" {
 			merged, err := BranchMerged(ctx, repo, id, integration)
 			if err != nil {
@@ -411,6 +414,23 @@ func Remove(ctx context.Context, repo *refstore.Repo, id, integration string, fo
 		}
 	}
 	return drop(ctx, repo, id, true)
+}
+
+// workingIn finds a process, other than this one and the git that started
+// it, whose working directory is in dir: an agent's session still running
+// in a task's worktree after its task moved on (submitted, then merged by
+// a quick reviewer) would lose its directory under it.
+func workingIn(dir string) (int, bool) {
+	if dir == "" {
+		return 0, false
+	}
+	pids, _ := proc.Using(dir)
+	for _, pid := range pids {
+		if pid != os.Getpid() && pid != os.Getppid() {
+			return pid, true
+		}
+	}
+	return 0, false
 }
 
 // Undo removes the worktree Create made for a claim that did not commit,
