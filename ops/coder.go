@@ -23,16 +23,7 @@ type HeartbeatResult struct {
 // commits per agent per lease period (one an hour per agent with the
 // default 30-minute lease), however often the heartbeat runs.
 func (s *Service) Heartbeat(ctx context.Context, call Call) (*HeartbeatResult, error) {
-	res, err := s.write(ctx, call, kindHeartbeat, struct{}{}, nil)
-	if err != nil {
-		return nil, err
-	}
-	out, err := decode[HeartbeatResult](res)
-	if err != nil {
-		return nil, err
-	}
-	out.Written = written(res)
-	return &out, nil
+	return writeAs[HeartbeatResult](ctx, s, call, kindHeartbeat, struct{}{}, nil)
 }
 
 var kindHeartbeat = def("heartbeat", contracts.OpHeartbeat, func(tx *cas.Tx, _ *struct{}) (any, error) {

@@ -281,16 +281,7 @@ func (s *Service) NotesDone(ctx context.Context, r NotesDoneRequest) (*NotesDone
 	if role, _ := contracts.ParseAgentID(s.Agent); role != contracts.RolePlanner {
 		return nil, contracts.Invalidf("only a planner marks notes processed (git liza --agent planner-N note --done N)")
 	}
-	res, err := s.write(ctx, r.Call, kindNotesDone, notesDoneInput{Notes: r.Notes}, nil)
-	if err != nil {
-		return nil, err
-	}
-	out, err := decode[NotesDoneResult](res)
-	if err != nil {
-		return nil, err
-	}
-	out.Written = written(res)
-	return &out, nil
+	return writeAs[NotesDoneResult](ctx, s, r.Call, kindNotesDone, notesDoneInput{Notes: r.Notes}, nil)
 }
 
 type notesDoneInput struct {

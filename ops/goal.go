@@ -38,7 +38,7 @@ func (s *Service) GoalNew(ctx context.Context, r GoalNewRequest) (*GoalNewResult
 	if goal == "" {
 		return nil, contracts.Invalidf("the goal is empty")
 	}
-	res, err := s.write(ctx, r.Call, kindGoal, goalInput{Goal: goal, Spec: spec}, func(*cas.Tx) error {
+	return writeAs[GoalNewResult](ctx, s, r.Call, kindGoal, goalInput{Goal: goal, Spec: spec}, func(*cas.Tx) error {
 		// The vision document must be in the repository: a check of git,
 		// which the live write makes.
 		if spec == "" {
@@ -46,15 +46,6 @@ func (s *Service) GoalNew(ctx context.Context, r GoalNewRequest) (*GoalNewResult
 		}
 		return s.checkSpecNow(ctx, spec)
 	})
-	if err != nil {
-		return nil, err
-	}
-	out, err := decode[GoalNewResult](res)
-	if err != nil {
-		return nil, err
-	}
-	out.Written = written(res)
-	return &out, nil
 }
 
 // goalInput is what goal new records.

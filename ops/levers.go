@@ -474,16 +474,7 @@ func (s *Service) Archive(ctx context.Context, r ArchiveRequest) (*ArchiveResult
 			ids = append(ids, id)
 		}
 	}
-	res, err := s.write(ctx, r.Call, kindArchive, archiveInput{Tasks: ids}, nil)
-	if err != nil {
-		return nil, err
-	}
-	out, err := decode[ArchiveResult](res)
-	if err != nil {
-		return nil, err
-	}
-	out.Written = written(res)
-	return &out, nil
+	return writeAs[ArchiveResult](ctx, s, r.Call, kindArchive, archiveInput{Tasks: ids}, nil)
 }
 
 // archiveInput is what task archive records: the tasks asked for, or none

@@ -129,6 +129,27 @@ type Written struct {
 
 func written(res *cas.Result) Written { return Written{Commit: res.Commit, Replayed: res.Replayed} }
 
+// set fills the Written a result embeds.
+func (w *Written) set(res *cas.Result) { *w = written(res) }
+
+// writeAs is write for an operation whose result, a T that embeds
+// Written, is decoded from the value the operation recorded.
+func writeAs[T any, P interface {
+	*T
+	set(*cas.Result)
+}](ctx context.Context, s *Service, call Call, k *kind, in any, live func(tx *cas.Tx) error) (*T, error) {
+	res, err := s.write(ctx, call, k, in, live)
+	if err != nil {
+		return nil, err
+	}
+	out, err := decode[T](res)
+	if err != nil {
+		return nil, err
+	}
+	P(&out).set(res)
+	return &out, nil
+}
+
 // update runs op for the service's actor.
 func (s *Service) update(ctx context.Context, call Call, op cas.Op) (*cas.Result, error) {
 	if err := contracts.Permit(s.Agent, op.Name); err != nil {

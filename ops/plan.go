@@ -231,16 +231,7 @@ func (s *Service) ConvertDiscovery(ctx context.Context, r ConvertRequest) (*Conv
 	if err := contracts.ValidTaskID(r.Task); err != nil {
 		return nil, err
 	}
-	res, err := s.write(ctx, r.Call, kindConvert, convertInput{Discovery: r.Discovery, Task: r.Task}, nil)
-	if err != nil {
-		return nil, err
-	}
-	out, err := decode[ConvertResult](res)
-	if err != nil {
-		return nil, err
-	}
-	out.Written = written(res)
-	return &out, nil
+	return writeAs[ConvertResult](ctx, s, r.Call, kindConvert, convertInput{Discovery: r.Discovery, Task: r.Task}, nil)
 }
 
 // convertInput is what discover convert records.

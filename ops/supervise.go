@@ -44,16 +44,7 @@ func (s *Service) Register(ctx context.Context, r RegisterRequest) (*Registratio
 		name, _ := os.Hostname()
 		host = fmt.Sprintf("%s pid %d", name, os.Getpid())
 	}
-	res, err := s.write(ctx, r.Call, kindRegister, registerInput{Replace: r.Replace, Host: host}, nil)
-	if err != nil {
-		return nil, err
-	}
-	out, err := decode[Registration](res)
-	if err != nil {
-		return nil, err
-	}
-	out.Written = written(res)
-	return &out, nil
+	return writeAs[Registration](ctx, s, r.Call, kindRegister, registerInput{Replace: r.Replace, Host: host}, nil)
 }
 
 type registerInput struct {
@@ -136,16 +127,7 @@ func (s *Service) Unregister(ctx context.Context, call Call) (*Unregistered, err
 	if s.Agent == "" {
 		return nil, contracts.Invalidf("supervise exit needs an agent id (--agent or LIZA_AGENT_ID)")
 	}
-	res, err := s.write(ctx, call, kindUnregister, struct{}{}, nil)
-	if err != nil {
-		return nil, err
-	}
-	out, err := decode[Unregistered](res)
-	if err != nil {
-		return nil, err
-	}
-	out.Written = written(res)
-	return &out, nil
+	return writeAs[Unregistered](ctx, s, call, kindUnregister, struct{}{}, nil)
 }
 
 var kindUnregister = def("unregister", contracts.OpRegister, func(tx *cas.Tx, _ *struct{}) (any, error) {
