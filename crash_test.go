@@ -392,7 +392,8 @@ func (h *crashHarness) plan() *step {
 			// The board's work-in-progress limit may refuse it: no harm.
 			return &step{op: "claim", dir: h.proj, task: t.ID, args: []string{"--agent", c, "--request-id", req, "claim", t.ID},
 				after: func() {
-					if i := slices.IndexFunc(h.tasks(h.proj), func(x crashTask) bool { return x.ID == t.ID }); i >= 0 && h.tasks(h.proj)[i].AssignedTo == c {
+					now := h.tasks(h.proj)
+					if i := slices.IndexFunc(now, func(x crashTask) bool { return x.ID == t.ID }); i >= 0 && now[i].AssignedTo == c {
 						h.claimed(t.ID, c)
 					}
 				},

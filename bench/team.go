@@ -155,10 +155,9 @@ func (b *bench) measureTeam(dir string, coders, live, finished int) (teamResult,
 	deadline := start.Add(time.Duration(live) * 10 * time.Second)
 	var first time.Time
 	for {
-		n, err := firstParents(repo, b.env, "refs/heads/integration")
-		n -= base
-		if err != nil {
-			n = 0 // not made yet
+		n := 0 // until the integration branch is made
+		if count, err := firstParents(repo, b.env, "refs/heads/integration"); err == nil {
+			n = count - base
 		}
 		now := time.Now()
 		if n > 0 && first.IsZero() {

@@ -36,10 +36,10 @@ func (s *Store) fetchState(ctx context.Context, remote string, track bool) (refs
 		return refstore.Hash{}, false, err
 	}
 	refs := []string{refstore.StateRef, QueueDir + "*"}
-	got, inPlace, err := map[string]refstore.Hash(nil), false, error(nil)
+	var got map[string]refstore.Hash
+	inPlace := false
 	if src, ok := s.localRemote(remote); ok {
-		got, inPlace, err = s.Repo.FetchInPlace(ctx, src, remote, track, refs...)
-		if err != nil {
+		if got, inPlace, err = s.Repo.FetchInPlace(ctx, src, remote, track, refs...); err != nil {
 			return refstore.Hash{}, false, err
 		}
 	}

@@ -26,9 +26,9 @@ func (r *Repo) LocalRemote(name string) (*Repo, bool) {
 	if _, push := r.Config("remote." + name + ".pushurl"); push || r.rewritesURLs() {
 		return nil, false
 	}
-	path, isFile := strings.CutPrefix(url, "file://")
-	if !isFile && !filepath.IsAbs(url) || strings.ContainsAny(path, "%?#") || !filepath.IsAbs(path) {
-		return nil, false
+	path := strings.TrimPrefix(url, "file://")
+	if strings.ContainsAny(path, "%?#") || !filepath.IsAbs(path) {
+		return nil, false // a url of another transport, or one git would unescape
 	}
 	path = filepath.Clean(path)
 	if !isGitDir(path) {

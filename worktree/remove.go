@@ -45,17 +45,16 @@ func discard(repo *refstore.Repo, e *entry) error {
 // liza/review/AGENT) once they are empty. A checkout being made meanwhile
 // is not harmed: git makes the directories it lacks.
 func removeEmptyReviewDirs(repo *refstore.Repo, p string) {
-	var top []string
+	tops := []string{filepath.Join(repo.CommonDir, "liza", "review")}
 	if root := repo.MainWorkTree(); root != "" {
-		top = append(top, filepath.Join(root, Dir))
+		tops = append(tops, filepath.Join(root, Dir, ReviewDir))
 	}
-	top = append(top, filepath.Join(repo.CommonDir, "liza"))
-	for _, t := range top {
-		rest, ok := strings.CutPrefix(p, t+string(filepath.Separator))
-		if !ok || !strings.HasPrefix(rest, ReviewDir+string(filepath.Separator)) && !strings.HasPrefix(rest, "review"+string(filepath.Separator)) {
+	for _, top := range tops {
+		if !strings.HasPrefix(p, top+string(filepath.Separator)) {
 			continue
 		}
-		for d := filepath.Dir(p); d != t && strings.HasPrefix(d, t); d = filepath.Dir(d) {
+		// The agent's directory, then the area itself.
+		for d := filepath.Dir(p); strings.HasPrefix(d, top); d = filepath.Dir(d) {
 			if os.Remove(d) != nil {
 				return
 			}
