@@ -47,6 +47,10 @@ func (s *Store) publish(ctx context.Context, op Op, updates []refstore.RefUpdate
 		}
 	}
 	err := s.Repo.UpdateRefs(ctx, "liza: "+string(op.Name)+" (published to "+s.Remote+")", local...)
+	if err == nil {
+		// The state's tracking ref is the remote's value as the push left it.
+		s.recordFetch(s.Remote)
+	}
 	if errors.Is(err, refstore.ErrStale) {
 		// Another local process moved a ref meanwhile; the remote has the
 		// operation, and the next fetch brings the local refs up to date.
