@@ -98,6 +98,10 @@ func Run(ctx context.Context, c Config) error {
 		c.Now = time.Now
 	}
 	s := &sup{Config: c}
+	// A coder or a reviewer looks at the work in play, never into a
+	// finished task: it reads those from the index. The planner reads the
+	// board whole.
+	s.view.Live = c.Role != contracts.RolePlanner
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go s.keepAlive(ctx, cancel)

@@ -88,22 +88,70 @@ func (s *Snapshot) Load() (*contracts.State, error) {
 	if st.Archive, err = loadTasks(ArchiveDir); err != nil {
 		return nil, err
 	}
-	if err := readList(s, ListAlignment, &st.Goal.AlignmentHistory); err != nil {
+	return st, s.readLists(st)
+}
+
+// LoadLive reads the state as Load does, except that it takes every task
+// that is finished (MERGED, SUPERSEDED, ABANDONED) or archived from its
+// index entry (see contracts.TaskSummary.Task): only the tasks still in
+// play are decoded whole. It is for a reader that trusts the state (it
+// checks nothing) and looks at the work in play on a board that may hold
+// thousands of finished tasks, such as a supervisor: on such a board it
+// reads the index, not thousands of task files.
+func (s *Snapshot) LoadLive() (*contracts.State, error) {
+	if s.v1 {
+		return s.Load() // a layout 1 tree has no index to take them from
+	}
+	st, err := s.Header()
+	if err != nil {
 		return nil, err
+	}
+	loadTasks := func(dir string) ([]*contracts.Task, error) {
+		sums, err := s.Summaries(dir)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*contracts.Task, 0, len(sums))
+		for _, sum := range sums {
+			if dir == ArchiveDir || sum.Status.Terminal() {
+				out = append(out, sum.Task())
+				continue
+			}
+			t := new(contracts.Task)
+			if ok, err := s.decode(entityPath(dir, sum.ID), t); err != nil {
+				return nil, err
+			} else if !ok {
+				return nil, inconsistent("%s at %s: the index lists %s, which has no file", dir, short(s.Commit), sum.ID)
+			}
+			out = append(out, t)
+		}
+		SortTasks(out)
+		return out, nil
+	}
+	if st.Tasks, err = loadTasks(TasksDir); err != nil {
+		return nil, err
+	}
+	if st.Archive, err = loadTasks(ArchiveDir); err != nil {
+		return nil, err
+	}
+	return st, s.readLists(st)
+}
+
+// readLists reads the append-only lists into st.
+func (s *Snapshot) readLists(st *contracts.State) error {
+	if err := readList(s, ListAlignment, &st.Goal.AlignmentHistory); err != nil {
+		return err
 	}
 	if err := readList(s, ListAnomalies, &st.Anomalies); err != nil {
-		return nil, err
+		return err
 	}
 	if err := readList(s, ListDiscovered, &st.Discovered); err != nil {
-		return nil, err
+		return err
 	}
 	if err := readList(s, ListHumanNotes, &st.HumanNotes); err != nil {
-		return nil, err
+		return err
 	}
-	if err := readList(s, ListSpecChanges, &st.SpecChanges); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return readList(s, ListSpecChanges, &st.SpecChanges)
 }
 
 // readList reads an append-only list in order.

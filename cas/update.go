@@ -346,6 +346,11 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 		return nil, err
 	}
 	updates := append([]refstore.RefUpdate{{Name: refstore.StateRef, Old: tip, New: commit}}, b.refs...)
+	// The commit is marked valid before the ref moves to it: a supervisor
+	// that sees the new tip at once must find it known good, or it reads
+	// and validates the whole board. A commit whose move then fails is no
+	// less valid: it is an operation applied to a valid state.
+	s.markValid(commit)
 	proc.CrashPoint("cas:commit")
 	if s.remoteMode() {
 		updates = append(updates, turn.release()...)
@@ -355,7 +360,6 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 	} else if err := txn.Commit(updates...); err != nil {
 		return nil, err
 	}
-	s.markValid(commit)
 	return &Result{Commit: commit, Value: b.value}, nil
 }
 

@@ -14,6 +14,11 @@ import (
 // operation changed. A state Read returns is never changed afterwards:
 // treat it as read-only, and keep it as long as needed.
 type View struct {
+	// Live, set before the first Read, makes a trusted first read take the
+	// finished and archived tasks from the index (Snapshot.LoadLive): they
+	// hold only their index entries. Tasks that change afterwards are read
+	// whole.
+	Live bool
 	snap *Snapshot
 	st   *contracts.State
 }
@@ -27,7 +32,11 @@ func (v *View) Read(snap *Snapshot, trusted bool) (*contracts.State, error) {
 		return v.st, nil
 	}
 	if !trusted || v.st == nil {
-		st, err := snap.Load()
+		load := snap.Load
+		if trusted && v.Live {
+			load = snap.LoadLive
+		}
+		st, err := load()
 		if err != nil {
 			return nil, err
 		}

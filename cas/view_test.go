@@ -3,7 +3,10 @@ package cas
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -14,10 +17,17 @@ import (
 // every kind: tasks added, changed, archived; agents registered and gone;
 // handoffs; list entries appended and rewritten; the board's settings and
 // plan; and a migration from layout 1.
-func TestViewFollowsTheBoard(t *testing.T) {
+func TestViewFollowsTheBoard(t *testing.T) { followTheBoard(t, false) }
+
+// TestLiveViewFollowsTheBoard: a live view (a supervisor's) holds the same,
+// except that the finished and archived tasks it read first are their
+// index entries; every task in play is whole.
+func TestLiveViewFollowsTheBoard(t *testing.T) { followTheBoard(t, true) }
+
+func followTheBoard(t *testing.T, live bool) {
 	s := initStore(t)
 	old := gitCommitState(t, s, layout1Files(t, fullState(), nil))
-	var v View
+	v := View{Live: live}
 	check := func(step string) {
 		t.Helper()
 		snap := mustSnapshot(t, s)
@@ -29,12 +39,17 @@ func TestViewFollowsTheBoard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if live {
+			got, want = inPlay(got), inPlay(want)
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: the view\n%+v\nreading it whole\n%+v", step, got, want)
 		}
 	}
-	if _, err := v.Read(mustSnapshot(t, s), false); err != nil {
-		t.Fatal(err)
+	if !live { // a live view's first read is of layout 2, from its index
+		if _, err := v.Read(mustSnapshot(t, s), false); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if mustSnapshot(t, s).Commit != old {
 		t.Fatal("fixture")
@@ -111,5 +126,82 @@ func TestViewFollowsTheBoard(t *testing.T) {
 			return nil, nil
 		}})
 		check(fmt.Sprintf("step %d (kind %d)", step, kind))
+	}
+}
+
+// inPlay is st with its finished and archived tasks cut down to their
+// index entries, as a live view may hold them.
+func inPlay(st *contracts.State) *contracts.State {
+	out := *st
+	cut := func(ts []*contracts.Task, archive bool) []*contracts.Task {
+		var cs []*contracts.Task
+		for _, t := range ts {
+			if archive || t.Status.Terminal() {
+				t = t.Summary().Task()
+				if len(t.DependsOn) == 0 { // the index does not tell none from empty
+					t.DependsOn = nil
+				}
+				if len(t.Paths) == 0 {
+					t.Paths = nil
+				}
+			}
+			cs = append(cs, t)
+		}
+		return cs
+	}
+	out.Tasks, out.Archive = cut(st.Tasks, false), cut(st.Archive, true)
+	return &out
+}
+
+// TestLoadLive: the finished and archived tasks come from the index
+// without reading their files (here, made unreadable), and the tasks in
+// play are read whole.
+func TestLoadLive(t *testing.T) {
+	s := initStore(t)
+	done := task("done-1")
+	done.Status, done.AssignedTo, done.Description = contracts.Merged, "coder-1", "finished long ago"
+	done.MergeCommit = strings.Repeat("a", 40)
+	gone := task("gone-1")
+	gone.Status, gone.RescopeReason = contracts.Abandoned, "not needed"
+	mustUpdate(t, s, Op{Name: contracts.OpAdd, Apply: func(tx *Tx) (any, error) {
+		tx.PutTask(task("live-1"))
+		tx.PutTask(claimed("live-2", "coder-2"))
+		tx.PutTask(done)
+		tx.ArchiveTask(gone)
+		return nil, nil
+	}})
+	snap := mustSnapshot(t, s)
+	whole, err := snap.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Remove the finished tasks' files from the object store: LoadLive must
+	// not need them.
+	for _, path := range []string{entityPath(TasksDir, "done-1"), entityPath(ArchiveDir, "gone-1")} {
+		e, ok, err := snap.file(path)
+		if err != nil || !ok {
+			t.Fatalf("%s: %v %v", path, ok, err)
+		}
+		hex := e.ID.String()
+		if err := os.Remove(filepath.Join(s.Repo.CommonDir, "objects", hex[:2], hex[2:])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap = mustSnapshot(t, s)
+	if _, err := snap.Load(); err == nil {
+		t.Fatal("Load read the whole board without the finished tasks' files")
+	}
+	got, err := snap.LoadLive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(inPlay(got), inPlay(whole)) {
+		t.Fatalf("LoadLive\n%+v\nwant\n%+v", got, inPlay(whole))
+	}
+	if d := got.Task("done-1"); d == nil || d.Status != contracts.Merged || d.AssignedTo != "coder-1" || d.Description != "" {
+		t.Fatalf("the finished task: %+v", d)
+	}
+	if l := got.Task("live-2"); l == nil || l.Description != whole.Task("live-2").Description || len(l.History) != len(whole.Task("live-2").History) {
+		t.Fatalf("a task in play is not whole: %+v", l)
 	}
 }

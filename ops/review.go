@@ -172,7 +172,10 @@ func bestReview(tx *cas.Tx, agent string) (string, error) {
 	}
 	var best *contracts.TaskSummary
 	for _, t := range idx {
-		if checkReviewClaim(tx, t, agent) != nil {
+		// Only tasks awaiting review are checked: on a board of thousands
+		// of finished tasks, a refusal worded for each would cost more
+		// than the review.
+		if t.Status != contracts.ReadyForReview || checkReviewClaim(tx, t, agent) != nil {
 			continue
 		}
 		if best == nil || contracts.Less(t, best) {
