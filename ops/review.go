@@ -140,6 +140,14 @@ var kindReview = def("review", contracts.OpReview, func(tx *cas.Tx, in *reviewIn
 
 // checkReviewClaim decides whether agent may take the review of t.
 func checkReviewClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) error {
+	if err := reviewable(tx, t, agent); err != nil {
+		return err
+	}
+	return reviewsNoOther(tx, t.ID, agent)
+}
+
+// reviewable is what checkReviewClaim decides from t alone.
+func reviewable(tx *cas.Tx, t *contracts.TaskSummary, agent string) error {
 	if t.Status != contracts.ReadyForReview {
 		return contracts.Invalidf("task %s is %s, not READY_FOR_REVIEW", t.ID, t.Status)
 	}
@@ -152,19 +160,27 @@ func checkReviewClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) error 
 	if t.ReviewingBy != "" && !contracts.LeaseOver(t.ReviewLeaseExpires, tx.Now) {
 		return contracts.Invalidf("task %s is under review by %s until %s", t.ID, t.ReviewingBy, t.ReviewLeaseExpires)
 	}
+	return nil
+}
+
+// reviewsNoOther refuses a review claim by an agent that holds the review
+// of a task other than id.
+func reviewsNoOther(tx *cas.Tx, id, agent string) error {
 	idx, err := tx.Index()
 	if err != nil {
 		return err
 	}
 	for _, o := range idx {
-		if o.ID != t.ID && o.Status == contracts.ReadyForReview && o.ReviewingBy == agent {
+		if o.ID != id && o.Status == contracts.ReadyForReview && o.ReviewingBy == agent {
 			return contracts.Invalidf("%s already reviews task %s: give a verdict or release it first", agent, o.ID)
 		}
 	}
 	return nil
 }
 
-// bestReview is the best task awaiting a review agent may take.
+// bestReview is the best task awaiting a review agent may take, "" when
+// none does; an agent that holds another review is refused (the board
+// index is scanned for that once, not once per task).
 func bestReview(tx *cas.Tx, agent string) (string, error) {
 	idx, err := tx.Index()
 	if err != nil {
@@ -175,7 +191,7 @@ func bestReview(tx *cas.Tx, agent string) (string, error) {
 		// Only tasks awaiting review are checked: on a board of thousands
 		// of finished tasks, a refusal worded for each would cost more
 		// than the review.
-		if t.Status != contracts.ReadyForReview || checkReviewClaim(tx, t, agent) != nil {
+		if t.Status != contracts.ReadyForReview || reviewable(tx, t, agent) != nil {
 			continue
 		}
 		if best == nil || contracts.Less(t, best) {
@@ -184,6 +200,9 @@ func bestReview(tx *cas.Tx, agent string) (string, error) {
 	}
 	if best == nil {
 		return "", nil
+	}
+	if err := reviewsNoOther(tx, best.ID, agent); err != nil {
+		return "", err
 	}
 	return best.ID, nil
 }
