@@ -2,7 +2,9 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,8 +61,17 @@ func (s *Service) ReviewCheckout(ctx context.Context, agent, task string) (strin
 			return dir, nil
 		}
 	}
-	if err := worktree.RemoveDetached(ctx, s.Repo, dir); err != nil {
-		return "", fmt.Errorf("remove the old review checkout %s: %w", dir, err)
+	// An old checkout in the way goes first. Where there is none (the
+	// usual case: a review's checkout goes with its session), the removal,
+	// which waits for the worktrees' lock and reads every registration, is
+	// done only if git refuses the new one (a registration whose directory
+	// went).
+	_, statErr := os.Lstat(dir)
+	removed := errors.Is(statErr, fs.ErrNotExist)
+	if !removed {
+		if err := worktree.RemoveDetached(ctx, s.Repo, dir); err != nil {
+			return "", fmt.Errorf("remove the old review checkout %s: %w", dir, err)
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", err
@@ -69,7 +80,14 @@ func (s *Service) ReviewCheckout(ctx context.Context, agent, task string) (strin
 	if err := worktree.Exclude(s.Repo, "/"+worktree.Dir+"/"); err != nil {
 		return "", err
 	}
-	if err := worktree.AddDetached(ctx, s.Repo, dir, commit, task, agent); err != nil {
+	err := worktree.AddDetached(ctx, s.Repo, dir, commit, task, agent)
+	if err != nil && removed {
+		if rerr := worktree.RemoveDetached(ctx, s.Repo, dir); rerr != nil {
+			return "", fmt.Errorf("remove the old review checkout %s: %w", dir, rerr)
+		}
+		err = worktree.AddDetached(ctx, s.Repo, dir, commit, task, agent)
+	}
+	if err != nil {
 		return "", fmt.Errorf("check out %s to review: %w", short(commitID), err)
 	}
 	return dir, nil

@@ -99,7 +99,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 	if !r.NoWorktree {
 		// A claim killed before here left its worktree locked, or half
 		// made; a committed claim's is unlocked, the others go.
-		if _, err := s.recoverWorktrees(ctx); err != nil {
+		if err := s.recoverWhenFree(ctx); err != nil {
 			return nil, err
 		}
 	}

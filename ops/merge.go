@@ -58,7 +58,7 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 	}
 	// A merge killed before here may have left its test's worktree, a
 	// half-removed task worktree, or a lock of git's.
-	if _, err := s.recoverWorktrees(ctx); err != nil {
+	if err := s.recoverWhenFree(ctx); err != nil {
 		return nil, err
 	}
 	for {

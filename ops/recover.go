@@ -31,6 +31,24 @@ func (s *Service) recoverWorktrees(ctx context.Context) ([]worktree.Repair, erro
 	return done, err
 }
 
+// recoverWhenFree is recoverWorktrees when no other worktree command of
+// this machine holds the worktrees' lock for recoveryWait: what claims,
+// reviews and merges do first. In a busy team another command nearly
+// always holds it, and the recovery is left to one that finds it free (a
+// command that needs a leftover gone, a claim of a dead claim's task,
+// waits for the lock and recovers).
+func (s *Service) recoverWhenFree(ctx context.Context) error {
+	done, _, err := worktree.RecoverWhenFree(ctx, s.Repo, s.recovery(), recoveryWait)
+	for _, r := range done {
+		s.notice(r.String())
+	}
+	return err
+}
+
+// recoveryWait is how long a claim, review or merge waits for the
+// worktrees' lock to recover leftovers before it goes on without.
+const recoveryWait = 0
+
 // recovery is what worktree recovery asks of the board, read once, when
 // first needed.
 func (s *Service) recovery() worktree.Recovery {

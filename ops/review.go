@@ -48,7 +48,7 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 	}
 	// A reviewer's checkout or a merge's test worktree that a killed
 	// process left is removed here too.
-	if _, err := s.recoverWorktrees(ctx); err != nil {
+	if err := s.recoverWhenFree(ctx); err != nil {
 		return nil, err
 	}
 	res, err := s.write(ctx, r.Call, kindReview, reviewInput{Task: r.Task}, nil)

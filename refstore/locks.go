@@ -246,11 +246,7 @@ func flockDir(dir string) (func(), error) {
 // when the process ends, however it ends. git-liza's processes on this
 // machine serialise what git does not with it.
 func (r *Repo) Flock(name string) (func(), error) {
-	dir := filepath.Join(r.CommonDir, "liza")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := r.lockFile(name)
 	if err != nil {
 		return nil, err
 	}
@@ -259,6 +255,41 @@ func (r *Repo) Flock(name string) (func(), error) {
 		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
 	}
 	return func() { f.Close() }, nil
+}
+
+// TryFlock holds the flock on liza/NAME.lock, as Flock does, if it can have
+// it within wait (at once, for 0), and reports whether it does: for work
+// that may as well be left to a later command while others hold the lock.
+func (r *Repo) TryFlock(name string, wait time.Duration) (func(), bool, error) {
+	f, err := r.lockFile(name)
+	if err != nil {
+		return nil, false, err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, true, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, false, fmt.Errorf("locking %s: %w", f.Name(), err)
+		}
+		if !time.Now().Before(deadline) {
+			f.Close()
+			return nil, false, nil
+		}
+		time.Sleep(min(5*time.Millisecond, time.Until(deadline)))
+	}
+}
+
+// lockFile opens liza/NAME.lock in the common directory, creating it.
+func (r *Repo) lockFile(name string) (*os.File, error) {
+	dir := filepath.Join(r.CommonDir, "liza")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(filepath.Join(dir, name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
 }
 
 // waitLock decides what to do about a git failure: when git says one of

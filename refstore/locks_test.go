@@ -147,3 +147,34 @@ func TestGitUnlocking(t *testing.T) {
 		t.Fatalf("ClearStaleLocks: %v %v %v", removed, kept, err)
 	}
 }
+
+// TestTryFlock: TryFlock has the lock when nobody holds it, gives up
+// without it while Flock's holder keeps it past the wait, and has it once
+// the holder lets go within the wait.
+func TestTryFlock(t *testing.T) {
+	r := open(t, newRepo(t))
+	unlock, ok, err := r.TryFlock("x", 0)
+	if err != nil || !ok {
+		t.Fatalf("free lock: %v %v", ok, err)
+	}
+	unlock()
+	hold, err := r.Flock("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := r.TryFlock("x", 20*time.Millisecond); err != nil || ok {
+		t.Fatalf("held lock: had it %v, error %v", ok, err)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		hold()
+		close(released)
+	}()
+	unlock, ok, err = r.TryFlock("x", 10*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("lock let go within the wait: %v %v", ok, err)
+	}
+	<-released
+	unlock()
+}

@@ -81,6 +81,22 @@ func Recover(ctx context.Context, repo *refstore.Repo, rec Recovery) ([]Repair, 
 	return recoverLocked(ctx, repo, rec)
 }
 
+// RecoverWhenFree is Recover when the worktree commands' lock can be had
+// within wait; when other worktree commands hold it that long, it does
+// nothing (ran is false) and leaves the recovery to a later command. A
+// team's claims, reviews and merges run it first: in a busy team, where
+// the lock is rarely free, each would otherwise queue behind the others'
+// checkouts to find, nearly always, nothing to repair.
+func RecoverWhenFree(ctx context.Context, repo *refstore.Repo, rec Recovery, wait time.Duration) (repairs []Repair, ran bool, err error) {
+	unlock, ok, err := repo.TryFlock(lockName, wait)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	defer unlock()
+	repairs, err = recoverLocked(ctx, repo, rec)
+	return repairs, true, err
+}
+
 func recoverLocked(ctx context.Context, repo *refstore.Repo, rec Recovery) ([]Repair, error) {
 	entries, err := scan(repo)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/liza-dev/git-liza/proc"
 )
@@ -391,4 +392,36 @@ func TestRecoverReviewByBoard(t *testing.T) {
 			t.Errorf("%s went", p)
 		}
 	}
+}
+
+// TestRecoverWhenFree: the recovery a busy team's commands run first
+// leaves everything as it is while another worktree command holds the
+// lock, and repairs once the lock is free.
+func TestRecoverWhenFree(t *testing.T) {
+	r := newRepo(t)
+	r.git("worktree", "add", "-q", "--detach", filepath.Join(r.root, "elsewhere"), "integration")
+	commondir := filepath.Join(r.admin("elsewhere"), "commondir")
+	if err := os.WriteFile(commondir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockRepo(r.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ran, err := RecoverWhenFree(context.Background(), r.repo, holds("refs/heads/integration"), 30*time.Millisecond)
+	if err != nil || ran || len(got) != 0 {
+		t.Fatalf("with the lock held: ran %v, repairs %v, error %v", ran, got, err)
+	}
+	if b, _ := os.ReadFile(commondir); len(b) != 0 {
+		t.Fatalf("commondir written while another command held the lock: %q", b)
+	}
+	unlock()
+	got, ran, err = RecoverWhenFree(context.Background(), r.repo, holds("refs/heads/integration"), 0)
+	if err != nil || !ran || len(got) != 1 {
+		t.Fatalf("with the lock free: ran %v, repairs %v, error %v", ran, got, err)
+	}
+	if b, _ := os.ReadFile(commondir); string(b) != "../..\n" {
+		t.Fatalf("commondir = %q", b)
+	}
+	r.sound()
 }

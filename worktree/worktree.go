@@ -266,8 +266,11 @@ func Unlock(ctx context.Context, repo *refstore.Repo, id string) error {
 // lock is an flock on liza/worktrees.lock in the common git directory: the
 // kernel releases it when the process ends, however it ends.
 func lockRepo(repo *refstore.Repo) (func(), error) {
-	return repo.Flock("worktrees")
+	return repo.Flock(lockName)
 }
+
+// lockName names the worktree commands' lock (see lockRepo).
+const lockName = "worktrees"
 
 // Inspect reports on a task's worktree.
 func Inspect(ctx context.Context, repo *refstore.Repo, id string) (Info, error) {
