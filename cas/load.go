@@ -69,26 +69,7 @@ func (s *Snapshot) Load() (*contracts.State, error) {
 	if err := checkTree(s); err != nil {
 		return nil, err
 	}
-	st, err := s.Header()
-	if err != nil {
-		return nil, err
-	}
-	loadTasks := func(dir string) ([]*contracts.Task, error) {
-		out := []*contracts.Task{}
-		err := s.eachTask(dir, func(t *contracts.Task) error {
-			out = append(out, t)
-			return nil
-		})
-		SortTasks(out)
-		return out, err
-	}
-	if st.Tasks, err = loadTasks(TasksDir); err != nil {
-		return nil, err
-	}
-	if st.Archive, err = loadTasks(ArchiveDir); err != nil {
-		return nil, err
-	}
-	return st, s.readLists(st)
+	return s.load(s.wholeTasks)
 }
 
 // LoadLive reads the state as Load does, except that it takes every task
@@ -102,39 +83,59 @@ func (s *Snapshot) LoadLive() (*contracts.State, error) {
 	if s.v1 {
 		return s.Load() // a layout 1 tree has no index to take them from
 	}
+	return s.load(s.liveTasks)
+}
+
+// load reads the header, the tasks and the archive (each dir as tasks
+// reads it, in board order) and the lists.
+func (s *Snapshot) load(tasks func(dir string) ([]*contracts.Task, error)) (*contracts.State, error) {
 	st, err := s.Header()
 	if err != nil {
 		return nil, err
 	}
-	loadTasks := func(dir string) ([]*contracts.Task, error) {
-		sums, err := s.Summaries(dir)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]*contracts.Task, 0, len(sums))
-		for _, sum := range sums {
-			if dir == ArchiveDir || sum.Status.Terminal() {
-				out = append(out, sum.Task())
-				continue
-			}
-			t := new(contracts.Task)
-			if ok, err := s.decode(entityPath(dir, sum.ID), t); err != nil {
-				return nil, err
-			} else if !ok {
-				return nil, inconsistent("%s at %s: the index lists %s, which has no file", dir, short(s.Commit), sum.ID)
-			}
-			out = append(out, t)
-		}
-		SortTasks(out)
-		return out, nil
-	}
-	if st.Tasks, err = loadTasks(TasksDir); err != nil {
+	if st.Tasks, err = tasks(TasksDir); err != nil {
 		return nil, err
 	}
-	if st.Archive, err = loadTasks(ArchiveDir); err != nil {
+	if st.Archive, err = tasks(ArchiveDir); err != nil {
 		return nil, err
 	}
+	SortTasks(st.Tasks)
+	SortTasks(st.Archive)
 	return st, s.readLists(st)
+}
+
+// wholeTasks decodes every task of dir.
+func (s *Snapshot) wholeTasks(dir string) ([]*contracts.Task, error) {
+	out := []*contracts.Task{}
+	err := s.eachTask(dir, func(t *contracts.Task) error {
+		out = append(out, t)
+		return nil
+	})
+	return out, err
+}
+
+// liveTasks is the tasks of dir from its index, those in play decoded
+// whole (see LoadLive).
+func (s *Snapshot) liveTasks(dir string) ([]*contracts.Task, error) {
+	sums, err := s.Summaries(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*contracts.Task, 0, len(sums))
+	for _, sum := range sums {
+		if dir == ArchiveDir || sum.Status.Terminal() {
+			out = append(out, sum.Task())
+			continue
+		}
+		t := new(contracts.Task)
+		if ok, err := s.decode(entityPath(dir, sum.ID), t); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, inconsistent("%s at %s: the index lists %s, which has no file", dir, short(s.Commit), sum.ID)
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // readLists reads the append-only lists into st.

@@ -32,24 +32,20 @@ func (s *Service) recoverWorktrees(ctx context.Context) ([]worktree.Repair, erro
 }
 
 // recoverWhenFree is recoverWorktrees when no other worktree command of
-// this machine holds the worktrees' lock for recoveryWait: what claims,
-// reviews and merges do first. In a busy team another command nearly
-// always holds it, and the recovery is left to one that finds it free (a
-// command that needs a leftover gone, a claim of a dead claim's task,
-// waits for the lock and recovers).
+// this machine holds the worktrees' lock: what claims, reviews and merges
+// do first. In a busy team another command nearly always holds it, and
+// the recovery is left to one that finds it free (a command that needs a
+// leftover gone, a claim of a dead claim's task, waits for the lock and
+// recovers). They do not wait for it at all: waiting even 20 ms slowed a
+// team of eight coders by a sixth, since the reviewer every task waits on
+// spent it at each review and merge.
 func (s *Service) recoverWhenFree(ctx context.Context) error {
-	done, _, err := worktree.RecoverWhenFree(ctx, s.Repo, s.recovery(), recoveryWait)
+	done, _, err := worktree.RecoverWhenFree(ctx, s.Repo, s.recovery())
 	for _, r := range done {
 		s.notice(r.String())
 	}
 	return err
 }
-
-// recoveryWait is how long a claim, review or merge waits for the
-// worktrees' lock to recover leftovers before it goes on without: not at
-// all. Waiting even 20 ms slowed a team of eight coders by a sixth, since
-// the reviewer every task waits on spent it at each review and merge.
-const recoveryWait = 0
 
 // recovery is what worktree recovery asks of the board, read once, when
 // first needed.

@@ -257,29 +257,23 @@ func (r *Repo) Flock(name string) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-// TryFlock holds the flock on liza/NAME.lock, as Flock does, if it can have
-// it within wait (at once, for 0), and reports whether it does: for work
-// that may as well be left to a later command while others hold the lock.
-func (r *Repo) TryFlock(name string, wait time.Duration) (func(), bool, error) {
+// TryFlock holds the flock on liza/NAME.lock, as Flock does, if nobody
+// holds it now, and reports whether it does: for work that may as well be
+// left to a later command while others hold the lock.
+func (r *Repo) TryFlock(name string) (func(), bool, error) {
 	f, err := r.lockFile(name)
 	if err != nil {
 		return nil, false, err
 	}
-	deadline := time.Now().Add(wait)
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, true, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, false, fmt.Errorf("locking %s: %w", f.Name(), err)
-		}
-		if !time.Now().Before(deadline) {
-			f.Close()
-			return nil, false, nil
-		}
-		time.Sleep(min(5*time.Millisecond, time.Until(deadline)))
+	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); {
+	case err == nil:
+		return func() { f.Close() }, true, nil
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		f.Close()
+		return nil, false, nil
+	default:
+		f.Close()
+		return nil, false, fmt.Errorf("locking %s: %w", f.Name(), err)
 	}
 }
 

@@ -81,14 +81,14 @@ func Recover(ctx context.Context, repo *refstore.Repo, rec Recovery) ([]Repair, 
 	return recoverLocked(ctx, repo, rec)
 }
 
-// RecoverWhenFree is Recover when the worktree commands' lock can be had
-// within wait; when other worktree commands hold it that long, it does
-// nothing (ran is false) and leaves the recovery to a later command. A
-// team's claims, reviews and merges run it first: in a busy team, where
-// the lock is rarely free, each would otherwise queue behind the others'
-// checkouts to find, nearly always, nothing to repair.
-func RecoverWhenFree(ctx context.Context, repo *refstore.Repo, rec Recovery, wait time.Duration) (repairs []Repair, ran bool, err error) {
-	unlock, ok, err := repo.TryFlock(lockName, wait)
+// RecoverWhenFree is Recover when nobody holds the worktree commands' lock
+// now; when another worktree command does, it does nothing (ran is false)
+// and leaves the recovery to a later command. A team's claims, reviews and
+// merges run it first: in a busy team, where the lock is rarely free, each
+// would otherwise queue behind the others' checkouts to find, nearly
+// always, nothing to repair.
+func RecoverWhenFree(ctx context.Context, repo *refstore.Repo, rec Recovery) (repairs []Repair, ran bool, err error) {
+	unlock, ok, err := repo.TryFlock(lockName)
 	if err != nil || !ok {
 		return nil, false, err
 	}

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/liza-dev/git-liza/proc"
 )
@@ -408,7 +407,7 @@ func TestRecoverWhenFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ran, err := RecoverWhenFree(context.Background(), r.repo, holds("refs/heads/integration"), 30*time.Millisecond)
+	got, ran, err := RecoverWhenFree(context.Background(), r.repo, holds("refs/heads/integration"))
 	if err != nil || ran || len(got) != 0 {
 		t.Fatalf("with the lock held: ran %v, repairs %v, error %v", ran, got, err)
 	}
@@ -416,7 +415,7 @@ func TestRecoverWhenFree(t *testing.T) {
 		t.Fatalf("commondir written while another command held the lock: %q", b)
 	}
 	unlock()
-	got, ran, err = RecoverWhenFree(context.Background(), r.repo, holds("refs/heads/integration"), 0)
+	got, ran, err = RecoverWhenFree(context.Background(), r.repo, holds("refs/heads/integration"))
 	if err != nil || !ran || len(got) != 1 {
 		t.Fatalf("with the lock free: ran %v, repairs %v, error %v", ran, got, err)
 	}
