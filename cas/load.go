@@ -74,7 +74,7 @@ func (s *Snapshot) Load() (*contracts.State, error) {
 
 // LoadLive reads the state as Load does, except that it takes every task
 // that is finished (MERGED, SUPERSEDED, ABANDONED) or archived from its
-// index entry (see contracts.TaskSummary.Task): only the tasks still in
+// index entry (see contracts.TaskSummary.Stub): only the tasks still in
 // play are decoded whole. It is for a reader that trusts the state (it
 // checks nothing) and looks at the work in play on a board that may hold
 // thousands of finished tasks, such as a supervisor: on such a board it
@@ -124,7 +124,7 @@ func (s *Snapshot) liveTasks(dir string) ([]*contracts.Task, error) {
 	out := make([]*contracts.Task, 0, len(sums))
 	for _, sum := range sums {
 		if dir == ArchiveDir || sum.Status.Terminal() {
-			out = append(out, sum.Task())
+			out = append(out, sum.Stub())
 			continue
 		}
 		t := new(contracts.Task)

@@ -137,7 +137,7 @@ func inPlay(st *contracts.State) *contracts.State {
 		var cs []*contracts.Task
 		for _, t := range ts {
 			if archive || t.Status.Terminal() {
-				t = t.Summary().Task()
+				t = t.Summary().Stub()
 				if len(t.DependsOn) == 0 { // the index does not tell none from empty
 					t.DependsOn = nil
 				}

@@ -307,8 +307,9 @@ func MayAlarm(s *TaskSummary, cfg Config, now time.Time) bool {
 		s.Iteration >= max(cfg.MaxCoderIterations-2, 1)
 }
 
-// Stub is a task with only what its summary says: what the board and the
-// alarms read of a task they do not decode.
+// Stub is a task with only what its summary says: what the board, the
+// alarms and a supervisor's live view (cas.Snapshot.LoadLive) read of a
+// task they do not decode.
 func (s *TaskSummary) Stub() *Task {
 	return &Task{
 		ID: s.ID, Status: s.Status, Priority: s.Priority, Created: s.Created,

@@ -154,11 +154,6 @@ func anomalyMatch(pattern string, list []*Anomaly) PatternMatch {
 // detailTrue reports whether a detail is the boolean true. A string "true"
 // counts too: states written before details were typed kept it so.
 func detailTrue(d Extra, key string) bool {
-	switch v := d[key].(type) {
-	case bool:
-		return v
-	case string:
-		return strings.EqualFold(strings.TrimSpace(v), "true")
-	}
-	return false
+	b, _ := boolean(d[key])
+	return b
 }

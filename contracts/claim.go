@@ -38,21 +38,6 @@ func (t *Task) Summary() *TaskSummary {
 	}
 }
 
-// Task is a task holding only what its index entry says: its id, status,
-// priority, creation time, assignment, leases, dependencies, paths,
-// iteration and review cycles. A reader that needs a finished task's place
-// on the board (the status its dependants wait for), not its history or
-// description, keeps this instead of the task's file.
-func (s *TaskSummary) Task() *Task {
-	return &Task{
-		ID: s.ID, Status: s.Status, Priority: s.Priority, Created: s.Created,
-		AssignedTo: s.AssignedTo, ReviewingBy: s.ReviewingBy,
-		LeaseExpires: s.LeaseExpires, ReviewLeaseExpires: s.ReviewLeaseExpires,
-		DependsOn: s.DependsOn, Paths: s.Paths,
-		Iteration: s.Iteration, ReviewCyclesCurrent: s.ReviewCycles,
-	}
-}
-
 // Claimable reports whether a coder may claim t (seed 004): its status is
 // UNCLAIMED, REJECTED or INTEGRATION_FAILED and every task it depends on is
 // MERGED. statusOf reports the status of another task; an unknown dependency

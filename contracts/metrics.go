@@ -213,11 +213,6 @@ func MetricsAfterMerge(stored Extra, t *Task, started string) (Extra, bool) {
 	}
 	byStatus, ok := stored["by_status"].(Extra)
 	if !ok {
-		if m, isMap := stored["by_status"].(map[string]any); isMap {
-			byStatus, ok = Extra(m), true
-		}
-	}
-	if !ok {
 		return stored, false
 	}
 	num := func(k string) float64 {

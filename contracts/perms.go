@@ -167,7 +167,7 @@ func CheckAnomaly(a *Anomaly, role Role) error {
 	// so does the replay of the anomaly operations that logged them
 	// (CheckRecordedAnomaly).
 	if len(AnomalyTypes[a.Type].Required) == 0 {
-		if v, ok := a.Details[AnomalyMessage]; !ok || v == nil || strings.TrimSpace(fmt.Sprint(v)) == "" {
+		if detailText(a.Details, AnomalyMessage) == "" {
 			return Invalidf("%s anomaly needs a %s detail saying what happened (--detail %s=...)", a.Type, AnomalyMessage, AnomalyMessage)
 		}
 	}
@@ -198,19 +198,6 @@ func CheckRecordedAnomaly(a *Anomaly, role Role) error {
 // AnomalyMessage is the detail that carries the content of an anomaly whose
 // type has no required details in the seed.
 const AnomalyMessage = "message"
-
-// AnomalyDetails lists the detail keys a new anomaly of type typ must carry:
-// the seed's required keys, or AnomalyMessage where the seed names none.
-func AnomalyDetails(typ string) []string {
-	t, ok := AnomalyTypes[typ]
-	if !ok {
-		return nil
-	}
-	if len(t.Required) == 0 {
-		return []string{AnomalyMessage}
-	}
-	return slices.Clone(t.Required)
-}
 
 // missingDetails lists the required detail keys of t that a lacks or leaves
 // empty.

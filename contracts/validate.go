@@ -488,19 +488,10 @@ func validateTask(where string, t *Task, rules int) []Problem {
 		}
 		seen[a] = true
 	}
-	if t.IntegrationFix && !hasEvent(t, "integration_failed") {
+	if t.IntegrationFix && latestEvent(t, "integration_failed") == nil {
 		ps.add(where, "integration_fix is set but its history has no integration failure")
 	}
 	return ps
-}
-
-func hasEvent(t *Task, event string) bool {
-	for _, e := range t.History {
-		if e != nil && e.Event == event {
-			return true
-		}
-	}
-	return false
 }
 
 func validateDependencies(ps *problems, tasks []placedTask, byID map[string]*Task) {
