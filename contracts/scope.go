@@ -45,7 +45,7 @@ func CheckScopeSize(t *Task, files, loc int) error {
 	filesOK := maxFiles > 0 && files <= maxFiles
 	locOK := maxLOC > 0 && loc <= maxLOC
 	switch {
-	case maxFiles == 0 && maxLOC == 0, filesOK, locOK:
+	case filesOK, locOK:
 		return nil
 	case maxLOC == 0:
 		return Invalidf("the change touches %d files; task %s allows %d", files, t.ID, maxFiles)

@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -131,12 +132,7 @@ func Leftovers(s *State) []Problem {
 			live[t.ID] = t
 		}
 	}
-	ids := make([]string, 0, len(s.Agents))
-	for id := range s.Agents {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(s.Agents)) {
 		if msg := AgentLeftover(id, s.Agents[id], live[agentTask(s.Agents[id])]); msg != "" {
 			ps.add("agents["+id+"]", msg)
 		}
@@ -214,12 +210,7 @@ func validateScope(ps *problems, sp Sprint, byID map[string]*Task) {
 // validateHandoffs checks that every handoff says where the task is and
 // what to do first.
 func validateHandoffs(ps *problems, handoffs map[string]*Handoff) {
-	ids := make([]string, 0, len(handoffs))
-	for id := range handoffs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(handoffs)) {
 		h := handoffs[id]
 		where := "handoff[" + id + "]"
 		if h == nil {
@@ -551,7 +542,7 @@ func validateDependencies(ps *problems, tasks []placedTask, byID map[string]*Tas
 }
 
 func validateExclusivity(ps *problems, tasks []placedTask) {
-	coding := map[string]*Task{}
+	coding := map[string]string{}
 	reviewing := map[string]string{}
 	for _, t := range tasks {
 		if t.Task == nil {
@@ -561,9 +552,9 @@ func validateExclusivity(ps *problems, tasks []placedTask) {
 		// leftover (Leftovers).
 		if a := t.AssignedTo; t.Status == Claimed && a != "" {
 			if other, ok := coding[a]; ok {
-				ps.addf(t.where, "%s already holds %s task %s (one task per agent)", a, other.Status, other.ID)
+				ps.addf(t.where, "%s already holds %s task %s (one task per agent)", a, Claimed, other)
 			} else {
-				coding[a] = t.Task
+				coding[a] = t.ID
 			}
 		}
 		if a := t.ReviewingBy; t.Status == ReadyForReview && a != "" {
@@ -577,12 +568,7 @@ func validateExclusivity(ps *problems, tasks []placedTask) {
 }
 
 func validateAgents(ps *problems, agents map[string]*Agent) {
-	ids := make([]string, 0, len(agents))
-	for id := range agents {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(agents)) {
 		*ps = append(*ps, ValidateAgent(id, agents[id])...)
 	}
 }
