@@ -40,9 +40,19 @@ func checkTx(tx *Tx) error {
 			ps = append(ps, more...)
 		case dir == TasksDir || dir == ArchiveDir:
 			t := tx.cache[p].(*contracts.Task)
-			ps = append(ps, checkTask(tx, dir, id, t)...)
-			if dir == TasksDir && tx.Rules >= contracts.RulesWhole {
-				more, err := checkDisplaced(tx, t)
+			// Under the whole contract a changed live task is checked
+			// against what it was (heldTwice, checkDisplaced).
+			whole := dir == TasksDir && tx.Rules >= contracts.RulesWhole
+			var old *contracts.Task
+			if whole {
+				var err error
+				if old, err = tx.Snap.Task(t.ID); err != nil {
+					return err
+				}
+			}
+			ps = append(ps, checkTask(tx, dir, id, t, old)...)
+			if whole {
+				more, err := checkDisplaced(tx, t, old)
 				if err != nil {
 					return err
 				}
@@ -95,8 +105,9 @@ func checkTx(tx *Tx) error {
 	return problemsError(contracts.CodeInvalid, "", ps)
 }
 
-// checkTask validates one changed task and its links to other tasks.
-func checkTask(tx *Tx, dir, id string, t *contracts.Task) []contracts.Problem {
+// checkTask validates one changed task and its links to other tasks; old
+// is the task as the state read had it (see heldTwice).
+func checkTask(tx *Tx, dir, id string, t, old *contracts.Task) []contracts.Problem {
 	where := dir + "[" + id + "]"
 	ps := contracts.ValidateTaskUnder(t, tx.Rules)
 	add := func(msg string) { ps = append(ps, contracts.Problem{Where: where, Msg: msg}) }
@@ -134,7 +145,7 @@ func checkTask(tx *Tx, dir, id string, t *contracts.Task) []contracts.Problem {
 		add("dependency cycle " + strings.Join(cycle, " -> "))
 	}
 	if dir == TasksDir {
-		if msg, err := heldTwice(tx, t); err != nil {
+		if msg, err := heldTwice(tx, t, old); err != nil {
 			add(err.Error())
 		} else if msg != "" {
 			add(msg)
@@ -147,6 +158,9 @@ func checkTask(tx *Tx, dir, id string, t *contracts.Task) []contracts.Problem {
 // that exist: those it names and the state it was read from did not. The
 // planned ids are checked as Tx.Plan adds them.
 func checkStretch(tx *Tx, m *Meta) ([]contracts.Problem, error) {
+	if len(m.Sprint.Scope.Stretch) == 0 {
+		return nil, nil // names nothing (liza.yaml at the tip decodes: checkTip)
+	}
 	var before Meta
 	if _, err := tx.Snap.decode(MetaFile, &before); err != nil {
 		return nil, err
@@ -169,11 +183,11 @@ func checkStretch(tx *Tx, m *Meta) ([]contracts.Problem, error) {
 
 // checkDisplaced checks that an agent a changed task no longer belongs to
 // does not still say it works on or reviews it: whoever takes a task from
-// its holder (a reclaim, a block, a merge) updates the holder's entry.
-func checkDisplaced(tx *Tx, t *contracts.Task) ([]contracts.Problem, error) {
-	old, err := tx.Snap.Task(t.ID)
-	if err != nil || old == nil {
-		return nil, err
+// its holder (a reclaim, a block, a merge) updates the holder's entry. old
+// is the task as the state read had it, nil when it had none.
+func checkDisplaced(tx *Tx, t, old *contracts.Task) ([]contracts.Problem, error) {
+	if old == nil {
+		return nil, nil
 	}
 	var holders []string
 	if old.Status == contracts.Claimed && old.AssignedTo != "" && (t.Status != contracts.Claimed || t.AssignedTo != old.AssignedTo) {
@@ -203,18 +217,15 @@ func checkDisplaced(tx *Tx, t *contracts.Task) ([]contracts.Problem, error) {
 // (one active task per coder), checked when the task becomes its: a board
 // an older git-liza left with two such tasks is not stuck, their coder
 // finishes them. Under the first rules, one CLAIMED task per coder. Either
-// way, one review per reviewer.
-func heldTwice(tx *Tx, t *contracts.Task) (string, error) {
+// way, one review per reviewer. Under the whole contract old is the task
+// as the state read had it (tx.Snap.Task), nil when it had none.
+func heldTwice(tx *Tx, t, old *contracts.Task) (string, error) {
 	whole := tx.Rules >= contracts.RulesWhole
 	coder := t.AssignedTo != "" && t.Status == contracts.Claimed
 	reviewer := t.ReviewingBy != "" && t.Status == contracts.ReadyForReview
 	if whole {
 		coder = t.AssignedTo != "" && t.Status.Active()
 		if coder || reviewer {
-			old, err := tx.Snap.Task(t.ID)
-			if err != nil {
-				return "", err
-			}
 			// What the task's holders held already was checked when it
 			// became theirs.
 			if old != nil && old.Status.Active() && old.AssignedTo == t.AssignedTo {

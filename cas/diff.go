@@ -11,6 +11,20 @@ import (
 // or changed) first, then those only a has. Two layout 2 trees are
 // compared subtree by subtree, so only what differs is read.
 func Changed(a, b *Snapshot, dir string) ([]string, error) {
+	if a.v1 == b.v1 {
+		// Trees of one layout that hold the same dir hold the same files.
+		x, okx, err := a.entry(splitPath(dir))
+		if err != nil {
+			return nil, err
+		}
+		y, oky, err := b.entry(splitPath(dir))
+		if err != nil {
+			return nil, err
+		}
+		if okx == oky && x.ID == y.ID {
+			return nil, nil
+		}
+	}
 	if a.v1 || b.v1 {
 		return changedEntities(a, b, dir)
 	}

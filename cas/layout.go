@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"cmp"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -153,15 +154,13 @@ func seqOf(name string) (int, bool) {
 	return n, err == nil && n > 0 && seqName(n) == name
 }
 
-// numbered sorts directory names that are zero-padded numbers by their
-// value: tree order puts "1000" before "999".
-func numbered(names []string) {
-	sort.Slice(names, func(i, j int) bool {
-		if len(names[i]) != len(names[j]) {
-			return len(names[i]) < len(names[j])
-		}
-		return names[i] < names[j]
-	})
+// numberedOrder orders names that are zero-padded numbers by their value:
+// tree order puts "1000" before "999".
+func numberedOrder(a, b string) int {
+	if len(a) != len(b) {
+		return cmp.Compare(len(a), len(b))
+	}
+	return strings.Compare(a, b)
 }
 
 // SortTasks puts tasks in board order: oldest first, then natural id order,

@@ -8,25 +8,13 @@ import (
 // liza.yaml, the planned ids, the agents and the handoffs. What it
 // returns has no tasks, archive or list entries.
 func (s *Snapshot) Header() (*contracts.State, error) {
-	if !s.Exists() {
-		return nil, ErrNoBoard
-	}
-	var meta Meta
-	ok, err := s.decode(MetaFile, &meta)
+	meta, err := s.meta()
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, inconsistent("state at %s has no %s", short(s.Commit), MetaFile)
 	}
 	st := &contracts.State{Agents: map[string]*contracts.Agent{}, Tasks: []*contracts.Task{}}
 	st.Version, st.Goal, st.Config, st.Sprint = meta.Version, meta.Goal, meta.Config, meta.Sprint
 	st.Control, st.CircuitBreaker, st.Extra = meta.Control, meta.CircuitBreaker, meta.Extra
-	if !s.v1 {
-		if st.Sprint.Scope.Planned, err = s.Planned(); err != nil {
-			return nil, err
-		}
-	}
 	agents, err := s.entities(AgentsDir)
 	if err != nil {
 		return nil, err
@@ -53,6 +41,28 @@ func (s *Snapshot) Header() (*contracts.State, error) {
 		st.Handoff[e.id] = h
 	}
 	return st, nil
+}
+
+// meta reads liza.yaml with the planned ids in its
+// sprint.scope.planned, wherever the layout keeps them.
+func (s *Snapshot) meta() (*Meta, error) {
+	if !s.Exists() {
+		return nil, ErrNoBoard
+	}
+	meta := new(Meta)
+	ok, err := s.decode(MetaFile, meta)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, inconsistent("state at %s has no %s", short(s.Commit), MetaFile)
+	}
+	if !s.v1 {
+		if meta.Sprint.Scope.Planned, err = s.Planned(); err != nil {
+			return nil, err
+		}
+	}
+	return meta, nil
 }
 
 // Load reads the whole state, after checking that the tree holds nothing

@@ -1,6 +1,8 @@
 package cas
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -79,9 +81,21 @@ func (s *Snapshot) Entries(dir string) ([]refstore.TreeEntry, error) {
 		}
 		id = e.ID
 	}
-	entries, err := s.Repo.ReadTree(id)
+	entries, err := s.readDir(dir, id)
 	if err != nil {
 		return nil, inconsistent("reading state tree %s: %v", dir, err)
+	}
+	return entries, nil
+}
+
+// readDir lists dir, whose tree is id, keeping the list for Entries.
+func (s *Snapshot) readDir(dir string, id refstore.Hash) ([]refstore.TreeEntry, error) {
+	if list, ok := s.dirs[dir]; ok {
+		return list, nil
+	}
+	entries, err := s.Repo.ReadTree(id)
+	if err != nil {
+		return nil, err
 	}
 	s.dirs[dir] = entries
 	return entries, nil
@@ -208,7 +222,7 @@ func (s *Snapshot) entities(dir string) ([]entity, error) {
 		}
 	}
 	if isList(dir) {
-		sortEntities(out)
+		slices.SortStableFunc(out, func(a, b entity) int { return cmp.Compare(a.n, b.n) })
 	}
 	return out, nil
 }
@@ -220,19 +234,12 @@ func (s *Snapshot) numberedDirs(dir string, depth int) ([]string, error) {
 	for ; depth > 0; depth-- {
 		var next []string
 		for _, d := range level {
-			list, err := s.Entries(d)
+			list, err := s.numberedEntries(d, true)
 			if err != nil {
 				return nil, err
 			}
-			var names []string
 			for _, e := range list {
-				if e.IsTree() {
-					names = append(names, e.Name)
-				}
-			}
-			numbered(names)
-			for _, n := range names {
-				next = append(next, d+"/"+n)
+				next = append(next, d+"/"+e.Name)
 			}
 		}
 		level = next
@@ -240,12 +247,22 @@ func (s *Snapshot) numberedDirs(dir string, depth int) ([]string, error) {
 	return level, nil
 }
 
-func sortEntities(es []entity) {
-	for i := 1; i < len(es); i++ {
-		for j := i; j > 0 && es[j].n < es[j-1].n; j-- {
-			es[j], es[j-1] = es[j-1], es[j]
+// numberedEntries lists the entries of dir (only its directories, with
+// dirs) in the order of their names' values: they are zero-padded numbers
+// (see numberedOrder).
+func (s *Snapshot) numberedEntries(dir string, dirs bool) ([]refstore.TreeEntry, error) {
+	list, err := s.Entries(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]refstore.TreeEntry, 0, len(list))
+	for _, e := range list {
+		if !dirs || e.IsTree() {
+			out = append(out, e)
 		}
 	}
+	slices.SortFunc(out, func(a, b refstore.TreeEntry) int { return numberedOrder(a.Name, b.Name) })
+	return out, nil
 }
 
 // IDs lists the entity ids of a directory of the logical layout (file
@@ -270,21 +287,14 @@ func (s *Snapshot) listLen(list string) (int, error) {
 	}
 	dir := list
 	for depth := 0; depth < 2; depth++ {
-		entries, err := s.Entries(dir)
+		dirs, err := s.numberedEntries(dir, true)
 		if err != nil {
 			return 0, err
 		}
-		var names []string
-		for _, e := range entries {
-			if e.IsTree() {
-				names = append(names, e.Name)
-			}
-		}
-		if len(names) == 0 {
+		if len(dirs) == 0 {
 			return 0, nil
 		}
-		numbered(names)
-		dir += "/" + names[len(names)-1]
+		dir += "/" + dirs[len(dirs)-1].Name
 	}
 	entries, err := s.Entries(dir)
 	if err != nil {
@@ -351,7 +361,7 @@ func (s *Snapshot) summariesUnder(dir string, x refstore.TreeEntry) ([]*contract
 	if sums, ok := subtreeCache.get(x.ID); ok {
 		return sums, nil
 	}
-	ys, err := s.Repo.ReadTree(x.ID)
+	ys, err := s.readDir(dir+"/"+x.Name, x.ID)
 	if err != nil {
 		return nil, inconsistent("%s/%s at %s: %v", dir, x.Name, short(s.Commit), err)
 	}
@@ -360,7 +370,7 @@ func (s *Snapshot) summariesUnder(dir string, x refstore.TreeEntry) ([]*contract
 		if !y.IsTree() || !hexDigit(y.Name) {
 			continue
 		}
-		files, err := s.Repo.ReadTree(y.ID)
+		files, err := s.readDir(dir+"/"+x.Name+"/"+y.Name, y.ID)
 		if err != nil {
 			return nil, inconsistent("%s/%s/%s at %s: %v", dir, x.Name, y.Name, short(s.Commit), err)
 		}
@@ -429,20 +439,14 @@ func (s *Snapshot) Planned() (contracts.StringList, error) {
 	}
 	out := contracts.StringList{}
 	for _, d := range files {
-		list, err := s.Entries(d)
+		list, err := s.numberedEntries(d, false)
 		if err != nil {
 			return nil, err
 		}
-		var names []string
 		for _, e := range list {
-			names = append(names, e.Name)
-		}
-		numbered(names)
-		for _, n := range names {
-			e, _ := refstore.FindEntry(list, n)
 			b, err := s.Repo.ReadBlob(e.ID)
 			if err != nil {
-				return nil, inconsistent("reading %s/%s: %v", d, n, err)
+				return nil, inconsistent("reading %s/%s: %v", d, e.Name, err)
 			}
 			out = append(out, strings.Fields(string(b))...)
 		}
@@ -456,32 +460,26 @@ func (s *Snapshot) plannedLen() (int, []byte, error) {
 	dir := PlannedDir
 	chunks := 0
 	for depth := 0; depth < 2; depth++ {
-		entries, err := s.Entries(dir)
+		entries, err := s.numberedEntries(dir, false)
 		if err != nil {
 			return 0, nil, err
 		}
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name)
-		}
-		if len(names) == 0 {
+		if len(entries) == 0 {
 			return 0, nil, nil
 		}
-		numbered(names)
-		last := names[len(names)-1]
+		last := entries[len(entries)-1]
 		n := 0
-		for _, c := range last {
+		for _, c := range last.Name {
 			n = n*10 + int(c-'0')
 		}
 		chunks = chunks*64 + n
 		if depth == 0 {
-			dir += "/" + last
+			dir += "/" + last.Name
 			continue
 		}
-		e, _ := refstore.FindEntry(entries, last)
-		b, err := s.Repo.ReadBlob(e.ID)
+		b, err := s.Repo.ReadBlob(last.ID)
 		if err != nil {
-			return 0, nil, inconsistent("reading %s/%s: %v", dir, last, err)
+			return 0, nil, inconsistent("reading %s/%s: %v", dir, last.Name, err)
 		}
 		return chunks*64 + strings.Count(string(b), "\n"), b, nil
 	}

@@ -565,12 +565,7 @@ func (s *Store) instant() time.Time {
 	return time.Now().UTC()
 }
 
-func (s *Store) now() time.Time {
-	if s.Clock != nil {
-		return s.Clock().UTC().Truncate(time.Second)
-	}
-	return time.Now().UTC().Truncate(time.Second)
-}
+func (s *Store) now() time.Time { return s.instant().Truncate(time.Second) }
 
 func (s *Store) author(agent string, when time.Time) refstore.Signature {
 	if agent != "" {

@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -64,7 +65,7 @@ func (v *View) apply(snap *Snapshot) (*contracts.State, error) {
 	if same, err := SameBoard(old, snap); err != nil {
 		return nil, err
 	} else if !same {
-		h, err := snap.Header()
+		h, err := snap.meta()
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +193,7 @@ func changedList[T any](old, snap *Snapshot, list string, entries []*T) ([]*T, e
 		}
 		ns = append(ns, n)
 	}
-	sortInts(ns)
+	slices.Sort(ns)
 	for _, n := range ns {
 		e := new(T)
 		if ok, err := snap.decode(list+"/"+seqName(n), e); err != nil {
@@ -210,12 +211,4 @@ func changedList[T any](old, snap *Snapshot, list string, entries []*T) ([]*T, e
 		}
 	}
 	return out, nil
-}
-
-func sortInts(xs []int) {
-	for i := 1; i < len(xs); i++ {
-		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
-			xs[j], xs[j-1] = xs[j-1], xs[j]
-		}
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 )
@@ -43,12 +42,8 @@ func (r *Repo) LocalRemote(name string) (*Repo, bool) {
 	if format.foreign != "" || format.algo != r.algo {
 		return nil, false
 	}
-	o := &Repo{GitDir: path, CommonDir: path, algo: format.algo}
-	o.odb = newODB(filepath.Join(path, "objects"), o.algo)
-	o.odb.levelOf = o.looseCompression
-	o.odb.promisorOf = func() bool { return false }
-	o.odb.git = &gitObjects{dir: path}
-	runtime.AddCleanup(o, (*gitObjects).close, o.odb.git)
+	o := &Repo{GitDir: path, CommonDir: path}
+	o.openObjects(format.algo, func() bool { return false })
 	return o, true
 }
 
@@ -196,8 +191,11 @@ func (r *Repo) copyHistory(src *Repo, tip Hash, complete map[Hash]bool) (bool, e
 	for i := len(line) - 1; i >= 0; i-- {
 		c := line[i]
 		var base Hash
-		if len(c.Parents) == 1 {
-			p, err := r.ReadCommit(c.Parents[0])
+		switch {
+		case i+1 < len(line):
+			base = line[i+1].Tree // its parent, copied just before
+		case len(c.Parents) == 1:
+			p, err := r.ReadCommit(c.Parents[0]) // one complete here
 			if err != nil {
 				return false, err
 			}

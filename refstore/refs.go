@@ -43,7 +43,7 @@ func (r *Repo) RefsUnder(ctx context.Context, prefix string) (map[string]Hash, e
 	if !validRefPath(strings.TrimSuffix(prefix, "/")) || !strings.HasSuffix(prefix, "/") {
 		return nil, fmt.Errorf("listing %s: not a directory of refs", prefix)
 	}
-	if v, set := r.Config("extensions.refstorage"); r.plumbing == "" && (!set || strings.EqualFold(v, "files")) {
+	if r.plumbing == "" { // any extensions.refStorage is read through git (readFormat)
 		return r.refsUnderFiles(prefix)
 	}
 	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", prefix)

@@ -76,12 +76,8 @@ func Open(dir string) (*Repo, error) {
 	r.CommonDir = filepath.Clean(r.CommonDir)
 	checkGitCached(r.CommonDir)
 	format := readFormat(r.CommonDir)
-	r.algo = format.algo
-	r.odb = newODB(filepath.Join(r.CommonDir, "objects"), r.algo)
-	r.odb.levelOf = r.looseCompression
-	r.odb.promisorOf = r.promisor
+	r.openObjects(format.algo, r.promisor)
 	r.odb.fill = r.fillPartialClone
-	r.odb.git = &gitObjects{dir: r.Dir()}
 	why := format.foreign
 	if why == "" {
 		if v, ok := r.Config(PlumbingKey); ok && configBool(v) {
@@ -93,8 +89,19 @@ func Open(dir string) (*Repo, error) {
 			return nil, err
 		}
 	}
-	runtime.AddCleanup(r, (*gitObjects).close, r.odb.git)
 	return r, nil
+}
+
+// openObjects sets up the object storage of r, in CommonDir, of object
+// format algo: promisor says whether the repository is a partial clone.
+// The cat-file process it may start ends when r is garbage collected.
+func (r *Repo) openObjects(algo hashAlgo, promisor func() bool) {
+	r.algo = algo
+	r.odb = newODB(filepath.Join(r.CommonDir, "objects"), algo)
+	r.odb.levelOf = r.looseCompression
+	r.odb.promisorOf = promisor
+	r.odb.git = &gitObjects{dir: r.Dir()}
+	runtime.AddCleanup(r, (*gitObjects).close, r.odb.git)
 }
 
 // discover walks up from dir looking for .git (a directory, or a file that
