@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 )
 
@@ -41,7 +42,7 @@ func (e *Env) logCmd() *cli.Command {
 			for i, e := range out {
 				line := fmt.Sprintf("%s %s %-16s %s", e.Commit[:12], e.Time, e.Agent, e.Subject)
 				if e.Reason != "" {
-					line += ": " + oneLine(e.Reason)
+					line += ": " + contracts.OneLine(e.Reason)
 				}
 				if e.Signed != "" {
 					line += "  [signed: " + e.Signed + "]"

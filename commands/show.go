@@ -2,11 +2,8 @@ package commands
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/urfave/cli/v3"
-
-	"github.com/liza-dev/git-liza/contracts"
 )
 
 func atFlag() cli.Flag {
@@ -52,19 +49,4 @@ func (e *Env) exportCmd() *cli.Command {
 }
 
 // printDoc prints v as YAML, or as JSON with the same field names.
-func (s *session) printDoc(v any) error {
-	if s.json {
-		b, err := yamlJSON(v)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(s.Stdout, "%s\n", b)
-		return err
-	}
-	b, err := contracts.EncodeYAML(v)
-	if err != nil {
-		return err
-	}
-	_, err = s.Stdout.Write(b)
-	return err
-}
+func (s *session) printDoc(v any) error { return render(s.Stdout, v, s.json) }

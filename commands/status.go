@@ -155,9 +155,9 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 			if t.ReviewingBy != "" {
 				who += " / " + t.ReviewingBy
 			}
-			text := oneLine(t.Description)
+			text := contracts.OneLine(t.Description)
 			if t.Reason != "" {
-				text = oneLine(t.Reason)
+				text = contracts.OneLine(t.Reason)
 			}
 			fmt.Fprintf(tw, "    %s\tp%d\t%s\t%s\t%s\n", t.ID, t.Priority, who, ops.LeaseLeft(t.LeaseExpires, now), text)
 		}
@@ -214,6 +214,3 @@ func remoteLine(rm *ops.BoardRemote, now time.Time) string {
 	}
 	return s
 }
-
-// oneLine joins the lines and runs of spaces of s.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

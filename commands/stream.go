@@ -124,7 +124,6 @@ func streamSections(snap *cas.Snapshot, archive bool) ([]streamed, error) {
 		if sec.dir == cas.ArchiveDir && !archive {
 			continue
 		}
-		sec := sec
 		st := streamed{name: sec.name, mark: func(st *contracts.State) { sec.mark(st, marker(sec.name)) }}
 		var err error
 		if sec.tasks {
@@ -180,7 +179,7 @@ func cutMarker(text, mark string, asJSON bool) (before, after, indent string, er
 	start, end := at, at+1
 	if asJSON {
 		start = at - 1 // the "{" line
-		indent = lines[start][:len(lines[start])-len(strings.TrimLeft(lines[start], " "))]
+		indent = lines[start][:leading(lines[start])]
 		for end < len(lines) && !strings.HasPrefix(lines[end], indent+"}") {
 			end++
 		}

@@ -19,13 +19,13 @@ const longText = 60
 func fieldLine(f contracts.FieldChange) string {
 	switch {
 	case f.Added:
-		return "+ " + f.Field + ": " + oneLine(f.New)
+		return "+ " + f.Field + ": " + contracts.OneLine(f.New)
 	case f.Removed:
-		return "- " + f.Field + ": " + oneLine(f.Old)
+		return "- " + f.Field + ": " + contracts.OneLine(f.Old)
 	case len(f.Old)+len(f.New) > longText || strings.Contains(f.Old+f.New, "\n"):
 		return f.Field + ": " + inlineDiff(f.Old, f.New)
 	}
-	return f.Field + ": " + oneLine(f.Old) + " -> " + oneLine(f.New)
+	return f.Field + ": " + contracts.OneLine(f.Old) + " -> " + contracts.OneLine(f.New)
 }
 
 // inlineDiff marks what changed from a to b, word by word where it can.

@@ -313,7 +313,7 @@ func repeatedRejection(t *Task, in window) (PatternMatch, bool) {
 		return PatternMatch{}, false
 	}
 	detail := fmt.Sprintf("task %s rejected %d times in this sprint", t.ID, n)
-	if last = oneLine(last); last != "" {
+	if last = OneLine(last); last != "" {
 		detail += " (last reason: " + last + ")"
 	}
 	return PatternMatch{Pattern: PatternRepeatedRejection, Tasks: []string{t.ID}, Agents: sortedSet(agents), Count: n, Detail: detail}, true
@@ -397,7 +397,7 @@ func crashLoops(anomalies []*Anomaly, in window) []PatternMatch {
 }
 
 func invalidMatch(problems []string) PatternMatch {
-	detail := "the state fails validation: " + oneLine(problems[0])
+	detail := "the state fails validation: " + OneLine(problems[0])
 	if len(problems) > 1 {
 		detail += fmt.Sprintf(" (and %d more problems)", len(problems)-1)
 	}
@@ -468,7 +468,8 @@ func detailText(d Extra, key string) string {
 	return strings.TrimSpace(fmt.Sprint(v))
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// OneLine joins the lines and runs of spaces of s.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // BreakerReport renders matches as the circuit breaker's report: a count
 // line, then each match with its evidence: what was found, its severity

@@ -45,7 +45,7 @@ func anomalyPatterns(anomalies []*Anomaly, in window) []PatternMatch {
 		m := anomalyMatch(PatternDebtAccumulation, debts)
 		var what []string
 		for _, a := range debts {
-			if w := oneLine(detailText(a.Details, "what")); w != "" {
+			if w := OneLine(detailText(a.Details, "what")); w != "" {
 				what = append(what, fmt.Sprintf("%q", w))
 			}
 		}

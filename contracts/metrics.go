@@ -447,7 +447,7 @@ type BlockedTask struct {
 // SprintSummary summarises the sprint at now for a checkpoint.
 func SprintSummary(st *State, now time.Time) Summary {
 	s := Summary{
-		Sprint: st.Sprint.ID, Goal: strings.TrimSpace(st.Goal.ID + ": " + oneLine(st.Goal.Description)),
+		Sprint: st.Sprint.ID, Goal: strings.TrimSpace(st.Goal.ID + ": " + OneLine(st.Goal.Description)),
 		GoalSpec: st.Goal.SpecRef, Started: st.Sprint.Timeline.Started, Deadline: st.Sprint.Timeline.Deadline,
 		Checkpoint: FormatTime(now), Counts: map[string]int{}, Tasks: []TaskSpan{}, Anomalies: []SummaryAnomaly{},
 		BlockedTasks: []BlockedTask{},
@@ -477,7 +477,7 @@ func SprintSummary(st *State, now time.Time) Summary {
 	}
 	for _, t := range sortedTasks(st.Tasks) {
 		if t.Status == Blocked {
-			s.BlockedTasks = append(s.BlockedTasks, BlockedTask{ID: t.ID, Reason: oneLine(t.BlockedReason), Questions: slices.Clone([]string(t.BlockedQuestions))})
+			s.BlockedTasks = append(s.BlockedTasks, BlockedTask{ID: t.ID, Reason: OneLine(t.BlockedReason), Questions: slices.Clone([]string(t.BlockedQuestions))})
 		}
 	}
 	in := sprintWindow(st)
@@ -544,7 +544,7 @@ func detailsLine(d Extra) string {
 	keys := slices.Sorted(maps.Keys(d))
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, k+"="+oneLine(fmt.Sprint(d[k])))
+		parts = append(parts, k+"="+OneLine(fmt.Sprint(d[k])))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -636,7 +636,7 @@ func (s Summary) Markdown() string {
 		for _, t := range s.BlockedTasks {
 			fmt.Fprintf(&b, "- %s: %s\n", t.ID, t.Reason)
 			for _, q := range t.Questions {
-				fmt.Fprintf(&b, "  - %s\n", oneLine(q))
+				fmt.Fprintf(&b, "  - %s\n", OneLine(q))
 			}
 		}
 		b.WriteString("\n")

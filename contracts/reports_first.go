@@ -171,7 +171,7 @@ type TaskSpanFirst struct {
 // SprintSummaryFirst summarises the sprint at now for a checkpoint.
 func SprintSummaryFirst(st *State, now time.Time) SummaryFirst {
 	s := SummaryFirst{
-		Sprint: st.Sprint.ID, Goal: strings.TrimSpace(st.Goal.ID + ": " + oneLine(st.Goal.Description)),
+		Sprint: st.Sprint.ID, Goal: strings.TrimSpace(st.Goal.ID + ": " + OneLine(st.Goal.Description)),
 		GoalSpec: st.Goal.SpecRef, Started: st.Sprint.Timeline.Started, Checkpoint: FormatTime(now),
 		Counts: map[string]int{}, Tasks: []TaskSpanFirst{}, Anomalies: []SummaryAnomaly{}, Blocked: []BlockedTask{},
 	}
@@ -187,7 +187,7 @@ func SprintSummaryFirst(st *State, now time.Time) SummaryFirst {
 	}
 	for _, t := range sortedTasks(st.Tasks) {
 		if t.Status == Blocked {
-			s.Blocked = append(s.Blocked, BlockedTask{ID: t.ID, Reason: oneLine(t.BlockedReason), Questions: slices.Clone([]string(t.BlockedQuestions))})
+			s.Blocked = append(s.Blocked, BlockedTask{ID: t.ID, Reason: OneLine(t.BlockedReason), Questions: slices.Clone([]string(t.BlockedQuestions))})
 		}
 	}
 	in := sprintWindow(st)
@@ -326,7 +326,7 @@ func (s SummaryFirst) Markdown() string {
 		for _, t := range s.Blocked {
 			fmt.Fprintf(&b, "- %s: %s\n", t.ID, t.Reason)
 			for _, q := range t.Questions {
-				fmt.Fprintf(&b, "  - %s\n", oneLine(q))
+				fmt.Fprintf(&b, "  - %s\n", OneLine(q))
 			}
 		}
 		b.WriteString("\n")

@@ -62,15 +62,15 @@ func RejectionSummary(t *Task) string {
 			continue
 		}
 		i++
-		fmt.Fprintf(&b, "%d. %s by %s: %s\n", i, e.Time, ActorName(e.Agent), oneLine(e.Reason))
+		fmt.Fprintf(&b, "%d. %s by %s: %s\n", i, e.Time, ActorName(e.Agent), OneLine(e.Reason))
 		if f := detailText(e.Extra, "feedback"); f != "" {
-			fmt.Fprintf(&b, "   feedback: %s\n", oneLine(f))
+			fmt.Fprintf(&b, "   feedback: %s\n", OneLine(f))
 		}
 	}
 	if t.Status == Blocked {
-		fmt.Fprintf(&b, "\nBlocked: %s\n", oneLine(t.BlockedReason))
+		fmt.Fprintf(&b, "\nBlocked: %s\n", OneLine(t.BlockedReason))
 		for _, q := range t.BlockedQuestions {
-			fmt.Fprintf(&b, "- %s\n", oneLine(q))
+			fmt.Fprintf(&b, "- %s\n", OneLine(q))
 		}
 	}
 	b.WriteString("\nResume with `git liza resume` once the planner or the human has decided what comes next.\n")

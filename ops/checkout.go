@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -17,11 +16,11 @@ import (
 
 // ReviewCheckout makes the reviewer's own checkout of the commit under
 // review of task (worktree.ReviewPath for agent and task: a detached
-// worktree under the git directory) and returns its path. A checkout
-// already there at that commit is kept; one at another commit, or left
-// half-made by a crash, is made again. In remote mode the commit is
-// fetched first. A reviewer never reads a coder's worktree: it may be on
-// another machine, or hold later work.
+// worktree under the main work tree's worktree.Dir) and returns its path.
+// A checkout already there at that commit is kept; one at another commit,
+// or left half-made by a crash, is made again. In remote mode the commit
+// is fetched first. A reviewer never reads a coder's worktree: it may be
+// on another machine, or hold later work.
 func (s *Service) ReviewCheckout(ctx context.Context, agent, task string) (string, error) {
 	if err := contracts.ValidTaskID(task); err != nil {
 		return "", err
@@ -43,10 +42,26 @@ func (s *Service) ReviewCheckout(ctx context.Context, agent, task string) (strin
 	}); err != nil {
 		return "", err
 	}
+	commit, err := reviewCommit(task, commitID)
+	if err != nil {
+		return "", err
+	}
+	return s.reviewCheckout(ctx, agent, task, commit)
+}
+
+// reviewCommit is the commit to review of task, recorded as commitID.
+func reviewCommit(task, commitID string) (refstore.Hash, error) {
 	commit, ok := refstore.ParseHash(commitID)
 	if !ok {
-		return "", contracts.Invalidf("task %s has no commit to review", task)
+		return refstore.Hash{}, contracts.Invalidf("task %s has no commit to review", task)
 	}
+	return commit, nil
+}
+
+// reviewCheckout is ReviewCheckout once the arguments are checked and the
+// commit under review is known.
+func (s *Service) reviewCheckout(ctx context.Context, agent, task string, commit refstore.Hash) (string, error) {
+	commitID := commit.String()
 	if !s.Repo.HasObject(commit) && s.remote() != "" {
 		if _, err := s.Repo.Fetch(ctx, s.remote(), worktree.BranchRef(task)); err != nil {
 			return "", fmt.Errorf("fetch the commit of %s to review: %w", task, err)
@@ -72,9 +87,6 @@ func (s *Service) ReviewCheckout(ctx context.Context, agent, task string) (strin
 		if err := worktree.RemoveDetached(ctx, s.Repo, dir); err != nil {
 			return "", fmt.Errorf("remove the old review checkout %s: %w", dir, err)
 		}
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return "", err
 	}
 	// Like the task worktrees, it stays out of the main checkout's status.
 	if err := worktree.Exclude(s.Repo, "/"+worktree.Dir+"/"); err != nil {

@@ -145,6 +145,11 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 			if err != nil {
 				return err
 			}
+			if r.Task != "" && r.NoWorktree {
+				// Neither case below can hold: the claim's own check,
+				// which follows, decides alone.
+				return nil
+			}
 			kind, err := checkClaim(tx, t.Summary(), tx.Actor)
 			switch {
 			case err != nil && r.Task == "":

@@ -25,20 +25,6 @@ type EntryResult struct {
 	Written  `json:"-"`
 }
 
-// appendEntry writes an operation that appends one entry to a list.
-func (s *Service) appendEntry(ctx context.Context, call Call, k *kind, in any) (*EntryResult, error) {
-	res, err := s.write(ctx, call, k, in, nil)
-	if err != nil {
-		return nil, err
-	}
-	r, err := decode[EntryResult](res)
-	if err != nil {
-		return nil, err
-	}
-	r.Written = written(res)
-	return &r, nil
-}
-
 // knownTask returns an error unless id names a live or an archived task.
 func knownTask(tx *cas.Tx, id string) error {
 	if err := contracts.ValidTaskID(id); err != nil {
@@ -84,7 +70,7 @@ func (s *Service) Anomaly(ctx context.Context, r AnomalyRequest) (*EntryResult, 
 	if err := contracts.CheckAnomaly(&contracts.Anomaly{Type: typ, TaskID: task, Details: details}, role); err != nil {
 		return nil, err
 	}
-	return s.appendEntry(ctx, r.Call, kindAnomaly, anomalyInput{Type: typ, Task: task, Details: details})
+	return writeAs[EntryResult](ctx, s, r.Call, kindAnomaly, anomalyInput{Type: typ, Task: task, Details: details}, nil)
 }
 
 type anomalyInput struct {
@@ -159,7 +145,7 @@ func (s *Service) Discover(ctx context.Context, r DiscoverRequest) (*EntryResult
 			return nil, err
 		}
 	}
-	return s.appendEntry(ctx, r.Call, kindDiscover, discoverInput{Discovery: *d, Task: task})
+	return writeAs[EntryResult](ctx, s, r.Call, kindDiscover, discoverInput{Discovery: *d, Task: task}, nil)
 }
 
 type discoverInput struct {
@@ -222,7 +208,7 @@ func (s *Service) Note(ctx context.Context, r NoteRequest) (*EntryResult, error)
 			return nil, contracts.Invalidf("--for %s names no task and no agent", target)
 		}
 	}
-	return s.appendEntry(ctx, r.Call, kindNote, noteInput{Message: msg, For: target})
+	return writeAs[EntryResult](ctx, s, r.Call, kindNote, noteInput{Message: msg, For: target}, nil)
 }
 
 type noteInput struct {

@@ -38,13 +38,10 @@ func (s *Service) GoalNew(ctx context.Context, r GoalNewRequest) (*GoalNewResult
 	if goal == "" {
 		return nil, contracts.Invalidf("the goal is empty")
 	}
-	return writeAs[GoalNewResult](ctx, s, r.Call, kindGoal, goalInput{Goal: goal, Spec: spec}, func(*cas.Tx) error {
+	return writeAs[GoalNewResult](ctx, s, r.Call, kindGoal, goalInput{Goal: goal, Spec: spec}, func(tx *cas.Tx) error {
 		// The vision document must be in the repository: a check of git,
 		// which the live write makes.
-		if spec == "" {
-			return nil
-		}
-		return s.checkSpecNow(ctx, spec)
+		return s.checkSpecIn(tx, spec)
 	})
 }
 
@@ -97,7 +94,7 @@ var kindGoal = since(contracts.RulesWhole, def("goal", contracts.OpGoal, func(tx
 	tx.UnplanAll()
 	if _, err := tx.Append(cas.ListAlignment, &contracts.AlignmentEntry{
 		Time: now, Event: "goal_started", Agent: contracts.ActorName(tx.Actor),
-		Reason: fmt.Sprintf("%s after %s (%s), completed %s", m.Goal.ID, prev.ID, oneLine(prev.Description), prev.Completed),
+		Reason: fmt.Sprintf("%s after %s (%s), completed %s", m.Goal.ID, prev.ID, contracts.OneLine(prev.Description), prev.Completed),
 	}); err != nil {
 		return nil, err
 	}
@@ -119,5 +116,3 @@ func nextID(id, kind string) string {
 	}
 	return id + "-2"
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -43,7 +44,7 @@ func (s *Service) EditTask(ctx context.Context, r EditTaskRequest) (*TaskResult,
 		return &v
 	}
 	in := editInput{Task: r.Task, Description: text(r.Description), SpecRef: text(r.SpecRef), DoneWhen: text(r.DoneWhen), Scope: text(r.Scope),
-		Priority: r.Priority, DependsOn: r.DependsOn, Paths: r.Paths, MaxFiles: r.MaxFiles, MaxLOC: r.MaxLOC}
+		Priority: r.Priority, Paths: r.Paths, MaxFiles: r.MaxFiles, MaxLOC: r.MaxLOC}
 	if r.DependsOn != nil {
 		deps := []string{}
 		for _, d := range *r.DependsOn {
@@ -57,14 +58,10 @@ func (s *Service) EditTask(ctx context.Context, r EditTaskRequest) (*TaskResult,
 		return nil, err
 	}
 	return s.writeLeverLive(ctx, r.Call, kindEdit, r.Task, in, func(tx *cas.Tx) error {
-		if in.SpecRef == nil || *in.SpecRef == "" {
+		if in.SpecRef == nil {
 			return nil
 		}
-		m, err := tx.Meta()
-		if err != nil {
-			return err
-		}
-		return s.checkSpecAt(*in.SpecRef, m.Config.IntegrationBranch)
+		return s.checkSpecIn(tx, *in.SpecRef)
 	})
 }
 
@@ -125,25 +122,13 @@ var kindEdit = since(contracts.RulesWhole, def("edit", contracts.OpEdit, func(tx
 			return leverChange{}, contracts.Invalidf("task %s is %s: only DRAFT or UNCLAIMED tasks are edited (supersede it to rescope started work)", t.ID, t.Status)
 		}
 		changes := contracts.Extra{}
-		setText := func(field string, dst *string, v *string) {
-			if v != nil && *v != *dst {
-				changes[field] = contracts.Extra{"from": *dst, "to": *v}
-				*dst = *v
-			}
-		}
-		setText("description", &t.Description, in.Description)
-		setText("spec_ref", &t.SpecRef, in.SpecRef)
-		setText("done_when", &t.DoneWhen, in.DoneWhen)
-		setText("scope", &t.Scope, in.Scope)
-		setInt := func(field string, dst *int, v *int) {
-			if v != nil && *v != *dst {
-				changes[field] = contracts.Extra{"from": *dst, "to": *v}
-				*dst = *v
-			}
-		}
-		setInt("priority", &t.Priority, in.Priority)
-		setInt("max_files", &t.MaxFiles, in.MaxFiles)
-		setInt("max_loc", &t.MaxLOC, in.MaxLOC)
+		setField(changes, "description", &t.Description, in.Description)
+		setField(changes, "spec_ref", &t.SpecRef, in.SpecRef)
+		setField(changes, "done_when", &t.DoneWhen, in.DoneWhen)
+		setField(changes, "scope", &t.Scope, in.Scope)
+		setField(changes, "priority", &t.Priority, in.Priority)
+		setField(changes, "max_files", &t.MaxFiles, in.MaxFiles)
+		setField(changes, "max_loc", &t.MaxLOC, in.MaxLOC)
 		setList := func(field string, dst *contracts.StringList, v *[]string) {
 			if v != nil && !slices.Equal(*dst, contracts.StringList(*v)) {
 				changes[field] = contracts.Extra{"from": []string(*dst), "to": slices.Clone(*v)}
@@ -155,14 +140,12 @@ var kindEdit = since(contracts.RulesWhole, def("edit", contracts.OpEdit, func(tx
 		if len(changes) == 0 {
 			return leverChange{}, contracts.Invalidf("task edit %s changes nothing", t.ID)
 		}
-		for _, d := range t.DependsOn {
-			if live, archived, err := tx.HasTask(d); err != nil {
-				return leverChange{}, err
-			} else if !live && !archived {
-				return leverChange{}, contracts.Invalidf("task %s depends on unknown task %s", t.ID, d)
-			}
+		if d, err := unknownDependency(tx, t.DependsOn); err != nil {
+			return leverChange{}, err
+		} else if d != "" {
+			return leverChange{}, contracts.Invalidf("task %s depends on unknown task %s", t.ID, d)
 		}
-		names := sortedKeys(changes)
+		names := slices.Sorted(maps.Keys(changes))
 		if t.Status == contracts.Unclaimed {
 			if err := taskGates(t); err != nil {
 				return leverChange{}, contracts.Invalidf("task %s is UNCLAIMED and would lose a gate: %v", t.ID, err)
@@ -179,13 +162,13 @@ var kindEdit = since(contracts.RulesWhole, def("edit", contracts.OpEdit, func(tx
 	})
 }))
 
-func sortedKeys(m contracts.Extra) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// setField sets *dst to *v when v is given and differs, recording the
+// change of field in changes.
+func setField[T comparable](changes contracts.Extra, field string, dst *T, v *T) {
+	if v != nil && *v != *dst {
+		changes[field] = contracts.Extra{"from": *dst, "to": *v}
+		*dst = *v
 	}
-	slices.Sort(keys)
-	return keys
 }
 
 // taskGates checks seed 004's task definition gates, which a task passes to

@@ -69,7 +69,12 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 	// worktree (see ReviewCheckout); a bare repository has none.
 	out.Worktree = ""
 	if s.Repo.MainWorkTree() != "" {
-		if out.Worktree, err = s.ReviewCheckout(ctx, s.Agent, out.ID); err != nil {
+		// The write returned the commit under review: no second read.
+		commit, err := reviewCommit(out.ID, out.ReviewCommit)
+		if err == nil {
+			out.Worktree, err = s.reviewCheckout(ctx, s.Agent, out.ID, commit)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s is yours to review, but its checkout failed: %w", out.ID, err)
 		}
 	}
@@ -396,9 +401,11 @@ func reject(tx *cas.Tx, t *contracts.Task, m *cas.Meta, reason, feedback string)
 	case repeated:
 		blocked = "Review deadlock: the same rejection reason was given twice"
 		questions, deadlock = deadlockQuestions, true
-	case whole && contracts.SprintRejections(t, m.Sprint.Timeline.Started) >= contracts.RejectionThreshold:
-		blocked = fmt.Sprintf("Rejected %d times in this sprint: escalated to the planner", contracts.SprintRejections(t, m.Sprint.Timeline.Started))
-		questions, deadlock = deadlockQuestions, true
+	case whole:
+		if n := contracts.SprintRejections(t, m.Sprint.Timeline.Started); n >= contracts.RejectionThreshold {
+			blocked = fmt.Sprintf("Rejected %d times in this sprint: escalated to the planner", n)
+			questions, deadlock = deadlockQuestions, true
+		}
 	}
 	if blocked == "" {
 		return nil

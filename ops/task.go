@@ -67,16 +67,7 @@ func (s *Service) AddTask(ctx context.Context, r AddTaskRequest) (*TaskResult, e
 	}
 	// The spec must be in the repository: a check of git, which the live
 	// add makes inside its attempt (it needs the integration branch's name).
-	checkSpec := func(tx *cas.Tx) error {
-		if t.SpecRef == "" {
-			return nil
-		}
-		m, err := tx.Meta()
-		if err != nil {
-			return err
-		}
-		return s.checkSpecAt(t.SpecRef, m.Config.IntegrationBranch)
-	}
+	checkSpec := func(tx *cas.Tx) error { return s.checkSpecIn(tx, t.SpecRef) }
 	in := addInput{ID: t.ID, Description: t.Description, SpecRef: t.SpecRef, DoneWhen: t.DoneWhen, Scope: t.Scope, Priority: t.Priority,
 		DependsOn: t.DependsOn, Paths: t.Paths, MaxFiles: t.MaxFiles, MaxLOC: t.MaxLOC, Draft: t.Status == contracts.Draft,
 		FromDiscovery: r.FromDiscovery}
@@ -123,12 +114,10 @@ var kindAdd = def("add", contracts.OpAdd, func(tx *cas.Tx, in *addInput) (any, e
 	if live || archived {
 		return nil, contracts.Invalidf("task %s already exists", t.ID)
 	}
-	for _, d := range t.DependsOn {
-		if live, archived, err := tx.HasTask(d); err != nil {
-			return nil, err
-		} else if !live && !archived {
-			return nil, contracts.Invalidf("task %s depends on unknown task %s", t.ID, d)
-		}
+	if d, err := unknownDependency(tx, t.DependsOn); err != nil {
+		return nil, err
+	} else if d != "" {
+		return nil, contracts.Invalidf("task %s depends on unknown task %s", t.ID, d)
 	}
 	now := tx.NowString()
 	t.Created = now
@@ -172,11 +161,11 @@ func (s *Service) Finalize(ctx context.Context, r FinalizeRequest) (*TaskResult,
 		if err != nil || t.Status != contracts.Draft || t.SpecRef == "" {
 			return err // the operation says what is wrong
 		}
-		m, err := tx.Meta()
-		if err != nil {
+		// The board's own error is no refusal of the spec.
+		if _, err := tx.Meta(); err != nil {
 			return err
 		}
-		if err := s.checkSpecAt(t.SpecRef, m.Config.IntegrationBranch); err != nil {
+		if err := s.checkSpecIn(tx, t.SpecRef); err != nil {
 			if Class(err) == contracts.CodeInvalid {
 				return contracts.Invalidf("task %s cannot be finalized: %v", t.ID, err)
 			}
@@ -212,16 +201,29 @@ var kindFinalize = def("finalize", contracts.OpFinalize, func(tx *cas.Tx, in *ta
 		if err := taskGates(t); err != nil {
 			return contracts.Invalidf("task %s cannot be finalized: %v", t.ID, err)
 		}
-		for _, d := range t.DependsOn {
-			if live, archived, err := tx.HasTask(d); err != nil {
-				return err
-			} else if !live && !archived {
-				return contracts.Invalidf("task %s cannot be finalized: it depends on unknown task %s", t.ID, d)
-			}
+		if d, err := unknownDependency(tx, t.DependsOn); err != nil {
+			return err
+		} else if d != "" {
+			return contracts.Invalidf("task %s cannot be finalized: it depends on unknown task %s", t.ID, d)
 		}
 		return nil
 	})
 })
+
+// unknownDependency is the first of deps that is neither on the board nor
+// in the archive, or "".
+func unknownDependency(tx *cas.Tx, deps []string) (string, error) {
+	for _, d := range deps {
+		live, archived, err := tx.HasTask(d)
+		if err != nil {
+			return "", err
+		}
+		if !live && !archived {
+			return d, nil
+		}
+	}
+	return "", nil
+}
 
 // transition moves one task to status `to` after check accepted it,
 // recording event in the task's history.
@@ -244,14 +246,17 @@ func transition(tx *cas.Tx, op contracts.Op, id string, to contracts.Status, eve
 	return map[string]string{"id": id, "status": string(to)}, nil
 }
 
-// checkSpecNow checks a spec reference against HEAD and the integration
-// branch the state names.
-func (s *Service) checkSpecNow(ctx context.Context, ref string) error {
-	cfg, err := s.Config(ctx)
+// checkSpecIn checks a spec reference, if any, against HEAD and the
+// integration branch tx's state names.
+func (s *Service) checkSpecIn(tx *cas.Tx, ref string) error {
+	if ref == "" {
+		return nil
+	}
+	m, err := tx.Meta()
 	if err != nil {
 		return err
 	}
-	return s.checkSpecAt(ref, cfg.IntegrationBranch)
+	return s.checkSpecAt(ref, m.Config.IntegrationBranch)
 }
 
 // checkSpecAt checks a spec reference against HEAD and the integration
