@@ -411,8 +411,12 @@ type window struct {
 }
 
 // sprintWindow is the current sprint: from sprint.timeline.started on.
-func sprintWindow(st *State) window {
-	start, err := ParseTime(st.Sprint.Timeline.Started)
+func sprintWindow(st *State) window { return windowFrom(st.Sprint.Timeline.Started) }
+
+// windowFrom is the window from started on, unbounded when started is
+// unset or unreadable.
+func windowFrom(started string) window {
+	start, err := ParseTime(started)
 	return window{start: start, bounded: err == nil}
 }
 

@@ -248,9 +248,7 @@ func MetricsAfterMerge(stored Extra, t *Task, started string) (Extra, bool) {
 	if total := num("tasks_total"); total > 0 {
 		out["completion_rate"] = round(float64(merged)/total, 1000)
 	}
-	start, err := ParseTime(started)
-	in := window{start: start, bounded: err == nil}
-	if secs, ok := lastMergeLatency(t, in); ok {
+	if secs, ok := lastMergeLatency(t, windowFrom(started)); ok {
 		n := num("approve_to_merge_count")
 		out["approve_to_merge_mean_seconds"] = round((num("approve_to_merge_mean_seconds")*n+float64(secs))/(n+1), 10)
 		out["approve_to_merge_max_seconds"] = max(int64(num("approve_to_merge_max_seconds")), secs)

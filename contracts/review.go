@@ -13,10 +13,7 @@ const PauseRejections = 5
 // SprintRejections counts t's rejections at or after started, the start of
 // the sprint (all of them when it is unset or unreadable).
 func SprintRejections(t *Task, started string) int {
-	in := window{}
-	if at, err := ParseTime(started); err == nil {
-		in = window{start: at, bounded: true}
-	}
+	in := windowFrom(started)
 	n := 0
 	for _, e := range t.History {
 		if e != nil && e.Event == "rejected" && in.has(e.Time) {
