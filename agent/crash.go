@@ -67,11 +67,7 @@ func (s *sup) crashLoop(ctx context.Context, w *work, why, tail string, n int) {
 		return
 	}
 	task := w.task.ID
-	reason := "agent crash loop: " + why
-	if tail != "" {
-		reason += "; last output:\n" + tail
-	}
-	s.giveUp(ctx, task, reason)
+	s.giveUp(ctx, task, withOutput("agent crash loop: "+why, tail))
 	details := contracts.Extra{"count": n, "error_pattern": "crash loop: " + why}
 	if tail != "" {
 		details["last_output"] = tail

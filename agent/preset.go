@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -220,12 +220,7 @@ func codexHome() error {
 
 // PresetNames lists the preset names in order.
 func PresetNames() []string {
-	names := make([]string, 0, len(Presets))
-	for n := range Presets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(Presets))
 }
 
 // Launch is how a supervisor starts its agent: a preset, or a command
@@ -292,7 +287,6 @@ func (p *Preset) Flags(sandboxed bool) string {
 
 // CheckResult is what Check found of a preset's CLI.
 type CheckResult struct {
-	Path    string
 	Version string
 }
 
@@ -305,7 +299,7 @@ var versionRE = regexp.MustCompile(`\b(\d+)\.(\d+)\.(\d+)\b`)
 // there. A refusal is a *contracts.Error with exit code 5 whose message
 // names the fix.
 func (p *Preset) Check(ctx context.Context, path string, sandboxed bool, euid int) (CheckResult, error) {
-	res := CheckResult{Path: path}
+	var res CheckResult
 	v, err := ProgramVersion(ctx, path)
 	if err != nil {
 		return res, contracts.Errorf(contracts.CodeMissingDep, "%s --version failed (%v): reinstall it with npm install -g %s@%s", path, err, p.Package, p.MinVersion)

@@ -28,12 +28,32 @@ const IdleLimit = 3
 
 // session is one run of the agent CLI.
 type session struct {
-	label   string
 	log     string // the file that holds its output
 	started time.Time
 	exit    int // -1 when it did not exit by itself
 	stopped string
 	out     *tailWriter
+	// tail is the last lines of out, once lastOutput has read them.
+	tail     string
+	tailRead bool
+}
+
+// lastOutput is the last crashLines lines of the session's output, read
+// once: it is called after the agent's output has ended.
+func (ses *session) lastOutput() string {
+	if !ses.tailRead {
+		ses.tail, ses.tailRead = ses.out.lastLines(crashLines), true
+	}
+	return ses.tail
+}
+
+// withOutput adds the last lines of the agent's output, if any, to what
+// a failure says.
+func withOutput(what, tail string) string {
+	if tail != "" {
+		what += "; last output:\n" + tail
+	}
+	return what
 }
 
 // runAgent starts the agent for w and handles its exit.
@@ -41,7 +61,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	pc := contracts.SessionContext(st, s.Role, s.ID, w.task, w.trigger)
 	pc.ProjectRoot, pc.Generation = s.Root, s.Generation
 	dir := s.Root
-	name, email := s.identity()
+	name, email := Identity(s.Repo, s.ID)
 	env := append(slices.Clone(s.Env),
 		"LIZA_AGENT_ID="+s.ID, "LIZA_ROLE="+s.Role.IDPrefix(), "LIZA_PROJECT_ROOT="+s.Root,
 		fmt.Sprintf("LIZA_AGENT_GENERATION=%d", s.Generation),
@@ -68,7 +88,8 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		return err
 	}
 	s.runs++
-	file, err := s.savePrompt(label, prompt)
+	sname := s.sessionName(label)
+	file, err := s.savePrompt(sname, prompt)
 	if err != nil {
 		return err
 	}
@@ -84,14 +105,13 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		}
 		defer removeStubs(dir, s.Launch.Preset.Stubs)
 	}
-	ses := &session{label: label, exit: -1}
-	logFile, err := s.openLog(label)
+	ses := &session{exit: -1, out: &tailWriter{}}
+	logFile, err := s.openLog(sname)
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
 	ses.log = logFile.Name()
-	ses.out = &tailWriter{}
 	out := io.MultiWriter(s.AgentOut, logFile, ses.out)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
@@ -149,7 +169,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	}
 	why := fmt.Sprintf("exit status %d after %s", status, took)
 	s.record(ctx, w, ses, ops.SessionCrash, why)
-	return s.crashed(ctx, w, why, ses.out.lastLines(crashLines))
+	return s.crashed(ctx, w, why, ses.lastOutput())
 }
 
 // crashLines is how many of its last lines a crash's anomaly and blocked
@@ -165,9 +185,7 @@ func (s *sup) record(ctx context.Context, w *work, ses *session, outcome, detail
 		return
 	}
 	if outcome != ops.SessionDone && outcome != ops.SessionRestart {
-		if tail := ses.out.lastLines(crashLines); tail != "" {
-			detail += "; last output:\n" + tail
-		}
+		detail = withOutput(detail, ses.lastOutput())
 	}
 	r := ops.SessionRequest{Task: w.task.ID, Outcome: outcome, Exit: ses.exit,
 		Seconds: int(time.Since(ses.started).Seconds()), Log: s.relPath(ses.log), Detail: detail}
@@ -195,10 +213,7 @@ func (s *sup) idle(ctx context.Context, w *work, ses *session, why string) error
 		return nil
 	}
 	delete(s.idles, w.task.ID)
-	reason := fmt.Sprintf("%d agent sessions in a row ended without progress, the last: %s", n, why)
-	if tail := ses.out.lastLines(crashLines); tail != "" {
-		reason += "; last output:\n" + tail
-	}
+	reason := withOutput(fmt.Sprintf("%d agent sessions in a row ended without progress, the last: %s", n, why), ses.lastOutput())
 	s.logf("%d sessions on %s without progress: giving it up", n, w.task.ID)
 	s.giveUp(ctx, w.task.ID, reason)
 	if s.Role == contracts.RoleReviewer {
@@ -231,10 +246,6 @@ func (s *sup) giveUp(ctx context.Context, task, reason string) {
 		}
 	}
 }
-
-// identity is the git author and committer of the agent's commits: its
-// agent id, unless git config says otherwise (see Identity).
-func (s *sup) identity() (string, string) { return Identity(s.Repo, s.ID) }
 
 // Identity is the git identity an agent commits with: liza.agentName and
 // liza.agentEmail from git config, in which {id} stands for the agent id,
@@ -271,15 +282,24 @@ func (s *sup) stubs() []string {
 // entry that is an empty file, or a tree of empty directories and empty
 // files, and is not tracked by git. Anything with content is left alone.
 func removeStubs(dir string, names []string) {
+	var empty []string
 	for _, n := range names {
-		p := filepath.Join(dir, n)
-		if !emptyTree(p) {
-			continue
+		if emptyTree(filepath.Join(dir, n)) {
+			empty = append(empty, n)
 		}
-		if out, err := refstore.Run(context.Background(), dir, nil, "ls-files", "--", n); err != nil || len(out) > 0 {
-			continue
+	}
+	if len(empty) == 0 {
+		return
+	}
+	out, err := refstore.Run(context.Background(), dir, nil, append([]string{"ls-files", "-z", "--"}, empty...)...)
+	if err != nil {
+		return
+	}
+	tracked := strings.Split(string(out), "\x00")
+	for _, n := range empty {
+		if !slices.ContainsFunc(tracked, func(f string) bool { return f == n || strings.HasPrefix(f, n+"/") }) {
+			_ = os.RemoveAll(filepath.Join(dir, n))
 		}
-		_ = os.RemoveAll(p)
 	}
 }
 
@@ -486,18 +506,19 @@ func kill(cmd *exec.Cmd, done chan error) {
 }
 
 // savePrompt writes the prompt where the agent (and a person) can read it
-// again, outside the working tree.
-func (s *sup) savePrompt(label, prompt string) (string, error) {
+// again, outside the working tree; name is its sessionName.
+func (s *sup) savePrompt(name, prompt string) (string, error) {
 	dir := filepath.Join(s.PromptDir, s.ID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, s.sessionName(label)+".md")
+	path := filepath.Join(dir, name+".md")
 	return path, os.WriteFile(path, []byte(prompt), 0o644)
 }
 
-// openLog creates the file that keeps a session's output.
-func (s *sup) openLog(label string) (*os.File, error) {
+// openLog creates the file that keeps a session's output; name is its
+// sessionName.
+func (s *sup) openLog(name string) (*os.File, error) {
 	dir := s.LogDir
 	if dir == "" {
 		dir = filepath.Join(s.Repo.CommonDir, filepath.FromSlash("liza/logs/sessions"))
@@ -506,7 +527,7 @@ func (s *sup) openLog(label string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(filepath.Join(dir, s.sessionName(label)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	return os.OpenFile(filepath.Join(dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 }
 
 // sessionName names a session's prompt and log files: when it started, its

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/liza-dev/git-liza/agent"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/doctor"
+	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
 )
 
@@ -36,9 +36,7 @@ func (e *Env) doctorCmd() *cli.Command {
 			repo, _ := refstore.Open(e.Dir)
 			rep := doctor.Run(ctx, doctor.Request{Repo: repo, Launch: l, EUID: os.Geteuid()})
 			if cmd.Bool("json") {
-				enc := json.NewEncoder(e.Stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
+				if err := e.promptJSON(rep); err != nil {
 					return err
 				}
 			} else {
@@ -54,11 +52,9 @@ func (e *Env) doctorCmd() *cli.Command {
 					fmt.Fprintln(e.Stdout, line)
 				}
 			}
-			if !rep.OK {
-				for _, c := range rep.Checks {
-					if c.Failed() {
-						return &contracts.Error{Code: c.Err().(*contracts.Error).Code, Msg: "a team cannot run here: " + c.Name + ": " + c.Detail}
-					}
+			for _, c := range rep.Checks {
+				if err := c.Err(); err != nil {
+					return &contracts.Error{Code: ops.Class(err), Msg: "a team cannot run here: " + c.Name + ": " + c.Detail}
 				}
 			}
 			return nil

@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -212,12 +213,7 @@ func missingDetails(a *Anomaly, t AnomalyType) []string {
 }
 
 func anomalyTypeNames() []string {
-	names := make([]string, 0, len(AnomalyTypes))
-	for name := range AnomalyTypes {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(AnomalyTypes))
 }
 
 // typedDetails are the anomaly details that have a type other than text:

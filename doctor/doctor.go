@@ -85,7 +85,8 @@ func Run(ctx context.Context, r Request) Report {
 	checks := []Check{Git()}
 	checks = append(checks, Agent(ctx, r.Launch, r.EUID)...)
 	if r.Repo != nil {
-		checks = append(checks, Hooks(ctx, r.Repo), Remote(ctx, r.Repo), IntegrationTest(ctx, r.Repo))
+		branch := integrationBranch(r.Repo)
+		checks = append(checks, Hooks(ctx, r.Repo, branch), Remote(ctx, r.Repo), IntegrationTest(ctx, r.Repo, branch))
 	} else {
 		checks = append(checks, Check{Name: "repository", Level: Fail, Detail: "not in a git repository", Fix: "run git liza doctor in the project's checkout"})
 	}
@@ -102,7 +103,10 @@ func Run(ctx context.Context, r Request) Report {
 // register anything: git, the agent CLI and the user; it returns the first
 // failure as an error (exit 5 for a missing or unusable dependency).
 func Preflight(ctx context.Context, r Request) error {
-	for _, c := range append([]Check{Git()}, Agent(ctx, r.Launch, r.EUID)...) {
+	if err := refstore.CheckGit(); err != nil {
+		return gitFailed(err).Err()
+	}
+	for _, c := range Agent(ctx, r.Launch, r.EUID) {
 		if err := c.Err(); err != nil {
 			return err
 		}
@@ -112,12 +116,10 @@ func Preflight(ctx context.Context, r Request) error {
 
 // Git checks that git is installed and recent enough.
 func Git() Check {
-	c := Check{Name: "git"}
 	if err := refstore.CheckGit(); err != nil {
-		c.Level, c.Detail, c.Code = Fail, strings.TrimPrefix(err.Error(), "git-liza: "), contracts.CodeMissingDep
-		c.Fix = fmt.Sprintf("install git %d.%d or newer", refstore.MinGitMajor, refstore.MinGitMinor)
-		return c
+		return gitFailed(err)
 	}
+	c := Check{Name: "git"}
 	out, err := exec.Command("git", "version").Output()
 	if err != nil {
 		c.Level, c.Detail, c.Code = Fail, "git version: "+err.Error(), contracts.CodeMissingDep
@@ -125,6 +127,15 @@ func Git() Check {
 	}
 	c.Level, c.Detail = OK, strings.TrimSpace(string(out))
 	return c
+}
+
+// gitFailed is the git check failed by refstore.CheckGit's err.
+func gitFailed(err error) Check {
+	return Check{
+		Name: "git", Level: Fail, Detail: strings.TrimPrefix(err.Error(), "git-liza: "),
+		Fix:  fmt.Sprintf("install git %d.%d or newer", refstore.MinGitMajor, refstore.MinGitMinor),
+		Code: contracts.CodeMissingDep,
+	}
 }
 
 // Agent checks the agent CLI: that it is installed and which version, and
@@ -184,8 +195,8 @@ func Agent(ctx context.Context, l agent.Launch, euid int) []Check {
 // from the top of each worktree: the hooks must then be in the worktree's
 // own files (committed on the integration branch), which is why git liza
 // hooks install asks for an absolute one. Without hooks a team runs,
-// unguarded: a warning.
-func Hooks(ctx context.Context, repo *refstore.Repo) Check {
+// unguarded: a warning. branch is the integration branch.
+func Hooks(ctx context.Context, repo *refstore.Repo, branch string) Check {
 	c := Check{Name: "hooks", Level: OK}
 	if repo.Bare() {
 		c.Detail = "bare repository: no task worktrees here"
@@ -222,7 +233,6 @@ func Hooks(ctx context.Context, repo *refstore.Repo) Check {
 		// branch.
 		where = append(where, "new task worktrees")
 		if loc.Relative != "" {
-			branch := integrationBranch(repo)
 			out, err := refstore.Run(ctx, repo.MainWorkTree(), nil, "show", branch+":"+path.Join(filepath.ToSlash(loc.Relative), hooks.PreCommit))
 			if err != nil || !hooks.IsOurs(out) {
 				missing = append(missing, "new task worktrees")
@@ -352,9 +362,9 @@ func writable(dir string) error {
 // branch, which git liza merge runs on every merge result: without it
 // merges are not tested (a warning); not executable, agents that run it
 // as ./scripts/integration-test.sh fail (a warning: merge runs it with sh).
-func IntegrationTest(ctx context.Context, repo *refstore.Repo) Check {
+// branch is the integration branch.
+func IntegrationTest(ctx context.Context, repo *refstore.Repo, branch string) Check {
 	c := Check{Name: "integration test", Level: OK}
-	branch := integrationBranch(repo)
 	const script = "scripts/integration-test.sh"
 	out, err := refstore.Run(ctx, repo.Dir(), nil, "ls-tree", "refs/heads/"+branch, "--", script)
 	if err != nil {
@@ -378,12 +388,12 @@ func IntegrationTest(ctx context.Context, repo *refstore.Repo) Check {
 	return c
 }
 
-// integrationBranch is the board's integration branch: the state's, else
-// what init would choose.
+// integrationBranch is the board's integration branch: the state's (read
+// from its header, not the whole board), else what init would choose.
 func integrationBranch(repo *refstore.Repo) string {
 	if tip, ok, err := repo.ReadRef(refstore.StateRef); err == nil && ok {
 		if snap, err := cas.ReadSnapshot(repo, tip); err == nil {
-			if st, err := snap.Load(); err == nil && st.Config.IntegrationBranch != "" {
+			if st, err := snap.Header(); err == nil && st.Config.IntegrationBranch != "" {
 				return st.Config.IntegrationBranch
 			}
 		}
