@@ -94,7 +94,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		return err
 	}
 	env = append(env, "LIZA_PROMPT_FILE="+file)
-	argv, extra, err := s.Launch.Argv(s.sessionDirs(ctx, dir), prompt)
+	argv, extra, err := s.Launch.Argv(s.sessionDirs(dir), prompt)
 	if err != nil {
 		return s.cannotStart(ctx, err.Error())
 	}
@@ -329,7 +329,7 @@ func emptyTree(p string) bool {
 // directories it must write besides dir (the repository's git directory,
 // dir's own git directory, a remote on this machine) and whether it needs
 // the network.
-func (s *sup) sessionDirs(ctx context.Context, dir string) Session {
+func (s *sup) sessionDirs(dir string) Session {
 	ses := Session{Dir: dir, Network: s.Remote}
 	add := func(p string) {
 		if p == "" {
@@ -343,8 +343,8 @@ func (s *sup) sessionDirs(ctx context.Context, dir string) Session {
 		}
 	}
 	add(s.Repo.CommonDir)
-	if out, err := refstore.Run(ctx, dir, nil, "rev-parse", "--absolute-git-dir"); err == nil {
-		add(strings.TrimSpace(string(out)))
+	if gd, err := refstore.CheckoutGitDir(dir); err == nil {
+		add(gd)
 	}
 	if s.Remote {
 		add(localRemote(s.Repo))

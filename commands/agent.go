@@ -19,6 +19,7 @@ import (
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/doctor"
 	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/worktree"
 )
 
 // supervisorCmds start and stop teams of agents.
@@ -130,6 +131,9 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	}
 	gen := reg.Generation
 	board := s.ops.As(id, gen)
+	// A reviewer merges one task after another: its integration tests
+	// share one worktree, removed when it stops.
+	board.TestCheckout = &worktree.Kept{}
 	how := strings.Join(launch.Command, " ")
 	if launch.Preset != nil {
 		how = launch.Preset.Name + " preset, " + launch.Command[0]
@@ -162,6 +166,9 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	// is simply tried again.
 	done, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if err := board.TestCheckout.Close(done, s.repo); err != nil {
+		fmt.Fprintf(e.Stderr, "git-liza: %s: removing its integration tests' worktree: %v\n", id, err)
+	}
 	_, err = board.Unregister(done, ops.Call{})
 	for try := 1; err != nil && ops.Class(err) == contracts.CodeGit && try < unregisterTries; try++ {
 		_, err = board.Unregister(done, ops.Call{})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -71,10 +72,8 @@ func (s *Service) reviewCheckout(ctx context.Context, agent, task string, commit
 		return "", contracts.Invalidf("the commit of %s to review, %s, is not in this repository", task, short(commitID))
 	}
 	dir := worktree.ReviewPath(s.Repo, agent, task)
-	if head, err := refstore.Run(ctx, dir, nil, "rev-parse", "--verify", "-q", "HEAD"); err == nil && strings.TrimSpace(string(head)) == commit.String() {
-		if top, err := refstore.Run(ctx, dir, nil, "rev-parse", "--show-toplevel"); err == nil && sameDir(strings.TrimSpace(string(top)), dir) {
-			return dir, nil
-		}
+	if detachedAt(dir, commit) {
+		return dir, nil
 	}
 	// An old checkout in the way goes first. Where there is none (the
 	// usual case: a review's checkout goes with its session), the removal,
@@ -105,9 +104,13 @@ func (s *Service) reviewCheckout(ctx context.Context, agent, task string, commit
 	return dir, nil
 }
 
-// sameDir reports whether two paths name the same directory.
-func sameDir(a, b string) bool {
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+// detachedAt reports whether dir is a checkout of its own whose HEAD is
+// commit, detached.
+func detachedAt(dir string, commit refstore.Hash) bool {
+	gd, err := refstore.CheckoutGitDir(dir)
+	if err != nil {
+		return false
+	}
+	head, err := os.ReadFile(filepath.Join(gd, "HEAD"))
+	return err == nil && strings.TrimSpace(string(head)) == commit.String()
 }

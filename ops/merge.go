@@ -383,11 +383,11 @@ func (s *Service) integrationTest(ctx context.Context, id string, result refstor
 	// The test's worktree lies under the common directory and is locked
 	// by this process: a merge killed during the test leaves it where the
 	// next worktree command finds it, and removes it (worktree.Recover).
-	wt := worktree.MergePath(s.Repo, id)
-	if err := worktree.AddDetached(ctx, s.Repo, wt, result, id, ""); err != nil {
+	wt, done, err := s.TestCheckout.Checkout(ctx, s.Repo, result, id)
+	if err != nil {
 		return "", err
 	}
-	defer worktree.RemoveDetached(context.WithoutCancel(ctx), s.Repo, wt)
+	defer done()
 	proc.CrashPoint("merge:test")
 	logDir := filepath.Join(s.Repo.CommonDir, "liza", "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {

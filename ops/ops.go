@@ -20,6 +20,7 @@ import (
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/worktree"
 )
 
 // Service runs operations on the blackboard of one repository for one
@@ -45,6 +46,10 @@ type Service struct {
 	// what it found but could not safely repair, with the command that
 	// does.
 	Notice func(string)
+	// TestCheckout, when set, is the worktree this process keeps for its
+	// merges' integration tests (a supervisor's, which merges one task
+	// after another); when nil, every test gets a worktree of its own.
+	TestCheckout *worktree.Kept
 }
 
 // Options configure a Service.

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,11 +57,31 @@ func (e *GitError) Error() string {
 // Run runs git with args in dir. stdin may be nil. It returns standard
 // output; a failure comes back as *GitError.
 func Run(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
+	return run(ctx, dir, nil, stdin, args)
+}
+
+// RunIn runs git with args in the checkout at dir, for that checkout
+// alone: without the variables that point git at another repository, work
+// tree or index (GIT_DIR and the like, set for a hook or by a person), so
+// that a command that rewrites the checkout cannot rewrite theirs.
+func RunIn(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(locatingVars, k)
+	})
+	return run(ctx, dir, env, nil, args)
+}
+
+// locatingVars are the variables that tell git which repository, work
+// tree and index to use.
+var locatingVars = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"}
+
+func run(ctx context.Context, dir string, env []string, stdin []byte, args []string) ([]byte, error) {
 	if err := CheckGit(); err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, env
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

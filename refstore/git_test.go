@@ -116,3 +116,24 @@ func TestRunGitError(t *testing.T) {
 		t.Errorf("Run with stdin = %q, %v", out, err)
 	}
 }
+
+// RunIn works on the checkout it is given, whatever GIT_DIR and
+// GIT_WORK_TREE say: a reset there must not reach the checkout they name.
+func TestRunInIgnoresLocatingVariables(t *testing.T) {
+	dir := newRepo(t)
+	other := newRepo(t)
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+	t.Setenv("GIT_WORK_TREE", other)
+	t.Setenv("GIT_INDEX_FILE", filepath.Join(other, ".git", "index"))
+	writeFile(t, filepath.Join(other, "README"), "theirs, not committed\n")
+	out, err := RunIn(context.Background(), dir, "rev-parse", "--show-toplevel")
+	if err != nil || strings.TrimSpace(string(out)) != dir {
+		t.Fatalf("RunIn rev-parse --show-toplevel = %q, %v; want %s", out, err, dir)
+	}
+	if _, err := RunIn(context.Background(), dir, "reset", "--quiet", "--hard"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(other, "README")); string(b) != "theirs, not committed\n" {
+		t.Errorf("a reset in %s reached the checkout GIT_WORK_TREE names: README is %q", dir, b)
+	}
+}

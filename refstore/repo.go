@@ -135,6 +135,23 @@ func (r *Repo) discover(dir string) error {
 	}
 }
 
+// CheckoutGitDir is the git directory of the checkout whose top is dir:
+// dir/.git, or the one a linked worktree's .git file names, read as git
+// reads them, without a git process.
+func CheckoutGitDir(dir string) (string, error) {
+	dotgit := filepath.Join(dir, ".git")
+	fi, err := os.Stat(dotgit)
+	switch {
+	case err != nil:
+		return "", err
+	case !fi.IsDir():
+		return readGitFile(dotgit)
+	case !isGitDir(dotgit):
+		return "", contracts.Invalidf("%s is not a git directory", dotgit)
+	}
+	return dotgit, nil
+}
+
 // readGitFile reads a "gitdir: PATH" file, as a linked worktree or a
 // submodule has in place of a .git directory.
 func readGitFile(path string) (string, error) {
@@ -302,6 +319,21 @@ func (r *Repo) ReadRefFiles(name string) (f RefFiles, ok bool, err error) {
 	}
 	f.PackedLocked = exists(filepath.Join(r.CommonDir, "packed-refs.lock"))
 	return f, true, nil
+}
+
+// LooseRef reads the loose file of a ref that is not symbolic, and nothing
+// else: a few system calls, for a caller that watches a ref move. ok is
+// false when there is none (the ref is packed, symbolic, or kept by
+// another ref storage); ReadRef then says where the ref is.
+func (r *Repo) LooseRef(name string) (Hash, bool) {
+	if r.plumbing != "" || !validRefPath(name) {
+		return Hash{}, false
+	}
+	b, err := os.ReadFile(filepath.Join(r.CommonDir, filepath.FromSlash(name)))
+	if err != nil {
+		return Hash{}, false
+	}
+	return ParseHash(strings.TrimSpace(string(b)))
 }
 
 func exists(p string) bool {

@@ -250,3 +250,27 @@ func TestHeadAndSymbolicRefs(t *testing.T) {
 		t.Fatalf("unborn Head() = %q, %s, %v", branch, commit, err)
 	}
 }
+
+// CheckoutGitDir reads what git would: a main checkout's .git directory,
+// the registration a linked worktree's .git file names; nothing for a
+// directory that is no checkout of its own.
+func TestCheckoutGitDir(t *testing.T) {
+	dir := newRepo(t)
+	wt := filepath.Join(realpath(t, t.TempDir()), "wt")
+	git(t, dir, "worktree", "add", "-q", "--detach", wt)
+	for _, c := range []struct{ dir, want string }{
+		{dir, filepath.Join(dir, ".git")},
+		{wt, filepath.Join(dir, ".git", "worktrees", "wt")},
+	} {
+		got, err := CheckoutGitDir(c.dir)
+		if err != nil || got != c.want {
+			t.Errorf("CheckoutGitDir(%s) = %q, %v; want %s", c.dir, got, err, c.want)
+		}
+		if said := git(t, c.dir, "rev-parse", "--absolute-git-dir"); said != got {
+			t.Errorf("CheckoutGitDir(%s) = %s, git says %s", c.dir, got, said)
+		}
+	}
+	if got, err := CheckoutGitDir(filepath.Join(dir, "dir")); err == nil {
+		t.Errorf("CheckoutGitDir of a subdirectory = %s, want an error", got)
+	}
+}

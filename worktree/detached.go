@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
+	"sync"
 
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -56,20 +56,14 @@ func RemoveDetached(ctx context.Context, repo *refstore.Repo, path string) error
 			return discard(repo, e)
 		}
 	}
-	if err := toTrash(repo, path); err != nil {
-		return err
-	}
-	emptyTrash(repo)
-	return nil
+	return toTrash(repo, path)
 }
 
 // CheckedOut returns the checkout that has branch (a full ref name) checked
 // out, or "".
 func CheckedOut(ctx context.Context, repo *refstore.Repo, branch string) (string, error) {
-	if root := repo.MainWorkTree(); root != "" {
-		if b, err := os.ReadFile(filepath.Join(repo.CommonDir, "HEAD")); err == nil && strings.TrimSpace(string(b)) == "ref: "+branch {
-			return root, nil
-		}
+	if root := repo.MainWorkTree(); root != "" && headIs(repo, branch) {
+		return root, nil
 	}
 	unlock, err := lockRepo(repo)
 	if err != nil {
@@ -86,4 +80,74 @@ func CheckedOut(ctx context.Context, repo *refstore.Repo, branch string) (string
 		}
 	}
 	return "", nil
+}
+
+// Kept is the throwaway worktree a long-running process keeps for its
+// merges' integration tests: made at the first test, then moved to each
+// next merge's commit (git reset --hard and git clean) instead of being
+// made and removed every time, which costs two git processes in place of
+// a worktree add, a removal and two holds of the worktree commands' lock,
+// and checks out only what changed since the last test. Close removes it.
+// It is locked by its process like every throwaway worktree, so what a
+// crash leaves is removed by the next command's Recover. A nil *Kept
+// makes a new worktree for every test.
+type Kept struct {
+	mu   sync.Mutex
+	path string
+}
+
+// Checkout returns a worktree detached at commit for task id's test, and
+// the function that gives it back. While another test holds the kept
+// worktree, and for a nil Kept, it is a new one, removed when given back.
+func (k *Kept) Checkout(ctx context.Context, repo *refstore.Repo, commit refstore.Hash, id string) (string, func(), error) {
+	if k == nil || !k.mu.TryLock() {
+		path := MergePath(repo, id)
+		if err := AddDetached(ctx, repo, path, commit, id, ""); err != nil {
+			return "", nil, err
+		}
+		return path, func() { RemoveDetached(context.WithoutCancel(ctx), repo, path) }, nil
+	}
+	if k.path != "" {
+		if moveTo(ctx, k.path, commit) == nil {
+			return k.path, k.mu.Unlock, nil
+		}
+		// Removed by hand, or half moved by a cancelled git: start again.
+		RemoveDetached(context.WithoutCancel(ctx), repo, k.path)
+		k.path = ""
+	}
+	path := MergePath(repo, "kept")
+	if err := AddDetached(ctx, repo, path, commit, "", ""); err != nil {
+		k.mu.Unlock()
+		return "", nil, err
+	}
+	k.path = path
+	return path, k.mu.Unlock, nil
+}
+
+// moveTo makes the worktree at path hold exactly commit, detached: what
+// the last test changed or left there, ignored files included, goes.
+func moveTo(ctx context.Context, path string, commit refstore.Hash) error {
+	if _, err := os.Lstat(filepath.Join(path, ".git")); err != nil {
+		return err
+	}
+	if _, err := refstore.RunIn(ctx, path, "reset", "--quiet", "--hard", commit.String()); err != nil {
+		return err
+	}
+	_, err := refstore.RunIn(ctx, path, "clean", "-ffdxq")
+	return err
+}
+
+// Close removes the kept worktree, if any.
+func (k *Kept) Close(ctx context.Context, repo *refstore.Repo) error {
+	if k == nil {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.path == "" {
+		return nil
+	}
+	err := RemoveDetached(ctx, repo, k.path)
+	k.path = ""
+	return err
 }

@@ -33,6 +33,9 @@ func reviewLock(id, agent string) string {
 }
 
 func mergeLock(id string) string {
+	if id == "" { // a process's kept test worktree (Kept)
+		return "git-liza merge test: " + proc.Me().String()
+	}
 	return fmt.Sprintf("git-liza merge test of %s: %s", id, proc.Me())
 }
 

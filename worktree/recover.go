@@ -92,6 +92,7 @@ func RecoverWhenFree(ctx context.Context, repo *refstore.Repo, rec Recovery) (re
 	if err != nil || !ok {
 		return nil, false, err
 	}
+	defer emptyTrash(repo)
 	defer unlock()
 	repairs, err = recoverLocked(ctx, repo, rec)
 	return repairs, true, err

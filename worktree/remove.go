@@ -24,7 +24,8 @@ func trashDir(repo *refstore.Repo) string {
 }
 
 // discard removes a worktree, its directory first and then its
-// registration (the caller holds lockRepo).
+// registration, each into the trash (the caller holds lockRepo, whose
+// release empties the trash).
 func discard(repo *refstore.Repo, e *entry) error {
 	if e.path != "" {
 		if err := toTrash(repo, e.path); err != nil {
@@ -33,11 +34,7 @@ func discard(repo *refstore.Repo, e *entry) error {
 		removeEmptyReviewDirs(repo, e.path)
 	}
 	proc.CrashPoint("worktree:discard")
-	if err := toTrash(repo, e.admin); err != nil {
-		return err
-	}
-	emptyTrash(repo)
-	return nil
+	return toTrash(repo, e.admin)
 }
 
 // removeEmptyReviewDirs removes the directories a review checkout at p
@@ -72,11 +69,7 @@ func forget(repo *refstore.Repo, e *entry, keepDir bool) error {
 	if err := os.Remove(filepath.Join(e.path, ".git")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := toTrash(repo, e.admin); err != nil {
-		return err
-	}
-	emptyTrash(repo)
-	return nil
+	return toTrash(repo, e.admin)
 }
 
 // toTrash moves p into the trash. Where the trash is on another file
@@ -102,7 +95,9 @@ func toTrash(repo *refstore.Repo, p string) error {
 }
 
 // emptyTrash deletes what is in the trash. What it cannot delete now (a
-// process still writes into it) stays for the next time.
+// process still writes into it) stays for the next time. It needs no lock:
+// what is in the trash is no worktree any more, and processes that empty
+// it at once only share the work.
 func emptyTrash(repo *refstore.Repo) error {
 	ents, err := os.ReadDir(trashDir(repo))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -98,6 +98,12 @@ type Info struct {
 // dead process is for Recover. A registration whose directory is gone is
 // forgotten first (what it held is gone already), and notice says so.
 // madeBranch says whether the branch is new.
+//
+// Only the registration is made under the worktree commands' lock; the
+// files are checked out once it is released (on a real repository that
+// takes seconds, which every other claim, review and merge would wait
+// through). Until then the registration has no index: if this process
+// dies, Recover takes it for unfinished and removes it.
 func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.Hash, agent string, notice func(string)) (madeBranch bool, err error) {
 	path, err := Path(repo, id)
 	if err != nil {
@@ -106,6 +112,39 @@ func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.H
 	if err := ensureExcluded(repo); err != nil {
 		return false, err
 	}
+	if madeBranch, err = register(ctx, repo, id, path, base, agent, notice); err != nil {
+		return false, err
+	}
+	if err := checkOut(ctx, repo, path); err != nil {
+		if derr := drop(context.WithoutCancel(ctx), repo, id, madeBranch); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return false, fmt.Errorf("check out %s: %w", Rel(id), err)
+	}
+	return madeBranch, nil
+}
+
+// checkOut fills a worktree that git registered without a checkout: the
+// index and the files of its HEAD, then the post-checkout hook, as git
+// worktree add would run it.
+func checkOut(ctx context.Context, repo *refstore.Repo, path string) error {
+	if _, err := refstore.RunIn(ctx, path, "reset", "--quiet", "--hard"); err != nil {
+		return err
+	}
+	if !repo.HasHook("post-checkout") {
+		return nil
+	}
+	head, err := refstore.RunIn(ctx, path, "rev-parse", "HEAD")
+	if err != nil {
+		return err
+	}
+	_, err = refstore.RunIn(ctx, path, "hook", "run", "--ignore-missing", "post-checkout", "--", repo.NullID(), strings.TrimSpace(string(head)), "1")
+	return err
+}
+
+// register is the part of Create done under the worktree commands' lock:
+// git worktree add without a checkout.
+func register(ctx context.Context, repo *refstore.Repo, id, path string, base refstore.Hash, agent string, notice func(string)) (madeBranch bool, err error) {
 	unlock, err := lockRepo(repo)
 	if err != nil {
 		return false, err
@@ -137,7 +176,7 @@ func Create(ctx context.Context, repo *refstore.Repo, id string, base refstore.H
 	if err != nil {
 		return false, err
 	}
-	args := []string{"worktree", "add", "--quiet", "--lock", "--reason", claimLock(id, agent), path}
+	args := []string{"worktree", "add", "--quiet", "--no-checkout", "--lock", "--reason", claimLock(id, agent), path}
 	switch {
 	case !hasBranch:
 		args = append(args, "-b", Branch(id), base.String())
@@ -265,8 +304,16 @@ func Unlock(ctx context.Context, repo *refstore.Repo, id string) error {
 // read a worktree another process is creating, unlocking or removing. The
 // lock is an flock on liza/worktrees.lock in the common git directory: the
 // kernel releases it when the process ends, however it ends.
+//
+// Releasing it empties the trash (see discard) after the lock is free:
+// deleting a checkout takes long on a real repository, and holds up
+// nobody's worktree command.
 func lockRepo(repo *refstore.Repo) (func(), error) {
-	return repo.Flock(lockName)
+	unlock, err := repo.Flock(lockName)
+	if err != nil {
+		return nil, err
+	}
+	return func() { unlock(); emptyTrash(repo) }, nil
 }
 
 // lockName names the worktree commands' lock (see lockRepo).
@@ -373,7 +420,7 @@ func status(ctx context.Context, path string) (dirty, onlyDeleted bool, err erro
 	}
 	// --no-optional-locks: status refreshes the index when it can, under
 	// index.lock, which a kill would leave in the coder's way.
-	out, err := refstore.Run(ctx, path, nil, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=normal")
+	out, err := refstore.RunIn(ctx, path, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=normal")
 	if err != nil {
 		return false, false, err
 	}
@@ -443,34 +490,58 @@ func Undo(ctx context.Context, repo *refstore.Repo, id string, branch bool) erro
 	return drop(ctx, repo, id, branch)
 }
 
-// drop removes task id's worktree, and its branch when branch is set.
+// drop removes task id's worktree, and its branch when branch is set. A
+// branch checked out somewhere else stays, as git branch -D would keep it.
+// The branch is deleted once the worktree commands' lock is released, with
+// git update-ref, which unlike git branch reads no worktree's registration.
 func drop(ctx context.Context, repo *refstore.Repo, id string, branch bool) error {
 	unlock, err := lockRepo(repo)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	e, err := find(repo, id)
+	entries, err := scan(repo)
 	if err != nil {
+		unlock()
 		return err
 	}
-	if e != nil {
-		if err := discard(repo, e); err != nil {
-			return err
+	at := ""
+	for _, e := range entries {
+		switch {
+		case e.kind == taskTree && e.id == id:
+			if err := discard(repo, e); err != nil {
+				unlock()
+				return err
+			}
+		case e.path != "" && e.head == "ref: "+BranchRef(id):
+			at = e.path
 		}
 	}
+	unlock()
 	if !branch {
 		return nil
 	}
+	if at == "" && headIs(repo, BranchRef(id)) {
+		at = repo.MainWorkTree()
+	}
+	if at != "" {
+		return contracts.Invalidf("branch %s is checked out in %s: it stays", Branch(id), at)
+	}
 	proc.CrashPoint("worktree:branch")
-	if _, ok, err := repo.ReadRef(BranchRef(id)); err != nil {
+	if tip, ok, err := repo.ReadRef(BranchRef(id)); err != nil {
 		return err
 	} else if ok {
-		if _, err := repo.GitUnlocking(ctx, "branch", "--quiet", "-D", Branch(id)); err != nil {
+		if _, err := repo.GitUnlocking(ctx, "update-ref", "-d", BranchRef(id), tip.String()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// headIs reports whether the main checkout's HEAD is branch (a full ref
+// name).
+func headIs(repo *refstore.Repo, branch string) bool {
+	b, err := os.ReadFile(filepath.Join(repo.CommonDir, "HEAD"))
+	return err == nil && strings.TrimSpace(string(b)) == "ref: "+branch
 }
 
 // BranchMerged reports whether task/<id> has no commit that integration

@@ -259,3 +259,93 @@ func TestParseLock(t *testing.T) {
 		}
 	}
 }
+
+// A task branch someone has checked out elsewhere (a person's checkout,
+// or a worktree of their own) stays when its task worktree is removed, as
+// git branch -D would keep it; the worktree itself goes.
+func TestRemoveKeepsBranchCheckedOutElsewhere(t *testing.T) {
+	for _, where := range []string{"main", "linked"} {
+		t.Run(where, func(t *testing.T) {
+			r := newRepo(t)
+			ctx := context.Background()
+			if _, err := Create(ctx, r.repo, "t1", r.base, "coder-1", nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := Unlock(ctx, r.repo, "t1"); err != nil {
+				t.Fatal(err)
+			}
+			// Checked out by hand once its worktree let go of it.
+			wt := filepath.Join(r.root, ".worktrees", "t1")
+			r.git("-C", wt, "switch", "-q", "--detach")
+			other := r.root
+			if where == "main" {
+				r.git("switch", "-q", "task/t1")
+			} else {
+				other = filepath.Join(t.TempDir(), "mine")
+				r.git("worktree", "add", "-q", other, "task/t1")
+			}
+			err := Remove(ctx, r.repo, "t1", "refs/heads/integration", false)
+			if err == nil || err.Error() != "branch task/t1 is checked out in "+other+": it stays" {
+				t.Fatalf("Remove: %v", err)
+			}
+			if r.exists(".worktrees/t1") {
+				t.Error("the task worktree stays")
+			}
+			if r.git("branch", "--list", "task/t1") == "" {
+				t.Error("the branch checked out elsewhere was deleted")
+			}
+			r.sound()
+		})
+	}
+}
+
+// Create checks the files out after it lets go of the worktree commands'
+// lock, and runs the post-checkout hook as git worktree add would.
+func TestCreateRunsPostCheckout(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	out := filepath.Join(t.TempDir(), "hook.out")
+	r.write(".git/hooks/post-checkout", "#!/bin/sh\necho \"$PWD $*\" >> "+out+"\n")
+	if err := os.Chmod(filepath.Join(r.root, ".git/hooks/post-checkout"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Create(ctx, r.repo, "t1", r.base, "coder-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(out)
+	want := filepath.Join(r.root, ".worktrees", "t1") + " " + strings.Repeat("0", len(r.base.String())) + " " + r.base.String() + " 1\n"
+	if string(got) != want {
+		t.Errorf("post-checkout ran with %q, want %q", got, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(r.root, ".worktrees", "t1", "README")); err != nil || string(b) != "hello\n" {
+		t.Errorf("README in the worktree: %q, %v", b, err)
+	}
+	if info, err := Inspect(ctx, r.repo, "t1"); err != nil || info.Dirty || info.Branch != "task/t1" {
+		t.Errorf("after Create: %+v, %v", info, err)
+	}
+	r.sound()
+}
+
+// A claim that dies once git registered its worktree, before the files
+// are checked out, leaves a registration without an index: the next
+// Recover removes it, and the next claim of the task makes it anew.
+func TestCreateKilledBeforeCheckout(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	path, _ := Path(r.repo, "t1")
+	if _, err := register(ctx, r.repo, "t1", path, r.base, "coder-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	lock(t, r.admin(".worktrees/t1"), "git-liza claim of t1 by coder-1: "+deadOwner(t))
+	got := whats(recoverOK(t, r, holds("refs/heads/integration")))
+	if !strings.Contains(got, "removed .worktrees/t1: the worktree the claim of t1 by coder-1") {
+		t.Fatalf("repairs:\n%s", got)
+	}
+	if r.exists(".worktrees/t1") {
+		t.Fatal("the unfinished worktree stays")
+	}
+	if _, err := Create(ctx, r.repo, "t1", r.base, "coder-1", nil); err != nil {
+		t.Fatalf("the next claim's Create: %v", err)
+	}
+	r.sound()
+}
