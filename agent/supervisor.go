@@ -72,6 +72,11 @@ type sup struct {
 	view       cas.View   // the board, read once and then by what changed
 	logMu      sync.Mutex // the loop, keepAlive and the merge lane all log
 	lastRead   time.Time  // when the loop last read the board
+	// waitOn, when set, are the files of the board (logical paths) whose
+	// change is what this supervisor waits for (a coder's task under
+	// review, its agent): while they and liza.yaml stay the same, a move
+	// of the board does not wake it.
+	waitOn []string
 }
 
 // readGap is the least time between two reads of the board by the loop
@@ -219,6 +224,7 @@ func (s *sup) loop(ctx context.Context) error {
 			s.logf("goal %s is completed: stopping", st.Goal.ID)
 			return nil
 		}
+		s.waitOn = nil
 		w, acted, err := s.next(ctx, st)
 		if err != nil {
 			if serr := s.staleNow(); serr != nil {
@@ -283,29 +289,99 @@ func switchSource(sw []contracts.Switch) string {
 }
 
 // sleep waits up to d, waking early when the state ref moves or a
-// kill-switch file appears or goes.
+// kill-switch file appears or goes. It looks at the state ref's loose file
+// every refStep, a few system calls, so that work handed to this agent is
+// taken up at once; every checkStep it reads the ref wherever it is
+// (packed, or in another ref storage) and the kill-switch files.
 func (s *sup) sleep(ctx context.Context, d time.Duration, tip refstore.Hash) {
 	files := len(contracts.StatSwitchFiles(s.Root))
 	deadline := time.Now().Add(d)
+	checked := time.Now()
 	for time.Now().Before(deadline) {
-		step := min(200*time.Millisecond, time.Until(deadline))
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(step):
+		case <-time.After(min(refStep, time.Until(deadline))):
 		}
-		if cur, _, err := s.Repo.ReadRef(refstore.StateRef); err == nil && cur != tip {
+		cur, ok := s.Repo.LooseRef(refstore.StateRef)
+		if !ok || cur == tip {
+			if time.Since(checked) < checkStep && time.Now().Before(deadline) {
+				continue
+			}
+			checked = time.Now()
+			if len(contracts.StatSwitchFiles(s.Root)) != files {
+				return
+			}
+			var err error
+			if cur, ok, err = s.Repo.ReadRef(refstore.StateRef); err != nil || !ok || cur == tip {
+				continue
+			}
+		}
+		switch s.concerns(tip, cur) {
+		case notMine:
+			tip = cur
+			continue
+		case others:
 			s.viewMu.Lock()
 			last := s.lastRead
 			s.viewMu.Unlock()
 			pause(ctx, min(time.Until(last.Add(readGap)), time.Until(deadline)))
-			return
 		}
-		if len(contracts.StatSwitchFiles(s.Root)) != files {
-			return
-		}
+		return
 	}
 }
+
+// What a move of the board is to a sleeping supervisor (see concerns).
+const (
+	notMine = iota // nothing it waits for changed: sleep on
+	mine           // its own work changed: read the board now
+	others         // the board changed for all: read it, but not more often than readGap
+)
+
+// concerns says what the move of the board from tip to cur is to this
+// supervisor. A reviewer, the one many coders wait on, takes up any move
+// at once; a coder that waits for its review sleeps on until its task,
+// its agent or liza.yaml (switches, settings, the goal) changes, and
+// wakes at once for the first two. Any other sleeping coder or planner
+// reads at most every readGap: a team's board moves several times a
+// second.
+func (s *sup) concerns(tip, cur refstore.Hash) int {
+	if s.Role == contracts.RoleReviewer {
+		return mine
+	}
+	if len(s.waitOn) == 0 {
+		return others
+	}
+	a, err := cas.ReadSnapshot(s.Repo, tip)
+	if err != nil {
+		return others
+	}
+	b, err := cas.ReadSnapshot(s.Repo, cur)
+	if err != nil {
+		return others
+	}
+	same := func(path string) bool {
+		x, err1 := a.FileID(path)
+		y, err2 := b.FileID(path)
+		return err1 == nil && err2 == nil && x == y
+	}
+	for _, p := range s.waitOn {
+		if !same(p) {
+			return mine
+		}
+	}
+	if !same(cas.MetaFile) {
+		return others
+	}
+	return notMine
+}
+
+// refStep and checkStep are how often sleep looks at the state ref's
+// loose file, and at the ref wherever it is and the kill-switch files.
+const (
+	refStep   = 10 * time.Millisecond
+	checkStep = 200 * time.Millisecond
+)
 
 // pause waits d or until ctx ends.
 func pause(ctx context.Context, d time.Duration) {

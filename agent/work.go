@@ -39,7 +39,11 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 			return s.resume(ctx, st, t, t.LeaseExpires)
 		}
 	}
-	if !s.mayClaim(st) {
+	may, awaited := s.mayClaim(st)
+	if !may {
+		if awaited != nil {
+			s.waitOn = []string{cas.EntityFile(cas.TasksDir, awaited.ID), cas.EntityFile(cas.ArchiveDir, awaited.ID), cas.EntityFile(cas.AgentsDir, s.ID)}
+		}
 		return nil, false, nil
 	}
 	var c *ops.ClaimResult
@@ -61,8 +65,9 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 // no task is added to a board at its in-flight limit. A coder that waits
 // for its review does not try a claim at every move of the board only to
 // be refused, which with many coders cost the reviewer they wait on its
-// processor.
-func (s *sup) mayClaim(st *contracts.State) bool {
+// processor. awaited is the coder's task whose review it waits for, when
+// that is why it may not claim.
+func (s *sup) mayClaim(st *contracts.State) (may bool, awaited *contracts.Task) {
 	now := s.Now()
 	inFlight := 0
 	var mine *contracts.Task
@@ -75,7 +80,7 @@ func (s *sup) mayClaim(st *contracts.State) bool {
 		}
 	}
 	if mine != nil && mine.Status != contracts.Rejected {
-		return false
+		return false, mine
 	}
 	limit := st.Config.InFlightLimit()
 	for _, t := range st.Tasks {
@@ -85,9 +90,9 @@ func (s *sup) mayClaim(st *contracts.State) bool {
 		if mine != nil && t != mine || !t.Status.InFlight() && inFlight >= limit {
 			continue
 		}
-		return true
+		return true, nil
 	}
-	return false
+	return false, nil
 }
 
 func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, bool, error) {

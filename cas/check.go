@@ -121,7 +121,7 @@ func checkTask(tx *Tx, dir, id string, t, old *contracts.Task) []contracts.Probl
 	if dir == ArchiveDir {
 		other = TasksDir
 	}
-	if p := entityPath(other, id); !tx.deleted[p] {
+	if p := EntityFile(other, id); !tx.deleted[p] {
 		live, archived, err := tx.HasTask(id)
 		if err == nil && live && archived {
 			add("the id is used on the board and in the archive")

@@ -86,7 +86,9 @@ type Meta struct {
 // spelled it: <dir>/<id>.yaml, <list>/<n>.yaml, requests/<xx>/<hash>.
 // A snapshot maps it to where its layout keeps the file (Snapshot.locate).
 
-func entityPath(dir, id string) string { return dir + "/" + id + ".yaml" }
+// EntityFile is the logical path of entity id of a collection (TasksDir,
+// ArchiveDir, AgentsDir, HandoffDir).
+func EntityFile(dir, id string) string { return dir + "/" + id + ".yaml" }
 
 func seqName(n int) string { return fmt.Sprintf("%06d.yaml", n) }
 
@@ -209,12 +211,12 @@ func splitState(s *contracts.State) (map[string][]byte, error) {
 		files[path] = b
 	}
 	for id, a := range s.Agents {
-		if err := put(entityPath(AgentsDir, id), a); err != nil {
+		if err := put(EntityFile(AgentsDir, id), a); err != nil {
 			return nil, err
 		}
 	}
 	for id, h := range s.Handoff {
-		if err := put(entityPath(HandoffDir, id), h); err != nil {
+		if err := put(EntityFile(HandoffDir, id), h); err != nil {
 			return nil, err
 		}
 	}

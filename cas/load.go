@@ -138,7 +138,7 @@ func (s *Snapshot) liveTasks(dir string) ([]*contracts.Task, error) {
 			continue
 		}
 		t := new(contracts.Task)
-		if ok, err := s.decode(entityPath(dir, sum.ID), t); err != nil {
+		if ok, err := s.decode(EntityFile(dir, sum.ID), t); err != nil {
 			return nil, err
 		} else if !ok {
 			return nil, inconsistent("%s at %s: the index lists %s, which has no file", dir, short(s.Commit), sum.ID)
@@ -235,7 +235,7 @@ func (s *Snapshot) EachTaskRaw(dir string, fn func(id string, raw []byte) error)
 	}
 	SortTasks(order)
 	for _, o := range order {
-		raw, ok, err := s.ReadFile(entityPath(dir, o.ID))
+		raw, ok, err := s.ReadFile(EntityFile(dir, o.ID))
 		if err != nil {
 			return err
 		}

@@ -27,16 +27,16 @@ func layout1Files(t *testing.T, st *contracts.State, requests map[string]string)
 	meta.Goal.AlignmentHistory = nil
 	put(MetaFile, &meta)
 	for _, x := range st.Tasks {
-		put(entityPath(TasksDir, x.ID), x)
+		put(EntityFile(TasksDir, x.ID), x)
 	}
 	for _, x := range st.Archive {
-		put(entityPath(ArchiveDir, x.ID), x)
+		put(EntityFile(ArchiveDir, x.ID), x)
 	}
 	for id, a := range st.Agents {
-		put(entityPath(AgentsDir, id), a)
+		put(EntityFile(AgentsDir, id), a)
 	}
 	for id, h := range st.Handoff {
-		put(entityPath(HandoffDir, id), h)
+		put(EntityFile(HandoffDir, id), h)
 	}
 	for i, e := range st.Goal.AlignmentHistory {
 		put(ListAlignment+"/"+seqName(i+1), e)

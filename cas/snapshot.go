@@ -149,6 +149,14 @@ func (s *Snapshot) file(path string) (refstore.TreeEntry, bool, error) {
 	return e, true, nil
 }
 
+// FileID is the object id of the file at a logical path, zero when there
+// is none: whether a file changed from one state to another, without
+// reading it.
+func (s *Snapshot) FileID(path string) (refstore.Hash, error) {
+	e, _, err := s.file(path)
+	return e.ID, err
+}
+
 // ReadFile returns the file at a logical path, and whether it exists.
 func (s *Snapshot) ReadFile(path string) ([]byte, bool, error) {
 	e, ok, err := s.file(path)
@@ -314,7 +322,7 @@ func (s *Snapshot) listLen(list string) (int, error) {
 func (s *Snapshot) Task(id string) (*contracts.Task, error) {
 	for _, dir := range []string{TasksDir, ArchiveDir} {
 		t := new(contracts.Task)
-		if ok, err := s.decode(entityPath(dir, id), t); err != nil || ok {
+		if ok, err := s.decode(EntityFile(dir, id), t); err != nil || ok {
 			return t, err
 		}
 	}

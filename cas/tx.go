@@ -121,12 +121,12 @@ func (tx *Tx) PutMeta(m *Meta) { tx.put(MetaFile, m) }
 
 // Task returns a live task, or nil when there is none with that id.
 func (tx *Tx) Task(id string) (*contracts.Task, error) {
-	return get[contracts.Task](tx, entityPath(TasksDir, id))
+	return get[contracts.Task](tx, EntityFile(TasksDir, id))
 }
 
 // ArchivedTask returns an archived task, or nil.
 func (tx *Tx) ArchivedTask(id string) (*contracts.Task, error) {
-	return get[contracts.Task](tx, entityPath(ArchiveDir, id))
+	return get[contracts.Task](tx, EntityFile(ArchiveDir, id))
 }
 
 // AnyTask returns a task from the board or the archive, or nil.
@@ -160,7 +160,7 @@ func (tx *Tx) MustTask(id string) (*contracts.Task, error) {
 // reading either.
 func (tx *Tx) HasTask(id string) (live, archived bool, err error) {
 	has := func(dir string) (bool, error) {
-		p := entityPath(dir, id)
+		p := EntityFile(dir, id)
 		if tx.deleted[p] {
 			return false, nil
 		}
@@ -191,7 +191,7 @@ func (tx *Tx) ids(dir string) ([]string, error) {
 	out := ids[:0:0]
 	seen := map[string]bool{}
 	for _, id := range ids {
-		if !tx.deleted[entityPath(dir, id)] {
+		if !tx.deleted[EntityFile(dir, id)] {
 			out = append(out, id)
 			seen[id] = true
 		}
@@ -208,7 +208,7 @@ func (tx *Tx) ids(dir string) ([]string, error) {
 
 // PutTask records a new or changed live task.
 func (tx *Tx) PutTask(t *contracts.Task) {
-	tx.put(entityPath(TasksDir, t.ID), t)
+	tx.put(EntityFile(TasksDir, t.ID), t)
 	tx.taskChanged[t.ID] = true
 	if tx.index != nil {
 		tx.index[t.ID] = t.Summary()
@@ -217,8 +217,8 @@ func (tx *Tx) PutTask(t *contracts.Task) {
 
 // ArchiveTask moves a live task into the archive.
 func (tx *Tx) ArchiveTask(t *contracts.Task) {
-	tx.remove(entityPath(TasksDir, t.ID))
-	tx.put(entityPath(ArchiveDir, t.ID), t)
+	tx.remove(EntityFile(TasksDir, t.ID))
+	tx.put(EntityFile(ArchiveDir, t.ID), t)
 	tx.taskChanged[t.ID] = true
 	if tx.index != nil {
 		delete(tx.index, t.ID)
@@ -234,7 +234,7 @@ func (tx *Tx) Index() (map[string]*contracts.TaskSummary, error) {
 			return nil, err
 		}
 		for id := range tx.taskChanged {
-			if t, ok := tx.cache[entityPath(TasksDir, id)].(*contracts.Task); ok && !tx.deleted[entityPath(TasksDir, id)] {
+			if t, ok := tx.cache[EntityFile(TasksDir, id)].(*contracts.Task); ok && !tx.deleted[EntityFile(TasksDir, id)] {
 				idx[id] = t.Summary()
 			} else {
 				delete(idx, id)
@@ -262,21 +262,21 @@ func (tx *Tx) loadIndex() (map[string]*contracts.TaskSummary, error) {
 
 // Agent returns an agent, or nil.
 func (tx *Tx) Agent(id string) (*contracts.Agent, error) {
-	return get[contracts.Agent](tx, entityPath(AgentsDir, id))
+	return get[contracts.Agent](tx, EntityFile(AgentsDir, id))
 }
 
 // PutAgent records a new or changed agent.
-func (tx *Tx) PutAgent(id string, a *contracts.Agent) { tx.put(entityPath(AgentsDir, id), a) }
+func (tx *Tx) PutAgent(id string, a *contracts.Agent) { tx.put(EntityFile(AgentsDir, id), a) }
 
 // RemoveAgent deletes an agent's entry.
-func (tx *Tx) RemoveAgent(id string) { tx.remove(entityPath(AgentsDir, id)) }
+func (tx *Tx) RemoveAgent(id string) { tx.remove(EntityFile(AgentsDir, id)) }
 
 // AgentIDs lists the agents' ids.
 func (tx *Tx) AgentIDs() ([]string, error) { return tx.ids(AgentsDir) }
 
 // PutHandoff records a task's handoff.
 func (tx *Tx) PutHandoff(task string, h *contracts.Handoff) {
-	tx.put(entityPath(HandoffDir, task), h)
+	tx.put(EntityFile(HandoffDir, task), h)
 }
 
 // Append adds an entry at the end of an append-only list and returns its

@@ -120,7 +120,7 @@ func changedTasks(old, snap *Snapshot, dir string, tasks []*contracts.Task) ([]*
 	for _, name := range names {
 		id, _ := idOf(name)
 		t := new(contracts.Task)
-		if ok, err := snap.decode(entityPath(dir, id), t); err != nil {
+		if ok, err := snap.decode(EntityFile(dir, id), t); err != nil {
 			return nil, err
 		} else if !ok {
 			t = nil // gone from dir
@@ -166,7 +166,7 @@ func changedMap[T any](old, snap *Snapshot, dir string, entities map[string]*T) 
 	for _, name := range names {
 		id, _ := idOf(name)
 		e := new(T)
-		if ok, err := snap.decode(entityPath(dir, id), e); err != nil {
+		if ok, err := snap.decode(EntityFile(dir, id), e); err != nil {
 			return nil, err
 		} else if ok {
 			out[id] = e

@@ -177,7 +177,7 @@ func TestLoadLive(t *testing.T) {
 	}
 	// Remove the finished tasks' files from the object store: LoadLive must
 	// not need them.
-	for _, path := range []string{entityPath(TasksDir, "done-1"), entityPath(ArchiveDir, "gone-1")} {
+	for _, path := range []string{EntityFile(TasksDir, "done-1"), EntityFile(ArchiveDir, "gone-1")} {
 		e, ok, err := snap.file(path)
 		if err != nil || !ok {
 			t.Fatalf("%s: %v %v", path, ok, err)

@@ -1,0 +1,169 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// A coder that waits for the review of its task sleeps through the moves
+// of the board that leave its task, its agent and liza.yaml alone, wakes
+// at once when its task or its agent changes, and when liza.yaml changes
+// (a switch, a setting) wakes as every sleeper does. A reviewer, whom the
+// coders wait on, wakes at once for any move.
+func TestConcerns(t *testing.T) {
+	svc := newBoard(t)
+	repo := svc.Repo
+	ctx := context.Background()
+	add := func(id string) { addTask(t, svc, id) }
+	add("mine")
+	coder := &sup{Config: Config{ID: "coder-1", Role: contracts.RoleCoder, Repo: repo}}
+	coder.waitOn = []string{cas.EntityFile(cas.TasksDir, "mine"), cas.EntityFile(cas.ArchiveDir, "mine"), cas.EntityFile(cas.AgentsDir, "coder-1")}
+	reviewer := &sup{Config: Config{ID: "code-reviewer-1", Role: contracts.RoleReviewer, Repo: repo}}
+	idle := &sup{Config: Config{ID: "coder-2", Role: contracts.RoleCoder, Repo: repo}}
+	tip := func() refstore.Hash {
+		h, _, err := repo.ReadRef(refstore.StateRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	names := map[int]string{notMine: "sleep on", mine: "wake now", others: "wake after the gap"}
+	for _, c := range []struct {
+		what                  string
+		move                  func()
+		coder, reviewer, idle int
+	}{
+		{"another task added", func() { add("other") }, notMine, mine, others},
+		{"its task edited", func() {
+			d := "new words"
+			if _, err := svc.EditTask(ctx, ops.EditTaskRequest{Task: "mine", Description: &d}); err != nil {
+				t.Fatal(err)
+			}
+		}, mine, mine, others},
+		{"its agent registered", func() {
+			if _, err := svc.As("coder-1", 0).Register(ctx, ops.RegisterRequest{}); err != nil {
+				t.Fatal(err)
+			}
+		}, mine, mine, others},
+		{"another agent registered", func() {
+			if _, err := svc.As("coder-3", 0).Register(ctx, ops.RegisterRequest{}); err != nil {
+				t.Fatal(err)
+			}
+		}, notMine, mine, others},
+		{"paused", func() {
+			if _, err := svc.SetMode(ctx, ops.ModeRequest{Mode: contracts.ModePaused, Reason: "lunch"}); err != nil {
+				t.Fatal(err)
+			}
+		}, others, mine, others},
+	} {
+		before := tip()
+		c.move()
+		after := tip()
+		if before == after {
+			t.Fatalf("%s: the board did not move", c.what)
+		}
+		for _, s := range []struct {
+			who  *sup
+			want int
+		}{{coder, c.coder}, {reviewer, c.reviewer}, {idle, c.idle}} {
+			if got := s.who.concerns(before, after); got != s.want {
+				t.Errorf("%s: %s would %s, want %s", c.what, s.who.ID, names[got], names[s.want])
+			}
+		}
+	}
+}
+
+// A sleeping supervisor wakes when the board moves, not at the end of
+// its poll interval; one for whom the move changes nothing sleeps on.
+func TestSleepWakesOnMove(t *testing.T) {
+	svc := newBoard(t)
+	ctx := context.Background()
+	start := func(s *sup) chan struct{} {
+		tip, _, err := svc.Repo.ReadRef(refstore.StateRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { s.sleep(ctx, time.Minute, tip); close(done) }()
+		return done
+	}
+	reviewer := &sup{Config: Config{ID: "code-reviewer-1", Role: contracts.RoleReviewer, Repo: svc.Repo, Root: svc.Repo.MainWorkTree()}}
+	coder := &sup{Config: Config{ID: "coder-1", Role: contracts.RoleCoder, Repo: svc.Repo, Root: svc.Repo.MainWorkTree()}}
+	coder.waitOn = []string{cas.EntityFile(cas.TasksDir, "mine")}
+	woke, slept := start(reviewer), start(coder)
+	addTask(t, svc, "other")
+	select {
+	case <-woke:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the reviewer slept on after the board moved")
+	}
+	select {
+	case <-slept:
+		t.Fatal("a move that left the coder's task alone woke it")
+	case <-time.After(3 * checkStep):
+	}
+	addTask(t, svc, "mine")
+	select {
+	case <-slept:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the coder slept on after its task changed")
+	}
+}
+
+// newBoard makes a repository with a blackboard, and the operations on it
+// for the human operator.
+func newBoard(t *testing.T) *ops.Service {
+	t.Helper()
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"HOME": dir, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.DevNull,
+		"GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com",
+		"GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com",
+	} {
+		t.Setenv(k, v)
+	}
+	root := filepath.Join(dir, "proj")
+	if err := os.MkdirAll(filepath.Join(root, "specs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "specs", "vision.md"), []byte("# Vision\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "specs"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	repo, err := refstore.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := ops.New(repo, ops.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := svc.Init(ctx, ops.InitRequest{Goal: "goal"}); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func addTask(t *testing.T, svc *ops.Service, id string) {
+	t.Helper()
+	if _, err := svc.AddTask(context.Background(), ops.AddTaskRequest{Task: contracts.Task{ID: id, Description: id, SpecRef: "specs/vision.md",
+		DoneWhen: "d", Scope: "s", Priority: 3, Status: contracts.Unclaimed}}); err != nil {
+		t.Fatal(err)
+	}
+}
