@@ -91,12 +91,12 @@ var crashOps = []string{"claim", "submit", "review", "verdict", "merge", "sync",
 
 // crash points (proc.CrashPoint) each operation passes.
 var crashPoints = map[string][]string{
-	"claim":   {"claim:worktree", "cas:commit", "claim:committed"},
-	"submit":  {"cas:commit"},
-	"review":  {"cas:commit"},
-	"verdict": {"cas:commit"},
+	"claim":   {"claim:worktree", "cas:commit", "refs:locked", "refs:logged", "claim:committed"},
+	"submit":  {"cas:commit", "refs:locked", "refs:logged"},
+	"review":  {"cas:commit", "refs:locked", "refs:logged"},
+	"verdict": {"cas:commit", "refs:locked", "refs:logged"},
 	"merge":   {"merge:test", "cas:commit", "merge:committed", "worktree:discard", "worktree:branch"},
-	"import":  {"cas:commit"},
+	"import":  {"cas:commit", "refs:locked", "refs:logged"},
 }
 
 func newCrashHarness(t *testing.T, seed uint64) *crashHarness {

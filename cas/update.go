@@ -288,11 +288,14 @@ func (s *Store) tip(ctx context.Context) (refstore.Hash, error) {
 }
 
 func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error) {
-	// The update-ref process is started first so that its start-up
-	// overlaps the work below; it holds no lock until it is given the
-	// updates, and is told to stop if there are none.
+	// Where this process may move refs/liza/state itself (see
+	// refstore.DirectRefs), it does, without a git process. Otherwise the
+	// update-ref process is started first so that its start-up overlaps
+	// the work below; it holds no lock until it is given the updates, and
+	// is told to stop if there are none.
+	direct := !s.remoteMode() && s.Repo.DirectRefs()
 	var txn *refstore.RefTxn
-	if !s.remoteMode() {
+	if !s.remoteMode() && !direct {
 		var err error
 		if txn, err = s.Repo.BeginRefs(ctx, "liza: "+string(op.Name)); err != nil {
 			return nil, err
@@ -357,10 +360,33 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 		if err := s.publish(ctx, op, updates); err != nil {
 			return nil, err
 		}
-	} else if err := txn.Commit(updates...); err != nil {
+	} else if err := s.move(ctx, op, txn, updates); err != nil {
 		return nil, err
 	}
 	return &Result{Commit: commit, Value: b.value}, nil
+}
+
+// move moves the refs of a local operation: through txn when it was
+// started, else in this process when the state ref moves alone, else
+// (the state with other refs, a merge's) through a git update-ref started
+// now.
+func (s *Store) move(ctx context.Context, op Op, txn *refstore.RefTxn, updates []refstore.RefUpdate) error {
+	reason := "liza: " + string(op.Name)
+	if txn != nil {
+		return txn.Commit(updates...)
+	}
+	if len(updates) == 1 {
+		err := s.Repo.MoveRef(updates[0], reason, s.author(op.Agent, time.Now()))
+		if !errors.Is(err, refstore.ErrNeedGit) {
+			return err
+		}
+	}
+	txn, err := s.Repo.BeginRefs(ctx, reason)
+	if err != nil {
+		return err
+	}
+	defer txn.Abort()
+	return txn.Commit(updates...)
 }
 
 // built is what an operation makes of a state: the new tree (the old one

@@ -13,6 +13,8 @@ package hooks
 import (
 	"fmt"
 	"strings"
+
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 // The hooks git-liza installs.
@@ -37,7 +39,7 @@ func AllHooks() []string {
 }
 
 // Marker is the line that makes a hook script ours.
-const Marker = "# installed by git-liza: do not edit; git liza hooks uninstall removes it"
+const Marker = refstore.HookMarker
 
 // ChainSuffix names the file a foreign hook is kept in when install --force
 // chains it: pre-commit becomes pre-commit.liza-chained.

@@ -1,0 +1,241 @@
+package refstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/liza-dev/git-liza/proc"
+)
+
+// HookMarker is the line that makes a hook script git-liza's own.
+const HookMarker = "# installed by git-liza: do not edit; git liza hooks uninstall removes it"
+
+// ErrNeedGit means a ref cannot be moved in this process here (see
+// DirectRefs): git update-ref has to move it.
+var ErrNeedGit = errors.New("this repository's refs are moved by git")
+
+// DirectRefs reports whether MoveRef may move a ref of this repository in
+// this process: its refs are files, and nothing git would do besides
+// moving one is asked for. Hooks that git runs for every ref transaction
+// (reference-transaction) other than git-liza's own, shared permissions
+// (core.sharedRepository) and synced ref files (core.fsync) are left to
+// git update-ref.
+func (r *Repo) DirectRefs() bool {
+	if r.plumbing != "" {
+		return false
+	}
+	if v, set := r.Config("extensions.refstorage"); set && !strings.EqualFold(v, "files") {
+		return false
+	}
+	for _, key := range []string{"core.sharedrepository", "core.fsync", "core.fsyncobjectfiles"} {
+		if _, set := r.Config(key); set {
+			return false
+		}
+	}
+	return !r.foreignHook("reference-transaction")
+}
+
+// foreignHook reports whether git would run a hook called name that is
+// not git-liza's, or that chains one.
+func (r *Repo) foreignHook(name string) bool {
+	if !r.HasHook(name) {
+		return false
+	}
+	path := r.hookPath(name)
+	if _, err := os.Stat(path + ".liza-chained"); err == nil {
+		return true
+	}
+	b, err := readAtMost(path, 4096)
+	return err != nil || !strings.Contains(string(b), HookMarker)
+}
+
+// readAtMost reads the first n bytes of a file.
+func readAtMost(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	m, err := f.Read(b)
+	if err != nil && m == 0 {
+		return nil, err
+	}
+	return b[:m], nil
+}
+
+// MoveRef moves one ref from u.Old to u.New (a zero Old: it must not
+// exist) the way git's files backend does, without a git process: it
+// creates NAME.lock, checks the ref's value under it (the loose file, or
+// packed-refs), writes the new value into the lock, appends to the ref's
+// reflog as who, and renames the lock over the ref. A ref that is not at
+// u.Old, or whose lock another writer holds, comes back as ErrStale; a
+// lock that a killed writer left is removed once stale (as UpdateRefs
+// does), and the caller's next try passes. Where DirectRefs is false, or
+// the ref is symbolic, it returns ErrNeedGit and moves nothing.
+//
+// A crash leaves the ref where it was, or moved; at worst also its lock
+// (stale after StaleLockAge) or a reflog line for a move that did not
+// happen, as a killed git update-ref does.
+func (r *Repo) MoveRef(u RefUpdate, reason string, who Signature) error {
+	if !validRefPath(u.Name) || !strings.HasPrefix(u.Name, "refs/") || u.New.IsZero() {
+		return fmt.Errorf("moving %s: not a ref this process moves", u.Name)
+	}
+	for _, own := range []string{"refs/worktree/", "refs/bisect/", "refs/rewritten/"} {
+		if strings.HasPrefix(u.Name, own) { // a worktree's own
+			return ErrNeedGit
+		}
+	}
+	if !r.DirectRefs() {
+		return ErrNeedGit
+	}
+	path := filepath.Join(r.CommonDir, filepath.FromSlash(u.Name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return err
+	}
+	// The processes of git-liza that move refs here take turns (a flock,
+	// which the kernel releases however a process ends), and each names
+	// the lock it makes in liza/refs.pending until it is done: a ref lock
+	// found there by the next one is a dead writer's, removed at once.
+	unlock, err := r.Flock("refs")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	lock := path + ".lock"
+	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	if errors.Is(err, fs.ErrExist) {
+		return r.lockTaken(lock)
+	}
+	if err != nil {
+		return err
+	}
+	// The new value goes in at once, so that the lock is as it will be
+	// when it is named.
+	_, err = f.WriteString(u.New.String() + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	var mine os.FileInfo
+	if err == nil {
+		mine, err = os.Lstat(lock)
+	}
+	if err == nil {
+		err = os.WriteFile(r.pending(), []byte(lockID(lock, mine)), 0o666)
+	}
+	held := true // the lock at its path is this process's, to remove
+	defer func() {
+		if held {
+			os.Remove(lock)
+		}
+		os.Remove(r.pending())
+	}()
+	if err != nil {
+		return err
+	}
+	proc.CrashPoint("refs:locked")
+	target, cur, ok, err := r.readRefOnce(u.Name)
+	switch {
+	case err != nil:
+		return err
+	case target != "":
+		return ErrNeedGit
+	case ok != !u.Old.IsZero(), ok && cur != u.Old:
+		return ErrStale
+	}
+	if err := r.appendReflog(u, reason, who); err != nil {
+		return err
+	}
+	proc.CrashPoint("refs:logged")
+	// Still this process's: one that took it for stale (this process
+	// stopped for StaleLockAge) may have removed it and made its own.
+	if fi, err := os.Lstat(lock); err != nil || !os.SameFile(mine, fi) {
+		held = false
+		return ErrStale
+	}
+	if err := os.Rename(lock, path); err != nil {
+		return err
+	}
+	held = false
+	return nil
+}
+
+// lockID names one lock file: its path, and the inode and time of the file
+// at that path, which tell it from a lock git made there since.
+func lockID(path string, fi os.FileInfo) string {
+	var ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = uint64(st.Ino)
+	}
+	return fmt.Sprintf("%s\n%d %d\n", path, ino, fi.ModTime().UnixNano())
+}
+
+// pending is the file that names the ref lock a writer of git-liza's holds.
+func (r *Repo) pending() string { return filepath.Join(r.CommonDir, "liza", "refs.pending") }
+
+// lockTaken is a ref's lock found in the way: another writer's, which is
+// a race lost (ErrStale), or one a killed writer left, which is removed
+// once stale (the error then says to try again at once) and otherwise
+// named, as lockedRef does for git's own complaint.
+func (r *Repo) lockTaken(lock string) error {
+	fi, err := os.Lstat(lock)
+	if err != nil {
+		return errLockCleared // gone meanwhile
+	}
+	if b, err := os.ReadFile(r.pending()); err == nil && string(b) == lockID(lock, fi) {
+		// Named by a writer of git-liza's that is gone: the turn is this
+		// process's, and git would have had to find the lock free to
+		// make its own.
+		if err := os.Remove(lock); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		os.Remove(r.pending())
+		r.notice("removed %s: the lock of a git-liza process killed while it moved %s", lock, strings.TrimSuffix(lock, ".lock"))
+		return errLockCleared
+	}
+	if time.Since(fi.ModTime()) < StaleLockAge {
+		// The usual case: a writer holds it for a moment.
+		age := time.Since(fi.ModTime()).Round(time.Millisecond)
+		return &LockError{Path: lock, Why: fmt.Sprintf("it is %s old", age), Err: ErrStale, young: true}
+	}
+	v, why, err := r.clearStaleLock(lock)
+	switch {
+	case err != nil:
+		return errors.Join(ErrStale, err)
+	case v == lockGone, v == lockRemoved:
+		return errLockCleared
+	}
+	return &LockError{Path: lock, Why: why, Err: ErrStale, young: v == lockYoung, held: v == lockHeld}
+}
+
+// appendReflog adds the line git writes for a move of u to the ref's log:
+// old and new ids, who and when, and the reason.
+func (r *Repo) appendReflog(u RefUpdate, reason string, who Signature) error {
+	path := filepath.Join(r.CommonDir, "logs", filepath.FromSlash(u.Name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		return err
+	}
+	if who.When.IsZero() {
+		who.When = time.Now()
+	}
+	old := u.Old.String()
+	if u.Old.IsZero() {
+		old = r.algo.nullHex()
+	}
+	msg := strings.Join(strings.Fields(reason), " ")
+	_, err = fmt.Fprintf(f, "%s %s %s\t%s\n", old, u.New, who.encode(), msg)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
