@@ -227,6 +227,7 @@ var repairKinds = []struct {
 }{
 	{"empty commondir written", regexp.MustCompile(`^repaired .*/commondir: `)},
 	{"stale lock of git's removed", regexp.MustCompile(`^removed \S+\.lock: a lock of git's`)},
+	{"killed writer's ref lock removed", regexp.MustCompile(`^removed \S+\.lock: the lock of a git-liza process killed`)},
 	{"half-made claim worktree removed", regexp.MustCompile(`^removed \S+: the worktree the claim .* was making when it died`)},
 	{"dead claim's worktree unlocked", regexp.MustCompile(`^unlocked \S+: the claim `)},
 	{"dead claim's worktree removed", regexp.MustCompile(`^removed \S+( and branch \S+)?: the claim .* died before the claim committed`)},

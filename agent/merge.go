@@ -19,6 +19,9 @@ type mergeLane struct {
 	busy     bool                     // a merge runs
 	failures map[string]*mergeFailure // by task id
 	done     sync.WaitGroup
+	// freed wakes the sleeping loop when a merge ends, so that the next
+	// approved task is merged at once, not at the next poll.
+	freed chan struct{}
 }
 
 // mergeFailure is a merge that failed without changing the board (its
@@ -78,6 +81,10 @@ func (s *sup) merge(ctx context.Context, t contracts.Task, poll time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.busy = false
+	select {
+	case l.freed <- struct{}{}:
+	default:
+	}
 	if err != nil {
 		s.mergeFailed(&t, err, poll)
 		return

@@ -103,6 +103,7 @@ func Run(ctx context.Context, c Config) error {
 		c.Now = time.Now
 	}
 	s := &sup{Config: c}
+	s.lane.freed = make(chan struct{}, 1)
 	// A coder or a reviewer looks at the work in play, never into a
 	// finished task: it reads those from the index. The planner reads the
 	// board whole.
@@ -288,8 +289,8 @@ func switchSource(sw []contracts.Switch) string {
 	return strings.Join(src, "; ")
 }
 
-// sleep waits up to d, waking early when the state ref moves or a
-// kill-switch file appears or goes. It looks at the state ref's loose file
+// sleep waits up to d, waking early when the state ref moves, a
+// kill-switch file appears or goes, or the merge lane is free again. It looks at the state ref's loose file
 // every refStep, a few system calls, so that work handed to this agent is
 // taken up at once; every checkStep it reads the ref wherever it is
 // (packed, or in another ref storage) and the kill-switch files.
@@ -300,6 +301,8 @@ func (s *sup) sleep(ctx context.Context, d time.Duration, tip refstore.Hash) {
 	for time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
+			return
+		case <-s.lane.freed:
 			return
 		case <-time.After(min(refStep, time.Until(deadline))):
 		}

@@ -83,7 +83,8 @@ func TestConcerns(t *testing.T) {
 }
 
 // A sleeping supervisor wakes when the board moves, not at the end of
-// its poll interval; one for whom the move changes nothing sleeps on.
+// its poll interval; one for whom the move changes nothing sleeps on. A
+// reviewer also wakes when its merge lane is free.
 func TestSleepWakesOnMove(t *testing.T) {
 	svc := newBoard(t)
 	ctx := context.Background()
@@ -116,6 +117,16 @@ func TestSleepWakesOnMove(t *testing.T) {
 	case <-slept:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the coder slept on after its task changed")
+	}
+
+	// The end of a merge wakes the reviewer, to merge the next at once.
+	reviewer.lane.freed = make(chan struct{}, 1)
+	woke = start(reviewer)
+	reviewer.lane.freed <- struct{}{}
+	select {
+	case <-woke:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the reviewer slept on after its merge lane was freed")
 	}
 }
 
