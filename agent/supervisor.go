@@ -76,7 +76,8 @@ type sup struct {
 	// change is what this supervisor waits for (a coder's task under
 	// review, its agent): while they and liza.yaml stay the same, a move
 	// of the board does not wake it.
-	waitOn []string
+	waitOn   []string
+	compared *cas.Snapshot // the state concerns last compared to
 }
 
 // readGap is the least time between two reads of the board by the loop
@@ -355,14 +356,20 @@ func (s *sup) concerns(tip, cur refstore.Hash) int {
 	if len(s.waitOn) == 0 {
 		return others
 	}
-	a, err := cas.ReadSnapshot(s.Repo, tip)
-	if err != nil {
-		return others
+	// The state it compared last is, after a move that concerned it not,
+	// the one it compares from next.
+	a := s.compared
+	if a == nil || a.Commit != tip {
+		var err error
+		if a, err = cas.ReadSnapshot(s.Repo, tip); err != nil {
+			return others
+		}
 	}
 	b, err := cas.ReadSnapshot(s.Repo, cur)
 	if err != nil {
 		return others
 	}
+	s.compared = b
 	same := func(path string) bool {
 		x, err1 := a.FileID(path)
 		y, err2 := b.FileID(path)

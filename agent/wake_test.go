@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,15 +131,18 @@ func TestSleepWakesOnMove(t *testing.T) {
 	}
 }
 
-// newBoard makes a repository with a blackboard, and the operations on it
-// for the human operator.
+// newBoard makes a repository with a blackboard in a temporary directory and
+// returns the operations on it, for the human operator.
 func newBoard(t *testing.T) *ops.Service {
 	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
 	dir := t.TempDir()
 	for k, v := range map[string]string{
-		"HOME": dir, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.DevNull,
-		"GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com",
-		"GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com",
+		"HOME": filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.DevNull,
+		"GIT_AUTHOR_NAME": "Ada Operator", "GIT_AUTHOR_EMAIL": "ada@example.com",
+		"GIT_COMMITTER_NAME": "Ada Operator", "GIT_COMMITTER_EMAIL": "ada@example.com",
 	} {
 		t.Setenv(k, v)
 	}
@@ -153,19 +157,19 @@ func newBoard(t *testing.T) *ops.Service {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
 	repo, err := refstore.Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := ops.New(repo, ops.Options{})
+	now := time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC)
+	svc, err := ops.New(repo, ops.Options{Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	if _, err := svc.Init(ctx, ops.InitRequest{Goal: "goal"}); err != nil {
+	if _, err := svc.Init(context.Background(), ops.InitRequest{Goal: "goal"}); err != nil {
 		t.Fatal(err)
 	}
 	return svc

@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -57,14 +56,7 @@ func (s Status) String() string {
 }
 
 // IsOurs reports whether a hook script carries our marker.
-func IsOurs(content []byte) bool {
-	for _, line := range bytes.Split(content, []byte("\n")) {
-		if string(bytes.TrimRight(line, "\r")) == Marker {
-			return true
-		}
-	}
-	return false
-}
+func IsOurs(content []byte) bool { return refstore.IsOwnHook(content) }
 
 // inspect reads hook name.
 func (l Location) inspect(name string) (Status, []byte, error) {

@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -38,22 +37,14 @@ func Locate(repo *refstore.Repo) (Location, error) {
 	if base == "" {
 		base = repo.Dir()
 	}
-	loc := Location{Dir: filepath.Join(repo.CommonDir, "hooks"), top: top}
-	if p, ok := repo.Config("core.hooksPath"); ok && p != "" {
-		if rest, ok := strings.CutPrefix(p, "~/"); ok {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return Location{}, contracts.Invalidf("core.hooksPath %s: %v", p, err)
-			}
-			p = filepath.Join(home, rest)
-		}
-		if !filepath.IsAbs(p) {
-			if top != "" {
-				loc.Relative = p
-			}
-			p = filepath.Join(base, p)
-		}
-		loc.Dir = filepath.Clean(p)
+	dir, err := repo.HooksDir(base)
+	p, _ := repo.Config("core.hooksPath")
+	if err != nil {
+		return Location{}, contracts.Invalidf("core.hooksPath %s: %v", p, err)
+	}
+	loc := Location{Dir: dir, top: top}
+	if p != "" && top != "" && !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
+		loc.Relative = p
 	}
 	loc.Display = loc.Dir
 	if rel, ok := inside(base, loc.Dir); ok {

@@ -43,7 +43,7 @@ const Marker = refstore.HookMarker
 
 // ChainSuffix names the file a foreign hook is kept in when install --force
 // chains it: pre-commit becomes pre-commit.liza-chained.
-const ChainSuffix = ".liza-chained"
+const ChainSuffix = refstore.HookChainSuffix
 
 // readsStdin lists the hooks git feeds on standard input.
 var readsStdin = map[string]bool{ReferenceTransaction: true, PreReceive: true}

@@ -13,9 +13,6 @@ import (
 	"github.com/liza-dev/git-liza/proc"
 )
 
-// HookMarker is the line that makes a hook script git-liza's own.
-const HookMarker = "# installed by git-liza: do not edit; git liza hooks uninstall removes it"
-
 // ErrNeedGit means a ref cannot be moved in this process here (see
 // DirectRefs): git update-ref has to move it.
 var ErrNeedGit = errors.New("this repository's refs are moved by git")
@@ -48,11 +45,11 @@ func (r *Repo) foreignHook(name string) bool {
 		return false
 	}
 	path := r.hookPath(name)
-	if _, err := os.Stat(path + ".liza-chained"); err == nil {
+	if _, err := os.Stat(path + HookChainSuffix); err == nil {
 		return true
 	}
 	b, err := readAtMost(path, 4096)
-	return err != nil || !strings.Contains(string(b), HookMarker)
+	return err != nil || !IsOwnHook(b)
 }
 
 // readAtMost reads the first n bytes of a file.

@@ -74,12 +74,7 @@ func CheckedOut(ctx context.Context, repo *refstore.Repo, branch string) (string
 	if err != nil {
 		return "", err
 	}
-	for _, e := range entries {
-		if e.path != "" && e.head == "ref: "+branch {
-			return e.path, nil
-		}
-	}
-	return "", nil
+	return checkedOutIn(repo, entries, branch), nil
 }
 
 // Kept is the throwaway worktree a long-running process keeps for its

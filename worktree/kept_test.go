@@ -3,7 +3,6 @@ package worktree
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -72,7 +71,7 @@ func TestKept(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(path, "src", "a.txt")); string(b) != "a2\n" {
 		t.Errorf("src/a.txt is %q, want the commit's a2", b)
 	}
-	if head := strings.TrimSpace(runIn(t, path, "rev-parse", "HEAD")); head != third.String() {
+	if head := strings.TrimSpace(r.git("-C", path, "rev-parse", "HEAD")); head != third.String() {
 		t.Errorf("HEAD is %s, want %s", head, third)
 	}
 	done()
@@ -145,15 +144,4 @@ func files(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return strings.Join(out, " ")
-}
-
-func runIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }

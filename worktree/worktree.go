@@ -504,26 +504,20 @@ func drop(ctx context.Context, repo *refstore.Repo, id string, branch bool) erro
 		unlock()
 		return err
 	}
-	at := ""
+	var others []*entry
 	for _, e := range entries {
-		switch {
-		case e.kind == taskTree && e.id == id:
-			if err := discard(repo, e); err != nil {
-				unlock()
-				return err
-			}
-		case e.path != "" && e.head == "ref: "+BranchRef(id):
-			at = e.path
+		if e.kind != taskTree || e.id != id {
+			others = append(others, e)
+		} else if err := discard(repo, e); err != nil {
+			unlock()
+			return err
 		}
 	}
 	unlock()
 	if !branch {
 		return nil
 	}
-	if at == "" && headIs(repo, BranchRef(id)) {
-		at = repo.MainWorkTree()
-	}
-	if at != "" {
+	if at := checkedOutIn(repo, others, BranchRef(id)); at != "" {
 		return contracts.Invalidf("branch %s is checked out in %s: it stays", Branch(id), at)
 	}
 	proc.CrashPoint("worktree:branch")
@@ -535,6 +529,20 @@ func drop(ctx context.Context, repo *refstore.Repo, id string, branch bool) erro
 		}
 	}
 	return nil
+}
+
+// checkedOutIn is the checkout, the main one or one of entries, that has
+// branch (a full ref name) checked out, or "".
+func checkedOutIn(repo *refstore.Repo, entries []*entry, branch string) string {
+	if root := repo.MainWorkTree(); root != "" && headIs(repo, branch) {
+		return root
+	}
+	for _, e := range entries {
+		if e.path != "" && e.head == "ref: "+branch {
+			return e.path
+		}
+	}
+	return ""
 }
 
 // headIs reports whether the main checkout's HEAD is branch (a full ref

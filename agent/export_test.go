@@ -1,0 +1,4 @@
+package agent
+
+// NewBoard is newBoard, for the tests outside the package.
+var NewBoard = newBoard
