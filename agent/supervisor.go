@@ -77,7 +77,8 @@ type sup struct {
 	// review, its agent): while they and liza.yaml stay the same, a move
 	// of the board does not wake it.
 	waitOn   []string
-	compared *cas.Snapshot // the state concerns last compared to
+	compared *cas.Snapshot      // the state concerns last compared to
+	watch    *refstore.RefWatch // tells sleep when the state ref may have moved
 }
 
 // readGap is the least time between two reads of the board by the loop
@@ -109,6 +110,8 @@ func Run(ctx context.Context, c Config) error {
 	// finished task: it reads those from the index. The planner reads the
 	// board whole.
 	s.view.Live = c.Role != contracts.RolePlanner
+	s.watch = c.Repo.WatchRef(refstore.StateRef)
+	defer s.watch.Close()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go s.keepAlive(ctx, cancel)
@@ -202,6 +205,7 @@ func (s *sup) loop(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		s.waitOn = nil // next sets it again while the coder still waits
 		st, tip, err := s.board(ctx)
 		if err != nil {
 			// Seed 000: when the blackboard fails validation, agents pause.
@@ -226,7 +230,6 @@ func (s *sup) loop(ctx context.Context) error {
 			s.logf("goal %s is completed: stopping", st.Goal.ID)
 			return nil
 		}
-		s.waitOn = nil
 		w, acted, err := s.next(ctx, st)
 		if err != nil {
 			if serr := s.staleNow(); serr != nil {
@@ -291,21 +294,41 @@ func switchSource(sw []contracts.Switch) string {
 }
 
 // sleep waits up to d, waking early when the state ref moves, a
-// kill-switch file appears or goes, or the merge lane is free again. It looks at the state ref's loose file
-// every refStep, a few system calls, so that work handed to this agent is
-// taken up at once; every checkStep it reads the ref wherever it is
-// (packed, or in another ref storage) and the kill-switch files.
+// kill-switch file appears or goes, or the merge lane is free again. It
+// learns of a move of the state ref from the system's file notifications
+// (refstore.RefWatch), or, where the ref cannot be watched, by looking at
+// its loose file every refStep, a few system calls; either way work handed
+// to this agent is taken up at once. Every checkStep it reads the ref
+// wherever it is (packed, or in another ref storage) and the kill-switch
+// files.
+//
+// A coder that waits for its review (waitOn) sleeps past d: only a move
+// of the board changes what it waits for, and those wake it. With a
+// remote it does not, since its poll is what fetches the remote's moves.
+// A team's coders mostly wait for their reviews, and each read of the
+// board at every poll took processor time from the reviewer they wait on.
 func (s *sup) sleep(ctx context.Context, d time.Duration, tip refstore.Hash) {
 	files := len(contracts.StatSwitchFiles(s.Root))
 	deadline := time.Now().Add(d)
 	checked := time.Now()
-	for time.Now().Before(deadline) {
+	for {
+		if !time.Now().Before(deadline) {
+			if len(s.waitOn) == 0 || s.Remote {
+				return
+			}
+			deadline = time.Now().Add(d)
+		}
+		step, moved := refStep, (<-chan struct{})(nil)
+		if s.watch.Watching() {
+			step, moved = checkStep, s.watch.C
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.lane.freed:
 			return
-		case <-time.After(min(refStep, time.Until(deadline))):
+		case <-moved:
+		case <-time.After(min(step, time.Until(deadline))):
 		}
 		cur, ok := s.Repo.LooseRef(refstore.StateRef)
 		if !ok || cur == tip {
@@ -313,6 +336,7 @@ func (s *sup) sleep(ctx context.Context, d time.Duration, tip refstore.Hash) {
 				continue
 			}
 			checked = time.Now()
+			s.watch.Rearm()
 			if len(contracts.StatSwitchFiles(s.Root)) != files {
 				return
 			}

@@ -182,3 +182,56 @@ func addTask(t *testing.T, svc *ops.Service, id string) {
 		t.Fatal(err)
 	}
 }
+
+// A coder that waits for its review has nothing to look at when its poll
+// interval ends: nothing it waits for changes unless the board moves, and
+// sleep already wakes it for those moves. It sleeps past the interval;
+// one with a remote, whose poll is what fetches the remote's moves, does
+// not, nor does a coder that waits for nothing in particular.
+func TestWaitingCoderSleepsPastPoll(t *testing.T) {
+	svc := newBoard(t)
+	tip, _, err := svc.Repo.ReadRef(refstore.StateRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	coder := func(remote bool, waitOn ...string) *sup {
+		s := &sup{Config: Config{ID: "coder-1", Role: contracts.RoleCoder, Repo: svc.Repo, Root: svc.Repo.MainWorkTree(), Remote: remote}}
+		s.waitOn = waitOn
+		return s
+	}
+	const poll = 20 * time.Millisecond
+	sleep := func(s *sup) chan struct{} {
+		done := make(chan struct{})
+		go func() { s.sleep(context.Background(), poll, tip); close(done) }()
+		return done
+	}
+	mine := cas.EntityFile(cas.TasksDir, "mine")
+	waiting := sleep(coder(false, mine))
+	for _, c := range []struct {
+		what string
+		s    *sup
+	}{{"a coder with a remote", coder(true, mine)}, {"a coder that waits for nothing in particular", coder(false)}} {
+		select {
+		case <-sleep(c.s):
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s slept past its poll interval", c.what)
+		}
+	}
+	select {
+	case <-waiting:
+		t.Fatal("a coder waiting for its review woke at the end of its poll interval")
+	case <-time.After(3 * checkStep):
+	}
+	addTask(t, svc, "other")
+	select {
+	case <-waiting:
+		t.Fatal("a move that left the coder's task alone woke it")
+	case <-time.After(3 * checkStep):
+	}
+	addTask(t, svc, "mine")
+	select {
+	case <-waiting:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the coder slept on after its task changed")
+	}
+}

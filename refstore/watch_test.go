@@ -1,0 +1,94 @@
+package refstore
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A watch signals every move of the ref, by this process or by git, and
+// the loss of its loose file to pack-refs; it watches the directory again
+// when it was removed and a move made it again. A move of another ref in
+// the same directory is no signal. A repository read through git's
+// plumbing cannot be watched.
+func TestWatchRef(t *testing.T) {
+	eachMode(t, allModes, func(t *testing.T) {
+		r, c1, c2 := twoCommits(t)
+		if err := os.MkdirAll(filepath.Join(r.CommonDir, "refs", "liza"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		w := r.WatchRef(StateRef)
+		defer w.Close()
+		if mode.plumbing {
+			if w.Watching() {
+				t.Fatal("a repository read through git's plumbing is watched")
+			}
+			return
+		}
+		if !w.Watching() {
+			t.Fatal("refs/liza is not watched")
+		}
+		drain(w)
+		wantSignal := func(what string) {
+			t.Helper()
+			select {
+			case <-w.C:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no signal after %s", what)
+			}
+			drain(w)
+		}
+		wantNone := func(what string) {
+			t.Helper()
+			select {
+			case <-w.C:
+				t.Fatalf("a signal after %s", what)
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		if err := r.MoveRef(RefUpdate{Name: StateRef, New: c1}, "liza: init", who); err != nil {
+			t.Fatal(err)
+		}
+		wantSignal("MoveRef made the ref")
+		git(t, r.Dir(), "update-ref", StateRef, c2.String(), c1.String())
+		wantSignal("git update-ref moved it")
+		git(t, r.Dir(), "update-ref", "refs/liza/queue", c2.String())
+		wantNone("another ref moved")
+
+		git(t, r.Dir(), "pack-refs", "--all")
+		wantSignal("pack-refs took the loose file")
+		// Some gits remove the empty directory after packing: so may a
+		// user.
+		if err := os.Remove(filepath.Join(r.CommonDir, "refs", "liza")); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(10 * time.Second); w.Watching(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatal("refs/liza is gone and still said to be watched")
+			}
+		}
+		w.Rearm()
+		if w.Watching() {
+			t.Fatal("a missing directory is said to be watched")
+		}
+		git(t, r.Dir(), "update-ref", StateRef, c1.String(), c2.String())
+		w.Rearm()
+		if !w.Watching() {
+			t.Fatal("refs/liza is back and not watched")
+		}
+		wantSignal("the watch came back") // the ref may have moved meanwhile
+		git(t, r.Dir(), "update-ref", StateRef, c2.String(), c1.String())
+		wantSignal("git update-ref moved it after the watch came back")
+	})
+}
+
+func drain(w *RefWatch) {
+	for {
+		select {
+		case <-w.C:
+		case <-time.After(50 * time.Millisecond):
+			return
+		}
+	}
+}
