@@ -293,9 +293,20 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 	// update-ref process is started first so that its start-up overlaps
 	// the work below; it holds no lock until it is given the updates, and
 	// is told to stop if there are none.
+	// Moving it itself, it takes its turn among git-liza's writers before
+	// it reads the tip, and holds it until the ref has moved: it cannot
+	// lose the race to another of them, whose wait in the kernel's queue
+	// costs less than building on a tip about to move and then backing
+	// off. With many agents the backoffs were most of a merge's time.
 	direct := !s.remoteMode() && s.Repo.DirectRefs()
 	var txn *refstore.RefTxn
-	if !s.remoteMode() && !direct {
+	if direct {
+		end, err := s.Repo.RefTurn()
+		if err != nil {
+			return nil, err
+		}
+		defer end()
+	} else if !s.remoteMode() {
 		var err error
 		if txn, err = s.Repo.BeginRefs(ctx, "liza: "+string(op.Name)); err != nil {
 			return nil, err
@@ -375,8 +386,9 @@ func (s *Store) move(ctx context.Context, op Op, txn *refstore.RefTxn, updates [
 	if txn != nil {
 		return txn.Commit(updates...)
 	}
+	// Without txn, the attempt holds the turn (see attempt).
 	if len(updates) == 1 {
-		err := s.Repo.MoveRef(updates[0], reason, s.author(op.Agent, time.Now()))
+		err := s.Repo.MoveRefInTurn(updates[0], reason, s.author(op.Agent, time.Now()))
 		if !errors.Is(err, refstore.ErrNeedGit) {
 			return err
 		}

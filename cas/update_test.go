@@ -198,9 +198,50 @@ func bump(t *testing.T, s *Store, msg string) refstore.Hash {
 	return hashOf(c)
 }
 
-func TestRetryAfterLostRaceToAnotherStore(t *testing.T) {
+// Another writer of git-liza's that starts while an update is being
+// built waits for the update's turn: the update does not lose the race
+// and build again; the other lands after it, on it.
+func TestAnotherStoreWaitsForTurn(t *testing.T) {
 	s := initStore(t)
 	other := openStore(t, s.Repo.Dir())
+	var theirs chan *Result
+	res := mustUpdate(t, s, Op{Name: contracts.OpAdd, Agent: "planner-1", Apply: func(tx *Tx) (any, error) {
+		if theirs == nil {
+			theirs = make(chan *Result, 1)
+			go func() {
+				r, err := other.Update(context.Background(), putTasks(task("task-x")))
+				if err != nil {
+					t.Error(err)
+				}
+				theirs <- r
+			}()
+			time.Sleep(300 * time.Millisecond) // time enough to overtake, were it not waiting
+		}
+		tx.PutTask(task("task-y"))
+		return nil, nil
+	}})
+	if res.Attempts != 1 {
+		t.Fatalf("attempts %d, want 1: the other writer overtook the update", res.Attempts)
+	}
+	r := <-theirs
+	if r == nil {
+		t.FailNow()
+	}
+	if c := readCommit(t, s, r.Commit); len(c.Parents) != 1 || c.Parents[0] != res.Commit {
+		t.Fatalf("the other's parents %v, want the update's commit %s", c.Parents, res.Commit)
+	}
+	for _, p := range []string{"tasks/task-x.yaml", "tasks/task-y.yaml"} {
+		if ok, _ := s.Repo.FileAt(tip(t, s), locate2(p)); !ok {
+			t.Errorf("%s missing: a change was lost", p)
+		}
+	}
+}
+
+// Where git moves the ref (core.fsync set: see refstore.DirectRefs), the
+// writers of git-liza take no turns, and one that loses the race to
+// another builds again on its commit.
+func TestRetryAfterLostRaceToAnotherStore(t *testing.T) {
+	s, other := racingStores(t)
 	var theirs refstore.Hash
 	calls := 0
 	res := mustUpdate(t, s, Op{Name: contracts.OpAdd, Agent: "planner-1", Apply: func(tx *Tx) (any, error) {
@@ -356,11 +397,19 @@ func TestRequestReplay(t *testing.T) {
 	}
 }
 
+// racingStores are two stores of one repository whose writers can lose
+// races to each other: git moves the ref (core.fsync set, see
+// refstore.DirectRefs), so they take no turns.
+func racingStores(t *testing.T) (*Store, *Store) {
+	s := initStore(t)
+	git(t, s.Repo.Dir(), "config", "core.fsync", "reference")
+	return openStore(t, s.Repo.Dir()), openStore(t, s.Repo.Dir())
+}
+
 func TestRequestReplayAfterLostRace(t *testing.T) {
 	// The first attempt loses; a concurrent process applies the same
 	// request meanwhile. The retry must replay, not apply twice.
-	s := initStore(t)
-	other := openStore(t, s.Repo.Dir())
+	s, other := racingStores(t)
 	calls := 0
 	apply := func(tx *Tx) (any, error) {
 		calls++

@@ -80,7 +80,29 @@ func readAtMost(path string, n int) ([]byte, error) {
 // A crash leaves the ref where it was, or moved; at worst also its lock
 // (stale after StaleLockAge) or a reflog line for a move that did not
 // happen, as a killed git update-ref does.
+//
+// MoveRef takes the turn of git-liza's writers here (RefTurn) for the
+// move; MoveRefInTurn is MoveRef for a caller that holds it already.
 func (r *Repo) MoveRef(u RefUpdate, reason string, who Signature) error {
+	return r.moveRef(u, reason, who, false)
+}
+
+// MoveRefInTurn is MoveRef by a caller that holds the turn (RefTurn).
+func (r *Repo) MoveRefInTurn(u RefUpdate, reason string, who Signature) error {
+	return r.moveRef(u, reason, who, true)
+}
+
+// RefTurn waits for this process's turn among git-liza's processes that
+// move refs here, and returns the function that ends it. The turn is a
+// flock, which the kernel releases however a process ends. A writer of
+// the state that holds it from its read of the tip to its move cannot
+// lose the race to another writer of git-liza's: they wait for it instead
+// of building on a tip that is about to move, and then backing off. Only
+// git-liza's writers take turns; a move by git itself is still caught by
+// the check of the old value.
+func (r *Repo) RefTurn() (func(), error) { return r.Flock("refs") }
+
+func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) error {
 	if !validRefPath(u.Name) || !strings.HasPrefix(u.Name, "refs/") || u.New.IsZero() {
 		return fmt.Errorf("moving %s: not a ref this process moves", u.Name)
 	}
@@ -96,15 +118,17 @@ func (r *Repo) MoveRef(u RefUpdate, reason string, who Signature) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return err
 	}
-	// The processes of git-liza that move refs here take turns (a flock,
-	// which the kernel releases however a process ends), and each names
-	// the lock it makes in liza/refs.pending until it is done: a ref lock
-	// found there by the next one is a dead writer's, removed at once.
-	unlock, err := r.Flock("refs")
-	if err != nil {
-		return err
+	// The processes of git-liza that move refs here take turns (RefTurn),
+	// and each names the lock it makes in liza/refs.pending until it is
+	// done: a ref lock found there by the next one is a dead writer's,
+	// removed at once.
+	if !inTurn {
+		unlock, err := r.RefTurn()
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	lock := path + ".lock"
 	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	if errors.Is(err, fs.ErrExist) {
