@@ -19,9 +19,14 @@ type mergeLane struct {
 	busy     bool                     // a merge runs
 	failures map[string]*mergeFailure // by task id
 	done     sync.WaitGroup
-	// freed wakes the sleeping loop when a merge ends, so that the next
-	// approved task is merged at once, not at the next poll.
+	// freed wakes the sleeping loop when the lane stops, so that an
+	// approved task it left is merged at once, not at the next poll.
 	freed chan struct{}
+	// read, when set, reads the board after each merge that landed, and
+	// the lane goes on with the next approved task without waiting for
+	// the loop, which may be in a review: with many coders the lane is
+	// what the team waits on, and each wait for the loop left it idle.
+	read func() (*contracts.State, error)
 }
 
 // mergeFailure is a merge that failed without changing the board (its
@@ -43,17 +48,24 @@ func (s *sup) startMerge(ctx context.Context, st *contracts.State) bool {
 	l := &s.lane
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.failures == nil {
-		l.failures = map[string]*mergeFailure{}
-	}
-	for id, f := range l.failures {
-		if t := st.Task(id); t == nil || t.Status != contracts.Approved || t.ReviewCommit != f.commit {
-			delete(l.failures, id)
-		}
-	}
 	if l.busy {
+		s.forgetFailures(st)
 		return false
 	}
+	t := s.nextMerge(st)
+	if t == nil {
+		return false
+	}
+	l.busy = true
+	l.done.Add(1)
+	go s.merge(ctx, *t, s.poll(st))
+	return true
+}
+
+// nextMerge is the approved task the lane merges next in st, if any (the
+// lane's lock held).
+func (s *sup) nextMerge(st *contracts.State) *contracts.Task {
+	s.forgetFailures(st)
 	now := s.Now()
 	for _, t := range st.Tasks {
 		if t.Status != contracts.Approved {
@@ -62,35 +74,70 @@ func (s *sup) startMerge(ctx context.Context, st *contracts.State) bool {
 		if t.ApprovedBy != s.ID && live(st.Agents[t.ApprovedBy], now) {
 			continue
 		}
-		if f := l.failures[t.ID]; f != nil && time.Now().Before(f.retryAt) {
+		if f := s.lane.failures[t.ID]; f != nil && time.Now().Before(f.retryAt) {
 			continue
 		}
-		l.busy = true
-		l.done.Add(1)
-		go s.merge(ctx, *t, s.poll(st))
-		return true
+		return t
 	}
-	return false
+	return nil
 }
 
-// merge merges t, in the lane.
+// forgetFailures drops the failures of tasks that are no longer approved
+// at the commit that failed (the lane's lock held).
+func (s *sup) forgetFailures(st *contracts.State) {
+	l := &s.lane
+	if l.failures == nil {
+		l.failures = map[string]*mergeFailure{}
+	}
+	for id, f := range l.failures {
+		if t := st.Task(id); t == nil || t.Status != contracts.Approved || t.ReviewCommit != f.commit {
+			delete(l.failures, id)
+		}
+	}
+}
+
+// merge merges t, in the lane, then each approved task the board holds
+// after it (see mergeLane.read), until none is left, a merge fails, or the
+// team stops, pauses or is done.
 func (s *sup) merge(ctx context.Context, t contracts.Task, poll time.Duration) {
 	l := &s.lane
 	defer l.done.Done()
-	m, err := s.Board.Merge(ctx, ops.MergeRequest{Task: t.ID})
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.busy = false
-	select {
-	case l.freed <- struct{}{}:
-	default:
+	for {
+		m, err := s.Board.Merge(ctx, ops.MergeRequest{Task: t.ID})
+		l.mu.Lock()
+		if err != nil {
+			s.mergeFailed(&t, err, poll)
+		} else {
+			delete(l.failures, t.ID)
+			s.logf("merged %s into %s at %s", t.ID, m.IntegrationBranch, shortSHA(m.MergeCommit))
+		}
+		var next *contracts.Task
+		if err == nil && l.read != nil && ctx.Err() == nil {
+			l.mu.Unlock()
+			st, rerr := l.read()
+			l.mu.Lock()
+			if rerr == nil && st.Goal.Status != "COMPLETED" && s.running(st) {
+				next = s.nextMerge(st)
+			}
+		}
+		if next == nil {
+			l.busy = false
+			select {
+			case l.freed <- struct{}{}:
+			default:
+			}
+			l.mu.Unlock()
+			return
+		}
+		t = *next
+		l.mu.Unlock()
 	}
-	if err != nil {
-		s.mergeFailed(&t, err, poll)
-		return
-	}
-	delete(l.failures, t.ID)
-	s.logf("merged %s into %s at %s", t.ID, m.IntegrationBranch, shortSHA(m.MergeCommit))
+}
+
+// running reports whether no kill switch stops the team's work.
+func (s *sup) running(st *contracts.State) bool {
+	mode, _ := s.mode(st)
+	return mode == contracts.ModeRunning
 }
 
 // waitMerges waits until the merge running, if any, has ended.

@@ -106,6 +106,7 @@ func Run(ctx context.Context, c Config) error {
 	}
 	s := &sup{Config: c}
 	s.lane.freed = make(chan struct{}, 1)
+	s.lane.read = func() (*contracts.State, error) { st, _, err := s.read(); return st, err }
 	// A coder or a reviewer looks at the work in play, never into a
 	// finished task: it reads those from the index. The planner reads the
 	// board whole.

@@ -296,3 +296,55 @@ func TestMergeBesideReview(t *testing.T) {
 		t.Fatalf("calls = %q: want merge a alone", got)
 	}
 }
+
+// TestLaneGoesOn: after a merge that landed, the lane reads the board and
+// merges the next approved task itself, while the loop is busy elsewhere;
+// it stops when none is left, when a merge fails, and when the team is
+// paused.
+func TestLaneGoesOn(t *testing.T) {
+	f := &fakeBoard{reply: func(verb string) error {
+		if verb == "merge c" {
+			return contracts.Invalidf("integration is checked out in /p")
+		}
+		return nil
+	}}
+	s, _ := newSup(contracts.RoleReviewer, "code-reviewer-1", f)
+	approved := func(ids ...string) *contracts.State {
+		st := &contracts.State{}
+		for _, id := range ids {
+			st.Tasks = append(st.Tasks, &contracts.Task{ID: id, Status: contracts.Approved, ApprovedBy: "code-reviewer-1", ReviewCommit: "c-" + id})
+		}
+		return st
+	}
+	// The board after each merge: b, then c (whose merge fails), then d.
+	boards := []*contracts.State{approved("b"), approved("c"), approved("d")}
+	s.lane.freed = make(chan struct{}, 1)
+	s.lane.read = func() (*contracts.State, error) {
+		st := boards[0]
+		boards = boards[1:]
+		return st, nil
+	}
+	if !s.startMerge(context.Background(), approved("a")) {
+		t.Fatal("no merge started")
+	}
+	s.waitMerges()
+	if got, want := f.verbs(), []string{"merge a", "merge b", "merge c"}; !slices.Equal(got, want) {
+		t.Fatalf("calls = %q, want %q: the lane goes on until a merge fails", got, want)
+	}
+	select {
+	case <-s.lane.freed:
+	default:
+		t.Fatal("the lane stopped without telling the loop")
+	}
+
+	// Paused, the lane merges what it started and stops.
+	f.reset()
+	pause := approved("e")
+	pause.Control = &contracts.Control{Mode: contracts.ModePaused}
+	boards = []*contracts.State{pause}
+	s.startMerge(context.Background(), approved("d"))
+	s.waitMerges()
+	if got, want := f.verbs(), []string{"merge d"}; !slices.Equal(got, want) {
+		t.Fatalf("calls = %q, want %q: a paused team merges nothing more", got, want)
+	}
+}
