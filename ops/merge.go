@@ -148,7 +148,13 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 		}
 		out := &MergeResult{ID: id, MergeCommit: result.String(), IntegrationBranch: strings.TrimPrefix(branch, "refs/heads/"), Written: written(res)}
 		proc.CrashPoint("merge:committed")
-		if err := worktree.Remove(ctx, s.Repo, id, branch, false); err != nil {
+		// A task branch still at the commit just merged has nothing the
+		// integration branch lacks: no git merge-base need say so.
+		check := branch
+		if now, ok, err := s.Repo.ReadRef(worktree.BranchRef(id)); err == nil && ok && now == review {
+			check = ""
+		}
+		if err := worktree.Remove(ctx, s.Repo, id, check, false); err != nil {
 			out.Cleanup = fmt.Sprintf("worktree kept: %v", err)
 		}
 		if r := s.remote(); r != "" {

@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -21,13 +22,31 @@ func MergePath(repo *refstore.Repo, id string) string {
 // AddDetached checks out commit in a throwaway worktree at path, locked by
 // a lock that names this process so that the worktree is removed as a
 // leftover once the process is gone: for a merge's integration test of
-// task id (agent empty), or for agent's review of it. It is serialised
-// with the task worktrees' own registry commands.
+// task id (agent empty), or for agent's review of it. Only its
+// registration is serialised with the task worktrees' own registry
+// commands; it is checked out after the lock is released, as a claim's
+// worktree is (see Create). Killed in between, it leaves a locked
+// registration of a dead process, which recovery removes.
 func AddDetached(ctx context.Context, repo *refstore.Repo, path string, commit refstore.Hash, id, agent string) error {
 	reason := mergeLock(id)
 	if agent != "" {
 		reason = reviewLock(id, agent)
 	}
+	if err := registerDetached(ctx, repo, path, commit, reason); err != nil {
+		return err
+	}
+	if err := checkOut(ctx, repo, path); err != nil {
+		if rerr := RemoveDetached(context.WithoutCancel(ctx), repo, path); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return fmt.Errorf("check out %s: %w", path, err)
+	}
+	return nil
+}
+
+// registerDetached is the part of AddDetached done under the worktree
+// commands' lock: git worktree add without a checkout.
+func registerDetached(ctx context.Context, repo *refstore.Repo, path string, commit refstore.Hash, reason string) error {
 	unlock, err := lockRepo(repo)
 	if err != nil {
 		return err
@@ -36,7 +55,7 @@ func AddDetached(ctx context.Context, repo *refstore.Repo, path string, commit r
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	_, err = repo.GitUnlocking(ctx, "worktree", "add", "--quiet", "--detach", "--lock", "--reason", reason, path, commit.String())
+	_, err = repo.GitUnlocking(ctx, "worktree", "add", "--quiet", "--no-checkout", "--detach", "--lock", "--reason", reason, path, commit.String())
 	return err
 }
 
@@ -60,16 +79,13 @@ func RemoveDetached(ctx context.Context, repo *refstore.Repo, path string) error
 }
 
 // CheckedOut returns the checkout that has branch (a full ref name) checked
-// out, or "".
+// out, or "". It only reads, and reads a registration being made or
+// removed as far as it is: it waits for no worktree command (a merge asks
+// it every time, and claims hold the lock while git registers theirs).
 func CheckedOut(ctx context.Context, repo *refstore.Repo, branch string) (string, error) {
 	if root := repo.MainWorkTree(); root != "" && headIs(repo, branch) {
 		return root, nil
 	}
-	unlock, err := lockRepo(repo)
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
 	entries, err := scan(repo)
 	if err != nil {
 		return "", err

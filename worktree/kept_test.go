@@ -145,3 +145,31 @@ func files(t *testing.T, dir string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// A review checkout killed after git registered it and before it was
+// checked out (no index, no files) is a dead process's leftover, which
+// the next recovery removes; the next review of the task gets a whole
+// checkout.
+func TestAddDetachedKilledBeforeCheckout(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	path := filepath.Join(r.root, Dir, reviewSubdir, "code-reviewer-1", "t1")
+	if err := registerDetached(ctx, r.repo, path, r.base, "git-liza review of t1 by code-reviewer-1: "+deadOwner(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(t, path); got != "" {
+		t.Fatalf("a registration without checkout holds %q", got)
+	}
+	got := whats(recoverOK(t, r, holds("refs/heads/integration")))
+	want := `removed .worktrees/.review/code-reviewer-1/t1: the throwaway worktree of the review of t1 by code-reviewer-1 \(pid \d+ on \S+\), which died`
+	if !regexp.MustCompile("(?m)^" + want + "$").MatchString(got) {
+		t.Fatalf("no repair %q in:\n%s", want, got)
+	}
+	if err := AddDetached(ctx, r.repo, path, r.base, "t1", "code-reviewer-1"); err != nil {
+		t.Fatalf("the next review's checkout: %v", err)
+	}
+	if got := files(t, path); got == "" {
+		t.Fatal("the next review's checkout is empty")
+	}
+	r.sound()
+}
