@@ -370,10 +370,10 @@ const (
 // concerns says what the move of the board from tip to cur is to this
 // supervisor. A reviewer, the one many coders wait on, takes up any move
 // at once; a coder that waits for its review sleeps on until its task,
-// its agent or liza.yaml (switches, settings, the goal) changes, and
-// wakes at once for the first two. Any other sleeping coder or planner
-// reads at most every readGap: a team's board moves several times a
-// second.
+// its agent or liza.yaml (switches, settings, the goal: not the sprint's
+// metrics, which every merge changes) changes, and wakes at once for the
+// first two. Any other sleeping coder or planner reads at most every
+// readGap: a team's board moves several times a second.
 func (s *sup) concerns(tip, cur refstore.Hash) int {
 	if s.Role == contracts.RoleReviewer {
 		return mine
@@ -406,7 +406,9 @@ func (s *sup) concerns(tip, cur refstore.Hash) int {
 		}
 	}
 	if !same(cas.MetaFile) {
-		return others
+		if ok, err := cas.SameButMetrics(a, b); err != nil || !ok {
+			return others
+		}
 	}
 	return notMine
 }

@@ -44,6 +44,11 @@ func TestConcerns(t *testing.T) {
 		coder, reviewer, idle int
 	}{
 		{"another task added", func() { add("other") }, notMine, mine, others},
+		{"the sprint's metrics recomputed, as every merge does", func() {
+			if _, err := svc.SprintMetrics(ctx, ops.Call{}); err != nil {
+				t.Fatal(err)
+			}
+		}, notMine, mine, others},
 		{"its task edited", func() {
 			d := "new words"
 			if _, err := svc.EditTask(ctx, ops.EditTaskRequest{Task: "mine", Description: &d}); err != nil {

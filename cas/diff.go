@@ -1,6 +1,8 @@
 package cas
 
 import (
+	"reflect"
+
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -157,4 +159,20 @@ func SameBoard(a, b *Snapshot) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// SameButMetrics reports whether liza.yaml says the same at a and b but
+// for the sprint's metrics, which every merge recomputes: a supervisor
+// that waits for its own work need not read the board at every merge.
+func SameButMetrics(a, b *Snapshot) (bool, error) {
+	x, err := a.meta()
+	if err != nil {
+		return false, err
+	}
+	y, err := b.meta()
+	if err != nil {
+		return false, err
+	}
+	x.Sprint.Metrics, y.Sprint.Metrics = nil, nil
+	return reflect.DeepEqual(x, y), nil
 }
