@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -77,8 +78,11 @@ type sup struct {
 	// review, its agent): while they and liza.yaml stay the same, a move
 	// of the board does not wake it.
 	waitOn   []string
+	awaited  string             // with waitOn, the task whose review it waits for
 	compared *cas.Snapshot      // the state concerns last compared to
 	watch    *refstore.RefWatch // tells sleep when the state ref may have moved
+	bells    *refstore.Bells    // tells sleep when a file of waitOn may have changed
+	rung     []string           // the files bells watches
 }
 
 // readGap is the least time between two reads of the board by the loop
@@ -113,6 +117,7 @@ func Run(ctx context.Context, c Config) error {
 	s.view.Live = c.Role != contracts.RolePlanner
 	s.watch = c.Repo.WatchRef(refstore.StateRef)
 	defer s.watch.Close()
+	defer s.listen(nil)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go s.keepAlive(ctx, cancel)
@@ -309,6 +314,11 @@ func switchSource(sw []contracts.Switch) string {
 // A team's coders mostly wait for their reviews, and each read of the
 // board at every poll took processor time from the reviewer they wait on.
 func (s *sup) sleep(ctx context.Context, d time.Duration, tip refstore.Hash) {
+	if s.Remote || len(s.waitOn) == 0 {
+		s.listen(nil)
+	} else {
+		s.listen(append(slices.Clone(s.waitOn), cas.MetaFile))
+	}
 	files := len(contracts.StatSwitchFiles(s.Root))
 	deadline := time.Now().Add(d)
 	checked := time.Now()
@@ -320,7 +330,10 @@ func (s *sup) sleep(ctx context.Context, d time.Duration, tip refstore.Hash) {
 			deadline = time.Now().Add(d)
 		}
 		step, moved := refStep, (<-chan struct{})(nil)
-		if s.watch.Watching() {
+		switch {
+		case s.bells.Watching():
+			step, moved = checkStep, s.bells.C
+		case s.watch.Watching():
 			step, moved = checkStep, s.watch.C
 		}
 		select {
@@ -360,6 +373,31 @@ func (s *sup) sleep(ctx context.Context, d time.Duration, tip refstore.Hash) {
 	}
 }
 
+// listen watches the bells of files (refstore.Bells), or none: a coder
+// that waits for its review wakes when a writer of git-liza's rings the
+// bell of its task, its agent or liza.yaml, not at every move of the
+// board, which it then looks at only every checkStep. The bells of a task
+// it no longer waits for are removed.
+func (s *sup) listen(files []string) {
+	if slices.Equal(files, s.rung) && (files == nil || s.bells != nil) {
+		return
+	}
+	s.bells.Close()
+	var gone []string
+	for _, f := range s.rung {
+		if strings.HasPrefix(f, cas.TasksDir+"/") || strings.HasPrefix(f, cas.ArchiveDir+"/") {
+			if !slices.Contains(files, f) {
+				gone = append(gone, f)
+			}
+		}
+	}
+	s.Repo.RemoveBells(gone)
+	s.bells, s.rung = nil, files
+	if files != nil {
+		s.bells = s.Repo.WatchBells(files)
+	}
+}
+
 // What a move of the board is to a sleeping supervisor (see concerns).
 const (
 	notMine = iota // nothing it waits for changed: sleep on
@@ -369,10 +407,11 @@ const (
 
 // concerns says what the move of the board from tip to cur is to this
 // supervisor. A reviewer, the one many coders wait on, takes up any move
-// at once; a coder that waits for its review sleeps on until its task,
-// its agent or liza.yaml (switches, settings, the goal: not the sprint's
-// metrics, which every merge changes) changes, and wakes at once for the
-// first two. Any other sleeping coder or planner reads at most every
+// at once; a coder that waits for its review sleeps on until its task
+// stops waiting (merged, rejected, taken from it: not its review taken up
+// or approved), its agent or liza.yaml (switches, settings, the goal: not
+// the sprint's metrics, which every merge changes) changes, and wakes at
+// once for the first two. Any other sleeping coder or planner reads at most every
 // readGap: a team's board moves several times a second.
 func (s *sup) concerns(tip, cur refstore.Hash) int {
 	if s.Role == contracts.RoleReviewer {
@@ -400,10 +439,16 @@ func (s *sup) concerns(tip, cur refstore.Hash) int {
 		y, err2 := b.FileID(path)
 		return err1 == nil && err2 == nil && x == y
 	}
+	live := cas.EntityFile(cas.TasksDir, s.awaited)
 	for _, p := range s.waitOn {
-		if !same(p) {
-			return mine
+		if same(p) {
+			continue
 		}
+		// Its review taken, its approval: it still waits.
+		if t, err := b.Task(s.awaited); p == live && err == nil && t != nil && s.awaits(t) {
+			continue
+		}
+		return mine
 	}
 	if !same(cas.MetaFile) {
 		if ok, err := cas.SameButMetrics(a, b); err != nil || !ok {

@@ -28,6 +28,7 @@ func TestConcerns(t *testing.T) {
 	add("mine")
 	coder := &sup{Config: Config{ID: "coder-1", Role: contracts.RoleCoder, Repo: repo}}
 	coder.waitOn = []string{cas.EntityFile(cas.TasksDir, "mine"), cas.EntityFile(cas.ArchiveDir, "mine"), cas.EntityFile(cas.AgentsDir, "coder-1")}
+	coder.awaited = "mine" // a task it no longer waits for once edited: it is not assigned to it
 	reviewer := &sup{Config: Config{ID: "code-reviewer-1", Role: contracts.RoleReviewer, Repo: repo}}
 	idle := &sup{Config: Config{ID: "coder-2", Role: contracts.RoleCoder, Repo: repo}}
 	tip := func() refstore.Hash {

@@ -42,6 +42,7 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 	may, awaited := s.mayClaim(st)
 	if !may {
 		if awaited != nil {
+			s.awaited = awaited.ID
 			s.waitOn = []string{cas.EntityFile(cas.TasksDir, awaited.ID), cas.EntityFile(cas.ArchiveDir, awaited.ID), cas.EntityFile(cas.AgentsDir, s.ID)}
 		}
 		return nil, false, nil
@@ -79,7 +80,7 @@ func (s *sup) mayClaim(st *contracts.State) (may bool, awaited *contracts.Task) 
 			mine = t
 		}
 	}
-	if mine != nil && mine.Status != contracts.Rejected {
+	if mine != nil && s.awaits(mine) {
 		return false, mine
 	}
 	limit := st.Config.InFlightLimit()
@@ -93,6 +94,13 @@ func (s *sup) mayClaim(st *contracts.State) (may bool, awaited *contracts.Task) 
 		return true, nil
 	}
 	return false, nil
+}
+
+// awaits reports whether t is this coder's work that keeps it from
+// claiming another task: submitted and not yet merged, or stopped; one
+// rejected it takes back.
+func (s *sup) awaits(t *contracts.Task) bool {
+	return t.AssignedTo == s.ID && t.Status.Active() && t.Status != contracts.Claimed && t.Status != contracts.Rejected
 }
 
 func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, bool, error) {

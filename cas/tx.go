@@ -345,6 +345,19 @@ func (tx *Tx) putRaw(path string, b []byte) {
 }
 
 // changed reports whether the operation changed anything.
+// changedFiles lists the logical paths the transaction writes or
+// removes.
+func (tx *Tx) changedFiles() []string {
+	out := make([]string, 0, len(tx.dirty)+len(tx.deleted))
+	for p := range tx.dirty {
+		out = append(out, p)
+	}
+	for p := range tx.deleted {
+		out = append(out, p)
+	}
+	return out
+}
+
 func (tx *Tx) changed() bool {
 	return len(tx.dirty)+len(tx.deleted)+len(tx.raw) > 0 || tx.rebuildIndex != nil || tx.plannedGone
 }

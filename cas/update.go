@@ -373,6 +373,9 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 		}
 	} else if err := s.move(ctx, op, txn, updates); err != nil {
 		return nil, err
+	} else {
+		// Those waiting here for a file it changed wake (refstore.Bells).
+		s.Repo.Ring(b.changed)
 	}
 	return &Result{Commit: commit, Value: b.value}, nil
 }
@@ -412,6 +415,9 @@ type built struct {
 	value    json.RawMessage
 	refs     []refstore.RefUpdate
 	replayed bool
+	// changed are the files of the board it changed, whose bells ring
+	// once it lands (nil: the whole board, every bell).
+	changed []string
 }
 
 // build applies op to snap at now, for op.Agent, and writes the objects of
@@ -492,6 +498,9 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*
 	}
 	b.msg = commitMessage(op, tx)
 	b.refs = tx.refs
+	if op.Replace == nil && !snap.v1 {
+		b.changed = tx.changedFiles()
+	}
 	return b, nil
 }
 

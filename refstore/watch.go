@@ -35,10 +35,12 @@ type RefWatch struct {
 	done chan struct{}
 }
 
-// notifier is the system's file notification for one directory.
+// notifier is the system's file notification for a directory of refs, or
+// for bells.
 type notifier interface {
-	// add watches dir; false when it cannot.
-	add(dir string) bool
+	// add watches a directory for ref moves, or a bell for its rings;
+	// false when it cannot.
+	add(path string) bool
 	// next blocks until events come, and returns the names they concern
 	// ("" for the directory itself: it was removed or moved, and is no
 	// longer watched); ok is false once closed.

@@ -13,8 +13,12 @@ type inotify struct {
 }
 
 // moveEvents are a ref renamed into place or removed, and the directory
-// itself removed or moved.
-const moveEvents = syscall.IN_MOVED_TO | syscall.IN_DELETE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF | syscall.IN_ONLYDIR
+// itself removed or moved; ringEvents a bell rung (its time set), removed
+// or moved.
+const (
+	moveEvents = syscall.IN_MOVED_TO | syscall.IN_DELETE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF | syscall.IN_ONLYDIR
+	ringEvents = syscall.IN_ATTRIB | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
+)
 
 func newNotifier() notifier {
 	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
@@ -24,12 +28,17 @@ func newNotifier() notifier {
 	return &inotify{f: os.NewFile(uintptr(fd), "inotify")}
 }
 
-func (n *inotify) add(dir string) bool {
+// add watches a directory for ref moves, or a file for its bell.
+func (n *inotify) add(path string) bool {
 	rc, err := n.f.SyscallConn()
 	if err != nil {
 		return false
 	}
-	cerr := rc.Control(func(fd uintptr) { _, err = syscall.InotifyAddWatch(int(fd), dir, moveEvents) })
+	events := uint32(moveEvents)
+	if fi, serr := os.Stat(path); serr == nil && !fi.IsDir() {
+		events = ringEvents
+	}
+	cerr := rc.Control(func(fd uintptr) { _, err = syscall.InotifyAddWatch(int(fd), path, events) })
 	return cerr == nil && err == nil
 }
 

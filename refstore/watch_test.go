@@ -92,3 +92,66 @@ func drain(w *RefWatch) {
 		}
 	}
 }
+
+// A bell wakes the watchers of its file only, each ring once; ringing a
+// file nobody watches makes no bell; Ring(nil) rings them all; a removed
+// bell wakes its watcher. A repository read through git's plumbing has
+// no bells.
+func TestBells(t *testing.T) {
+	eachMode(t, allModes, func(t *testing.T) {
+		r, _, _ := twoCommits(t)
+		mine := r.WatchBells([]string{"tasks/t-1.yaml", "liza.yaml"})
+		defer mine.Close()
+		if mode.plumbing {
+			if mine.Watching() {
+				t.Fatal("a repository read through git's plumbing has bells")
+			}
+			return
+		}
+		other := r.WatchBells([]string{"tasks/t-2.yaml"})
+		defer other.Close()
+		if !mine.Watching() || !other.Watching() {
+			t.Fatal("bells not watched")
+		}
+		woke := func(b *Bells) bool {
+			select {
+			case <-b.C:
+				drainBells(b)
+				return true
+			case <-time.After(200 * time.Millisecond):
+				return false
+			}
+		}
+		if !woke(mine) || !woke(other) {
+			t.Fatal("a new watch does not look once at once")
+		}
+		r.Ring([]string{"tasks/t-1.yaml", "tasks/t-3.yaml"})
+		if !woke(mine) {
+			t.Fatal("the bell of tasks/t-1.yaml did not wake its watcher")
+		}
+		if woke(other) {
+			t.Fatal("the bell of tasks/t-1.yaml woke the watcher of tasks/t-2.yaml")
+		}
+		if _, err := os.Stat(r.bellPath("tasks/t-3.yaml")); !os.IsNotExist(err) {
+			t.Fatalf("ringing a file nobody waits for made a bell: %v", err)
+		}
+		r.Ring(nil)
+		if !woke(mine) || !woke(other) {
+			t.Fatal("Ring(nil) did not ring every bell")
+		}
+		r.RemoveBells([]string{"tasks/t-2.yaml"})
+		if !woke(other) {
+			t.Fatal("removing a bell did not wake its watcher")
+		}
+	})
+}
+
+func drainBells(b *Bells) {
+	for {
+		select {
+		case <-b.C:
+		case <-time.After(50 * time.Millisecond):
+			return
+		}
+	}
+}
