@@ -9,6 +9,7 @@ import (
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 // next finds the role's next piece of work and claims it. acted reports
@@ -187,16 +188,39 @@ func (s *sup) nextPlanner(ctx context.Context, st *contracts.State) (*work, bool
 	return &work{trigger: &p}, false, nil
 }
 
-// reload reads a task the supervisor just claimed.
+// reload reads a task the supervisor just claimed: the task alone, from
+// the state its claim made or a later one. The board is read again when
+// the loop comes round, and each read costs what changed since the last:
+// a read here only for the task made every coder's reads cost one more.
 func (s *sup) reload(ctx context.Context, id string) (*work, bool, error) {
-	st, _, err := s.board(ctx)
+	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil {
 		return nil, false, err
 	}
-	if t := st.Task(id); t != nil {
-		return &work{task: t}, false, nil
+	if s.Remote || !(&cas.Store{Repo: s.Repo}).KnownGood(tip) {
+		// Only a state this repository wrote or verified is read in
+		// part; any other is read whole and validated.
+		st, _, err := s.board(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		if t := st.Task(id); t != nil {
+			return &work{task: t}, false, nil
+		}
+		return nil, false, fmt.Errorf("task %s is not on the board after its claim", id)
 	}
-	return nil, false, fmt.Errorf("task %s is not on the board after its claim", id)
+	snap, err := cas.ReadSnapshot(s.Repo, tip)
+	if err != nil {
+		return nil, false, err
+	}
+	t, err := snap.Task(id)
+	if err != nil {
+		return nil, false, err
+	}
+	if t == nil {
+		return nil, false, fmt.Errorf("task %s is not on the board after its claim", id)
+	}
+	return &work{task: t}, false, nil
 }
 
 // live reports whether an agent entry holds a lease that has not ended:
