@@ -411,8 +411,8 @@ const (
 // stops waiting (merged, rejected, taken from it: not its review taken up
 // or approved), its agent or liza.yaml (switches, settings, the goal: not
 // the sprint's metrics, which every merge changes) changes, and wakes at
-// once for the first two. Any other sleeping coder or planner reads at most every
-// readGap: a team's board moves several times a second.
+// once for the first two. Any other sleeping coder or planner reads at
+// most every readGap: a team's board moves several times a second.
 func (s *sup) concerns(tip, cur refstore.Hash) int {
 	if s.Role == contracts.RoleReviewer {
 		return mine
@@ -444,9 +444,10 @@ func (s *sup) concerns(tip, cur refstore.Hash) int {
 		if same(p) {
 			continue
 		}
-		// Its review taken, its approval: it still waits.
-		if t, err := b.Task(s.awaited); p == live && err == nil && t != nil && s.awaits(t) {
-			continue
+		if p == live { // its review taken up, its approval: it still waits
+			if t, err := b.Task(s.awaited); err == nil && t != nil && s.awaits(t) {
+				continue
+			}
 		}
 		return mine
 	}
