@@ -360,6 +360,24 @@ func (s *Snapshot) Summaries(dir string) ([]*contracts.TaskSummary, error) {
 	return out, nil
 }
 
+// summaryOf is the index entry of task id of dir (layout 2), or nil.
+func (s *Snapshot) summaryOf(dir, id string) (*contracts.TaskSummary, error) {
+	e, ok, err := s.entry(dir+"/"+bucket(id), IndexFile)
+	if err != nil || !ok {
+		return nil, err
+	}
+	sums, err := cachedShard(s.Repo, e.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range sums {
+		if x.ID == id {
+			return x, nil
+		}
+	}
+	return nil, nil
+}
+
 // summariesUnder reads the index files of the buckets under x, a <x>
 // directory of dir, or takes them from subtreeCache: most of the board's
 // <x> directories are the same from one operation to the next, so a

@@ -76,10 +76,10 @@ func (v *View) apply(snap *Snapshot) (*contracts.State, error) {
 		st.Goal.AlignmentHistory = history
 	}
 	var err error
-	if st.Tasks, err = changedTasks(old, snap, TasksDir, prev.Tasks); err != nil {
+	if st.Tasks, err = changedTasks(old, snap, TasksDir, prev.Tasks, v.Live); err != nil {
 		return nil, err
 	}
-	if st.Archive, err = changedTasks(old, snap, ArchiveDir, prev.Archive); err != nil {
+	if st.Archive, err = changedTasks(old, snap, ArchiveDir, prev.Archive, v.Live); err != nil {
 		return nil, err
 	}
 	if st.Agents, err = changedMap(old, snap, AgentsDir, prev.Agents); err != nil {
@@ -110,8 +110,10 @@ func (v *View) apply(snap *Snapshot) (*contracts.State, error) {
 }
 
 // changedTasks is tasks (those of dir at old) with the changes to dir up
-// to snap, in board order.
-func changedTasks(old, snap *Snapshot, dir string, tasks []*contracts.Task) ([]*contracts.Task, error) {
+// to snap, in board order. With live, a finished or archived task holds
+// only its index entry, as LoadLive reads it: every merge archives a task,
+// and a supervisor that reads the board after many merges decoded each.
+func changedTasks(old, snap *Snapshot, dir string, tasks []*contracts.Task, live bool) ([]*contracts.Task, error) {
 	names, err := Changed(old, snap, dir)
 	if err != nil || len(names) == 0 {
 		return tasks, err
@@ -119,6 +121,16 @@ func changedTasks(old, snap *Snapshot, dir string, tasks []*contracts.Task) ([]*
 	by := make(map[string]*contracts.Task, len(names))
 	for _, name := range names {
 		id, _ := idOf(name)
+		if live && !snap.v1 {
+			sum, err := snap.summaryOf(dir, id)
+			if err != nil {
+				return nil, err
+			}
+			if sum != nil && (dir == ArchiveDir || sum.Status.Terminal()) {
+				by[id] = sum.Stub()
+				continue
+			}
+		}
 		t := new(contracts.Task)
 		if ok, err := snap.decode(EntityFile(dir, id), t); err != nil {
 			return nil, err
