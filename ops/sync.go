@@ -278,7 +278,7 @@ func (s *Service) related(ctx context.Context, a, b refstore.Hash) (bool, error)
 
 // publishState pushes local state commits that sit on top of the remote's.
 func (s *Service) publishState(ctx context.Context, remote string, theirs, ours refstore.Hash) error {
-	if err := s.Repo.Push(ctx, remote, refstore.RefUpdate{Name: refstore.StateRef, Old: theirs, New: ours}); err != nil {
+	if err := s.Repo.PushWaiting(ctx, remote, refstore.RefUpdate{Name: refstore.StateRef, Old: theirs, New: ours}); err != nil {
 		var locked *refstore.LockError
 		if errors.As(err, &locked) {
 			return contracts.Errorf(contracts.CodeContention, "publishing to %s: %v", remote, locked)

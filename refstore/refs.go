@@ -146,6 +146,30 @@ func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpda
 	}
 }
 
+// PushWaiting is Push for a command that has nothing else to do meanwhile
+// (git liza sync): a lock of git's in the way on a remote this machine can
+// read (a path) is waited for as UpdateRefs waits for a local one, since a
+// push killed a moment ago may have left it, and it is removed once stale.
+func (r *Repo) PushWaiting(ctx context.Context, remote string, updates ...RefUpdate) error {
+	began := time.Now()
+	for {
+		err := r.Push(ctx, remote, updates...)
+		var le *LockError
+		switch {
+		case errors.Is(err, errLockCleared):
+			continue
+		case errors.As(err, &le) && le.young && time.Since(began) < StaleLockAge+time.Second:
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(50+rand.IntN(150)) * time.Millisecond):
+			}
+			continue
+		}
+		return err
+	}
+}
+
 // errLockCleared is a ref update that failed on a stale lock, now removed:
 // the update may be tried again at once.
 var errLockCleared = fmt.Errorf("%w: a stale lock was removed", ErrStale)

@@ -1,0 +1,46 @@
+package refstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A push that meets a young lock of git's on a remote that is a path (one
+// a push killed a moment ago left, or a live push's) waits for it:
+// PushWaiting goes through once the lock goes, where Push gives up at
+// once, naming the lock.
+func TestPushWaitingForLock(t *testing.T) {
+	r, c1, _ := twoCommits(t)
+	hub := filepath.Join(t.TempDir(), "hub.git")
+	git(t, r.Dir(), "init", "-q", "--bare", "--object-format="+mode.format, hub)
+	git(t, r.Dir(), "remote", "add", "hub", hub)
+	ctx := context.Background()
+	lock := filepath.Join(hub, "refs", "liza", "state.lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u := RefUpdate{Name: StateRef, New: c1}
+	var le *LockError
+	if err := r.Push(ctx, "hub", u); !errors.As(err, &le) {
+		t.Fatalf("Push beside a young lock: %v, want a LockError", err)
+	}
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		os.Remove(lock)
+	}()
+	// git cannot move the ref while the lock is there: the push that
+	// passes is one made after it went.
+	if err := r.PushWaiting(ctx, "hub", u); err != nil {
+		t.Fatalf("PushWaiting: %v", err)
+	}
+	if got := git(t, hub, "rev-parse", StateRef); got != c1.String() {
+		t.Fatalf("hub's %s is %s, want %s", StateRef, got, c1)
+	}
+}
