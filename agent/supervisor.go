@@ -83,6 +83,8 @@ type sup struct {
 	watch    *refstore.RefWatch // tells sleep when the state ref may have moved
 	bells    *refstore.Bells    // tells sleep when a file of waitOn may have changed
 	rung     []string           // the files bells watches
+	// switchFiles is how many kill-switch files the loop last saw (mode).
+	switchFiles int
 }
 
 // readGap is the least time between two reads of the board by the loop
@@ -183,9 +185,14 @@ func (s *sup) read() (*contracts.State, refstore.Hash, error) {
 	return st, tip, err
 }
 
-// mode is the effective kill-switch mode.
+// mode is the effective kill-switch mode, for the loop: it records how
+// many switch files it saw, and sleep wakes when that changes. Counting
+// them again when sleep starts missed a file removed in between (a person
+// who lifts a pause the moment the log says PAUSED).
 func (s *sup) mode(st *contracts.State) (string, []contracts.Switch) {
-	sw := contracts.ActiveSwitches(st.Control, contracts.StatSwitchFiles(s.Root))
+	files := contracts.StatSwitchFiles(s.Root)
+	s.switchFiles = len(files)
+	sw := contracts.ActiveSwitches(st.Control, files)
 	return contracts.EffectiveMode(sw), sw
 }
 
@@ -215,6 +222,7 @@ func (s *sup) loop(ctx context.Context) error {
 		st, tip, err := s.board(ctx)
 		if err != nil {
 			// Seed 000: when the blackboard fails validation, agents pause.
+			s.switchFiles = len(contracts.StatSwitchFiles(s.Root))
 			s.waiting("waiting: " + err.Error())
 			s.sleep(ctx, 2*time.Second, tip)
 			continue
@@ -319,7 +327,7 @@ func (s *sup) sleep(ctx context.Context, d time.Duration, tip refstore.Hash) {
 	} else {
 		s.listen(append(slices.Clone(s.waitOn), cas.MetaFile))
 	}
-	files := len(contracts.StatSwitchFiles(s.Root))
+	files := s.switchFiles
 	deadline := time.Now().Add(d)
 	checked := time.Now()
 	for {

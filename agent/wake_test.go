@@ -241,3 +241,39 @@ func TestWaitingCoderSleepsPastPoll(t *testing.T) {
 		t.Fatal("the coder slept on after its task changed")
 	}
 }
+
+// A kill-switch file lifted between the loop's look at the switches and
+// its sleep (a person who removes .liza/PAUSE the moment the log says
+// PAUSED) ends the sleep: sleep compares with what the loop saw.
+func TestSleepSeesSwitchLiftedBeforeSleep(t *testing.T) {
+	svc := newBoard(t)
+	root := svc.Repo.MainWorkTree()
+	tip, _, err := svc.Repo.ReadRef(refstore.StateRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _, err := (&sup{Config: Config{Repo: svc.Repo}}).read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".liza"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".liza", "PAUSE"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &sup{Config: Config{ID: "coder-1", Role: contracts.RoleCoder, Repo: svc.Repo, Root: root}}
+	if mode, _ := s.mode(st); mode != contracts.ModePaused {
+		t.Fatalf("mode %s with .liza/PAUSE, want PAUSED", mode)
+	}
+	if err := os.Remove(filepath.Join(root, ".liza", "PAUSE")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { s.sleep(context.Background(), time.Hour, tip); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the sleep missed the pause lifted before it began")
+	}
+}
