@@ -136,8 +136,8 @@ func (s *sup) merge(ctx context.Context, t contracts.Task, poll time.Duration) {
 
 // running reports whether no kill switch stops the team's work.
 func (s *sup) running(st *contracts.State) bool {
-	sw := contracts.ActiveSwitches(st.Control, contracts.StatSwitchFiles(s.Root))
-	return contracts.EffectiveMode(sw) == contracts.ModeRunning
+	mode, _ := modeOf(st, contracts.StatSwitchFiles(s.Root))
+	return mode == contracts.ModeRunning
 }
 
 // waitMerges waits until the merge running, if any, has ended.

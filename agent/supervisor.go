@@ -192,6 +192,11 @@ func (s *sup) read() (*contracts.State, refstore.Hash, error) {
 func (s *sup) mode(st *contracts.State) (string, []contracts.Switch) {
 	files := contracts.StatSwitchFiles(s.Root)
 	s.switchFiles = len(files)
+	return modeOf(st, files)
+}
+
+// modeOf is the effective mode of st's switches and the switch files.
+func modeOf(st *contracts.State, files map[string]time.Time) (string, []contracts.Switch) {
 	sw := contracts.ActiveSwitches(st.Control, files)
 	return contracts.EffectiveMode(sw), sw
 }

@@ -193,27 +193,7 @@ func (s *sup) nextPlanner(ctx context.Context, st *contracts.State) (*work, bool
 // the loop comes round, and each read costs what changed since the last:
 // a read here only for the task made every coder's reads cost one more.
 func (s *sup) reload(ctx context.Context, id string) (*work, bool, error) {
-	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
-	if err != nil {
-		return nil, false, err
-	}
-	if s.Remote || !(&cas.Store{Repo: s.Repo}).KnownGood(tip) {
-		// Only a state this repository wrote or verified is read in
-		// part; any other is read whole and validated.
-		st, _, err := s.board(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		if t := st.Task(id); t != nil {
-			return &work{task: t}, false, nil
-		}
-		return nil, false, fmt.Errorf("task %s is not on the board after its claim", id)
-	}
-	snap, err := cas.ReadSnapshot(s.Repo, tip)
-	if err != nil {
-		return nil, false, err
-	}
-	t, err := snap.Task(id)
+	t, err := s.claimed(ctx, id)
 	if err != nil {
 		return nil, false, err
 	}
@@ -221,6 +201,28 @@ func (s *sup) reload(ctx context.Context, id string) (*work, bool, error) {
 		return nil, false, fmt.Errorf("task %s is not on the board after its claim", id)
 	}
 	return &work{task: t}, false, nil
+}
+
+// claimed reads task id at the tip, or nil. Only a state this repository
+// wrote or verified is read in part; any other is read whole and
+// validated, and in remote mode the board is synced first.
+func (s *sup) claimed(ctx context.Context, id string) (*contracts.Task, error) {
+	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil {
+		return nil, err
+	}
+	if s.Remote || !(&cas.Store{Repo: s.Repo}).KnownGood(tip) {
+		st, _, err := s.board(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return st.Task(id), nil
+	}
+	snap, err := cas.ReadSnapshot(s.Repo, tip)
+	if err != nil {
+		return nil, err
+	}
+	return snap.Task(id)
 }
 
 // live reports whether an agent entry holds a lease that has not ended:

@@ -289,15 +289,15 @@ func (s *Store) tip(ctx context.Context) (refstore.Hash, error) {
 
 func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error) {
 	// Where this process may move refs/liza/state itself (see
-	// refstore.DirectRefs), it does, without a git process. Otherwise the
-	// update-ref process is started first so that its start-up overlaps
-	// the work below; it holds no lock until it is given the updates, and
-	// is told to stop if there are none.
-	// Moving it itself, it takes its turn among git-liza's writers before
-	// it reads the tip, and holds it until the ref has moved: it cannot
-	// lose the race to another of them, whose wait in the kernel's queue
-	// costs less than building on a tip about to move and then backing
-	// off. With many agents the backoffs were most of a merge's time.
+	// refstore.DirectRefs), it does, without a git process, and takes its
+	// turn among git-liza's writers before it reads the tip, holding it
+	// until the ref has moved: it cannot lose the race to another of them,
+	// whose wait in the kernel's queue costs less than building on a tip
+	// about to move and then backing off (with many agents the backoffs
+	// were most of a merge's time). Otherwise the update-ref process is
+	// started first so that its start-up overlaps the work below; it holds
+	// no lock until it is given the updates, and is told to stop if there
+	// are none.
 	direct := !s.remoteMode() && s.Repo.DirectRefs()
 	var txn *refstore.RefTxn
 	if direct {

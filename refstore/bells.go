@@ -21,12 +21,7 @@ import (
 // none, and a watcher still looks at the state ref now and then. Where the
 // system has no inotify, Watching is false and the watcher looks at the
 // ref as it would without bells.
-type Bells struct {
-	C    <-chan struct{}
-	c    chan struct{}
-	n    notifier // nil when not watching
-	done chan struct{}
-}
+type Bells struct{ signals }
 
 // bellsDir is where the bells are.
 func (r *Repo) bellsDir() string { return filepath.Join(r.CommonDir, "liza", "bells") }
@@ -66,11 +61,12 @@ func (r *Repo) RemoveBells(files []string) {
 // It signals once at once, since a file may have changed before the watch
 // began. A nil Bells watches nothing.
 func (r *Repo) WatchBells(files []string) *Bells {
-	c := make(chan struct{}, 1)
-	b := &Bells{C: c, c: c, done: make(chan struct{})}
+	b := &Bells{newSignals()}
+	if r.plumbing != "" || os.MkdirAll(r.bellsDir(), 0o777) != nil {
+		return b
+	}
 	n := newNotifier()
-	if n == nil || r.plumbing != "" || os.MkdirAll(r.bellsDir(), 0o777) != nil {
-		close(b.done)
+	if n == nil {
 		return b
 	}
 	for _, f := range files {
@@ -80,24 +76,11 @@ func (r *Repo) WatchBells(files []string) *Bells {
 		}
 		if !n.add(p) {
 			n.close()
-			close(b.done)
 			return b
 		}
 	}
-	b.n = n
-	b.c <- struct{}{}
-	go func() {
-		defer close(b.done)
-		for {
-			if _, ok := n.next(); !ok {
-				return
-			}
-			select {
-			case b.c <- struct{}{}:
-			default:
-			}
-		}
-	}()
+	b.start(n, func(string) bool { return true })
+	b.signal()
 	return b
 }
 
@@ -106,11 +89,7 @@ func (b *Bells) Watching() bool { return b != nil && b.n != nil }
 
 // Close stops the watch.
 func (b *Bells) Close() {
-	if b == nil {
-		return
+	if b != nil {
+		b.stop()
 	}
-	if b.n != nil {
-		b.n.close()
-	}
-	<-b.done
 }

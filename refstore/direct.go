@@ -225,14 +225,7 @@ func (r *Repo) lockTaken(lock string) error {
 		age := time.Since(fi.ModTime()).Round(time.Millisecond)
 		return &LockError{Path: lock, Why: fmt.Sprintf("it is %s old", age), Err: ErrStale, young: true}
 	}
-	v, why, err := r.clearStaleLock(lock)
-	switch {
-	case err != nil:
-		return errors.Join(ErrStale, err)
-	case v == lockGone, v == lockRemoved:
-		return errLockCleared
-	}
-	return &LockError{Path: lock, Why: why, Err: ErrStale, young: v == lockYoung, held: v == lockHeld}
+	return r.clearOrName(lock, ErrStale)
 }
 
 // appendReflog adds the line git writes for a move of u to the ref's log:

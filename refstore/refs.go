@@ -129,44 +129,46 @@ func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpda
 			return err
 		}
 		err = txn.Commit(updates...)
-		var le *LockError
-		switch {
-		case errors.Is(err, errLockCleared):
-			continue
-		case errors.As(err, &le) && le.young && time.Since(began) < StaleLockAge+time.Second,
-			errors.As(err, &le) && le.held && time.Since(began) < 2*time.Second:
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Duration(20+rand.IntN(80)) * time.Millisecond):
-			}
-			continue
+		if again, werr := waitForLock(ctx, began, err); !again {
+			return werr
 		}
-		return err
 	}
+}
+
+// waitForLock says whether a ref update begun at began that failed with
+// err is tried again: at once when it removed a stale lock of git's, and
+// after a short pause while a lock in its way may be a live git's (young,
+// or held by a running git for up to 2 s). It returns err otherwise, or
+// ctx's error if ctx ends during the pause.
+func waitForLock(ctx context.Context, began time.Time, err error) (bool, error) {
+	var le *LockError
+	switch {
+	case errors.Is(err, errLockCleared):
+		return true, nil
+	case errors.As(err, &le) && le.young && time.Since(began) < StaleLockAge+time.Second,
+		errors.As(err, &le) && le.held && time.Since(began) < 2*time.Second:
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(time.Duration(20+rand.IntN(80)) * time.Millisecond):
+		}
+		return true, nil
+	}
+	return false, err
 }
 
 // PushWaiting is Push for a command that has nothing else to do meanwhile
 // (git liza sync): a lock of git's in the way on a remote this machine can
-// read (a path) is waited for as UpdateRefs waits for a local one, since a
-// push killed a moment ago may have left it, and it is removed once stale.
+// read (a path) is waited for as UpdateRefs waits for a local one
+// (waitForLock), since a push killed a moment ago may have left it, and it
+// is removed once stale.
 func (r *Repo) PushWaiting(ctx context.Context, remote string, updates ...RefUpdate) error {
 	began := time.Now()
 	for {
 		err := r.Push(ctx, remote, updates...)
-		var le *LockError
-		switch {
-		case errors.Is(err, errLockCleared):
-			continue
-		case errors.As(err, &le) && le.young && time.Since(began) < StaleLockAge+time.Second:
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Duration(50+rand.IntN(150)) * time.Millisecond):
-			}
-			continue
+		if again, werr := waitForLock(ctx, began, err); !again {
+			return werr
 		}
-		return err
 	}
 }
 
@@ -327,6 +329,13 @@ func (r *Repo) lockedRef(err error, stderr string) error {
 		// Not on this machine (a remote's).
 		return ErrStale
 	}
+	return r.clearOrName(path, err)
+}
+
+// clearOrName removes the lock of git's at path when it is stale
+// (errLockCleared: the caller tries again at once), and otherwise names it
+// in a *LockError wrapping err.
+func (r *Repo) clearOrName(path string, err error) error {
 	v, why, cerr := r.clearStaleLock(path)
 	switch {
 	case cerr != nil:

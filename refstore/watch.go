@@ -25,14 +25,61 @@ import (
 // Rearm finds the directory, and the caller looks at the ref as often as
 // it would without a watch.
 type RefWatch struct {
-	C    <-chan struct{}
-	c    chan struct{}
+	signals
 	dir  string
 	base string
 	mu   sync.Mutex
-	n    notifier // nil when the ref cannot be watched
-	on   bool     // the directory is watched
+	on   bool // the directory is watched
+}
+
+// signals is what a RefWatch and Bells share: one goroutine turns the
+// events of a notifier that concern the watcher into signals on C, which
+// coalesce.
+type signals struct {
+	C    <-chan struct{}
+	c    chan struct{}
+	n    notifier // nil when nothing is watched
 	done chan struct{}
+}
+
+func newSignals() signals {
+	c := make(chan struct{}, 1)
+	return signals{C: c, c: c, done: make(chan struct{})}
+}
+
+// start signals, from now until stop, each event of n whose name keep
+// takes.
+func (s *signals) start(n notifier, keep func(name string) bool) {
+	s.n = n
+	go func() {
+		defer close(s.done)
+		for {
+			names, ok := n.next()
+			if !ok {
+				return
+			}
+			for _, name := range names {
+				if keep(name) {
+					s.signal()
+				}
+			}
+		}
+	}()
+}
+
+func (s *signals) signal() {
+	select {
+	case s.c <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the watch, once its goroutine is done.
+func (s *signals) stop() {
+	if s.n != nil {
+		s.n.close()
+		<-s.done
+	}
 }
 
 // notifier is the system's file notification for a directory of refs, or
@@ -51,51 +98,27 @@ type notifier interface {
 // WatchRef starts watching ref name. It never fails: a ref it cannot watch
 // gives a RefWatch that is not Watching.
 func (r *Repo) WatchRef(name string) *RefWatch {
-	c := make(chan struct{}, 1)
-	rw := &RefWatch{C: c, c: c, done: make(chan struct{})}
+	rw := &RefWatch{signals: newSignals()}
 	if r.plumbing != "" || !validRefPath(name) {
-		close(rw.done)
 		return rw
 	}
 	p := filepath.Join(r.CommonDir, filepath.FromSlash(name))
 	rw.dir, rw.base = filepath.Dir(p), filepath.Base(p)
-	if rw.n = newNotifier(); rw.n == nil {
-		close(rw.done)
+	n := newNotifier()
+	if n == nil {
 		return rw
 	}
+	rw.start(n, func(name string) bool {
+		if name == "" { // watch the directory again when it is back
+			rw.mu.Lock()
+			rw.on = false
+			rw.mu.Unlock()
+			return true
+		}
+		return name == rw.base
+	})
 	rw.Rearm()
-	go rw.forward()
 	return rw
-}
-
-// forward turns the events that concern the ref into signals on C.
-func (rw *RefWatch) forward() {
-	defer close(rw.done)
-	for {
-		names, ok := rw.n.next()
-		if !ok {
-			return
-		}
-		for _, name := range names {
-			switch name {
-			case "": // watch the directory again when it is back
-				rw.mu.Lock()
-				rw.on = false
-				rw.mu.Unlock()
-			case rw.base:
-			default:
-				continue
-			}
-			rw.signal()
-		}
-	}
-}
-
-func (rw *RefWatch) signal() {
-	select {
-	case rw.c <- struct{}{}:
-	default:
-	}
 }
 
 // Watching reports whether a move of the ref is signalled. A nil RefWatch
@@ -132,11 +155,7 @@ func (rw *RefWatch) Rearm() {
 
 // Close stops the watch.
 func (rw *RefWatch) Close() {
-	if rw == nil {
-		return
+	if rw != nil {
+		rw.stop()
 	}
-	if rw.n != nil {
-		rw.n.close()
-	}
-	<-rw.done
 }

@@ -29,7 +29,7 @@ func TestWatchRef(t *testing.T) {
 		if !w.Watching() {
 			t.Fatal("refs/liza is not watched")
 		}
-		drain(w)
+		drain(w.C)
 		wantSignal := func(what string) {
 			t.Helper()
 			select {
@@ -37,7 +37,7 @@ func TestWatchRef(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatalf("no signal after %s", what)
 			}
-			drain(w)
+			drain(w.C)
 		}
 		wantNone := func(what string) {
 			t.Helper()
@@ -83,10 +83,11 @@ func TestWatchRef(t *testing.T) {
 	})
 }
 
-func drain(w *RefWatch) {
+// drain takes the signals of c until none comes for a moment.
+func drain(c <-chan struct{}) {
 	for {
 		select {
-		case <-w.C:
+		case <-c:
 		case <-time.After(50 * time.Millisecond):
 			return
 		}
@@ -116,7 +117,7 @@ func TestBells(t *testing.T) {
 		woke := func(b *Bells) bool {
 			select {
 			case <-b.C:
-				drainBells(b)
+				drain(b.C)
 				return true
 			case <-time.After(200 * time.Millisecond):
 				return false
@@ -144,14 +145,4 @@ func TestBells(t *testing.T) {
 			t.Fatal("removing a bell did not wake its watcher")
 		}
 	})
-}
-
-func drainBells(b *Bells) {
-	for {
-		select {
-		case <-b.C:
-		case <-time.After(50 * time.Millisecond):
-			return
-		}
-	}
 }
