@@ -114,9 +114,13 @@ func Run(ctx context.Context, c Config) error {
 	s.lane.freed = make(chan struct{}, 1)
 	s.lane.read = func() (*contracts.State, error) { st, _, err := s.read(); return st, err }
 	// A coder or a reviewer looks at the work in play, never into a
-	// finished task: it reads those from the index. The planner reads the
-	// board whole.
+	// finished task: it reads those from the index. A coder looks into its
+	// own tasks alone: what it claims, and what it may claim, the index
+	// says. The planner reads the board whole.
 	s.view.Live = c.Role != contracts.RolePlanner
+	if c.Role == contracts.RoleCoder {
+		s.view.Own = c.ID
+	}
 	s.watch = c.Repo.WatchRef(refstore.StateRef)
 	defer s.watch.Close()
 	defer s.listen(nil)

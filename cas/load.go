@@ -89,11 +89,16 @@ func (s *Snapshot) Load() (*contracts.State, error) {
 // checks nothing) and looks at the work in play on a board that may hold
 // thousands of finished tasks, such as a supervisor: on such a board it
 // reads the index, not thousands of task files.
-func (s *Snapshot) LoadLive() (*contracts.State, error) {
+func (s *Snapshot) LoadLive() (*contracts.State, error) { return s.loadLive("") }
+
+// loadLive is LoadLive; with own set, a task in play that the index
+// assigns to another agent (or to none) comes from its index entry too
+// (see View.Own).
+func (s *Snapshot) loadLive(own string) (*contracts.State, error) {
 	if s.v1 {
 		return s.Load() // a layout 1 tree has no index to take them from
 	}
-	return s.load(s.liveTasks)
+	return s.load(func(dir string) ([]*contracts.Task, error) { return s.liveTasks(dir, own) })
 }
 
 // load reads the header, the tasks and the archive (each dir as tasks
@@ -124,16 +129,16 @@ func (s *Snapshot) wholeTasks(dir string) ([]*contracts.Task, error) {
 	return out, err
 }
 
-// liveTasks is the tasks of dir from its index, those in play decoded
-// whole (see LoadLive).
-func (s *Snapshot) liveTasks(dir string) ([]*contracts.Task, error) {
+// liveTasks is the tasks of dir from its index, those in play (and, with
+// own, assigned to own) decoded whole (see loadLive).
+func (s *Snapshot) liveTasks(dir, own string) ([]*contracts.Task, error) {
 	sums, err := s.Summaries(dir)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*contracts.Task, 0, len(sums))
 	for _, sum := range sums {
-		if dir == ArchiveDir || sum.Status.Terminal() {
+		if stubbed(dir, sum, own) {
 			out = append(out, sum.Stub())
 			continue
 		}
@@ -265,3 +270,9 @@ func (s *Snapshot) Count(dir string) (int, map[contracts.Status]int, error) {
 
 // ListLen is the number of entries of an append-only list.
 func (s *Snapshot) ListLen(list string) (int, error) { return s.listLen(list) }
+
+// stubbed reports whether a live read takes the task of sum, in dir, from
+// its index entry: finished or archived, or (with own) not own's.
+func stubbed(dir string, sum *contracts.TaskSummary, own string) bool {
+	return dir == ArchiveDir || sum.Status.Terminal() || own != "" && sum.AssignedTo != own
+}

@@ -20,6 +20,12 @@ type View struct {
 	// hold only their index entries. Tasks that change afterwards are read
 	// whole.
 	Live bool
+	// Own, with Live, makes every task in play that the index does not
+	// assign to agent Own hold only its index entry as well: a coder looks
+	// at the others' work through what the index says of it (what it may
+	// claim, what it depends on), and decoded each task another coder
+	// changed at every read.
+	Own  string
 	snap *Snapshot
 	st   *contracts.State
 }
@@ -35,7 +41,7 @@ func (v *View) Read(snap *Snapshot, trusted bool) (*contracts.State, error) {
 	if !trusted || v.st == nil {
 		load := snap.Load
 		if trusted && v.Live {
-			load = snap.LoadLive
+			load = func() (*contracts.State, error) { return snap.loadLive(v.Own) }
 		}
 		st, err := load()
 		if err != nil {
@@ -76,10 +82,10 @@ func (v *View) apply(snap *Snapshot) (*contracts.State, error) {
 		st.Goal.AlignmentHistory = history
 	}
 	var err error
-	if st.Tasks, err = changedTasks(old, snap, TasksDir, prev.Tasks, v.Live); err != nil {
+	if st.Tasks, err = v.changedTasks(old, snap, TasksDir, prev.Tasks); err != nil {
 		return nil, err
 	}
-	if st.Archive, err = changedTasks(old, snap, ArchiveDir, prev.Archive, v.Live); err != nil {
+	if st.Archive, err = v.changedTasks(old, snap, ArchiveDir, prev.Archive); err != nil {
 		return nil, err
 	}
 	if st.Agents, err = changedMap(old, snap, AgentsDir, prev.Agents); err != nil {
@@ -110,10 +116,11 @@ func (v *View) apply(snap *Snapshot) (*contracts.State, error) {
 }
 
 // changedTasks is tasks (those of dir at old) with the changes to dir up
-// to snap, in board order. With live, a finished or archived task holds
-// only its index entry, as LoadLive reads it: every merge archives a task,
-// and a supervisor that reads the board after many merges decoded each.
-func changedTasks(old, snap *Snapshot, dir string, tasks []*contracts.Task, live bool) ([]*contracts.Task, error) {
+// to snap, in board order. In a live view, a finished or archived task
+// (and with Own, another's) holds only its index entry, as the first read
+// took it: every merge archives a task, and a supervisor that reads the
+// board after many merges decoded each.
+func (v *View) changedTasks(old, snap *Snapshot, dir string, tasks []*contracts.Task) ([]*contracts.Task, error) {
 	names, err := Changed(old, snap, dir)
 	if err != nil || len(names) == 0 {
 		return tasks, err
@@ -121,12 +128,12 @@ func changedTasks(old, snap *Snapshot, dir string, tasks []*contracts.Task, live
 	by := make(map[string]*contracts.Task, len(names))
 	for _, name := range names {
 		id, _ := idOf(name)
-		if live && !snap.v1 {
+		if v.Live && !snap.v1 {
 			sum, err := snap.summaryOf(dir, id)
 			if err != nil {
 				return nil, err
 			}
-			if sum != nil && (dir == ArchiveDir || sum.Status.Terminal()) {
+			if sum != nil && stubbed(dir, sum, v.Own) {
 				by[id] = sum.Stub()
 				continue
 			}

@@ -17,17 +17,22 @@ import (
 // every kind: tasks added, changed, archived; agents registered and gone;
 // handoffs; list entries appended and rewritten; the board's settings and
 // plan; and a migration from layout 1.
-func TestViewFollowsTheBoard(t *testing.T) { followTheBoard(t, false) }
+func TestViewFollowsTheBoard(t *testing.T) { followTheBoard(t, false, "") }
 
 // TestLiveViewFollowsTheBoard: a live view (a supervisor's) holds the same,
 // except that the finished and archived tasks it read first are their
 // index entries; every task in play is whole.
-func TestLiveViewFollowsTheBoard(t *testing.T) { followTheBoard(t, true) }
+func TestLiveViewFollowsTheBoard(t *testing.T) { followTheBoard(t, true, "") }
 
-func followTheBoard(t *testing.T, live bool) {
+// TestOwnViewFollowsTheBoard: a coder's view (Own) holds the same as a live
+// view, except that the tasks in play assigned to another agent, or to
+// none, are their index entries too; its own are whole.
+func TestOwnViewFollowsTheBoard(t *testing.T) { followTheBoard(t, true, "coder-1") }
+
+func followTheBoard(t *testing.T, live bool, own string) {
 	s := initStore(t)
 	old := gitCommitState(t, s, layout1Files(t, fullState(), nil))
-	v := View{Live: live}
+	v := View{Live: live, Own: own}
 	check := func(step string) {
 		t.Helper()
 		snap := mustSnapshot(t, s)
@@ -39,8 +44,11 @@ func followTheBoard(t *testing.T, live bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		got = whole(got)
 		if live {
-			got, want = inPlay(got), inPlay(want)
+			want = inPlay(want, own)
+		} else {
+			want = whole(want)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: the view\n%+v\nreading it whole\n%+v", step, got, want)
@@ -56,8 +64,9 @@ func followTheBoard(t *testing.T, live bool) {
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	n := 0
-	for step := 0; step < 60; step++ {
-		kind := r.IntN(9)
+	mine := 0
+	for step := 0; step < 80; step++ {
+		kind := r.IntN(10)
 		mustUpdate(t, s, Op{Name: contracts.OpAdd, Agent: "planner-1", Apply: func(tx *Tx) (any, error) {
 			switch kind {
 			case 0, 1:
@@ -122,34 +131,80 @@ func followTheBoard(t *testing.T, live bool) {
 				}
 				m.Control = &contracts.Control{Mode: contracts.ModePaused, Since: stamp, By: "human", Reason: fmt.Sprint(step)}
 				tx.PutMeta(m)
+			case 9: // a task claimed by a coder, or given back
+				ids, err := tx.TaskIDs()
+				if err != nil || len(ids) == 0 {
+					return nil, err
+				}
+				x, err := tx.Task(ids[r.IntN(len(ids))])
+				if err != nil || x.Status.Terminal() {
+					return nil, err
+				}
+				busy := map[string]bool{}
+				for _, id := range ids {
+					if y, err := tx.Task(id); err == nil && y.Status == contracts.Claimed {
+						busy[y.AssignedTo] = true
+					}
+				}
+				coder := fmt.Sprintf("coder-%d", 1+r.IntN(3))
+				switch {
+				case x.Status == contracts.Unclaimed && !busy[coder]:
+					x.Status, x.AssignedTo, x.LeaseExpires = contracts.Claimed, coder, stamp
+					x.Worktree, x.BaseCommit = ".worktrees/"+x.ID, "abc"
+					mine++
+				case x.Status == contracts.Claimed:
+					x.Status, x.AssignedTo, x.LeaseExpires, x.Worktree, x.BaseCommit = contracts.Unclaimed, "", "", "", ""
+				default:
+					return nil, nil
+				}
+				x.Description += " (claimed)"
+				tx.PutTask(x)
 			}
 			return nil, nil
 		}})
 		check(fmt.Sprintf("step %d (kind %d)", step, kind))
 	}
+	if mine < 5 {
+		t.Fatalf("only %d claims: the board did not change enough to test a coder's view", mine)
+	}
 }
 
-// inPlay is st with its finished and archived tasks cut down to their
-// index entries, as a live view may hold them.
-func inPlay(st *contracts.State) *contracts.State {
+// inPlay is st with its finished and archived tasks (with own, also every
+// task not assigned to own) cut down to their index entries, as a live
+// view holds them; no task's dependencies or paths are an empty list, since
+// the index does not tell none from empty.
+func inPlay(st *contracts.State, own string) *contracts.State {
+	return cutTasks(st, func(t *contracts.Task, archived bool) bool {
+		return archived || t.Status.Terminal() || own != "" && t.AssignedTo != own
+	})
+}
+
+// whole is st with no task's dependencies or paths an empty list (see
+// inPlay), to compare a view with.
+func whole(st *contracts.State) *contracts.State {
+	return cutTasks(st, func(*contracts.Task, bool) bool { return false })
+}
+
+func cutTasks(st *contracts.State, cut func(t *contracts.Task, archived bool) bool) *contracts.State {
 	out := *st
-	cut := func(ts []*contracts.Task, archive bool) []*contracts.Task {
+	each := func(ts []*contracts.Task, archived bool) []*contracts.Task {
 		var cs []*contracts.Task
 		for _, t := range ts {
-			if archive || t.Status.Terminal() {
-				t = t.Summary().Stub()
-				if len(t.DependsOn) == 0 { // the index does not tell none from empty
-					t.DependsOn = nil
-				}
-				if len(t.Paths) == 0 {
-					t.Paths = nil
-				}
+			c := *t
+			if cut(t, archived) {
+				c = *t.Summary().Stub()
 			}
-			cs = append(cs, t)
+			if len(c.DependsOn) == 0 {
+				c.DependsOn = nil
+			}
+			if len(c.Paths) == 0 {
+				c.Paths = nil
+			}
+			cs = append(cs, &c)
 		}
 		return cs
 	}
-	out.Tasks, out.Archive = cut(st.Tasks, false), cut(st.Archive, true)
+	out.Tasks, out.Archive = each(st.Tasks, false), each(st.Archive, true)
 	return &out
 }
 
@@ -195,8 +250,8 @@ func TestLoadLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(inPlay(got), inPlay(whole)) {
-		t.Fatalf("LoadLive\n%+v\nwant\n%+v", got, inPlay(whole))
+	if !reflect.DeepEqual(inPlay(got, ""), inPlay(whole, "")) {
+		t.Fatalf("LoadLive\n%+v\nwant\n%+v", got, inPlay(whole, ""))
 	}
 	if d := got.Task("done-1"); d == nil || d.Status != contracts.Merged || d.AssignedTo != "coder-1" || d.Description != "" {
 		t.Fatalf("the finished task: %+v", d)
