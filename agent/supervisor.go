@@ -122,7 +122,7 @@ func Run(ctx context.Context, c Config) error {
 		s.view.Own = c.ID
 	}
 	s.watch = c.Repo.WatchRef(refstore.StateRef)
-	defer s.watch.Close()
+	defer func() { s.watch.Close() }()
 	defer s.listen(nil)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -394,8 +394,12 @@ func (s *sup) sleep(ctx context.Context, d time.Duration, tip refstore.Hash) {
 // that waits for its review wakes when a writer of git-liza's rings the
 // bell of its task, its agent or liza.yaml, not at every move of the
 // board, which it then looks at only every checkStep. The bells of a task
-// it no longer waits for are removed.
+// it no longer waits for are removed. While bells ring for it, it does not
+// watch the state ref either: each move woke every waiting coder's watch,
+// only for sleep to pass the signal over, and a team's board moves several
+// times a second.
 func (s *sup) listen(files []string) {
+	defer s.watchRef()
 	if slices.Equal(files, s.rung) && (files == nil || s.bells != nil) {
 		return
 	}
@@ -412,6 +416,18 @@ func (s *sup) listen(files []string) {
 	s.bells, s.rung = nil, files
 	if files != nil {
 		s.bells = s.Repo.WatchBells(files)
+	}
+}
+
+// watchRef watches the state ref unless bells ring for this supervisor; a
+// new watch signals at once, since the ref may have moved unwatched.
+func (s *sup) watchRef() {
+	switch {
+	case s.bells.Watching() && s.watch != nil:
+		s.watch.Close()
+		s.watch = nil
+	case !s.bells.Watching() && s.watch == nil:
+		s.watch = s.Repo.WatchRef(refstore.StateRef)
 	}
 }
 

@@ -242,6 +242,28 @@ func TestWaitingCoderSleepsPastPoll(t *testing.T) {
 	}
 }
 
+// TestBellsReplaceRefWatch: while bells ring for a waiting coder, it does
+// not watch the state ref (each move of the board woke its watch for
+// nothing); once it waits for nothing in particular, it watches it again.
+func TestBellsReplaceRefWatch(t *testing.T) {
+	svc := newBoard(t)
+	s := &sup{Config: Config{ID: "coder-1", Role: contracts.RoleCoder, Repo: svc.Repo, Root: svc.Repo.MainWorkTree()}}
+	s.watch = svc.Repo.WatchRef(refstore.StateRef)
+	defer func() { s.watch.Close() }()
+	defer s.listen(nil)
+	if !s.watch.Watching() {
+		t.Skip("refs cannot be watched here (no inotify)")
+	}
+	s.listen([]string{cas.EntityFile(cas.TasksDir, "mine"), cas.MetaFile})
+	if !s.bells.Watching() || s.watch.Watching() {
+		t.Fatalf("waiting for its review: bells %v, ref watched %v; want bells alone", s.bells.Watching(), s.watch.Watching())
+	}
+	s.listen(nil)
+	if s.bells.Watching() || !s.watch.Watching() {
+		t.Fatalf("waiting for nothing in particular: bells %v, ref watched %v; want the ref alone", s.bells.Watching(), s.watch.Watching())
+	}
+}
+
 // A kill-switch file lifted between the loop's look at the switches and
 // its sleep (a person who removes .liza/PAUSE the moment the log says
 // PAUSED) ends the sleep: sleep compares with what the loop saw.
