@@ -2,6 +2,8 @@ package cas
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -356,6 +358,33 @@ func (tx *Tx) changedFiles() []string {
 		out = append(out, p)
 	}
 	return out
+}
+
+// bells lists the files whose bells a move of the transaction rings
+// (refstore.Ring): those it writes or removes, but liza.yaml when only the
+// sprint's metrics changed in it. Every merge recomputes them, nobody
+// waits for them, and the bell of liza.yaml woke every coder waiting for
+// its review at every merge.
+func (tx *Tx) bells() []string {
+	out := tx.changedFiles()
+	if tx.dirty[MetaFile] && tx.metricsOnly() {
+		out = slices.DeleteFunc(out, func(p string) bool { return p == MetaFile })
+	}
+	return out
+}
+
+// metricsOnly reports whether liza.yaml, as the transaction writes it,
+// differs from the snapshot's in the sprint's metrics alone.
+func (tx *Tx) metricsOnly() bool {
+	now, ok := tx.cache[MetaFile].(*Meta)
+	was := new(Meta)
+	if found, err := tx.Snap.decode(MetaFile, was); !ok || err != nil || !found {
+		return false
+	}
+	was.Config.FillDefaults() // as Meta gave it to the operation
+	cut := *now
+	cut.Sprint.Metrics, was.Sprint.Metrics = nil, nil
+	return reflect.DeepEqual(&cut, was)
 }
 
 func (tx *Tx) changed() bool {

@@ -415,7 +415,7 @@ type built struct {
 	value    json.RawMessage
 	refs     []refstore.RefUpdate
 	replayed bool
-	// changed are the files of the board it changed, whose bells ring
+	// changed are the files of the board whose bells ring (tx.bells)
 	// once it lands (nil: the whole board, every bell).
 	changed []string
 }
@@ -499,7 +499,7 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*
 	b.msg = commitMessage(op, tx)
 	b.refs = tx.refs
 	if op.Replace == nil && !snap.v1 {
-		b.changed = tx.changedFiles()
+		b.changed = tx.bells()
 	}
 	return b, nil
 }

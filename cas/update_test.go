@@ -3,6 +3,10 @@ package cas
 import (
 	"context"
 	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +172,79 @@ func TestNoChangeMakesNoCommit(t *testing.T) {
 	}})
 	if res.Commit != before || tip(t, s) != before {
 		t.Fatalf("an unchanged rewrite moved the ref")
+	}
+}
+
+// TestBellsOfAMove: a move rings the bells of the files it changed, and
+// not liza.yaml's when only the sprint's metrics changed in it (every
+// merge recomputes them; coders waiting for their reviews woke at each).
+func TestBellsOfAMove(t *testing.T) {
+	s := initStore(t)
+	mustUpdate(t, s, Op{Name: contracts.OpAdd, Apply: func(tx *Tx) (any, error) {
+		for _, id := range []string{"task-1", "task-2"} {
+			tx.PutTask(task(id))
+			if err := tx.Plan(id); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}})
+	files := []string{MetaFile, EntityFile(TasksDir, "task-1"), EntityFile(TasksDir, "task-2")}
+	bells := s.Repo.WatchBells(files)
+	defer bells.Close()
+	long := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	rung := func() []string {
+		t.Helper()
+		var out []string
+		for _, f := range files {
+			bell := filepath.Join(s.Repo.CommonDir, "liza", "bells", url.PathEscape(f))
+			fi, err := os.Stat(bell)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.ModTime().After(long) {
+				out = append(out, f)
+			}
+			if err := os.Chtimes(bell, long, long); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	rung()
+	edit := func(change func(m *Meta), task string) {
+		t.Helper()
+		mustUpdate(t, s, Op{Name: contracts.OpEdit, Apply: func(tx *Tx) (any, error) {
+			m, err := tx.Meta()
+			if err != nil {
+				return nil, err
+			}
+			change(m)
+			tx.PutMeta(m)
+			if task != "" {
+				x, err := tx.MustTask(task)
+				if err != nil {
+					return nil, err
+				}
+				x.Description += " again"
+				tx.PutTask(x)
+			}
+			return nil, nil
+		}})
+	}
+	n := 0
+	metrics := func(m *Meta) { n++; m.Sprint.Metrics = contracts.Extra{"tasks_done": n} }
+	edit(metrics, "task-1")
+	if got := rung(); !slices.Equal(got, files[1:2]) {
+		t.Fatalf("metrics and task-1 changed: rang %v, want %v", got, files[1:2])
+	}
+	edit(metrics, "")
+	if got := rung(); len(got) != 0 {
+		t.Fatalf("metrics changed: rang %v, want none", got)
+	}
+	edit(func(m *Meta) { metrics(m); m.Config.MaxInFlight = 7 }, "task-2")
+	if got := rung(); !slices.Equal(got, []string{MetaFile, files[2]}) {
+		t.Fatalf("metrics, a setting and task-2 changed: rang %v, want %v", got, []string{MetaFile, files[2]})
 	}
 }
 
