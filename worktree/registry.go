@@ -206,7 +206,8 @@ func read(a areas, admin string) *entry {
 	e.commondir, ok = file("commondir")
 	e.commondirEmpty = ok && e.commondir == ""
 	e.head, _ = file("HEAD")
-	_, e.index = file("index")
+	_, err := os.Lstat(filepath.Join(admin, "index")) // as big as the checkout: not read
+	e.index = err == nil
 	if e.path != "" {
 		if fi, err := os.Stat(e.path); err == nil && fi.IsDir() {
 			e.exists = true
