@@ -48,8 +48,11 @@ esac
 `
 
 // teamBoardRuns is how many times each of the two boards of the board
-// comparison is worked (alternately); the median counts.
-const teamBoardRuns = 3
+// comparison is worked (alternately), and how many rounds of teams of 1,
+// 2, 4 and 8 coders run; the medians count. A team's run lasts seconds,
+// and on a small machine two runs of one team differ by a fifth: three
+// rounds left the order of the teams to chance.
+const teamBoardRuns = 5
 
 // measureTeams runs the teams: the same 20 live tasks on a board of 20 and
 // on one of teamBoard tasks, two coders each, teamBoardRuns times each;
@@ -117,6 +120,9 @@ func (b *bench) measureTeam(dir string, coders, live, finished int) (teamResult,
 	if out, err := command(repo, b.env, "git", "liza", "import", seed).CombinedOutput(); err != nil {
 		return r, fmt.Errorf("import: %v\n%s", err, out)
 	}
+	// The import of a large board leaves thousands of new files for the
+	// system to write back: written now, not while the team runs.
+	syscall.Sync()
 	log, err := os.Create(filepath.Join(dir, "team.log"))
 	if err != nil {
 		return r, err
@@ -259,13 +265,20 @@ func printTeams(rs []teamResult) {
 	ss, ls := summarize(smallSteady).Median, summarize(largeSteady).Median
 	fmt.Printf("  the same %d live tasks on a board of %d vs one of %d (medians of %d runs): %.1f vs %.1f merged/min, ratio %.2f; steady %.1f vs %.1f, ratio %.2f\n",
 		rs[0].Live, rs[1].Live+rs[1].Finished, rs[0].Live, teamBoardRuns, l, s, l/s, ls, ss, ls/ss)
-	var line []string
-	for _, c := range slices.Sorted(maps.Keys(byCoders)) {
-		var per, cpu []float64
+	var line, ratios []string
+	prev, prevSteady := 0.0, 0.0
+	for i, c := range slices.Sorted(maps.Keys(byCoders)) {
+		var per, steady, cpu []float64
 		for _, r := range byCoders[c] {
-			per, cpu = append(per, r.PerMin), append(cpu, r.CPU)
+			per, steady, cpu = append(per, r.PerMin), append(steady, r.Steady), append(cpu, r.CPU)
 		}
-		line = append(line, fmt.Sprintf("%d: %.1f (cpu %.2f)", c, summarize(per).Median, summarize(cpu).Median))
+		m, ms := summarize(per).Median, summarize(steady).Median
+		line = append(line, fmt.Sprintf("%d: %.1f (steady %.1f, cpu %.2f)", c, m, ms, summarize(cpu).Median))
+		if i > 0 {
+			ratios = append(ratios, fmt.Sprintf("%d: %.2f (steady %.2f)", c, m/prev, ms/prevSteady))
+		}
+		prev, prevSteady = m, ms
 	}
-	fmt.Printf("  by coders, medians of merged/min: %s\n", strings.Join(line, ", "))
+	fmt.Printf("  by coders, medians of merged/min over %d rounds: %s\n", teamBoardRuns, strings.Join(line, ", "))
+	fmt.Printf("  each team against the one of half as many coders: %s\n", strings.Join(ratios, ", "))
 }
