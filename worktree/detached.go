@@ -83,14 +83,7 @@ func RemoveDetached(ctx context.Context, repo *refstore.Repo, path string) error
 // removed as far as it is: it waits for no worktree command (a merge asks
 // it every time, and claims hold the lock while git registers theirs).
 func CheckedOut(ctx context.Context, repo *refstore.Repo, branch string) (string, error) {
-	if root := repo.MainWorkTree(); root != "" && headIs(repo, branch) {
-		return root, nil
-	}
-	entries, err := scan(repo)
-	if err != nil {
-		return "", err
-	}
-	return checkedOutIn(repo, entries, branch), nil
+	return holder(repo, branch)
 }
 
 // Kept is the throwaway worktree a long-running process keeps for its

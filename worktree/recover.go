@@ -111,6 +111,7 @@ func recoverLocked(ctx context.Context, repo *refstore.Repo, rec Recovery) ([]Re
 		out = append(out, Repair{Path: e.display(repo), ID: e.id, What: fmt.Sprintf(format, a...), Fix: fix})
 	}
 	registered := map[string]bool{}
+	resolve := resolver{}
 	for _, e := range entries {
 		if e.commondirEmpty {
 			if err := os.WriteFile(filepath.Join(e.admin, "commondir"), []byte("../..\n"), 0o644); err != nil {
@@ -126,7 +127,7 @@ func recoverLocked(ctx context.Context, repo *refstore.Repo, rec Recovery) ([]Re
 		}
 		if !done && e.path != "" {
 			registered[e.path] = true
-			registered[realPath(e.path)] = true
+			registered[resolve.real(e.path)] = true
 		}
 	}
 	stray, err := strays(repo, registered)
@@ -354,6 +355,9 @@ func holdsNothing(ctx context.Context, repo *refstore.Repo, e *entry, integratio
 // that names nobody (empty, or git's own "initializing"): git worktree add
 // was killed before it wrote where the worktree is.
 func bare(e *entry) bool {
+	if e.path != "" || e.commondir != "" || e.commondirEmpty || e.head != "" || e.index {
+		return false // read already: no need to list the directory
+	}
 	ents, err := os.ReadDir(e.admin)
 	if err != nil {
 		return false

@@ -107,6 +107,30 @@ func realPath(p string) string {
 	return p
 }
 
+// resolver is realPath for the paths of many registrations, most of them
+// in one directory: it resolves each directory once, and then looks only
+// at whether the path itself is a link. Resolving every component of
+// every path took six system calls a registration at every claim, review
+// and merge.
+type resolver map[string]string
+
+func (r resolver) real(p string) string {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return p // as realPath: what does not exist stays as it is
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return realPath(p)
+	}
+	dir, base := filepath.Split(filepath.Clean(p))
+	d, ok := r[dir]
+	if !ok {
+		d = realPath(dir)
+		r[dir] = d
+	}
+	return filepath.Join(d, base)
+}
+
 // areas are where git-liza's worktrees lie, each path also resolved.
 type areas struct {
 	tasks, review, merge, tmp []string
@@ -189,11 +213,8 @@ func scan(repo *refstore.Repo) ([]*entry, error) {
 func read(a areas, admin string) *entry {
 	e := &entry{name: filepath.Base(admin), admin: admin}
 	file := func(name string) (string, bool) {
-		b, err := os.ReadFile(filepath.Join(admin, name))
-		if err != nil {
-			return "", false
-		}
-		return string(bytes.TrimSpace(b)), true
+		b, ok := readSmall(filepath.Join(admin, name))
+		return string(bytes.TrimSpace(b)), ok
 	}
 	if g, ok := file("gitdir"); ok && g != "" {
 		if !filepath.IsAbs(g) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -150,20 +151,31 @@ func register(ctx context.Context, repo *refstore.Repo, id, path string, base re
 		return false, err
 	}
 	defer unlock()
-	if e, err := find(repo, id); err != nil {
-		return false, err
-	} else if e != nil {
+	// A registration of the path whose directory is gone is forgotten
+	// when that loses nothing; any other is another claim's (or a dead
+	// one's, settling).
+	clear := func(e *entry) error {
 		if owner, ok := parseLock(e.reason); ok && e.locked && owner.Gone() {
-			return false, ErrSettling
+			return ErrSettling
 		}
 		if e.locked || e.exists || !e.headOK() || !detachedSafe(ctx, repo, e) {
-			return false, ErrBusy
+			return ErrBusy
 		}
 		if err := discard(repo, e); err != nil {
-			return false, err
+			return err
 		}
 		if notice != nil {
 			notice(fmt.Sprintf("forgot the registration of %s: its directory is gone", Rel(id)))
+		}
+		return nil
+	}
+	e, err := find(repo, id)
+	if err != nil {
+		return false, err
+	}
+	if e != nil {
+		if err := clear(e); err != nil {
+			return false, err
 		}
 	}
 	// Not a worktree of ours, yet something is there: git would refuse to
@@ -195,6 +207,7 @@ func register(ctx context.Context, repo *refstore.Repo, id, path string, base re
 	}
 	// worktree add writes .git/config.lock when it records the worktree's
 	// branch; concurrent claims here may collide on it, so retry briefly.
+	scanned := false
 	for try := 0; ; try++ {
 		_, err = repo.GitUnlocking(ctx, args...)
 		var ge *refstore.GitError
@@ -204,10 +217,26 @@ func register(ctx context.Context, repo *refstore.Repo, id, path string, base re
 		switch {
 		case strings.Contains(ge.Stderr, "already exists"), strings.Contains(ge.Stderr, "already checked out"),
 			strings.Contains(ge.Stderr, "is already used by worktree"), strings.Contains(ge.Stderr, "is a missing but"):
-			// Another claim's, or the git of a claim killed a moment
-			// ago, which goes on alone.
-			if e, _ := find(repo, id); e != nil {
-				if owner, ok := parseLock(e.reason); ok && owner.Gone() {
+			// A registration find does not see (moved into place, its
+			// directory gone), another claim's, or the git of a claim
+			// killed a moment ago, which goes on alone.
+			other, ferr := findAll(repo, id)
+			if ferr != nil {
+				return false, ferr
+			}
+			if other != nil && e == nil && !scanned {
+				scanned = true
+				if err := clear(other); err != nil {
+					return false, err
+				}
+				if now, ok, _ := repo.ReadRef(BranchRef(id)); !hasBranch && ok && now == base {
+					// git made the branch before it refused the path.
+					args = append(args[:len(args)-3], Branch(id))
+				}
+				continue
+			}
+			if other != nil {
+				if owner, ok := parseLock(other.reason); ok && owner.Gone() {
 					return false, ErrSettling
 				}
 			} else if pids, _ := proc.GitIn([]string{path}); len(pids) > 0 {
@@ -260,8 +289,92 @@ func detachedSafe(ctx context.Context, repo *refstore.Repo, e *entry) bool {
 }
 
 // find is the registration of task id's worktree, or nil (the caller
-// holds lockRepo).
+// holds lockRepo). Git names a registration after the worktree's
+// directory (id, or id and a number when that name was taken), and the
+// worktree's .git file names its registration: find reads those, not
+// every registration, since claims and merges ask for one task's with the
+// whole review queue registered. One it cannot see so (moved into place by
+// git worktree move, its directory gone) makes git worktree add refuse the
+// path, and register then reads them all (findAll).
 func find(repo *refstore.Repo, id string) (*entry, error) {
+	dir := filepath.Join(repo.CommonDir, "worktrees")
+	f, err := os.Open(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	var admins []string
+	slices.Sort(names)
+	for _, n := range names {
+		if rest, ok := strings.CutPrefix(n, id); ok && strings.Trim(rest, "0123456789") == "" {
+			admins = append(admins, filepath.Join(dir, n))
+		}
+	}
+	path, err := Path(repo, id)
+	if err != nil {
+		return nil, err
+	}
+	if g, ok := gitdirIn(path, ".git"); ok {
+		admins = append(admins, g)
+	}
+	a := areasOf(repo)
+	real := ""
+	for i, admin := range admins {
+		if slices.Contains(admins[:i], admin) {
+			continue
+		}
+		// Most names that only begin with id are other tasks' (t-1 and
+		// t-12): their gitdir says so.
+		if g, ok := gitdirIn(admin, "gitdir"); ok && filepath.Dir(g) != path {
+			if real == "" {
+				real = realPath(path)
+			}
+			if filepath.Dir(g) != real {
+				continue
+			}
+		}
+		if fi, err := os.Stat(admin); err != nil || !fi.IsDir() {
+			continue
+		}
+		if e := read(a, admin); e.kind == taskTree && e.id == id {
+			return e, nil
+		}
+	}
+	return nil, nil
+}
+
+// gitdirIn reads the path that file in dir names: a worktree's .git file
+// ("gitdir: " and its registration), or a registration's gitdir (the
+// worktree's .git file).
+func gitdirIn(dir, file string) (string, bool) {
+	b, ok := readSmall(filepath.Join(dir, file))
+	if !ok {
+		return "", false
+	}
+	g := strings.TrimSpace(string(b))
+	if file == ".git" {
+		if g, ok = strings.CutPrefix(g, "gitdir: "); !ok {
+			return "", false
+		}
+	}
+	if g == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(g) {
+		g = filepath.Join(dir, g)
+	}
+	return filepath.Clean(g), true
+}
+
+// findAll is find reading every registration.
+func findAll(repo *refstore.Repo, id string) (*entry, error) {
 	entries, err := scan(repo)
 	if err != nil {
 		return nil, err
@@ -499,25 +612,28 @@ func drop(ctx context.Context, repo *refstore.Repo, id string, branch bool) erro
 	if err != nil {
 		return err
 	}
-	entries, err := scan(repo)
-	if err != nil {
-		unlock()
-		return err
-	}
-	var others []*entry
-	for _, e := range entries {
-		if e.kind != taskTree || e.id != id {
-			others = append(others, e)
-		} else if err := discard(repo, e); err != nil {
+	for {
+		e, err := find(repo, id)
+		if err == nil && e != nil {
+			err = discard(repo, e)
+		}
+		if err != nil {
 			unlock()
 			return err
 		}
+		if e == nil {
+			break
+		}
+	}
+	at := ""
+	if branch {
+		at, err = holder(repo, BranchRef(id))
 	}
 	unlock()
-	if !branch {
-		return nil
+	if !branch || err != nil {
+		return err
 	}
-	if at := checkedOutIn(repo, others, BranchRef(id)); at != "" {
+	if at != "" {
 		return contracts.Invalidf("branch %s is checked out in %s: it stays", Branch(id), at)
 	}
 	proc.CrashPoint("worktree:branch")
@@ -531,18 +647,38 @@ func drop(ctx context.Context, repo *refstore.Repo, id string, branch bool) erro
 	return nil
 }
 
-// checkedOutIn is the checkout, the main one or one of entries, that has
-// branch (a full ref name) checked out, or "".
-func checkedOutIn(repo *refstore.Repo, entries []*entry, branch string) string {
+// holder is the checkout, the main one or a registered one, that has
+// branch (a full ref name) checked out, or "". It reads the HEAD of each
+// registration (and the gitdir of one at branch), not the whole of each:
+// merges ask it twice with the review queue's worktrees registered.
+func holder(repo *refstore.Repo, branch string) (string, error) {
 	if root := repo.MainWorkTree(); root != "" && headIs(repo, branch) {
-		return root
+		return root, nil
 	}
-	for _, e := range entries {
-		if e.path != "" && e.head == "ref: "+branch {
-			return e.path
+	dir := filepath.Join(repo.CommonDir, "worktrees")
+	f, err := os.Open(dir)
+	if os.IsNotExist(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		admin := filepath.Join(dir, n)
+		if b, ok := readSmall(filepath.Join(admin, "HEAD")); !ok || strings.TrimSpace(string(b)) != "ref: "+branch {
+			continue
+		}
+		if g, ok := gitdirIn(admin, "gitdir"); ok {
+			return filepath.Dir(g), nil
 		}
 	}
-	return ""
+	return "", nil
 }
 
 // headIs reports whether the main checkout's HEAD is branch (a full ref

@@ -349,3 +349,56 @@ func TestCreateKilledBeforeCheckout(t *testing.T) {
 	}
 	r.sound()
 }
+
+// TestFindByOtherNames: a task's registration is found when git named it
+// otherwise than the task (the name taken by another worktree: t1 is
+// registered as t11, and t11 then as t111), and one moved into place whose
+// directory is gone is forgotten by the next claim of the task, as one
+// named after it is. find reads only the registrations named after the
+// task and the one its .git file names; the rest is git's refusal.
+func TestFindByOtherNames(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	r.git("worktree", "add", "-q", "--detach", filepath.Join(r.root, "elsewhere", "t1"))
+	for _, id := range []string{"t1", "t11", "t12"} {
+		if _, err := Create(ctx, r.repo, id, r.base, "coder-1", nil); err != nil {
+			t.Fatalf("Create %s: %v", id, err)
+		}
+	}
+	for id, admin := range map[string]string{"t1": "t11", "t11": "t111", "t12": "t12"} {
+		e, err := find(r.repo, id)
+		if err != nil || e == nil || filepath.Base(e.admin) != admin || e.id != id {
+			t.Fatalf("find %s: %+v, %v; want registration %s", id, e, err, admin)
+		}
+		if err := Unlock(ctx, r.repo, id); err != nil {
+			t.Fatal(err)
+		}
+		if info, err := Inspect(ctx, r.repo, id); err != nil || !info.Exists || info.Locked != "" || info.Branch != "task/"+id {
+			t.Fatalf("Inspect %s: %+v, %v", id, info, err)
+		}
+	}
+	if e, err := find(r.repo, "t2"); e != nil || err != nil {
+		t.Fatalf("find t2, never made: %+v, %v", e, err)
+	}
+	// A worktree moved to .worktrees/t5 keeps its registration's name;
+	// its directory removed, the registration stays behind.
+	r.git("worktree", "add", "-q", "-b", "side", filepath.Join(r.root, Dir, "side"))
+	r.git("worktree", "move", filepath.Join(r.root, Dir, "side"), filepath.Join(r.root, Dir, "t5"))
+	if err := os.RemoveAll(filepath.Join(r.root, Dir, "t5")); err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	if _, err := Create(ctx, r.repo, "t5", r.base, "coder-2", func(s string) { notes = append(notes, s) }); err != nil {
+		t.Fatalf("Create t5 over a registration moved into place: %v", err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "forgot the registration of .worktrees/t5") {
+		t.Fatalf("notices: %q", notes)
+	}
+	if e, err := find(r.repo, "t5"); err != nil || e == nil || filepath.Base(e.admin) != "t5" {
+		t.Fatalf("find t5: %+v, %v", e, err)
+	}
+	if _, err := os.Stat(filepath.Join(r.repo.CommonDir, "worktrees", "side")); !os.IsNotExist(err) {
+		t.Fatalf("the moved registration is still there: %v", err)
+	}
+	r.sound()
+}
