@@ -47,43 +47,25 @@ func (s *Service) recoverWhenFree(ctx context.Context) error {
 	return err
 }
 
-// recovery is what worktree recovery asks of the board, read once, when
-// first needed.
+// recovery is what worktree recovery asks of the board: the index, read
+// once when first needed, and the task whose worktree a dead claim left,
+// read when asked. Reading every task in play to know which hold their
+// worktrees cost each merge a decode per task in review, to judge the
+// reviewer's checkout, which the index judges alone.
 func (s *Service) recovery() worktree.Recovery {
 	var once sync.Once
-	var held map[string]bool
-	reviewing := map[string]string{}
+	var idx map[string]*contracts.TaskSummary
 	var integ string
 	var viewErr error
 	read := func() {
-		held = map[string]bool{}
 		viewErr = s.view(func(tx *cas.Tx) error {
 			m, err := tx.Meta()
 			if err != nil {
 				return err
 			}
 			integ = "refs/heads/" + m.Config.IntegrationBranch
-			idx, err := tx.Index()
-			if err != nil {
-				return err
-			}
-			for id, sum := range idx {
-				if sum.Status == contracts.ReadyForReview && sum.ReviewingBy != "" {
-					reviewing[id] = sum.ReviewingBy
-				}
-				switch sum.Status {
-				case contracts.Unclaimed, contracts.Draft, contracts.Merged, contracts.Superseded, contracts.Abandoned:
-					continue
-				}
-				t, err := tx.Task(id)
-				if err != nil {
-					return err
-				}
-				if t != nil && t.Worktree == worktree.Rel(id) {
-					held[id] = true
-				}
-			}
-			return nil
+			idx, err = tx.Index()
+			return err
 		})
 		if errors.Is(viewErr, cas.ErrNoBoard) {
 			// No board: nothing was claimed, and no branch is known to
@@ -91,14 +73,30 @@ func (s *Service) recovery() worktree.Recovery {
 			viewErr, integ = nil, ""
 		}
 	}
+	holds := func(id string) (bool, error) {
+		once.Do(read)
+		sum := idx[id]
+		if viewErr != nil || sum == nil {
+			return false, viewErr
+		}
+		switch sum.Status {
+		case contracts.Unclaimed, contracts.Draft, contracts.Merged, contracts.Superseded, contracts.Abandoned:
+			return false, nil
+		}
+		held := false
+		err := s.view(func(tx *cas.Tx) error {
+			t, err := tx.Task(id)
+			held = err == nil && t != nil && t.Worktree == worktree.Rel(id)
+			return err
+		})
+		return held, err
+	}
 	return worktree.Recovery{
-		Holds: func(id string) (bool, error) {
-			once.Do(read)
-			return held[id], viewErr
-		},
+		Holds: holds,
 		Reviewing: func(agent, task string) (bool, error) {
 			once.Do(read)
-			return reviewing[task] == agent, viewErr
+			sum := idx[task]
+			return sum != nil && sum.Status == contracts.ReadyForReview && sum.ReviewingBy == agent, viewErr
 		},
 		Integration: func() (string, error) {
 			once.Do(read)
