@@ -51,12 +51,15 @@ type options struct {
 	// teamBoard the size of the board the 20 live tasks of the second run
 	// sit on (0 teamTasks: no team runs).
 	teamTasks, teamBoard int
+	// queue is how many tasks wait in review while one task's claim,
+	// review and merge are timed (0: not timed).
+	queue int
 	// only, when not empty, names the sections to run (see -only).
 	only map[string]bool
 }
 
 // sections are the parts of a run -only can name.
-var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team"}
+var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue"}
 
 // want reports whether section runs: -only names it, or -only is empty
 // and its own flag allows it.
@@ -96,6 +99,7 @@ func main() {
 	flag.DurationVar(&opt.fairTime, "fair-time", 30*time.Second, "with -remote: how long 1, 2, 4 and 8 clones add tasks in a loop on one remote, to see that each gets its turn (0: not)")
 	flag.IntVar(&opt.teamTasks, "team-tasks", 60, "teams of 1, 2, 4 and 8 coders merge `N` tasks each (0: no team runs)")
 	flag.IntVar(&opt.teamBoard, "team-board", 2000, "and 2 coders merge 20 tasks on a board of 20, then on one of `N` tasks")
+	flag.IntVar(&opt.queue, "queue", 100, "time one task's claim, review and merge with no other task in review, and with `N` in review (0: not)")
 	var only string
 	flag.StringVar(&only, "only", "", "run only these `SECTIONS` (comma-separated: "+strings.Join(sections, ", ")+"); the other flags still size them")
 	flag.Parse()
@@ -271,6 +275,13 @@ func run(opt options) error {
 			return fmt.Errorf("team: %v", err)
 		}
 		rep.Teams = t
+	}
+	if opt.want("queue", opt.queue > 0) {
+		q, err := b.measureQueue()
+		if err != nil {
+			return fmt.Errorf("queue: %v", err)
+		}
+		rep.Queue = &q
 	}
 	if opt.want("scale", opt.scaleTasks > 0) {
 		s, err := b.measureScale()

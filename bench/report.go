@@ -95,6 +95,7 @@ type report struct {
 	Scale         *scaleResult       `json:"scale,omitempty"`
 	Fairness      []fairResult       `json:"fairness,omitempty"`
 	Teams         []teamResult       `json:"teams,omitempty"`
+	Queue         *queueResult       `json:"queue,omitempty"`
 	Compare       *compareInfo       `json:"compare,omitempty"`
 }
 
@@ -143,6 +144,7 @@ func printTable(r report) {
 	}
 	printFairness(r.Fairness)
 	printTeams(r.Teams)
+	printQueue(r.Queue)
 	if r.Scale != nil {
 		printScale(r.Scale)
 	}
