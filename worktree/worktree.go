@@ -297,21 +297,11 @@ func detachedSafe(ctx context.Context, repo *refstore.Repo, e *entry) bool {
 // git worktree move, its directory gone) makes git worktree add refuse the
 // path, and register then reads them all (findAll).
 func find(repo *refstore.Repo, id string) (*entry, error) {
-	dir := filepath.Join(repo.CommonDir, "worktrees")
-	f, err := os.Open(dir)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	names, err := f.Readdirnames(-1)
-	f.Close()
+	dir, names, err := adminNames(repo)
 	if err != nil {
 		return nil, err
 	}
 	var admins []string
-	slices.Sort(names)
 	for _, n := range names {
 		if rest, ok := strings.CutPrefix(n, id); ok && strings.Trim(rest, "0123456789") == "" {
 			admins = append(admins, filepath.Join(dir, n))
@@ -371,6 +361,23 @@ func gitdirIn(dir, file string) (string, bool) {
 		g = filepath.Join(dir, g)
 	}
 	return filepath.Clean(g), true
+}
+
+// adminNames lists the names in git's registry of worktrees (dir), in
+// order, without looking at each: none when there is no registry.
+func adminNames(repo *refstore.Repo) (dir string, names []string, err error) {
+	dir = filepath.Join(repo.CommonDir, "worktrees")
+	f, err := os.Open(dir)
+	if os.IsNotExist(err) {
+		return dir, nil, nil
+	}
+	if err != nil {
+		return dir, nil, err
+	}
+	names, err = f.Readdirnames(-1)
+	f.Close()
+	slices.Sort(names)
+	return dir, names, err
 }
 
 // findAll is find reading every registration.
@@ -655,20 +662,10 @@ func holder(repo *refstore.Repo, branch string) (string, error) {
 	if root := repo.MainWorkTree(); root != "" && headIs(repo, branch) {
 		return root, nil
 	}
-	dir := filepath.Join(repo.CommonDir, "worktrees")
-	f, err := os.Open(dir)
-	if os.IsNotExist(err) {
-		return "", nil
-	}
+	dir, names, err := adminNames(repo)
 	if err != nil {
 		return "", err
 	}
-	names, err := f.Readdirnames(-1)
-	f.Close()
-	if err != nil {
-		return "", err
-	}
-	slices.Sort(names)
 	for _, n := range names {
 		admin := filepath.Join(dir, n)
 		if b, ok := readSmall(filepath.Join(admin, "HEAD")); !ok || strings.TrimSpace(string(b)) != "ref: "+branch {
