@@ -619,17 +619,17 @@ func drop(ctx context.Context, repo *refstore.Repo, id string, branch bool) erro
 	if err != nil {
 		return err
 	}
-	for {
+	for seen := map[string]bool{}; ; {
 		e, err := find(repo, id)
-		if err == nil && e != nil {
+		if err == nil && e != nil && !seen[e.admin] {
+			seen[e.admin] = true
 			err = discard(repo, e)
+		} else if err == nil {
+			break // none left, or one discard left in place
 		}
 		if err != nil {
 			unlock()
 			return err
-		}
-		if e == nil {
-			break
 		}
 	}
 	at := ""
