@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,32 +110,16 @@ func TestSleepWakesOnMove(t *testing.T) {
 	coder.waitOn = []string{cas.EntityFile(cas.TasksDir, "mine")}
 	woke, slept := start(reviewer), start(coder)
 	addTask(t, svc, "other")
-	select {
-	case <-woke:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the reviewer slept on after the board moved")
-	}
-	select {
-	case <-slept:
-		t.Fatal("a move that left the coder's task alone woke it")
-	case <-time.After(3 * checkStep):
-	}
+	wakes(t, woke, "the reviewer slept on after the board moved")
+	sleeps(t, slept, "a move that left the coder's task alone woke it")
 	addTask(t, svc, "mine")
-	select {
-	case <-slept:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the coder slept on after its task changed")
-	}
+	wakes(t, slept, "the coder slept on after its task changed")
 
 	// The end of a merge wakes the reviewer, to merge the next at once.
 	reviewer.lane.freed = make(chan struct{}, 1)
 	woke = start(reviewer)
 	reviewer.lane.freed <- struct{}{}
-	select {
-	case <-woke:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the reviewer slept on after its merge lane was freed")
-	}
+	wakes(t, woke, "the reviewer slept on after its merge lane was freed")
 }
 
 // newBoard makes a repository with a blackboard in a temporary directory and
@@ -217,29 +202,13 @@ func TestWaitingCoderSleepsPastPoll(t *testing.T) {
 		what string
 		s    *sup
 	}{{"a coder with a remote", coder(true, mine)}, {"a coder that waits for nothing in particular", coder(false)}} {
-		select {
-		case <-sleep(c.s):
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%s slept past its poll interval", c.what)
-		}
+		wakes(t, sleep(c.s), fmt.Sprintf("%s slept past its poll interval", c.what))
 	}
-	select {
-	case <-waiting:
-		t.Fatal("a coder waiting for its review woke at the end of its poll interval")
-	case <-time.After(3 * checkStep):
-	}
+	sleeps(t, waiting, "a coder waiting for its review woke at the end of its poll interval")
 	addTask(t, svc, "other")
-	select {
-	case <-waiting:
-		t.Fatal("a move that left the coder's task alone woke it")
-	case <-time.After(3 * checkStep):
-	}
+	sleeps(t, waiting, "a move that left the coder's task alone woke it")
 	addTask(t, svc, "mine")
-	select {
-	case <-waiting:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the coder slept on after its task changed")
-	}
+	wakes(t, waiting, "the coder slept on after its task changed")
 }
 
 // TestBellsReplaceRefWatch: while bells ring for a waiting coder, it does
@@ -293,9 +262,27 @@ func TestSleepSeesSwitchLiftedBeforeSleep(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { s.sleep(context.Background(), time.Hour, tip); close(done) }()
+	wakes(t, done, "the sleep missed the pause lifted before it began")
+}
+
+// wakes fails the test with msg unless ch closes (a sleep ends) within 30
+// seconds.
+func wakes(t *testing.T, ch <-chan struct{}, msg string) {
+	t.Helper()
 	select {
-	case <-done:
+	case <-ch:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the sleep missed the pause lifted before it began")
+		t.Fatal(msg)
+	}
+}
+
+// sleeps fails the test with msg if ch closes (a sleep ends) within three
+// of sleep's checks.
+func sleeps(t *testing.T, ch <-chan struct{}, msg string) {
+	t.Helper()
+	select {
+	case <-ch:
+		t.Fatal(msg)
+	case <-time.After(3 * checkStep):
 	}
 }

@@ -216,11 +216,8 @@ func read(a areas, admin string) *entry {
 		b, ok := readSmall(filepath.Join(admin, name))
 		return string(bytes.TrimSpace(b)), ok
 	}
-	if g, ok := file("gitdir"); ok && g != "" {
-		if !filepath.IsAbs(g) {
-			g = filepath.Join(admin, g)
-		}
-		e.path = filepath.Dir(filepath.Clean(g))
+	if g, ok := gitdirIn(admin, "gitdir"); ok {
+		e.path = filepath.Dir(g)
 	}
 	e.reason, e.locked = file("locked")
 	var ok bool

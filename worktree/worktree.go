@@ -330,9 +330,6 @@ func find(repo *refstore.Repo, id string) (*entry, error) {
 				continue
 			}
 		}
-		if fi, err := os.Stat(admin); err != nil || !fi.IsDir() {
-			continue
-		}
 		if e := read(a, admin); e.kind == taskTree && e.id == id {
 			return e, nil
 		}
