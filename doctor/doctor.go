@@ -258,18 +258,11 @@ func Hooks(ctx context.Context, repo *refstore.Repo, branch string) Check {
 	return c
 }
 
-// hooksDir is where git runs the hooks of the worktree at dir: git's own
-// answer, which takes a relative core.hooksPath from that worktree.
+// hooksDir is where git run by an agent runs the hooks of the worktree at
+// dir: git's own answer, which takes a relative core.hooksPath from that
+// worktree.
 func hooksDir(ctx context.Context, dir string) (string, error) {
-	out, err := refstore.Run(ctx, dir, nil, "rev-parse", "--git-path", "hooks")
-	if err != nil {
-		return "", err
-	}
-	p := strings.TrimSpace(string(out))
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
-	}
-	return p, nil
+	return refstore.AgentHooksDir(ctx, dir)
 }
 
 // inactiveHooks lists the client hooks that do not run git-liza's handler
@@ -299,7 +292,7 @@ func Remote(ctx context.Context, repo *refstore.Repo) Check {
 		return c
 	}
 	url, _ := repo.Config("remote." + name + ".url")
-	if _, err := refstore.Run(ctx, repo.Dir(), nil, "ls-remote", "--quiet", "--", name, refstore.StateRef); err != nil {
+	if _, err := refstore.Run(ctx, repo.Dir(), nil, "ls-remote", "--quiet", repo.PackProgram(name, false), "--", name, refstore.StateRef); err != nil {
 		c.Level, c.Code = Fail, contracts.CodeGit
 		c.Detail = fmt.Sprintf("remote %s (%s) does not answer: %s", name, url, firstLine(err.Error()))
 		c.Fix = "check its URL and your access, or unset liza.remote for local mode"
@@ -307,7 +300,7 @@ func Remote(ctx context.Context, repo *refstore.Repo) Check {
 	}
 	// A dry-run push negotiates with the remote's receive-pack, which needs
 	// the right to push.
-	if _, err := refstore.Run(ctx, repo.Dir(), nil, "push", "--dry-run", "--quiet", "--", name, "HEAD:refs/liza/doctor-probe"); err != nil {
+	if _, err := refstore.Run(ctx, repo.Dir(), nil, "push", "--dry-run", "--quiet", repo.PackProgram(name, true), "--", name, "HEAD:refs/liza/doctor-probe"); err != nil {
 		c.Level, c.Code = Fail, contracts.CodeGit
 		c.Detail = fmt.Sprintf("remote %s (%s) answers but refuses a push: %s", name, url, firstLine(err.Error()))
 		c.Fix = "get push access to it"

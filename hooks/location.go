@@ -38,7 +38,7 @@ func Locate(repo *refstore.Repo) (Location, error) {
 		base = repo.Dir()
 	}
 	dir, err := repo.HooksDir(base)
-	p, _ := repo.Config("core.hooksPath")
+	p, _ := repo.ConfigAnyScope("core.hooksPath")
 	if err != nil {
 		return Location{}, contracts.Invalidf("core.hooksPath %s: %v", p, err)
 	}

@@ -76,7 +76,7 @@ func (r *Repo) fillPartialClone() {
 		// the blobs below it that are not asked for.
 		if _, err := r.GitInput(ctx, missing.Bytes(), "-c", "fetch.negotiationAlgorithm=noop",
 			"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
-			"--no-auto-maintenance", "--filter=blob:none", "--stdin", remote); err != nil {
+			"--no-auto-maintenance", "--filter=blob:none", r.PackProgram(remote, false), "--stdin", remote); err != nil {
 			return
 		}
 	}

@@ -16,6 +16,28 @@ func (r *Repo) Config(key string) (string, bool) {
 	r.configOnce.Do(r.loadConfig)
 	want := normalKey(key)
 	val, found := "", false
+	// A setting that names a program is taken only from where the user
+	// set it, never from the repository's own files (contain.go).
+	protect := programKey(want)
+	for _, e := range r.config {
+		if e.Key == want && (!protect || e.Scope.protected()) {
+			val, found = e.Value, true
+		}
+	}
+	if v, ok := configParameters()[want]; ok {
+		val, found = v, true
+	}
+	return val, found
+}
+
+// ConfigAnyScope is Config for a key that names a program, with the
+// repository's own files counted too: what git run by a person (or an
+// agent) in this repository uses, as opposed to what git-liza's own git
+// processes use (see contain.go). For any other key it is Config.
+func (r *Repo) ConfigAnyScope(key string) (string, bool) {
+	r.configOnce.Do(r.loadConfig)
+	want := normalKey(key)
+	val, found := "", false
 	for _, e := range r.config {
 		if e.Key == want {
 			val, found = e.Value, true
@@ -52,6 +74,28 @@ func normalKey(key string) string {
 }
 
 func loadConfigs(r *Repo) []configEntry {
+	out := loadUserConfigs()
+	files := []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree")}
+	seen := map[string]bool{}
+	for _, f := range files {
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		// A file that is missing or does not parse is skipped, as if
+		// empty; git itself would refuse to run in the second case.
+		n := len(out)
+		out, _ = parseConfigFile(f, 0, out)
+		for j := n; j < len(out); j++ {
+			out[j].Scope = scopeRepo
+		}
+	}
+	return out
+}
+
+// loadUserConfigs reads the config files git reads for every repository:
+// the system's and the user's.
+func loadUserConfigs() []configEntry {
 	var files []string
 	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
 		sys := os.Getenv("GIT_CONFIG_SYSTEM")
@@ -75,7 +119,6 @@ func loadConfigs(r *Repo) []configEntry {
 			files = append(files, filepath.Join(home, ".gitconfig"))
 		}
 	}
-	files = append(files, filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree"))
 	var out []configEntry
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -83,9 +126,11 @@ func loadConfigs(r *Repo) []configEntry {
 			continue
 		}
 		seen[f] = true
-		// A file that is missing or does not parse is skipped, as if
-		// empty; git itself would refuse to run in the second case.
+		n := len(out)
 		out, _ = parseConfigFile(f, 0, out)
+		for j := n; j < len(out); j++ {
+			out[j].Scope = scopeUser
+		}
 	}
 	return out
 }
@@ -94,8 +139,12 @@ func loadConfigs(r *Repo) []configEntry {
 // options of `git -c k=v liza ...` to the subcommand: 'k'='v' pairs,
 // single-quoted, space separated.
 func configParameters() map[string]string {
+	return configParametersOf(os.Getenv("GIT_CONFIG_PARAMETERS"))
+}
+
+// configParametersOf parses a value of GIT_CONFIG_PARAMETERS.
+func configParametersOf(s string) map[string]string {
 	out := map[string]string{}
-	s := os.Getenv("GIT_CONFIG_PARAMETERS")
 	for len(s) > 0 {
 		s = strings.TrimLeft(s, " ")
 		tok, rest, ok := quoted(s)

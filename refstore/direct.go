@@ -41,10 +41,10 @@ func (r *Repo) DirectRefs() bool {
 // foreignHook reports whether git would run a hook called name that is
 // not git-liza's, or that chains one.
 func (r *Repo) foreignHook(name string) bool {
-	if !r.HasHook(name) {
+	path, ok := r.runHook(name)
+	if !ok {
 		return false
 	}
-	path := r.hookPath(name)
 	if _, err := os.Stat(path + HookChainSuffix); err == nil {
 		return true
 	}

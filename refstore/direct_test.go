@@ -105,7 +105,10 @@ func TestMoveRefLocked(t *testing.T) {
 
 // Where git would run a reference-transaction hook that is not
 // git-liza's (or that chains one), or do more than move the ref, MoveRef
-// leaves the move to git; git-liza's own hook does not stop it.
+// leaves the move to git; git-liza's own hook does not stop it. git-liza's
+// git runs hooks only from a core.hooksPath of the user's own config
+// (contain.go): hooks in the repository, whoever put them there, do not
+// count.
 func TestMoveRefLeavesToGit(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -117,11 +120,11 @@ func TestMoveRefLeavesToGit(t *testing.T) {
 		}, true},
 		{"foreign hook", func(t *testing.T, dir string) {
 			hook(t, dir, "reference-transaction", "#!/bin/sh\nexit 0\n")
-		}, false},
+		}, true},
 		{"chained hook", func(t *testing.T, dir string) {
 			hook(t, dir, "reference-transaction", "#!/bin/sh\n"+HookMarker+"\nexit 0\n")
 			hook(t, dir, "reference-transaction.liza-chained", "#!/bin/sh\nexit 0\n")
-		}, false},
+		}, true},
 		{"not executable", func(t *testing.T, dir string) {
 			hook(t, dir, "reference-transaction", "#!/bin/sh\nexit 1\n")
 			os.Chmod(filepath.Join(dir, ".git", "hooks", "reference-transaction"), 0o644)
@@ -130,6 +133,13 @@ func TestMoveRefLeavesToGit(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "githooks", "reference-transaction"), "#!/bin/sh\nexit 0\n")
 			os.Chmod(filepath.Join(dir, "githooks", "reference-transaction"), 0o755)
 			git(t, dir, "config", "core.hooksPath", "githooks")
+		}, true},
+		{"user's hooks path", func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "githooks", "reference-transaction"), "#!/bin/sh\nexit 0\n")
+			os.Chmod(filepath.Join(dir, "githooks", "reference-transaction"), 0o755)
+			global := filepath.Join(dir, "global.gitconfig")
+			writeFile(t, global, "[core]\n\thooksPath = "+filepath.Join(dir, "githooks")+"\n")
+			t.Setenv("GIT_CONFIG_GLOBAL", global)
 		}, false},
 		{"shared", func(t *testing.T, dir string) { git(t, dir, "config", "core.sharedRepository", "group") }, false},
 		{"fsync", func(t *testing.T, dir string) { git(t, dir, "config", "core.fsync", "reference") }, false},

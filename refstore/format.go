@@ -137,24 +137,24 @@ func (r *Repo) Plumbing() string { return r.plumbing }
 // ObjectFormat is the repository's object format: "sha1" or "sha256".
 func (r *Repo) ObjectFormat() string { return r.algo.String() }
 
-// gitConfig reads every config variable through `git config --list -z`,
-// which gives "key\nvalue" records (a key alone for a valueless boolean).
-// Should git fail, the files are read as usual.
+// gitConfig reads every config variable through `git config --list
+// --show-scope -z`, which gives "scope", "key\nvalue" records (a key alone
+// for a valueless boolean). Should git fail, the files are read as usual.
 func (r *Repo) gitConfig() []configEntry {
-	out, err := r.Git(context.Background(), "config", "--list", "-z")
+	// Without the containment settings (contain.go), which would show as
+	// the command line's: listing the config runs no program.
+	out, err := runUncontained(context.Background(), r.Dir(), "config", "--list", "--show-scope", "-z")
 	if err != nil {
 		return loadConfigs(r)
 	}
 	var entries []configEntry
-	for _, rec := range strings.Split(string(out), "\x00") {
-		if rec == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(rec, "\n")
+	recs := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		k, v, ok := strings.Cut(recs[i+1], "\n")
 		if !ok {
 			v = "true"
 		}
-		entries = append(entries, configEntry{Key: normalKey(k), Value: v})
+		entries = append(entries, configEntry{Key: normalKey(k), Value: v, Scope: gitScope(recs[i])})
 	}
 	return entries
 }

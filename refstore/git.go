@@ -81,7 +81,7 @@ func run(ctx context.Context, dir string, env []string, stdin []byte, args []str
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir, cmd.Env = dir, env
+	cmd.Dir, cmd.Env = dir, ContainEnv(env)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -100,6 +100,46 @@ func run(ctx context.Context, dir string, env []string, stdin []byte, args []str
 		return stdout.Bytes(), &GitError{Args: stripConfig(args), ExitCode: code, Stderr: stderr.String()}
 	}
 	return stdout.Bytes(), nil
+}
+
+// runUncontained runs git without the containment settings (contain.go),
+// for the few questions whose answer those settings would change and that
+// run no program: what the repository's config says, where git run by an
+// agent looks for hooks.
+func runUncontained(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	if err := CheckGit(); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		code := -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		return out, &GitError{Args: args, ExitCode: code, Stderr: stderr.String()}
+	}
+	return out, nil
+}
+
+// AgentHooksDir is where git run by a person or an agent in the worktree
+// at dir looks for hooks: git's own answer, which takes a relative
+// core.hooksPath from that worktree. (git-liza's own git processes run
+// none from there.)
+func AgentHooksDir(ctx context.Context, dir string) (string, error) {
+	out, err := runUncontained(ctx, dir, "rev-parse", "--git-path", "hooks")
+	if err != nil {
+		return "", err
+	}
+	p := strings.TrimSpace(string(out))
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return p, nil
 }
 
 // stripConfig drops leading "-c key=value" pairs so that errors name the

@@ -15,12 +15,24 @@ import (
 type configEntry struct {
 	Key   string
 	Value string
+	// Scope is where the entry was read: from a file git reads for every
+	// repository (the system's, the user's), from the repository's own
+	// files (which whoever can write the git directory can write), or from
+	// the command line. See contain.go.
+	Scope configScope
 }
 
 // parseConfigFile reads a git config file (git-config(1), "CONFIGURATION
 // FILE") and appends its variables to out in order. include.path is
 // followed, relative to the including file; includeIf is not.
 func parseConfigFile(path string, depth int, out []configEntry) ([]configEntry, error) {
+	return parseConfigFileIf(path, depth, false, out)
+}
+
+// parseConfigFileIf is parseConfigFile that, with conditional set, also
+// follows every includeIf.*.path whatever its condition: what containment
+// scans for settings git may read (contain.go).
+func parseConfigFileIf(path string, depth int, conditional bool, out []configEntry) ([]configEntry, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return out, err
@@ -31,7 +43,8 @@ func parseConfigFile(path string, depth int, out []configEntry) ([]configEntry, 
 	}
 	for _, e := range entries {
 		out = append(out, e)
-		if e.Key != "include.path" || depth >= 10 || e.Value == "" {
+		included := e.Key == "include.path" || conditional && strings.HasPrefix(e.Key, "includeif.") && strings.HasSuffix(e.Key, ".path")
+		if !included || depth >= 10 || e.Value == "" {
 			continue
 		}
 		inc := e.Value
@@ -40,7 +53,7 @@ func parseConfigFile(path string, depth int, out []configEntry) ([]configEntry, 
 			inc = filepath.Join(home, rest)
 		}
 		inc = absFrom(filepath.Dir(path), inc)
-		if out, err = parseConfigFile(inc, depth+1, out); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if out, err = parseConfigFileIf(inc, depth+1, conditional, out); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return out, err
 		}
 	}

@@ -28,14 +28,21 @@ func IsOwnHook(content []byte) bool {
 // passes to hooks for "no commit".
 func (r *Repo) NullID() string { return r.algo.nullHex() }
 
-// HooksDir is the directory git runs hooks from: core.hooksPath (a leading
-// ~/ is the home directory, and a relative path is taken from base), else
-// the hooks directory of the common directory.
+// HooksDir is the directory git, run by a person or an agent, runs hooks
+// from: core.hooksPath (a leading ~/ is the home directory, and a relative
+// path is taken from base), else the hooks directory of the common
+// directory. git-liza's own git processes run none from there (see
+// contain.go).
 func (r *Repo) HooksDir(base string) (string, error) {
-	p, ok := r.Config("core.hookspath")
+	p, ok := r.ConfigAnyScope("core.hookspath")
 	if !ok || p == "" {
 		return filepath.Join(r.CommonDir, "hooks"), nil
 	}
+	return r.hooksPathDir(base, p)
+}
+
+// hooksPathDir resolves a value of core.hooksPath.
+func (r *Repo) hooksPathDir(base, p string) (string, error) {
 	if rest, ok := strings.CutPrefix(p, "~/"); ok {
 		home, err := os.UserHomeDir()
 		if err != nil {
@@ -46,22 +53,29 @@ func (r *Repo) HooksDir(base string) (string, error) {
 	return filepath.Clean(absFrom(base, p)), nil
 }
 
-// HasHook reports whether git would run a hook called name here.
+// HasHook reports whether a git process git-liza starts here would run a
+// hook called name: only from a core.hooksPath the user set (contain.go).
 func (r *Repo) HasHook(name string) bool {
-	fi, err := os.Stat(r.hookPath(name))
-	return err == nil && fi.Mode()&0o111 != 0
+	_, ok := r.runHook(name)
+	return ok
 }
 
-// hookPath is where git, run in this repository's work tree (its git
-// directory when it has none), looks for the hook called name.
-func (r *Repo) hookPath(name string) string {
+// runHook is the hook called name that a git process git-liza starts here
+// would run, if any.
+func (r *Repo) runHook(name string) (string, bool) {
+	p, ok := r.Config("core.hookspath")
+	if !ok || p == "" || p == os.DevNull {
+		return "", false
+	}
 	base := r.WorkTree
 	if base == "" {
 		base = r.GitDir
 	}
-	dir, err := r.HooksDir(base)
+	dir, err := r.hooksPathDir(base, p)
 	if err != nil {
-		dir = filepath.Join(r.CommonDir, "hooks")
+		return "", false
 	}
-	return filepath.Join(dir, name)
+	path := filepath.Join(dir, name)
+	fi, err := os.Stat(path)
+	return path, err == nil && fi.Mode()&0o111 != 0
 }

@@ -3,6 +3,7 @@
 package refstore
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -16,4 +17,12 @@ import (
 // closes, and git aborts a transaction that was not committed.
 func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// inodeOf is the inode number of a file, 0 where the system has none.
+func inodeOf(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
 }

@@ -120,7 +120,7 @@ func (e *ErrRejected) Error() string {
 func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[string]Hash, error) {
 	// --no-auto-maintenance: a fetch inside a compare-and-swap attempt must
 	// not stop to gc the repository.
-	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance"}
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", r.PackProgram(remote, false)}
 	if r.promisor() && allState(refs) {
 		// The blackboard's files are small and every command reads them:
 		// a partial clone fetches them whole, whatever its filter.
@@ -195,7 +195,7 @@ func allState(refs []string) bool {
 // fetchSome is Fetch when some refs may be missing on the remote: it asks
 // which exist first.
 func (r *Repo) fetchSome(ctx context.Context, remote string, refs []string) (map[string]Hash, error) {
-	out, err := r.Git(ctx, "ls-remote", "--", remote)
+	out, err := r.Git(ctx, "ls-remote", r.PackProgram(remote, false), "--", remote)
 	if err != nil {
 		return nil, remoteError(remote, err, false)
 	}
@@ -229,7 +229,7 @@ func (r *Repo) fetchSome(ctx context.Context, remote string, refs []string) (map
 // remote must still have (zero: the ref must not exist) and the value to
 // set. A remote that moved any of them returns ErrStale and nothing moves.
 func (r *Repo) Push(ctx context.Context, remote string, updates ...RefUpdate) error {
-	args := []string{"push", "--quiet", "--atomic", "--porcelain"}
+	args := []string{"push", "--quiet", "--atomic", "--porcelain", r.PackProgram(remote, true)}
 	for _, u := range updates {
 		old := ""
 		if !u.Old.IsZero() {
@@ -314,9 +314,9 @@ func (r *Repo) RemoteHas(ctx context.Context, remote, ref string) bool {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--exit-code", "--", remote, ref)
+	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--exit-code", r.PackProgram(remote, false), "--", remote, ref)
 	cmd.Dir = r.Dir()
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = ContainEnv(append(os.Environ(), "GIT_TERMINAL_PROMPT=0"))
 	return cmd.Run() == nil
 }
 

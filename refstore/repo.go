@@ -74,6 +74,7 @@ func Open(dir string) (*Repo, error) {
 		r.CommonDir = absFrom(r.GitDir, strings.TrimSpace(string(b)))
 	}
 	r.CommonDir = filepath.Clean(r.CommonDir)
+	registerContainment(r)
 	checkGitCached(r.CommonDir)
 	format := readFormat(r.CommonDir)
 	r.openObjects(format.algo, r.promisor)
