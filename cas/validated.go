@@ -2,6 +2,8 @@ package cas
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,14 +18,47 @@ import (
 // whole state. A tip that did not come that way (a state fetched from
 // elsewhere, a ref moved by hand, a fresh clone) is validated in full once,
 // then remembered here.
-const validatedFile = "liza/validated"
+//
+// What is remembered is trusted: a commit id in the file is built on
+// without a check. So the file does not live in the git directory, which
+// an agent that commits can usually write, but in the state directory of
+// the user git-liza runs as ($XDG_STATE_HOME/git-liza, else
+// ~/.local/state/git-liza), one file per repository, which the agents'
+// sandboxes do not let them write (an agent that runs as another user, or
+// in a container, has its own). An agent whose sandbox cannot write it
+// re-verifies what it reads; nothing is lost but a little time. Only
+// where no home directory is known does it fall back to the git
+// directory, as before.
+const validatedFile = "validated"
 
 // validatedKeep is how many recent commit ids the file remembers; losing
 // one to a concurrent writer costs one full validation, never correctness.
 const validatedKeep = 64
 
 func (s *Store) validatedPath() string {
-	return filepath.Join(s.Repo.CommonDir, validatedFile)
+	return filepath.Join(TrustDir(s.Repo.CommonDir), validatedFile)
+}
+
+// TrustDir is the directory, outside the repository, where this user's
+// git-liza keeps what it trusts of the repository whose common git
+// directory is commonDir.
+func TrustDir(commonDir string) string {
+	base := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(base) {
+		base = ""
+		if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+			base = filepath.Join(home, ".local", "state")
+		}
+	}
+	if base == "" {
+		return filepath.Join(commonDir, "liza")
+	}
+	abs, err := filepath.Abs(commonDir)
+	if err != nil {
+		abs = commonDir
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(base, "git-liza", "repos", hex.EncodeToString(sum[:16]))
 }
 
 // KnownGood reports whether commit is one this repository has written or
@@ -68,7 +103,7 @@ func (s *Store) markValid(commit refstore.Hash) {
 		lines = lines[len(lines)-validatedKeep+1:]
 	}
 	lines = append(lines, commit.String())
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())

@@ -68,6 +68,9 @@ func (e *Env) statusCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if b.Unverified != "" {
+				fmt.Fprintf(e.Stderr, "git-liza: warning: %s\n", b.Unverified)
+			}
 			if s.json {
 				return s.printJSON(b)
 			}

@@ -2,10 +2,12 @@ package ops
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 // Observation is what one look at a state commit found.
@@ -19,8 +21,12 @@ type Observation struct {
 	// Archived and Anomalies count what a lean State leaves out.
 	Archived, Anomalies int
 	Err                 error // why State is nil
-	Switches            []contracts.Switch
-	Alarms              []contracts.Alarm
+	// Unverified, for a tip that is not known good here and whose commits
+	// since the last one that is do not verify, says why: the state is
+	// shown, but nothing builds on it.
+	Unverified string
+	Switches   []contracts.Switch
+	Alarms     []contracts.Alarm
 }
 
 // ObserveRequest says what to look at.
@@ -55,6 +61,10 @@ func (s *Service) Observe(ctx context.Context, r ObserveRequest) (*Observation, 
 	if s.Trusted(ctx, r.Snap, r.Tip) {
 		err = s.lean(r, obs)
 	} else {
+		if r.Tip && r.Snap.Exists() {
+			obs.Unverified = s.unverified(ctx, r.Snap.Commit)
+			in.Problems = append(in.Problems, obs.Unverified)
+		}
 		obs.State, err = r.Snap.Load()
 		if err == nil {
 			for _, p := range contracts.Validate(obs.State) {
@@ -96,6 +106,17 @@ func (s *Service) Trusted(ctx context.Context, snap *cas.Snapshot, tip bool) boo
 		return false
 	}
 	return s.Store.KnownGood(snap.Commit) || tip && s.Store.Trusted(ctx, snap.Commit)
+}
+
+// unverified says why the tip at commit is not verified here.
+func (s *Service) unverified(ctx context.Context, commit refstore.Hash) string {
+	if s.Store.Verify == nil {
+		return "nothing here verifies it"
+	}
+	if err := s.Store.Verify(ctx, commit); err != nil {
+		return strings.TrimPrefix(err.Error(), "state is inconsistent: ")
+	}
+	return "its commits verify, but its state does not validate"
 }
 
 // lean reads a state known valid from its indexes: the header, the live

@@ -25,6 +25,9 @@ type Board struct {
 	SprintStatus      string `json:"sprint_status"`
 	Mode              string `json:"mode"`
 	IntegrationBranch string `json:"integration_branch"`
+	// Unverified, when set, says why the tip shown is not verified here
+	// (see Observation.Unverified).
+	Unverified string `json:"unverified,omitempty"`
 	// Counts counts every live task by status, filtered or not.
 	Counts map[contracts.Status]int `json:"counts"`
 	// Total is the number of live tasks; Tasks holds those the filter let
@@ -143,6 +146,7 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 	b := NewBoard(obs.State, now, r.BoardFilter)
 	b.Archived, b.Anomalies = obs.Archived, obs.Anomalies
 	b.Switches, b.Alarms = obs.Switches, obs.Alarms
+	b.Unverified = obs.Unverified
 	b.Mode = contracts.EffectiveMode(obs.Switches)
 	if remote != nil {
 		if at, ok := s.Store.LastFetch(remote.Name); ok {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 // Create makes .worktrees/ID on task/ID, locked by this process until
@@ -300,15 +302,31 @@ func TestRemoveKeepsBranchCheckedOutElsewhere(t *testing.T) {
 }
 
 // Create checks the files out after it lets go of the worktree commands'
-// lock, and runs the post-checkout hook as git worktree add would.
+// lock, and runs the post-checkout hook as git worktree add would: from a
+// core.hooksPath of the user's own config, never from the repository's
+// hooks directory, which an agent may have written (refstore/contain.go).
 func TestCreateRunsPostCheckout(t *testing.T) {
 	r := newRepo(t)
 	ctx := context.Background()
 	out := filepath.Join(t.TempDir(), "hook.out")
-	r.write(".git/hooks/post-checkout", "#!/bin/sh\necho \"$PWD $*\" >> "+out+"\n")
-	if err := os.Chmod(filepath.Join(r.root, ".git/hooks/post-checkout"), 0o755); err != nil {
+	planted := filepath.Join(t.TempDir(), "planted.out")
+	r.write(".git/hooks/post-checkout", "#!/bin/sh\necho planted >> "+planted+"\n")
+	r.write("userhooks/post-checkout", "#!/bin/sh\necho \"$PWD $*\" >> "+out+"\n")
+	for _, h := range []string{".git/hooks/post-checkout", "userhooks/post-checkout"} {
+		if err := os.Chmod(filepath.Join(r.root, h), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, []byte("[core]\n\thooksPath = "+filepath.Join(r.root, "userhooks")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	repo, err := refstore.Open(r.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.repo = repo
 	if _, err := Create(ctx, r.repo, "t1", r.base, "coder-1", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -316,6 +334,9 @@ func TestCreateRunsPostCheckout(t *testing.T) {
 	want := filepath.Join(r.root, ".worktrees", "t1") + " " + strings.Repeat("0", len(r.base.String())) + " " + r.base.String() + " 1\n"
 	if string(got) != want {
 		t.Errorf("post-checkout ran with %q, want %q", got, want)
+	}
+	if _, err := os.Stat(planted); err == nil {
+		t.Error("the repository's own post-checkout hook ran")
 	}
 	if b, err := os.ReadFile(filepath.Join(r.root, ".worktrees", "t1", "README")); err != nil || string(b) != "hello\n" {
 		t.Errorf("README in the worktree: %q, %v", b, err)
