@@ -82,13 +82,50 @@ func (tn turn) command() string {
 		// the git directory: in the main checkout. Only a CLI's own sandbox
 		// stops it (the team's user owns the checkout).
 		outside := filepath.Join(filepath.Dir(filepath.Dir(wt)), "outside.txt")
-		return fmt.Sprintf(`(echo x > %s && echo OUTSIDE-WRITABLE || echo OUTSIDE-READONLY); cd %s && git liza checkpoint %s --intent "write hello.txt" --validation "grep hello hello.txt" --files hello.txt && echo hello > hello.txt && git add hello.txt && git commit -q -m "hello from the scripted model" && git liza submit %s && git log -1 --format="committed as %%an <%%ae>" && echo LIZA-SESSION-DONE`, outside, wt, id, id)
+		return fmt.Sprintf(`(echo x > %s && echo OUTSIDE-WRITABLE || echo OUTSIDE-READONLY); cd %s && %s && git liza checkpoint %s --intent "write hello.txt" --validation "grep hello hello.txt" --files hello.txt && echo hello > hello.txt && git add hello.txt && git commit -q -m "hello from the scripted model" && git liza submit %s && git log -1 --format="committed as %%an <%%ae>" && echo LIZA-SESSION-DONE`, outside, wt, "sh "+filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(wt))), "probe.sh"), id, id)
 	}
 	if m := reviewerRE.FindStringSubmatch(tn.text); m != nil {
 		id, wt, commit := m[1], m[2], m[3]
-		return fmt.Sprintf(`cd %s && git rev-parse HEAD | grep -qx %s && grep -q hello hello.txt && git liza verdict %s approve --commit %s && echo LIZA-SESSION-DONE`, wt, commit, id, commit)
+		return fmt.Sprintf(`cd %s && git rev-parse HEAD | grep -qx %s && grep -q hello hello.txt && git status --porcelain >/dev/null && git diff HEAD~1 >/dev/null && git liza verdict %s approve --commit %s && echo LIZA-SESSION-DONE`, wt, commit, id, commit)
 	}
 	return ""
+}
+
+// probeScript is the part of a coder's session that tries, as a hostile
+// agent would, to write the parts of the git directory with which git runs
+// programs in everyone's processes, and says for each whether it could
+// (GITDIR-WRITABLE:NAME) or not (GITDIR-READONLY:NAME). Where it can (no
+// sandbox), it plants a core.fsmonitor and a post-index-change hook that
+// log who ran them to log: a reviewer's session or a supervisor must never
+// appear there. The session runs it as a script (sh probe.sh): the CLIs
+// refuse some shell constructs on their command lines.
+func probeScript(log string) string {
+	return `G=$(git rev-parse --path-format=absolute --git-common-dir) || exit 1
+who="${LIZA_ROLE:-supervisor}${LIZA_PROMPT_FILE:+-session}"
+if git config liza.probe x 2>/dev/null; then
+	git config --unset liza.probe
+	echo GITDIR-WRITABLE:config
+	git config core.fsmonitor "sh -c 'echo fsmonitor \${LIZA_ROLE:-supervisor}\${LIZA_PROMPT_FILE:+-session} >> ` + log + `' ; false #"
+else
+	echo GITDIR-READONLY:config
+fi
+if printf '#!/bin/sh\necho hook ${LIZA_ROLE:-supervisor}${LIZA_PROMPT_FILE:+-session} >> ` + log + `\n' > "$G/hooks/post-index-change" 2>/dev/null; then
+	chmod +x "$G/hooks/post-index-change"
+	echo GITDIR-WRITABLE:hooks
+else
+	echo GITDIR-READONLY:hooks
+fi
+if (mkdir -p "$G/info" && echo '*.probe diff=probe' >> "$G/info/attributes") 2>/dev/null; then
+	echo GITDIR-WRITABLE:info
+else
+	echo GITDIR-READONLY:info
+fi
+if (: > "$G/liza/probe") 2>/dev/null; then
+	echo GITDIR-WRITABLE:liza
+else
+	echo GITDIR-READONLY:liza
+fi
+`
 }
 
 // read decodes a request body into a turn: every string in it, the shell

@@ -166,6 +166,7 @@ wire_api = "responses"
   "telemetry": {"enabled": false}
 }
 `)
+	writeFile(t, filepath.Join(base, "probe.sh"), probeScript(filepath.Join(base, "planted.log")))
 	writeFile(t, filepath.Join(root, "specs", "vision.md"), "# Vision\n\nhello.txt says hello.\n")
 	writeFile(t, filepath.Join(root, "scripts", "integration-test.sh"), "#!/bin/sh\ngrep -q hello hello.txt\n")
 	if err := os.Chmod(filepath.Join(root, "scripts", "integration-test.sh"), 0o755); err != nil {
@@ -287,6 +288,28 @@ wire_api = "responses"
 	}
 	if !strings.Contains(model.report(), want) {
 		fail("the coder's session did not find the main checkout %s", strings.ToLower(strings.TrimPrefix(want, "OUTSIDE-")))
+	}
+	// The parts of the git directory with which git runs programs for
+	// everyone, and git-liza's own files, are read-only to an agent in its
+	// CLI's own sandbox. With --sandboxed the coder could plant; what it
+	// planted ran in no one's process but its own session's.
+	for _, part := range []string{"config", "hooks", "info", "liza"} {
+		want := "GITDIR-READONLY:" + part
+		if sandboxed {
+			want = "GITDIR-WRITABLE:" + part
+		}
+		if !strings.Contains(model.report(), want) {
+			fail("the coder's session: %s not found", want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(base, "planted.log")); err == nil {
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if !strings.HasSuffix(line, " coder-session") {
+				fail("what the coder planted ran elsewhere: %q\n%s", line, b)
+			}
+		}
+	} else if sandboxed {
+		fail("with --sandboxed the coder's plants never ran, not even in its own session: the probe is broken")
 	}
 	if n := strings.Count(model.report(), "LIZA-SESSION-DONE"); n < 2 {
 		fail("the shell tool ran %d sessions' commands to the end, want 2", n)

@@ -61,9 +61,15 @@ type Session struct {
 	// checkout, or the main checkout for a planner.
 	Dir string
 	// Writable are the directories outside Dir the agent must be able to
-	// write: the repository's git directory, Dir's own git directory, and
-	// in remote mode a remote on this machine.
+	// write: the objects, refs and reflogs of the repository's git
+	// directory (and in remote mode of a remote on this machine), and
+	// Dir's own git directory.
 	Writable []string
+	// Protected are the parts of those git directories that must stay
+	// read-only, even where the sandbox lets the agent write around them
+	// (a planner's Dir, the main checkout, holds .git): config, hooks/,
+	// info/, liza/ and the like (see sessionDirs).
+	Protected []string
 	// Network says the agent's commands need the network (git liza in
 	// remote mode pushes to the remote).
 	Network bool
@@ -107,7 +113,7 @@ func claudeArgs(s Session) ([]string, []string, error) {
 		"failIfUnavailable":        true,
 		"autoAllowBashIfSandboxed": true,
 		"allowUnsandboxedCommands": false,
-		"filesystem":               map[string]any{"allowWrite": s.Writable},
+		"filesystem":               claudeFilesystem(s),
 		"network":                  map[string]any{"allowLocalBinding": true},
 	}}
 	b, err := json.Marshal(settings)
@@ -119,6 +125,18 @@ func claudeArgs(s Session) ([]string, []string, error) {
 		args = append(args, "--add-dir", d)
 	}
 	return append(args, "-p"), nil, nil
+}
+
+// claudeFilesystem is the sandbox's filesystem setting: the writable
+// directories, and denyWrite for the protected parts of the git
+// directory, which Claude Code's sandbox keeps read-only even inside a
+// directory it may write.
+func claudeFilesystem(s Session) map[string]any {
+	fs := map[string]any{"allowWrite": s.Writable}
+	if len(s.Protected) > 0 {
+		fs["denyWrite"] = s.Protected
+	}
+	return fs
 }
 
 // codexArgs: `codex exec -c allow_login_shell=false PROMPT`, which never
@@ -160,9 +178,12 @@ func geminiArgs(s Session) ([]string, []string, error) {
 	if s.Sandboxed {
 		return append(args, "-p"), nil, nil
 	}
-	mounts := make([]string, 0, len(s.Writable))
+	mounts := make([]string, 0, len(s.Writable)+len(s.Protected))
 	for _, d := range s.Writable {
 		mounts = append(mounts, d+":"+d+":rw")
+	}
+	for _, d := range s.Protected {
+		mounts = append(mounts, d+":"+d+":ro")
 	}
 	var env []string
 	if len(mounts) > 0 {
@@ -271,7 +292,9 @@ func (l Launch) Argv(s Session, prompt string) ([]string, []string, error) {
 // Flags lists the flags a preset passes in a situation, with placeholders
 // for the per-session values, as the README and doctor show them.
 func (p *Preset) Flags(sandboxed bool) string {
-	s := Session{Sandboxed: sandboxed, Dir: "WORKTREE", Writable: []string{"GITDIR", "WORKTREE_GITDIR"}}
+	s := Session{Sandboxed: sandboxed, Dir: "WORKTREE",
+		Writable:  []string{"GITDIR/objects", "GITDIR/refs", "GITDIR/logs", "WORKTREE_GITDIR"},
+		Protected: []string{"GITDIR/config", "GITDIR/hooks", "GITDIR/info", "GITDIR/liza"}}
 	args, env, err := p.args(s)
 	if err != nil {
 		return err.Error()

@@ -293,16 +293,29 @@ func (s *repoScan) scan() {
 // makes a git process ignore what the repositories this process opened set
 // to run programs (see the top of this file). Every git process git-liza
 // starts gets it; a supervisor gives it to its agent's sessions too.
-func ContainEnv(base []string) []string {
+func ContainEnv(base []string) []string { return containEnv(base, true) }
+
+// AgentEnv is ContainEnv for an agent's session: its git runs the
+// repository's hooks when hooks is set (a coder's commits run git-liza's
+// pre-commit guard), and no hook otherwise. The agent's sandbox, not this,
+// keeps it from writing the hooks directory (see agent/preset.go); this
+// keeps what another agent planted in the repository's config from
+// running in this agent's git, replace refs from changing what it reviews.
+func AgentEnv(base []string, hooks bool) []string { return containEnv(base, !hooks) }
+
+func containEnv(base []string, noHooks bool) []string {
 	if base == nil {
 		base = os.Environ()
 	}
 	contain.Lock()
 	keys := slices.Clone(alwaysKeys)
+	if !noHooks {
+		keys = slices.DeleteFunc(keys, func(k string) bool { return k == "core.hookspath" })
+	}
 	for _, s := range contain.repos {
 		s.current()
 		for _, k := range s.keys {
-			if !slices.Contains(keys, k) {
+			if !slices.Contains(keys, k) && (noHooks || k != "core.hookspath") {
 				keys = append(keys, k)
 			}
 		}

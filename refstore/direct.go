@@ -100,7 +100,21 @@ func (r *Repo) MoveRefInTurn(u RefUpdate, reason string, who Signature) error {
 // of building on a tip that is about to move, and then backing off. Only
 // git-liza's writers take turns; a move by git itself is still caught by
 // the check of the old value.
-func (r *Repo) RefTurn() (func(), error) { return r.Flock("refs") }
+//
+// The flock is on the directory liza/ of the common directory itself, not
+// on a file in it: an agent whose sandbox lets it write in liza/ could
+// replace a lock file (two writers would then each hold "the" lock), but
+// not the directory, and one whose sandbox keeps liza/ read-only can
+// still open it to take its turn.
+func (r *Repo) RefTurn() (func(), error) {
+	dir := filepath.Join(r.CommonDir, "liza")
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	return flockDir(dir)
+}
 
 func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) error {
 	if !validRefPath(u.Name) || !strings.HasPrefix(u.Name, "refs/") || u.New.IsZero() {
@@ -148,7 +162,12 @@ func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) e
 		mine, err = os.Lstat(lock)
 	}
 	if err == nil {
-		err = os.WriteFile(r.pending(), []byte(lockID(lock, mine)), 0o666)
+		// A writer whose sandbox keeps liza/ read-only (an agent's) cannot
+		// name its lock: killed now, its lock is recovered by age instead
+		// (clearOrName), as a lock of git's is.
+		if werr := os.WriteFile(r.pending(), []byte(lockID(lock, mine)), 0o666); werr != nil && !readOnly(werr) {
+			err = werr
+		}
 	}
 	held := true // the lock at its path is this process's, to remove
 	defer func() {
@@ -195,6 +214,12 @@ func lockID(path string, fi os.FileInfo) string {
 		ino = uint64(st.Ino)
 	}
 	return fmt.Sprintf("%s\n%d %d\n", path, ino, fi.ModTime().UnixNano())
+}
+
+// readOnly reports whether err says a file could not be written because
+// its file system or directory is read-only to this process.
+func readOnly(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
 }
 
 // pending is the file that names the ref lock a writer of git-liza's holds.
