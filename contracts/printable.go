@@ -118,10 +118,16 @@ func hidden(r rune) bool {
 	switch {
 	case r <= 0x9f:
 		return true // C1 (r >= 0x80 here)
-	case r == 0x2028 || r == 0x2029:
-		return true
-	case r == 0x200c || r == 0x200d:
-		return false
+	case r < 0x600:
+		// Latin, Greek, Cyrillic, Hebrew...: the soft hyphen is the one
+		// format character below the Arabic block.
+		return r == 0xad
+	case r >= 0x2000 && r <= 0x206f:
+		// General punctuation, where dashes and quotes live: the zero
+		// widths and marks, the separators, the bidi embeddings and
+		// overrides, the invisible operators and the isolates.
+		return r >= 0x200b && r <= 0x200f && r != 0x200c && r != 0x200d ||
+			r >= 0x2028 && r <= 0x202e || r >= 0x2060 && r != 0x2065
 	}
 	return unicode.Is(unicode.Cf, r)
 }

@@ -34,6 +34,19 @@ func TestPrintable(t *testing.T) {
 	}
 }
 
+// TestHiddenEveryRune: the fast paths of hidden agree with the rule for
+// every character past ASCII.
+func TestHiddenEveryRune(t *testing.T) {
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue // surrogates are not characters in UTF-8
+		}
+		if got, want := hidden(r), unsafeRune(r, true); got != want {
+			t.Errorf("hidden(%U) = %v, want %v", r, got, want)
+		}
+	}
+}
+
 // unsafeRune reports whether r may not reach a terminal raw: the rule of
 // Printable, restated independently of its code.
 func unsafeRune(r rune, lines bool) bool {
