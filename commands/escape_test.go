@@ -259,3 +259,28 @@ func BenchmarkStatusText(b *testing.B) {
 		})
 	}
 }
+
+// FuzzPrintableWriter: a stream cut anywhere comes out as the whole text
+// made printable, a character cut between two writes included.
+func FuzzPrintableWriter(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, s string, step uint8) {
+		var out bytes.Buffer
+		w := newPrintableWriter(&out)
+		n := max(1, int(step)%7)
+		for i := 0; i < len(s); i += n {
+			if k, err := w.Write([]byte(s[i:min(len(s), i+n)])); err != nil || k != min(n, len(s)-i) {
+				t.Fatalf("Write = %d, %v", k, err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if want := contracts.PrintableText(s); utf8.ValidString(s) && out.String() != want {
+			t.Fatalf("in writes of %d: %q, want %q", n, out.String(), want)
+		}
+		assertNoRaw(t, "printableWriter", strings.ReplaceAll(out.String(), "\t", " "))
+	})
+}
