@@ -142,10 +142,14 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 		how += " (sandboxed)"
 	}
 	fmt.Fprintf(e.Stdout, "%s %s supervising %s (generation %d): %s\n", board.Now().Format("15:04:05"), id, role.IDPrefix(), gen, how)
+	// The supervisor's lines quote agents' text, and its agent's output is
+	// whatever the model printed: both reach the terminal made printable.
+	logOut, agentOut := newPrintableWriter(e.Stdout), newPrintableWriter(e.Stdout)
+	defer agentOut.Flush()
 	c := agent.Config{
 		ID: id, Role: role, Generation: gen, Repo: s.repo, Root: root,
 		Launch: launch, Board: board,
-		Log: e.Stdout, AgentOut: e.Stdout, Env: agentEnviron(),
+		Log: logOut, AgentOut: agentOut, Env: agentEnviron(),
 		Poll: cmd.Duration("poll"), Backoff: cmd.Duration("backoff"),
 		Remote:    board.Remote() != "",
 		PromptDir: filepath.Join(s.repo.CommonDir, "liza", "prompts"),

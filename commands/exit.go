@@ -12,7 +12,9 @@ import (
 
 // exitCode maps an error to the exit code of the Liza taxonomy (its class,
 // ops.Class) and the one line to print. This is the only place that turns
-// errors into exit codes.
+// errors into exit codes. The line is the error's first, as written: the
+// text printer makes it printable (an error may quote input, an agent's
+// too), JSON keeps it exact.
 func exitCode(err error) (contracts.Code, string) {
 	return ops.Class(err), firstLine(err.Error())
 }
@@ -49,15 +51,16 @@ func (e *Env) fail(err error, asJSON bool) contracts.Code {
 		fmt.Fprintf(e.Stderr, "%s\n", b)
 		return code
 	}
-	fmt.Fprintf(e.Stderr, "git-liza: %s\n", msg)
+	p := contracts.Printable
+	fmt.Fprintf(e.Stderr, "git-liza: %s\n", p(msg))
 	if len(details) > 0 {
 		fmt.Fprintf(e.Stderr, "the last lines of its output:\n")
 		for _, l := range details {
-			fmt.Fprintf(e.Stderr, "  | %s\n", l)
+			fmt.Fprintf(e.Stderr, "  | %s\n", p(l))
 		}
 	}
 	if usage != "" {
-		fmt.Fprintf(e.Stderr, "usage: %s\n", usage)
+		fmt.Fprintf(e.Stderr, "usage: %s\n", p(usage))
 	}
 	return code
 }

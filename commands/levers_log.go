@@ -13,7 +13,8 @@ import (
 )
 
 // printEntry prints what an operation appended to a list: line renders
-// the text output.
+// the text output, made printable here (it echoes ids and words the caller
+// gave).
 func (s *session) printEntry(r *ops.EntryResult, err error, line func(r *ops.EntryResult) string) error {
 	if err != nil {
 		return err
@@ -25,7 +26,7 @@ func (s *session) printEntry(r *ops.EntryResult, err error, line func(r *ops.Ent
 			Replayed bool   `json:"replayed"`
 		}{r, r.Commit.String(), r.Replayed})
 	}
-	fmt.Fprintf(s.Stdout, "%s%s\n", line(r), replayNote(r.Replayed))
+	fmt.Fprintf(s.Stdout, "%s%s\n", contracts.Printable(line(r)), replayNote(r.Replayed))
 	return nil
 }
 
@@ -170,6 +171,6 @@ func (e *Env) notesDone(ctx context.Context, cmd *cli.Command, done []string, us
 		fmt.Fprintln(s.Stdout, "already processed; nothing written")
 		return nil
 	}
-	fmt.Fprintf(s.Stdout, "%s processed by %s\n", ops.NoteList(out.Processed), out.Agent)
+	fmt.Fprintf(s.Stdout, "%s processed by %s\n", ops.NoteList(out.Processed), contracts.Printable(out.Agent))
 	return nil
 }

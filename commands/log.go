@@ -40,14 +40,7 @@ func (e *Env) logCmd() *cli.Command {
 				return s.printJSON(out)
 			}
 			for i, e := range out {
-				line := fmt.Sprintf("%s %s %-16s %s", e.Commit[:12], e.Time, e.Agent, e.Subject)
-				if e.Reason != "" {
-					line += ": " + contracts.OneLine(e.Reason)
-				}
-				if e.Signed != "" {
-					line += "  [signed: " + e.Signed + "]"
-				}
-				fmt.Fprintln(s.Stdout, line)
+				fmt.Fprintln(s.Stdout, logLine(e))
 				if cmd.Bool("patch") {
 					writeChanges(s.Stdout, e.Changes, "    ")
 					if i < len(out)-1 {
@@ -58,6 +51,21 @@ func (e *Env) logCmd() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// logLine is one entry of the log for people: commit, time, agent, subject
+// and reason. A state commit's subject, author and reason come from
+// whoever wrote it, an agent too: each is made printable.
+func logLine(e ops.LogEntry) string {
+	p := contracts.Printable
+	line := fmt.Sprintf("%s %s %-16s %s", p(e.Commit[:min(12, len(e.Commit))]), p(e.Time), p(e.Agent), p(e.Subject))
+	if e.Reason != "" {
+		line += ": " + p(contracts.OneLine(e.Reason))
+	}
+	if e.Signed != "" {
+		line += "  [signed: " + p(e.Signed) + "]"
+	}
+	return line
 }
 
 func (e *Env) diffCmd() *cli.Command {
@@ -77,7 +85,7 @@ func (e *Env) diffCmd() *cli.Command {
 			if s.json {
 				return s.printJSON(d)
 			}
-			fmt.Fprintf(s.Stdout, "from %s to %s\n", short(d.From), short(d.To))
+			fmt.Fprintf(s.Stdout, "from %s to %s\n", contracts.Printable(short(d.From)), contracts.Printable(short(d.To)))
 			if len(d.Entities) == 0 {
 				fmt.Fprintln(s.Stdout, "no change")
 			}
@@ -94,7 +102,7 @@ func writeChanges(w io.Writer, changes []ops.EntityDiff, indent string) {
 		if c.ID != "" {
 			head += " " + c.ID
 		}
-		fmt.Fprintf(w, "%s%s %s\n", indent, head, c.Change)
+		fmt.Fprintf(w, "%s%s %s\n", indent, contracts.Printable(head), contracts.Printable(c.Change))
 		if c.Change == "removed" {
 			continue
 		}

@@ -56,7 +56,11 @@ func (e *Env) promptCmd() *cli.Command {
 			if s.json {
 				return s.printJSON(map[string]any{"role": string(role), "bytes": len(p), "prompt": p})
 			}
-			_, err = io.WriteString(s.Stdout, p)
+			// The prompt quotes the board: descriptions, feedback, notes,
+			// an agent's handoff. Printed for a person to read, it is made
+			// printable (lines kept); --json gives the exact text, as the
+			// supervisor hands it to the agent.
+			_, err = io.WriteString(s.Stdout, contracts.PrintableText(p))
 			return err
 		},
 	}

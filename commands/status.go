@@ -94,8 +94,11 @@ func statusNames() string {
 	return strings.Join(names, ", ")
 }
 
-// writeFitted writes text cut line by line to width columns.
+// writeFitted writes text cut line by line to width columns. The text's
+// fields were made printable one by one; this pass over the whole is the
+// net under a field a later change forgets (a no-op otherwise).
 func writeFitted(w io.Writer, text string, width int) error {
+	text = contracts.PrintableText(text)
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(text, "\n") {
 		nl := strings.HasSuffix(line, "\n")
@@ -113,11 +116,15 @@ func writeFitted(w io.Writer, text string, width int) error {
 // statuses that are over only as a count, unless asked for), agents, kill
 // switches and alarms.
 func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
+	// Every text on the board may come from an agent (a description, a
+	// reason) or from a crafted state (a name, a status): each goes
+	// through p, so that none reaches the terminal raw or breaks a line.
+	p := contracts.Printable
 	now, _ := contracts.ParseTime(b.Now)
-	fmt.Fprintf(w, "Goal %s [%s]\n", b.Goal, b.GoalStatus)
-	fmt.Fprintf(w, "Sprint %s [%s]  mode %s  integration branch %s\n", b.Sprint, b.SprintStatus, b.Mode, b.IntegrationBranch)
+	fmt.Fprintf(w, "Goal %s [%s]\n", p(b.Goal), p(b.GoalStatus))
+	fmt.Fprintf(w, "Sprint %s [%s]  mode %s  integration branch %s\n", p(b.Sprint), p(b.SprintStatus), p(b.Mode), p(b.IntegrationBranch))
 	if rm := b.Remote; rm != nil {
-		fmt.Fprintf(w, "%s\n", remoteLine(rm, now))
+		fmt.Fprintf(w, "%s\n", p(remoteLine(rm, now)))
 	}
 	var counts []string
 	for _, status := range contracts.Statuses {
@@ -127,7 +134,7 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 	}
 	for status, n := range b.Counts {
 		if !status.Known() {
-			counts = append(counts, fmt.Sprintf("%s %d", status, n))
+			counts = append(counts, fmt.Sprintf("%s %d", p(string(status)), n))
 		}
 	}
 	fmt.Fprintf(w, "\nTasks: %d", b.Total)
@@ -148,28 +155,28 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 			fmt.Fprintf(tw, "  %s %d: git liza status --status %s\n", sec.Status, len(sec.Tasks), sec.Status)
 			continue
 		}
-		fmt.Fprintf(tw, "  %s %d\n", sec.Status, len(sec.Tasks))
+		fmt.Fprintf(tw, "  %s %d\n", p(string(sec.Status)), len(sec.Tasks))
 		for i, t := range sec.Tasks {
 			if limit > 0 && i == limit {
-				fmt.Fprintf(tw, "    … %d more: git liza status --status %s --limit 0\n", len(sec.Tasks)-limit, sec.Status)
+				fmt.Fprintf(tw, "    … %d more: git liza status --status %s --limit 0\n", len(sec.Tasks)-limit, p(string(sec.Status)))
 				break
 			}
 			who := t.AssignedTo
 			if t.ReviewingBy != "" {
 				who += " / " + t.ReviewingBy
 			}
-			text := contracts.OneLine(t.Description)
+			text := t.Description
 			if t.Reason != "" {
-				text = contracts.OneLine(t.Reason)
+				text = t.Reason
 			}
-			fmt.Fprintf(tw, "    %s\tp%d\t%s\t%s\t%s\n", t.ID, t.Priority, who, ops.LeaseLeft(t.LeaseExpires, now), text)
+			fmt.Fprintf(tw, "    %s\tp%d\t%s\t%s\t%s\n", p(t.ID), t.Priority, p(who), ops.LeaseLeft(t.LeaseExpires, now), p(contracts.OneLine(text)))
 		}
 	}
 	tw.Flush()
 	if len(b.Agents) > 0 {
 		fmt.Fprintf(w, "\nAgents: %d\n", len(b.Agents))
 		for _, a := range b.Agents {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", a.ID, a.Role, a.Status, a.CurrentTask, ops.LeaseLeft(a.LeaseExpires, now))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p(a.ID), p(a.Role), p(a.Status), p(a.CurrentTask), ops.LeaseLeft(a.LeaseExpires, now))
 		}
 		tw.Flush()
 	}
@@ -179,15 +186,15 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 	if len(b.Switches) > 0 {
 		fmt.Fprintf(w, "\nKill switches: %d\n", len(b.Switches))
 		for _, sw := range b.Switches {
-			cells := []string{sw.Mode, sw.Source, "since unknown"}
+			cells := []string{p(sw.Mode), p(sw.Source), "since unknown"}
 			if !sw.Since.IsZero() {
 				cells[2] = "since " + contracts.FormatTime(sw.Since)
 			}
 			if sw.By != "" {
-				cells = append(cells, "by "+sw.By)
+				cells = append(cells, "by "+p(sw.By))
 			}
 			if sw.Reason != "" {
-				cells = append(cells, sw.Reason)
+				cells = append(cells, p(sw.Reason))
 			}
 			fmt.Fprintf(tw, "  %s\n", strings.Join(cells, "\t"))
 		}
@@ -196,7 +203,7 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 	if len(b.Alarms) > 0 {
 		fmt.Fprintf(w, "\nAlarms: %d\n", len(b.Alarms))
 		for _, a := range b.Alarms {
-			fmt.Fprintf(w, "  %s\n", a.Message)
+			fmt.Fprintf(w, "  %s\n", p(a.Message))
 		}
 	}
 }

@@ -172,12 +172,17 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 			sc := bufio.NewScanner(pr)
 			sc.Buffer(make([]byte, 64*1024), 1024*1024)
 			for sc.Scan() {
+				// A supervisor's output is its own lines and its agent's
+				// output, which is whatever the model chose to print:
+				// each line is made printable (tabs kept) before it
+				// reaches the terminal or the log.
+				line := contracts.PrintableText(sc.Text())
 				mu.Lock()
 				if t.log != nil {
-					fmt.Fprintf(t.log, "%s%s\n", prefix, sc.Text())
+					fmt.Fprintf(t.log, "%s%s\n", prefix, line)
 				}
 				if !t.quiet {
-					fmt.Fprintf(t.out, "%s%s\n", prefix, sc.Text())
+					fmt.Fprintf(t.out, "%s%s\n", prefix, line)
 				}
 				mu.Unlock()
 			}

@@ -15,26 +15,32 @@ const longText = 60
 // fieldLine is one changed field: "status: CLAIMED -> READY_FOR_REVIEW",
 // "+ review_commit: 1a2b...", "- blocked_reason: ...", or for long texts
 // the new text with what was removed in [-...-] and what was added in
-// {+...+}, as git diff --word-diff marks them.
+// {+...+}, as git diff --word-diff marks them. Every part is made
+// printable: values are an agent's text as often as not.
 func fieldLine(f contracts.FieldChange) string {
+	p := contracts.Printable
+	field := p(f.Field)
 	switch {
 	case f.Added:
-		return "+ " + f.Field + ": " + contracts.OneLine(f.New)
+		return "+ " + field + ": " + p(contracts.OneLine(f.New))
 	case f.Removed:
-		return "- " + f.Field + ": " + contracts.OneLine(f.Old)
+		return "- " + field + ": " + p(contracts.OneLine(f.Old))
 	case len(f.Old)+len(f.New) > longText || strings.Contains(f.Old+f.New, "\n"):
-		return f.Field + ": " + inlineDiff(f.Old, f.New)
+		return field + ": " + inlineDiff(f.Old, f.New)
 	}
-	return f.Field + ": " + contracts.OneLine(f.Old) + " -> " + contracts.OneLine(f.New)
+	return field + ": " + p(contracts.OneLine(f.Old)) + " -> " + p(contracts.OneLine(f.New))
 }
 
-// inlineDiff marks what changed from a to b, word by word where it can.
+// inlineDiff marks what changed from a to b, word by word where it can, on
+// one line: a newline shows as \n. The differ works on whole characters, so
+// making each piece printable escapes the same characters as making the
+// whole would.
 func inlineDiff(a, b string) string {
 	dmp := diffmatchpatch.New()
 	diffs := dmp.DiffCleanupSemantic(dmp.DiffMain(a, b, false))
 	var out strings.Builder
 	for _, d := range diffs {
-		text := strings.ReplaceAll(d.Text, "\n", `\n`)
+		text := contracts.Printable(d.Text)
 		switch d.Type {
 		case diffmatchpatch.DiffEqual:
 			out.WriteString(text)

@@ -89,7 +89,7 @@ func (w *watcher) once(ctx context.Context) error {
 		return w.s.printJSON(alarms)
 	}
 	for _, a := range alarms {
-		fmt.Fprintln(w.s.Stdout, a.Message)
+		fmt.Fprintln(w.s.Stdout, contracts.Printable(a.Message))
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func (w *watcher) run(ctx context.Context, interval time.Duration) error {
 		}
 		return err
 	}
-	fmt.Fprintf(w.s.Stderr, "git-liza: watching %s every %s; alerts in %s\n", w.s.watchedRef(), interval, w.logPath)
+	fmt.Fprintf(w.s.Stderr, "git-liza: watching %s every %s; alerts in %s\n", contracts.Printable(w.s.watchedRef()), interval, contracts.Printable(w.logPath))
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
@@ -212,8 +212,11 @@ func (w *watcher) tip(ctx context.Context) (refstore.Hash, error) {
 }
 
 // emit reports an alarm's transition: on stderr when watching
-// continuously, and in the alerts log with the time.
+// continuously, and in the alerts log with the time. An alarm quotes
+// agents' text (a block reason, a discovery), and the alerts log is read
+// on terminals (tail -f) too: the line is made printable for both.
 func (w *watcher) emit(line string) {
+	line = contracts.Printable(line)
 	if w.continuous {
 		fmt.Fprintln(w.s.Stderr, line)
 	}
@@ -221,14 +224,17 @@ func (w *watcher) emit(line string) {
 }
 
 // notice reports a line about the watch itself, on stderr and in the
-// alerts log.
+// alerts log; an error it quotes may quote input.
 func (w *watcher) notice(line string) {
+	line = contracts.Printable(line)
 	fmt.Fprintln(w.s.Stderr, line)
 	w.log(line)
 }
 
+// log appends a line to the alerts log, made printable (emit and notice
+// did already; this is the file's one writer).
 func (w *watcher) log(line string) {
-	if err := appendLog(w.logPath, contracts.FormatTime(w.clock())+" "+line+"\n"); err != nil {
-		fmt.Fprintf(w.s.Stderr, "git-liza: alerts log: %v\n", err)
+	if err := appendLog(w.logPath, contracts.FormatTime(w.clock())+" "+contracts.Printable(line)+"\n"); err != nil {
+		fmt.Fprintf(w.s.Stderr, "git-liza: alerts log: %s\n", contracts.Printable(err.Error()))
 	}
 }

@@ -24,7 +24,9 @@ func Main(ctx context.Context, clock func() time.Time, args []string, stdin io.R
 	fs.SetOutput(stderr)
 	interval := fs.Duration("interval", 5*time.Second, "how often to read the board even when refs/liza/state has not moved")
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "git-liza: %s\n", err)
+		// An error may quote the board (a status, a name): made printable
+		// as the command line's errors are.
+		fmt.Fprintf(stderr, "git-liza: %s\n", contracts.Printable(err.Error()))
 		return int(ops.Class(err))
 	}
 	if err := fs.Parse(args); err != nil {

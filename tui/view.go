@@ -36,6 +36,12 @@ var (
 	}
 )
 
+// p makes a text from the board printable before it is styled: a
+// description, a reason, an alarm quoting one, a name from a crafted
+// state. Lip Gloss and the truncation keep escape sequences as they find
+// them, so one written raw by an agent would reach the terminal.
+var p = contracts.Printable
+
 // render lays the board out in the window: the header, the tasks in
 // attention order (as many as fit), agents, alarms, the latest operations
 // and a footer. Every line is cut to the width, never wrapped.
@@ -52,7 +58,7 @@ func (m *model) render() string {
 		top = append(top, titleStyle.Render(" git liza board "))
 		switch {
 		case m.err != nil:
-			top = append(top, "", alarmStyle.Render(m.err.Error()))
+			top = append(top, "", alarmStyle.Render(p(m.err.Error())))
 		default:
 			top = append(top, "", "reading the blackboard…")
 		}
@@ -60,28 +66,28 @@ func (m *model) render() string {
 	}
 	b := m.board
 	now, _ := contracts.ParseTime(b.Now)
-	top = append(top, titleStyle.Render(fmt.Sprintf(" git liza board  %s [%s] ", b.Goal, b.GoalStatus)))
-	top = append(top, fmt.Sprintf("%s [%s]  mode %s  integration %s", b.Sprint, b.SprintStatus, b.Mode, b.IntegrationBranch))
+	top = append(top, titleStyle.Render(fmt.Sprintf(" git liza board  %s [%s] ", p(b.Goal), p(b.GoalStatus))))
+	top = append(top, fmt.Sprintf("%s [%s]  mode %s  integration %s", p(b.Sprint), p(b.SprintStatus), p(b.Mode), p(b.IntegrationBranch)))
 	top = append(top, headStyle.Render(countsLine(b)))
 
 	if len(b.Agents) > 0 {
 		bottom = append(bottom, headStyle.Render(fmt.Sprintf("Agents %d", len(b.Agents))))
 		for _, a := range b.Agents {
-			bottom = append(bottom, fmt.Sprintf("  %-18s %-14s %-9s %-12s %s", a.ID, a.Role, a.Status, a.CurrentTask, ops.LeaseLeft(a.LeaseExpires, now)))
+			bottom = append(bottom, fmt.Sprintf("  %-18s %-14s %-9s %-12s %s", p(a.ID), p(a.Role), p(a.Status), p(a.CurrentTask), ops.LeaseLeft(a.LeaseExpires, now)))
 		}
 	}
 	if len(b.Alarms) > 0 {
 		bottom = append(bottom, headStyle.Render(fmt.Sprintf("Alarms %d", len(b.Alarms))))
 		for _, a := range b.Alarms {
-			bottom = append(bottom, alarmStyle.Render("  "+a.Message))
+			bottom = append(bottom, alarmStyle.Render("  "+p(a.Message)))
 		}
 	}
 	if len(m.log) > 0 {
 		bottom = append(bottom, headStyle.Render("Latest"))
 		for _, e := range m.log {
-			line := fmt.Sprintf("  %s %-16s %s", e.Time[min(len(e.Time), 11):], e.Agent, e.Subject)
+			line := fmt.Sprintf("  %s %-16s %s", p(e.Time[min(len(e.Time), 11):]), p(e.Agent), p(e.Subject))
 			if e.Reason != "" {
-				line += ": " + e.Reason
+				line += ": " + p(contracts.OneLine(e.Reason))
 			}
 			bottom = append(bottom, line)
 		}
@@ -112,7 +118,7 @@ func (m *model) taskLines(now time.Time, n int) []string {
 		if !ok {
 			style = lipgloss.NewStyle()
 		}
-		out = append(out, style.Render(fmt.Sprintf("%s %d", sec.Status, len(sec.Tasks))))
+		out = append(out, style.Render(fmt.Sprintf("%s %d", p(string(sec.Status)), len(sec.Tasks))))
 		if sec.Status.Terminal() {
 			continue
 		}
@@ -134,7 +140,7 @@ func (m *model) taskLines(now time.Time, n int) []string {
 			if t.Reason != "" {
 				text = t.Reason
 			}
-			out = append(out, fmt.Sprintf("  %-14s p%d %-18s %-12s %s", t.ID, t.Priority, who, ops.LeaseLeft(t.LeaseExpires, now), strings.Join(strings.Fields(text), " ")))
+			out = append(out, fmt.Sprintf("  %-14s p%d %-18s %-12s %s", p(t.ID), t.Priority, p(who), ops.LeaseLeft(t.LeaseExpires, now), p(contracts.OneLine(text))))
 		}
 	}
 	for len(out) < n {
@@ -159,16 +165,16 @@ func countsLine(b *ops.Board) string {
 func (m *model) footer() string {
 	s := "q quit · r refresh"
 	if m.board != nil {
-		s += " · as of " + m.board.Now
+		s += " · as of " + p(m.board.Now)
 		if r := m.board.Remote; r != nil && r.FetchedAt != "" {
-			s += " · " + r.Name + " fetched " + r.FetchedAt
+			s += " · " + p(r.Name) + " fetched " + p(r.FetchedAt)
 		}
 	}
 	if !m.tip.IsZero() {
 		s += " · state " + m.tip.String()[:12]
 	}
 	if m.err != nil && m.board != nil {
-		s += " · " + m.err.Error()
+		s += " · " + p(m.err.Error())
 	}
 	return dimStyle.Render(s)
 }
