@@ -53,7 +53,7 @@ type ImportResult struct {
 // and the branch does not exist.
 func (s *Service) Import(ctx context.Context, r ImportRequest) (*ImportResult, error) {
 	path := r.Name
-	st, err := parseImport(r.Data, path)
+	parsed, err := parseImport(r.Data, path)
 	if err != nil {
 		return nil, err
 	}
@@ -67,12 +67,11 @@ func (s *Service) Import(ctx context.Context, r ImportRequest) (*ImportResult, e
 		Kind:         kindImport,
 		Input:        mustJSON(importInput{Name: path}),
 		Replace: func(tx *cas.Tx) (*contracts.State, error) {
-			// Afresh on every attempt: the records added below depend on
-			// the tip the attempt builds on.
-			st, err := parseImport(r.Data, path)
-			if err != nil {
-				return nil, err
-			}
+			// A copy for each attempt: the records added below depend on
+			// the tip the attempt builds on (recordImport copies what it
+			// changes).
+			st := &contracts.State{}
+			*st = *parsed
 			base, err := s.importBase(ctx, tx.Snap)
 			if err != nil {
 				return nil, err
@@ -106,7 +105,7 @@ func (s *Service) Import(ctx context.Context, r ImportRequest) (*ImportResult, e
 	if err != nil {
 		return nil, err
 	}
-	return &ImportResult{Tasks: len(st.Tasks), Archived: len(st.Archive), Written: written(res)}, nil
+	return &ImportResult{Tasks: len(parsed.Tasks), Archived: len(parsed.Archive), Written: written(res)}, nil
 }
 
 // parseImport reads and validates an imported file.
@@ -193,23 +192,35 @@ func (s *Service) importSpecs(base, st *contracts.State) error {
 // in the history of each live task whose text it edits, and a
 // config_changed entry in the goal's alignment history (importKeeps
 // requires both). config.integration_branch is not recorded: it does not
-// change by import.
+// change by import. What it changes it copies first (a task, a list), so
+// that next may share the rest with the parsed file.
 func recordImport(prev, next *contracts.State, now string) {
-	tasks := map[string]*contracts.Task{}
-	for _, t := range append(slices.Clone(next.Tasks), next.Archive...) {
-		tasks[t.ID] = t
-	}
-	for _, old := range prev.Tasks {
-		t := tasks[old.ID]
-		if t == nil || old.Status.Terminal() {
-			continue
+	old := make(map[string]*contracts.Task, len(prev.Tasks))
+	for _, t := range prev.Tasks {
+		if !t.Status.Terminal() {
+			old[t.ID] = t
 		}
-		if ev := importEdit(old, t, now); ev != nil {
-			t.History = append(t.History, ev)
+	}
+	for _, list := range []*[]*contracts.Task{&next.Tasks, &next.Archive} {
+		copied := false
+		for i, t := range *list {
+			ev := (*contracts.HistoryEvent)(nil)
+			if o := old[t.ID]; o != nil {
+				ev = importEdit(o, t, now)
+			}
+			if ev == nil {
+				continue
+			}
+			if !copied {
+				*list, copied = slices.Clone(*list), true
+			}
+			c := *t
+			c.History = append(slices.Clone(t.History), ev)
+			(*list)[i] = &c
 		}
 	}
 	if e := importConfig(prev.Config, next.Config, now); e != nil {
-		next.Goal.AlignmentHistory = append(next.Goal.AlignmentHistory, e)
+		next.Goal.AlignmentHistory = append(slices.Clone(next.Goal.AlignmentHistory), e)
 	}
 }
 
@@ -218,20 +229,25 @@ func recordImport(prev, next *contracts.State, now string) {
 // each from and to), or nil when the text is the same.
 func importEdit(old, t *contracts.Task, now string) *contracts.HistoryEvent {
 	changes := contracts.Extra{}
-	field := func(name string, was, is any) {
-		if !sameYAML(was, is) {
+	text := func(name string, was, is any) {
+		if was != is {
 			changes[name] = contracts.Extra{"from": was, "to": is}
 		}
 	}
-	field("description", old.Description, t.Description)
-	field("spec_ref", old.SpecRef, t.SpecRef)
-	field("done_when", old.DoneWhen, t.DoneWhen)
-	field("scope", old.Scope, t.Scope)
-	field("priority", old.Priority, t.Priority)
-	field("max_files", old.MaxFiles, t.MaxFiles)
-	field("max_loc", old.MaxLOC, t.MaxLOC)
-	field("depends_on", []string(old.DependsOn), []string(t.DependsOn))
-	field("paths", []string(old.Paths), []string(t.Paths))
+	list := func(name string, was, is contracts.StringList) {
+		if !slices.Equal(was, is) {
+			changes[name] = contracts.Extra{"from": []string(was), "to": []string(is)}
+		}
+	}
+	text("description", old.Description, t.Description)
+	text("spec_ref", old.SpecRef, t.SpecRef)
+	text("done_when", old.DoneWhen, t.DoneWhen)
+	text("scope", old.Scope, t.Scope)
+	text("priority", old.Priority, t.Priority)
+	text("max_files", old.MaxFiles, t.MaxFiles)
+	text("max_loc", old.MaxLOC, t.MaxLOC)
+	list("depends_on", old.DependsOn, t.DependsOn)
+	list("paths", old.Paths, t.Paths)
 	if len(changes) == 0 {
 		return nil
 	}
