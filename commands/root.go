@@ -68,6 +68,9 @@ func RunAt(ctx context.Context, clock func() time.Time, args []string, stdin io.
 // Run runs one command line in e.
 func (e *Env) Run(ctx context.Context, args []string) int {
 	e.argv = args
+	if err := envBudget(e.Getenv); err != nil {
+		return int(e.fail(err, jsonRequested(args)))
+	}
 	app := e.app()
 	app.Commands = only(app, args)
 	prepare(app, "")
@@ -142,8 +145,29 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "request-id", Usage: "idempotency `KEY`: a retried request with the same key is applied once"},
 		&cli.BoolFlag{Name: "offline", Usage: "with liza.remote set: commit locally; git liza sync publishes later"},
 		&cli.IntFlag{Name: "generation", Usage: "supervisor registration `N` the agent runs under; refused once a newer registration of the id exists", Sources: cli.EnvVars("LIZA_AGENT_GENERATION"), Hidden: true},
-		&cli.DurationFlag{Name: "retry-budget", Usage: "how long to keep retrying lost races", Value: 30 * time.Second, Sources: cli.EnvVars("LIZA_RETRY_BUDGET")},
+		&cli.DurationFlag{Name: "retry-budget", Usage: "how long to keep retrying lost races", Value: 30 * time.Second, Sources: cli.EnvVars("LIZA_RETRY_BUDGET"),
+			Validator: positiveBudget},
 	}
+}
+
+// positiveBudget refuses a retry budget that is not positive: a budget of
+// nothing, or less, would give up on the first lost race.
+func positiveBudget(d time.Duration) error {
+	if d <= 0 {
+		return contracts.Invalidf("the retry budget must be positive")
+	}
+	return nil
+}
+
+// envBudget refuses a LIZA_RETRY_BUDGET that is not positive, in one line
+// naming the variable (the command line library would say it could not
+// parse it); one it cannot parse is left to the library.
+func envBudget(getenv func(string) string) error {
+	v := getenv("LIZA_RETRY_BUDGET")
+	if d, err := time.ParseDuration(v); v != "" && err == nil && d <= 0 {
+		return contracts.Invalidf("LIZA_RETRY_BUDGET=%s: the retry budget must be positive", v)
+	}
+	return nil
 }
 
 // commandName is the first word of args (after the program name) that is

@@ -108,7 +108,14 @@ func TestStreamMatchesWhole(t *testing.T) {
 	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 	t.Setenv("HOME", dir)
 	root := filepath.Join(dir, "proj")
-	for _, args := range [][]string{{"init", "-q", root}, {"-C", root, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "--allow-empty", "-m", "x"}} {
+	// The seed's tasks name specs/vision.md, which an import requires.
+	if err := os.MkdirAll(filepath.Join(root, "specs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "specs", "vision.md"), []byte("# Vision\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", root}, {"-C", root, "add", "specs"}, {"-C", root, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "x"}} {
 		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}

@@ -87,7 +87,12 @@ func prefixOverlap(x, y string, xGlob, yGlob bool) bool {
 }
 
 // ValidPath checks an owned-path pattern: relative, no "..", no separators
-// that the index or the command line use.
+// that the index or the command line use, and nothing of what git-liza and
+// git keep beside the work: a segment named .git in any case (git's own
+// directory, or a submodule's; on a case-insensitive file system .GIT is
+// the same directory), .liza/ (the kill switches) and .worktrees/ (the
+// other tasks' checkouts). A task owning one of these would let its coder
+// commit there or hold it against everyone else.
 func ValidPath(p string) error {
 	c := cleanPattern(p)
 	switch {
@@ -98,13 +103,32 @@ func ValidPath(p string) error {
 	case strings.ContainsAny(c, "\t\n,"):
 		return Invalidf("path %q has a tab, newline or comma", p)
 	}
-	for _, part := range strings.Split(c, "/") {
-		if part == ".." {
+	for i, part := range strings.Split(c, "/") {
+		switch {
+		case part == "..":
 			return Invalidf("path %q leaves the repository", p)
+		case strings.EqualFold(part, ".git"):
+			return Invalidf("path %q reaches into .git, which no task owns", p)
+		case i == 0 && (strings.EqualFold(part, ".liza") || strings.EqualFold(part, ".worktrees")):
+			return Invalidf("path %q reaches into %s/, which git-liza keeps and no task owns", p, part)
 		}
 	}
 	if _, err := path.Match(c, ""); err != nil {
 		return Invalidf("path %q is not a valid glob", p)
 	}
 	return nil
+}
+
+// validatePaths refuses, under RulesImport and later, owned paths that
+// ValidPath refuses: a state that says a task owns .git/config is as wrong
+// as the command that would have written it.
+func validatePaths(ps *problems, where string, t *Task, rules int) {
+	if rules < RulesImport {
+		return
+	}
+	for _, p := range t.Paths {
+		if err := ValidPath(p); err != nil {
+			ps.add(where, err.Error())
+		}
+	}
 }

@@ -52,14 +52,29 @@ func TestPathsOverlap(t *testing.T) {
 }
 
 func TestValidPath(t *testing.T) {
-	for _, ok := range []string{"src", "src/", "src/*.go", "docs/**", "./a"} {
+	for _, ok := range []string{"src", "src/", "src/*.go", "docs/**", "./a", ".github/workflows", "src/.gitignore", "src/.liza", "docs/.worktrees", ".gitattributes"} {
 		if err := ValidPath(ok); err != nil {
 			t.Errorf("ValidPath(%q) = %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "/etc", "../x", "a/../../b", "a\tb", "a,b", "[x"} {
+	for _, bad := range []string{"", "/etc", "../x", "a/../../b", "a\tb", "a,b", "[x",
+		".git", ".git/config", "./.git/hooks/", "src/.git/x", ".GIT/config", "sub/.Git", ".liza/ABORT", ".liza", ".LIZA/x", ".worktrees/t", "./.worktrees"} {
 		if err := ValidPath(bad); err == nil {
 			t.Errorf("ValidPath(%q) accepted", bad)
+		}
+	}
+}
+
+// TestValidatePaths: a state holding a reserved path is invalid under the
+// rules that refuse it, and stays valid under the older ones (a history an
+// older git-liza wrote keeps verifying).
+func TestValidatePaths(t *testing.T) {
+	task := &Task{ID: "t", Paths: StringList{"src", ".git/config"}}
+	for rules, want := range map[int]int{RulesWhole: 0, RulesImport: 1} {
+		var ps problems
+		validatePaths(&ps, "tasks[t]", task, rules)
+		if len(ps) != want {
+			t.Errorf("rules %d: %d problems %v, want %d", rules, len(ps), ps, want)
 		}
 	}
 }

@@ -19,6 +19,14 @@ const (
 	// scope limit and window, the gates of finalize, sprint metrics on
 	// merge.
 	RulesWhole = 2
+	// RulesImport holds an import to what it is, the operator's repair
+	// (issue 23): it may not change config.integration_branch (what a
+	// guarded remote protects), its edits of a live task's text carry the
+	// edited event task edit would write, its change of the config carries
+	// a config_changed entry in the goal's alignment history, and it keeps
+	// that history's entries as they were. A task's owned paths may not
+	// reach into .git, .liza/ or .worktrees/.
+	RulesImport = 3
 	// Rules is the set new operations follow.
-	Rules = RulesWhole
+	Rules = RulesImport
 )

@@ -377,6 +377,7 @@ func validateTask(where string, t *Task, rules int) []Problem {
 	if t.Priority < 1 || t.Priority > 5 {
 		ps.addf(where, "priority %d out of range 1..5", t.Priority)
 	}
+	validatePaths(&ps, where, t, rules)
 
 	need := func(field, value string) {
 		if value == "" {

@@ -3,7 +3,6 @@ package ops
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -143,73 +142,4 @@ func validBranch(ctx context.Context, repo *refstore.Repo, name string) error {
 		return contracts.Invalidf("invalid branch name %q", name)
 	}
 	return nil
-}
-
-// ImportRequest replaces the state with a seed-format state.yaml.
-type ImportRequest struct {
-	Call
-	Data []byte // the file's content
-	Name string // where it came from, for messages and the commit subject
-}
-
-// kindImport is the kind of an import. Its effect is free (the state it
-// brings is the input, which the commit does not repeat): an import is
-// verified by what it may not do instead (see checkImport).
-const kindImport = "import"
-
-type importInput struct {
-	Name string `json:"name"`
-}
-
-// ImportResult is what an import brought in.
-type ImportResult struct {
-	Tasks    int // live tasks
-	Archived int
-	Written
-}
-
-// Import makes a seed-format state the whole state, in one commit. It is
-// the repair path: it may replace a state that does not validate. The
-// integration branch is created at HEAD when it does not exist.
-func (s *Service) Import(ctx context.Context, r ImportRequest) (*ImportResult, error) {
-	path := r.Name
-	st, err := contracts.ParseState(r.Data)
-	if err != nil {
-		return nil, contracts.Invalidf("%s: %v", path, err)
-	}
-	st.Config.FillDefaults()
-	if st.Agents == nil {
-		st.Agents = map[string]*contracts.Agent{}
-	}
-	if p := contracts.Validate(st); len(p) > 0 {
-		msg := p[0].String()
-		if len(p) > 1 {
-			msg += fmt.Sprintf(" (and %d more problems)", len(p)-1)
-		}
-		return nil, contracts.Invalidf("%s does not validate: %s", path, msg)
-	}
-	integ := "refs/heads/" + st.Config.IntegrationBranch
-	_, head, err := s.Repo.Head()
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.update(ctx, r.Call, cas.Op{
-		Name:         contracts.OpImport,
-		AllowMissing: true,
-		Kind:         kindImport,
-		Input:        mustJSON(importInput{Name: path}),
-		Replace: func(tx *cas.Tx) (*contracts.State, error) {
-			if _, ok, err := s.Repo.ReadRef(integ); err != nil {
-				return nil, err
-			} else if !ok && !head.IsZero() {
-				tx.MoveRef(refstore.RefUpdate{Name: integ, Old: refstore.ZeroID, New: head})
-			}
-			tx.Describe(fmt.Sprintf("import %d tasks from %s", len(st.Tasks)+len(st.Archive), path), "")
-			return st, nil
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &ImportResult{Tasks: len(st.Tasks), Archived: len(st.Archive), Written: written(res)}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -388,7 +389,9 @@ func (v *Verifier) mergeMove(ref string, old, new refstore.Hash) error {
 // still be there (live or archived) with its history as it was plus new
 // events, a finished task must be as it was, a task's status may only move
 // as the state machine allows, and the append-only lists (anomalies,
-// notes, discoveries, goal alignment) may only grow.
+// notes, discoveries, goal alignment) may only grow. Under RulesImport it
+// may not change config.integration_branch, and its edits of live tasks
+// and of the config must carry their records (see importKeeps).
 func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit, rules int) error {
 	snap, err := cas.ReadSnapshot(v.Repo, c.ID)
 	if err != nil {
@@ -398,7 +401,7 @@ func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit, rules i
 	if err != nil {
 		return err
 	}
-	ps := contracts.Validate(st)
+	ps := contracts.ValidateUnder(st, rules)
 	if rules >= contracts.RulesWhole {
 		ps = append(ps, contracts.Leftovers(st)...)
 	}
@@ -415,11 +418,20 @@ func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit, rules i
 	if err != nil {
 		return err
 	}
-	return importKeeps(prev, st)
+	return importKeeps(prev, st, rules, contracts.FormatTime(c.Author.When))
 }
 
-// importKeeps says what an import of next over prev would lose.
-func importKeeps(prev, next *contracts.State) error {
+// importKeeps says what an import of next over prev, made at now under
+// rules, would lose or leave unrecorded. The local import runs it before it
+// commits, the verifier on every import commit.
+func importKeeps(prev, next *contracts.State, rules int, now string) error {
+	recorded := rules >= contracts.RulesImport
+	// What a guarded remote protects is named by the state: an import that
+	// renamed the integration branch would leave the old one unguarded and
+	// have the new one created holding whatever it points at.
+	if was, is := prev.Config.IntegrationBranch, next.Config.IntegrationBranch; recorded && was != is {
+		return fmt.Errorf("the import changes config.integration_branch from %s to %s: what the guard protects does not change by import", was, is)
+	}
 	tasks := map[string]*contracts.Task{}
 	for _, t := range append(slices.Clone(next.Tasks), next.Archive...) {
 		tasks[t.ID] = t
@@ -458,6 +470,11 @@ func importKeeps(prev, next *contracts.State) error {
 		if t.AssignedTo != old.AssignedTo && t.AssignedTo != "" || t.ReviewingBy != old.ReviewingBy && t.ReviewingBy != "" {
 			return fmt.Errorf("the import assigns task %s: a claim or a review does", old.ID)
 		}
+		if ev := importEdit(old, t, now); recorded && ev != nil && !old.Status.Terminal() {
+			if n := len(t.History); n == len(old.History) || !sameEvent(t.History[n-1], ev) {
+				return fmt.Errorf("the import edits task %s (%s) without recording it in the task's history", old.ID, strings.Join(slices.Sorted(maps.Keys(ev.Extra["changes"].(contracts.Extra))), ", "))
+			}
+		}
 		delete(tasks, old.ID)
 	}
 	for id, t := range tasks {
@@ -477,6 +494,16 @@ func importKeeps(prev, next *contracts.State) error {
 	} {
 		if l.next < l.old {
 			return fmt.Errorf("the import drops entries of %s", l.name)
+		}
+	}
+	if e := importConfig(prev.Config, next.Config, now); recorded && e != nil {
+		if n := len(next.Goal.AlignmentHistory); n == len(prev.Goal.AlignmentHistory) || !sameYAML(next.Goal.AlignmentHistory[n-1], e) {
+			return fmt.Errorf("the import changes the config (%s) without recording it in the goal's alignment history", strings.Join(slices.Sorted(maps.Keys(e.Extra["changes"].(contracts.Extra))), ", "))
+		}
+	}
+	for i, e := range prev.Goal.AlignmentHistory {
+		if recorded && !sameYAML(e, next.Goal.AlignmentHistory[i]) {
+			return fmt.Errorf("the import edits entry %d of goal.alignment_history", i+1)
 		}
 	}
 	for i, a := range prev.Anomalies {
