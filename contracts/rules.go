@@ -19,6 +19,14 @@ const (
 	// scope limit and window, the gates of finalize, sprint metrics on
 	// merge.
 	RulesWhole = 2
+	// RulesIntegration records where the integration branch must be: init
+	// writes its starting commit in config.integration_tip, every merge the
+	// commit it moves the branch to (and only from the recorded one), and
+	// the operator's integration adopt the commit they accept. Every clone
+	// then refuses to build on, merge onto or follow a branch that is
+	// anywhere else (unreviewed code pushed to a remote without hooks, a
+	// forced rewind).
+	RulesIntegration = 3
 	// Rules is the set new operations follow.
-	Rules = RulesWhole
+	Rules = RulesIntegration
 )

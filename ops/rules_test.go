@@ -122,7 +122,7 @@ func TestNewKindsReplay(t *testing.T) {
 	}{
 		{"an edit of another field", edit, `"priority":1`, `"priority":2`, "its change is not what edit by planner-1 makes"},
 		{"an edit by a coder", edit, "Liza-Agent: planner-1", "Liza-Agent: coder-1", "coder-1 (coder) may not edit"},
-		{"an edit under the first rules", edit, "Liza-Rules: 2\n", "", "older than its parent's (2)"},
+		{"an edit under the first rules", edit, "Liza-Rules: 3\n", "", "older than its parent's (3)"},
 		{"a conversion of another discovery", convert, `"discovery":1`, `"discovery":2`, "its change is not what convert by planner-1 makes"},
 		{"a conversion relabelled a note", convert, "Liza-Kind: convert", "Liza-Kind: note", "Liza-Kind note goes with Liza-Op note, not convert"},
 		{"a task from a discovery converted already", from, `"from_discovery":2`, `"from_discovery":1`, "disc-1 was converted to task a already"},
@@ -270,10 +270,10 @@ func TestUpgradedBoard(t *testing.T) {
 
 	// Forgeries: a new operation under the first rules; a commit that goes
 	// back to them; an old commit claiming the new rules.
-	wantRefused(t, "an edit under the first rules", forged(t, checker, root, edit, "Liza-Rules: 2\n", ""),
+	wantRefused(t, "an edit under the first rules", forged(t, checker, root, edit, "Liza-Rules: 3\n", ""),
 		"edit is an operation of rule set 2 and later, not of rule set 1")
-	wantRefused(t, "a heartbeat back under the first rules", forged(t, checker, root, beat, "Liza-Rules: 2\n", ""),
-		"it was made under rule set 1, older than its parent's (2)")
+	wantRefused(t, "a heartbeat back under the first rules", forged(t, checker, root, beat, "Liza-Rules: 3\n", ""),
+		"it was made under rule set 1, older than its parent's (3)")
 	wantRefused(t, "an old registration under the new rules", forged(t, checker, root, register, "Liza-Kind: register\n", "Liza-Kind: register\nLiza-Rules: 2\n"),
 		"its change is not what register by planner-1 makes")
 }
