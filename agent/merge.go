@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -27,6 +28,11 @@ type mergeLane struct {
 	// the loop, which may be in a review: with many coders the lane is
 	// what the team waits on, and each wait for the loop left it idle.
 	read func() (*contracts.State, error)
+	// held is the lane stopped for the whole board: the integration
+	// branch is not where the board records it (ops.IntegrationMismatch),
+	// which no task's merge may build on. It is logged once; merges wait
+	// until the next try, after a delay that doubles while it lasts.
+	held *mergeFailure
 }
 
 // mergeFailure is a merge that failed without changing the board (its
@@ -66,6 +72,9 @@ func (s *sup) startMerge(ctx context.Context, st *contracts.State) bool {
 // lane's lock held).
 func (s *sup) nextMerge(st *contracts.State) *contracts.Task {
 	s.forgetFailures(st)
+	if h := s.lane.held; h != nil && time.Now().Before(h.retryAt) {
+		return nil
+	}
 	now := s.Now()
 	for _, t := range st.Tasks {
 		if t.Status != contracts.Approved {
@@ -105,9 +114,17 @@ func (s *sup) merge(ctx context.Context, t contracts.Task, poll time.Duration) {
 	for {
 		m, err := s.Board.Merge(ctx, ops.MergeRequest{Task: t.ID})
 		l.mu.Lock()
-		if err != nil {
+		var moved *ops.IntegrationMismatch
+		switch {
+		case errors.As(err, &moved):
+			s.mergeHeld(err, poll)
+		case err != nil:
 			s.mergeFailed(&t, err, poll)
-		} else {
+		default:
+			if l.held != nil {
+				s.logf("%s is back where the board records it: merges go on", m.IntegrationBranch)
+				l.held = nil
+			}
 			delete(l.failures, t.ID)
 			s.logf("merged %s into %s at %s", t.ID, m.IntegrationBranch, shortSHA(m.MergeCommit))
 		}
@@ -158,6 +175,25 @@ func (s *sup) mergeFailed(t *contracts.Task, err error, poll time.Duration) {
 	if msg := err.Error(); msg != f.msg {
 		f.msg = msg
 		s.logf("merge %s failed: %s (trying again in %s, then less often while it fails)", t.ID, msg, f.delay)
+	}
+}
+
+// mergeHeld stops the lane for every task (the lane's lock held): the
+// integration branch is not where the board records it, and only the
+// operator puts that right (the refusal names the command). It is logged
+// once while it stays the same; the lane looks again after a delay that
+// doubles, as a failed merge's does.
+func (s *sup) mergeHeld(err error, poll time.Duration) {
+	h := s.lane.held
+	if h == nil {
+		h = &mergeFailure{}
+		s.lane.held = h
+	}
+	h.delay = retryDelay(h.delay, poll)
+	h.retryAt = time.Now().Add(h.delay)
+	if msg := err.Error(); msg != h.msg {
+		h.msg = msg
+		s.logf("merges wait: %s", msg)
 	}
 }
 

@@ -162,6 +162,13 @@ var helpText = map[string]help{
 		`git config liza.remote origin && git liza sync     # join origin's blackboard`,
 		`git liza sync --discard-local origin                # drop an unrelated local board for origin's`,
 	}},
+	"integration": {usage: "integration adopt [COMMIT]", category: catTeam, examples: []string{
+		`git liza help integration adopt`,
+	}},
+	"integration adopt": {usage: "integration adopt [COMMIT]", examples: []string{
+		`git merge --ff-only release-2 && git liza integration adopt     # after moving the branch by hand`,
+		`git liza integration adopt 3f2a9c1e                             # accept the commit a refusal named`,
+	}},
 	"agent": {usage: "agent ROLE [--cli claude|codex|gemini] [--sandboxed] [-- COMMAND ARGS ...]", category: catTeam, examples: []string{
 		`git liza agent coder --cli claude`,
 		`git liza agent coder --cli codex --sandboxed     # in a container or VM of its own`,

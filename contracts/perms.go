@@ -41,6 +41,7 @@ const (
 	OpSprint     Op = "sprint"  // sprint checkpoint, metrics and analyze writes
 	OpConvert    Op = "convert" // a discovery becomes a task
 	OpGoal       Op = "goal"    // the next goal and sprint on the same board
+	OpAdopt      Op = "adopt"   // integration adopt: the branch's tip the operator accepts
 )
 
 // permissions says which roles may perform each operation (seeds 000 and
@@ -76,6 +77,7 @@ var permissions = map[Op][]Role{
 	OpSprint:     {RoleHuman, RolePlanner},
 	OpConvert:    {RoleHuman, RolePlanner},
 	OpGoal:       {RoleHuman, RolePlanner},
+	OpAdopt:      {RoleHuman},
 }
 
 // Ops lists every operation.
@@ -85,7 +87,7 @@ func Ops() []Op {
 		OpHeartbeat, OpSubmit, OpHandoff, OpReview, OpVerdict, OpMerge,
 		OpBlock, OpUnblock, OpSupersede, OpAbandon, OpRelease, OpArchive,
 		OpAnomaly, OpDiscover, OpNote, OpPause, OpResume, OpAbort,
-		OpRegister, OpSprint, OpConvert, OpGoal,
+		OpRegister, OpSprint, OpConvert, OpGoal, OpAdopt,
 	}
 }
 

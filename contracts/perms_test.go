@@ -21,7 +21,7 @@ func TestPermissions(t *testing.T) {
 		OpRelease: H | P | R, OpArchive: H | P,
 		OpAnomaly: H | P | C | R, OpDiscover: H | P | C | R, OpNote: H | P | C | R,
 		OpPause: H, OpResume: H, OpAbort: H, OpRegister: P | C | R, OpSprint: H | P,
-		OpConvert: H | P, OpGoal: H | P,
+		OpConvert: H | P, OpGoal: H | P, OpAdopt: H,
 	}
 	if len(want) != len(Ops()) {
 		t.Fatalf("expected table has %d ops, Ops() has %d", len(want), len(Ops()))

@@ -19,14 +19,24 @@ const (
 	// scope limit and window, the gates of finalize, sprint metrics on
 	// merge.
 	RulesWhole = 2
-	// RulesImport holds an import to what it is, the operator's repair
-	// (issue 23): it may not change config.integration_branch (what a
-	// guarded remote protects), its edits of a live task's text carry the
-	// edited event task edit would write, its change of the config carries
-	// a config_changed entry in the goal's alignment history, and it keeps
-	// that history's entries as they were. A task's owned paths may not
-	// reach into .git, .liza/ or .worktrees/.
-	RulesImport = 3
+	// RulesContained is issue 23's containment. An import is held to what
+	// it is, the operator's repair: it may not change
+	// config.integration_branch (what a guarded remote protects), its
+	// edits of a live task's text carry the edited event task edit would
+	// write, its change of the config carries a config_changed entry in
+	// the goal's alignment history, and it keeps that history's entries as
+	// they were. A task's owned paths may not reach into .git, .liza/ or
+	// .worktrees/. The board records where the integration branch must
+	// be: init writes its starting commit in config.integration_tip, every
+	// merge the commit it moves the branch to (and only from the recorded
+	// one), and the operator's integration adopt the commit they accept;
+	// every clone then refuses to build on, merge onto or follow a branch
+	// that is anywhere else (unreviewed code pushed to a remote without
+	// hooks, a forced rewind).
+	RulesContained = 3
+	// RulesImport and RulesIntegration name the parts of RulesContained.
+	RulesImport      = RulesContained
+	RulesIntegration = RulesContained
 	// Rules is the set new operations follow.
-	Rules = RulesImport
+	Rules = RulesContained
 )

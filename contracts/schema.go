@@ -66,6 +66,11 @@ type Config struct {
 	ReviewerPollInterval int    `yaml:"reviewer_poll_interval"`
 	PlannerPollInterval  int    `yaml:"planner_poll_interval"`
 	IntegrationBranch    string `yaml:"integration_branch"`
+	// IntegrationTip is the commit the integration branch must be at: what
+	// init started it at, then the merge_commit of each merge, or what the
+	// operator adopted (rule set 3 on; empty on a board made before). It is
+	// not a tunable: only those operations write it.
+	IntegrationTip string `yaml:"integration_tip,omitempty"`
 	// MaxInFlight bounds the tasks in flight (claimed and not yet merged)
 	// at once; zero means DefaultMaxInFlight (see InFlightLimit).
 	MaxInFlight int `yaml:"max_in_flight,omitempty"`

@@ -34,6 +34,9 @@ func (s *Service) localIntegration(tip refstore.Hash) refstore.Hash {
 	if err != nil || !ok || contracts.DecodeYAML(b, &m) != nil {
 		return refstore.Hash{}
 	}
+	if h, ok := s.recordedIntegration(&m); ok {
+		return h
+	}
 	ref := "refs/heads/" + m.Config.IntegrationBranch
 	if m.Config.IntegrationBranch == "" {
 		ref = "refs/heads/" + contracts.DefaultConfig().IntegrationBranch

@@ -241,6 +241,9 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkClaimBase(tx, integ); err != nil {
+		return nil, err
+	}
 	if id == "" {
 		best, err := bestClaim(tx, s.Agent, skip)
 		if err != nil {

@@ -63,10 +63,12 @@ func (s *Service) Init(ctx context.Context, r InitRequest) (*InitResult, error) 
 		}
 	}
 	in := initInput{Goal: goal, Spec: spec, Branch: branch}
-	if _, ok, err := s.branchTip(ctx, "refs/heads/"+branch); err != nil {
+	if tip, ok, err := s.branchTip(ctx, "refs/heads/"+branch); err != nil {
 		return nil, err
 	} else if !ok {
 		in.Head = head.String()
+	} else if s.rules == 0 || s.rules >= contracts.RulesIntegration {
+		in.Tip = tip.String()
 	}
 	res, err := s.update(ctx, r.Call, cas.Op{Name: contracts.OpInit, AllowMissing: true, Kind: kindInit.name, Input: mustJSON(in),
 		Apply: func(tx *cas.Tx) (any, error) { return applyInit(tx, &in) }})
@@ -82,12 +84,15 @@ func (s *Service) Init(ctx context.Context, r InitRequest) (*InitResult, error) 
 }
 
 // initInput is what init records: the goal, and the commit the
-// integration branch is created at when it does not exist yet.
+// integration branch is created at when it does not exist yet (Head), or
+// where it was when it did (Tip, from rule set 3): the board's first
+// recorded integration tip.
 type initInput struct {
 	Goal   string `json:"goal"`
 	Spec   string `json:"spec,omitempty"`
 	Branch string `json:"integration_branch"`
 	Head   string `json:"head,omitempty"`
+	Tip    string `json:"tip,omitempty"`
 }
 
 var kindInit = def("init", contracts.OpInit, applyInit)
@@ -103,6 +108,16 @@ func applyInit(tx *cas.Tx, in *initInput) (any, error) {
 	now := tx.NowString()
 	cfg := contracts.DefaultConfig()
 	cfg.IntegrationBranch = in.Branch
+	if tx.Rules >= contracts.RulesIntegration {
+		start := in.Tip
+		if in.Head != "" {
+			start = in.Head
+		}
+		if _, ok := refstore.ParseHash(start); !ok {
+			return nil, contracts.Invalidf("init: the integration branch's starting commit %q is not a commit id", start)
+		}
+		cfg.IntegrationTip = start
+	}
 	tx.PutMeta(&cas.Meta{
 		Version: 1,
 		Goal:    contracts.Goal{ID: "goal-1", Description: in.Goal, SpecRef: in.Spec, Status: "IN_PROGRESS", Created: now},

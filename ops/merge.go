@@ -64,6 +64,8 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 	for {
 		var t *contracts.Task
 		var branch string
+		var want refstore.Hash
+		var known bool
 		if err := s.view(func(tx *cas.Tx) error {
 			var err error
 			if t, err = tx.MustTask(id); err != nil {
@@ -74,6 +76,9 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 				return err
 			}
 			branch = "refs/heads/" + m.Config.IntegrationBranch
+			if want, known, err = s.expectedTip(tx); err != nil {
+				return err
+			}
 			return checkHalted(m.Control, "merges")
 		}); err != nil {
 			return nil, err
@@ -106,6 +111,13 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 		}
 		if !ok {
 			return nil, contracts.Invalidf("integration branch %s does not exist", strings.TrimPrefix(branch, "refs/heads/"))
+		}
+		// Nothing merges onto a branch the board does not record: it
+		// would carry whatever put it there into the merge.
+		if known {
+			if err := s.checkIntegration(ctx, s.remote(), branch, want, integ); err != nil {
+				return nil, err
+			}
 		}
 		result, conflicts, err := s.buildMerge(ctx, t, integ, review)
 		if err != nil {
@@ -225,6 +237,13 @@ var kindMerge = def("merge", contracts.OpMerge, func(tx *cas.Tx, in *mergeInput)
 			return nil, err
 		}
 	}
+	// From rule set 3 a merge starts from the tip the board records and
+	// records the one it makes (an older board records none until then).
+	recordTip := tx.Rules >= contracts.RulesIntegration
+	if recordTip && m.Config.IntegrationTip != "" && m.Config.IntegrationTip != in.IntegrationOld {
+		return nil, contracts.Errorf(contracts.CodeInconsistent, "the merge of %s starts from %s, but the board records the integration branch at %s; nothing merged",
+			id, short(in.IntegrationOld), short(m.Config.IntegrationTip))
+	}
 	cur.Status = contracts.Merged
 	cur.MergeCommit = in.MergeCommit
 	cur.Worktree = ""
@@ -251,6 +270,10 @@ var kindMerge = def("merge", contracts.OpMerge, func(tx *cas.Tx, in *mergeInput)
 			m.Sprint.Metrics = metrics
 			tx.PutMeta(m)
 		}
+	}
+	if recordTip {
+		m.Config.IntegrationTip = in.MergeCommit
+		tx.PutMeta(m)
 	}
 	tx.MoveRef(refstore.RefUpdate{Name: "refs/heads/" + m.Config.IntegrationBranch, Old: old, New: result})
 	tx.Describe(fmt.Sprintf("merge %s (%s)", id, tx.Actor), id)

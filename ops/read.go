@@ -244,7 +244,12 @@ func (s *Service) Validate(ctx context.Context, r ValidateRequest) (*Validation,
 		if err != nil {
 			return nil, err
 		}
-		out.Shallow, err = shallowStart(s.Repo, snap.Commit)
+		if out.Shallow, err = shallowStart(s.Repo, snap.Commit); err != nil {
+			return nil, err
+		}
+		if r.Rev == "" {
+			err = s.validateIntegration(ctx, snap, out)
+		}
 		return out, err
 	}
 	st, err := snap.Load()
@@ -255,6 +260,9 @@ func (s *Service) Validate(ctx context.Context, r ValidateRequest) (*Validation,
 	if r.Rev == "" {
 		// The state as it is now, against this machine and repository.
 		if err := s.checkRepo(st, v); err != nil {
+			return nil, err
+		}
+		if err := s.validateIntegration(ctx, snap, v); err != nil {
 			return nil, err
 		}
 	}

@@ -402,7 +402,7 @@ func (s *Service) applyAgain(ctx context.Context, c *refstore.Commit) error {
 	switch rec.Kind {
 	case "":
 		return fmt.Errorf("it recorded no operation to apply again")
-	case kindImport, kindMerge.name:
+	case kindImport, kindMerge.name, kindAdopt.name:
 		return fmt.Errorf("%s is not replayed; run it again by hand", rec.Op)
 	}
 	k, ok := kinds[rec.Kind]
@@ -427,13 +427,20 @@ func (s *Service) applyAgain(ctx context.Context, c *refstore.Commit) error {
 
 // syncIntegration makes sure the integration branch exists on both sides:
 // a fresh clone gets it, a blackboard made before the remote publishes it.
+// Neither side is taken or followed unless it is where the board records
+// it (the remote's) or behind that (this repository's): a hookless
+// remote's branch may hold code nobody reviewed.
 func (s *Service) syncIntegration(ctx context.Context, remote string) error {
 	var branch string
+	var want refstore.Hash
+	var known bool
 	if err := s.view(func(tx *cas.Tx) error {
 		m, err := tx.Meta()
-		if err == nil {
-			branch = "refs/heads/" + m.Config.IntegrationBranch
+		if err != nil {
+			return err
 		}
+		branch = "refs/heads/" + m.Config.IntegrationBranch
+		want, known, err = s.expectedTip(tx)
 		return err
 	}); err != nil {
 		return err
@@ -442,11 +449,16 @@ func (s *Service) syncIntegration(ctx context.Context, remote string) error {
 	if err != nil {
 		return err
 	}
+	theirs, hasRemote := got[branch]
+	if known {
+		if err := s.checkIntegration(ctx, remote, branch, want, theirs); err != nil {
+			return err
+		}
+	}
 	local, hasLocal, err := s.Repo.ReadRef(branch)
 	if err != nil {
 		return err
 	}
-	theirs, hasRemote := got[branch]
 	switch {
 	case hasRemote && !hasLocal:
 		return s.Repo.UpdateRefs(ctx, "liza: integration branch from "+remote, refstore.RefUpdate{Name: branch, New: theirs})
