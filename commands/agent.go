@@ -171,14 +171,14 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	done, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := board.TestCheckout.Close(done, s.repo); err != nil {
-		fmt.Fprintf(e.Stderr, "git-liza: %s: removing its integration tests' worktree: %v\n", id, err)
+		fmt.Fprintf(e.Stderr, "git-liza: %s: removing its integration tests' worktree: %s\n", id, contracts.Printable(err.Error()))
 	}
 	_, err = board.Unregister(done, ops.Call{})
 	for try := 1; err != nil && ops.Class(err) == contracts.CodeGit && try < unregisterTries; try++ {
 		_, err = board.Unregister(done, ops.Call{})
 	}
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "git-liza: %s: %v\n", id, err)
+		fmt.Fprintf(e.Stderr, "git-liza: %s: %s\n", id, contracts.Printable(err.Error()))
 	} else {
 		fmt.Fprintf(e.Stdout, "%s %s stopped\n", board.Now().Format("15:04:05"), id)
 	}

@@ -47,7 +47,7 @@ func (s *session) printAnalysis(out *ops.Analysis) error {
 		}
 		return nil
 	}
-	fmt.Fprint(w, contracts.BreakerReport(out.Patterns))
+	fmt.Fprint(w, contracts.PrintableText(contracts.BreakerReport(out.Patterns)))
 	switch out.Outcome {
 	case ops.OutcomeTriggered:
 		if out.ReportPath != "" {
@@ -61,7 +61,7 @@ func (s *session) printAnalysis(out *ops.Analysis) error {
 	case ops.OutcomeAlready:
 		fmt.Fprintf(w, "circuit breaker already TRIGGERED at %s with these patterns; check recorded\n", out.TriggeredAt)
 	case ops.OutcomeResolved:
-		fmt.Fprintf(w, "these patterns were resolved at %s (%s); check recorded\n", out.ResolvedAt, out.Resolution)
+		fmt.Fprintf(w, "these patterns were resolved at %s (%s); check recorded\n", out.ResolvedAt, contracts.Printable(out.Resolution))
 	}
 	return nil
 }
@@ -74,7 +74,7 @@ func (s *session) resolveBreaker(ctx context.Context, text string) error {
 	if s.json {
 		return s.printJSON(out)
 	}
-	fmt.Fprintf(s.Stdout, "circuit breaker RESOLVED at %s: %s\n", out.ResolvedAt, out.Resolution)
+	fmt.Fprintf(s.Stdout, "circuit breaker RESOLVED at %s: %s\n", out.ResolvedAt, contracts.Printable(out.Resolution))
 	if out.Lifted {
 		fmt.Fprintln(s.Stdout, "CHECKPOINT set by the circuit breaker lifted")
 	} else if out.Mode != contracts.ModeRunning {

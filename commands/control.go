@@ -49,11 +49,11 @@ func setMode(mode string) func(context.Context, *session, []string) error {
 		case !out.Changed && mode == contracts.ModeRunning && len(out.Removed) == 0:
 			fmt.Fprintln(s.Stdout, "the team is running; nothing to resume")
 		case !out.Changed && mode != contracts.ModeRunning:
-			fmt.Fprintf(s.Stdout, "already %s since %s by %s\n", mode, out.Since, out.By)
+			fmt.Fprintf(s.Stdout, "already %s since %s by %s\n", mode, out.Since, contracts.Printable(out.By))
 		case mode == contracts.ModeRunning:
 			fmt.Fprintf(s.Stdout, "resumed (was %s)\n", out.From)
 		default:
-			fmt.Fprintf(s.Stdout, "%s by %s at %s\n", mode, out.By, out.Since)
+			fmt.Fprintf(s.Stdout, "%s by %s at %s\n", mode, contracts.Printable(out.By), out.Since)
 		}
 		for _, p := range out.Removed {
 			fmt.Fprintf(s.Stdout, "removed %s\n", p)

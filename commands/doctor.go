@@ -49,7 +49,7 @@ func (e *Env) doctorCmd() *cli.Command {
 					if c.Fix != "" {
 						line += " (fix: " + c.Fix + ")"
 					}
-					fmt.Fprintln(e.Stdout, line)
+					fmt.Fprintln(e.Stdout, contracts.Printable(line))
 				}
 			}
 			for _, c := range rep.Checks {

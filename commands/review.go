@@ -28,7 +28,7 @@ func (e *Env) reviewCmd() *cli.Command {
 				return s.printJSON(out)
 			}
 			fmt.Fprintf(s.Stdout, "%s review claimed by %s until %s\n", out.ID, s.ops.Agent, out.ReviewLeaseExpires)
-			fmt.Fprintf(s.Stdout, "author:    %s\nworktree:  %s\nreview:    git diff %s\n", out.Author, out.Worktree, out.DiffRange)
+			fmt.Fprintf(s.Stdout, "author:    %s\nworktree:  %s\nreview:    git diff %s\n", contracts.Printable(out.Author), contracts.Printable(out.Worktree), out.DiffRange)
 			return nil
 		}),
 	}
@@ -66,7 +66,7 @@ func (e *Env) verdictCmd() *cli.Command {
 			}
 			fmt.Fprintf(s.Stdout, "%s %s\n", out.ID, out.Status)
 			if out.BlockedReason != "" {
-				fmt.Fprintf(s.Stderr, "git-liza: task %s blocked: %s\n", out.ID, out.BlockedReason)
+				fmt.Fprintf(s.Stderr, "git-liza: task %s blocked: %s\n", out.ID, contracts.Printable(out.BlockedReason))
 			}
 			if out.Paused {
 				fmt.Fprintf(s.Stderr, "git-liza: the team is PAUSED for the human: %s rejected %d times in a row (git log -1 refs/liza/state has the blockers)\n", out.ID, contracts.PauseRejections)

@@ -40,7 +40,7 @@ func (s *session) sprintCheckpoint(ctx context.Context) error {
 	if s.json {
 		return s.printJSON(out)
 	}
-	fmt.Fprint(s.Stdout, out.Markdown())
+	fmt.Fprint(s.Stdout, contracts.PrintableText(out.Markdown()))
 	if out.SummaryPath != "" {
 		fmt.Fprintf(s.Stdout, "\nsummary written to %s\n", out.SummaryPath)
 	}

@@ -84,6 +84,7 @@ type Report struct {
 func Run(ctx context.Context, r Request) Report {
 	checks := []Check{Git()}
 	checks = append(checks, Agent(ctx, r.Launch, r.EUID)...)
+	checks = append(checks, Containment(r.Launch))
 	if r.Repo != nil {
 		branch := integrationBranch(r.Repo)
 		checks = append(checks, Hooks(ctx, r.Repo, branch), Remote(ctx, r.Repo), IntegrationTest(ctx, r.Repo, branch))
@@ -152,7 +153,7 @@ func Agent(ctx context.Context, l agent.Launch, euid int) []Check {
 	case l.Sandboxed:
 		user.Detail = who + ", --sandboxed: this machine is taken as an isolated sandbox; presets turn their CLI's own sandbox and prompts off"
 	default:
-		user.Detail = who + ": presets keep their CLI's own sandbox, with the worktree and the git directory writable"
+		user.Detail = who + ": presets keep their CLI's own sandbox, with the worktree and the git directory's objects, refs and logs writable"
 	}
 	if len(l.Command) == 0 {
 		cli.Level, cli.Detail, cli.Code = Fail, "no agent command", contracts.CodeInvalid
@@ -187,6 +188,33 @@ func Agent(ctx context.Context, l agent.Launch, euid int) []Check {
 		c.Detail = msg
 	}
 	return []Check{cli, user}
+}
+
+// Containment says what keeps an agent from turning the repository's own
+// files against the other agents and the supervisors (README,
+// "Containment"): git-liza's own git ignores the programs, hooks and
+// replace refs a repository names, whatever runs the agents; what keeps
+// an agent from writing them is its sandbox, which only the presets
+// without --sandboxed set up.
+func Containment(l agent.Launch) Check {
+	c := Check{Name: "containment", Level: OK}
+	const own = "git-liza's git, and each agent's, ignore the programs, hooks and replace refs the repository's own files name"
+	switch {
+	case l.Sandboxed:
+		c.Level = Warn
+		c.Detail = "--sandboxed: every agent on this machine can write the git directory's config, hooks/, info/ and .git/liza/, and read every file the others can (their signing keys too); " + own + ", but only separate machines, containers or Unix users keep agents from each other"
+		c.Fix = "run each agent in a container or as a Unix user of its own, with a signing key only it can read"
+	case l.Preset == nil:
+		c.Level = Warn
+		c.Detail = "a command of your own runs in no sandbox of git-liza's: it can write the git directory's config, hooks/, info/ and .git/liza/; " + own
+		c.Fix = "run it in a sandbox that leaves writable only the worktree and the git directory's objects, refs and logs, or use a preset"
+	case l.Preset.Name == "gemini":
+		c.Level = Warn
+		c.Detail = "gemini's container gets the git directory's objects, refs and logs writable and its config, hooks/, info/ and .git/liza/ read-only (not verified: no container engine was run by git-liza's tests); " + own
+	default:
+		c.Detail = l.Preset.Name + "'s own sandbox keeps the git directory's config, hooks/, info/ and .git/liza/ read-only to agents; " + own
+	}
+	return c
 }
 
 // Hooks checks that git-liza's hooks run in task worktrees: ours, or

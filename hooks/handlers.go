@@ -252,7 +252,7 @@ func emptyMessage(msg, comment string) bool {
 // It never fails the commit: trouble is a warning.
 func (h *Handler) postCommit(ctx context.Context) {
 	if err := h.renewLease(ctx); err != nil {
-		fmt.Fprintf(h.Stderr, "git-liza: warning: lease not renewed: %v\n", err)
+		fmt.Fprintf(h.Stderr, "git-liza: warning: lease not renewed: %s\n", contracts.Printable(err.Error()))
 	}
 }
 

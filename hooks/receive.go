@@ -54,7 +54,7 @@ func (h *Handler) preReceive(ctx context.Context) error {
 		return nil
 	}
 	for _, p := range problems {
-		fmt.Fprintf(h.Stderr, "git-liza: %s\n", p)
+		fmt.Fprintf(h.Stderr, "git-liza: %s\n", contracts.Printable(p))
 	}
 	return contracts.Invalidf("refusing the push: %d problem(s)", len(problems))
 }
