@@ -67,7 +67,7 @@ func gitScope(name string) configScope {
 // trusts a file, or connects somewhere, and the value that does none of
 // it. Section and name are in lower case; sub is "" (no subsection), "*"
 // (any subsection) or "?" (with or without one); a name ending in "*" is a
-// prefix.
+// prefix, one starting with "*" a suffix.
 type programSetting struct {
 	section, sub, name string
 	neutral            string
@@ -183,6 +183,10 @@ func programSettingOf(key string) (programSetting, bool) {
 		}
 		if pre, ok := strings.CutSuffix(p.name, "*"); ok {
 			if strings.HasPrefix(name, pre) {
+				return p, true
+			}
+		} else if suf, ok := strings.CutPrefix(p.name, "*"); ok {
+			if strings.HasSuffix(name, suf) {
 				return p, true
 			}
 		} else if p.name == name {
