@@ -226,6 +226,15 @@ func (v *Verifier) Commit(ctx context.Context, c *refstore.Commit) error {
 			return err
 		}
 	}
+	if k == kindVerdict && v.AllowedSigners != "" {
+		in, err := decodeInput[verdictInput](k.name, rec.Input)
+		if err != nil {
+			return err
+		}
+		if err := v.checkSeparation(ctx, c, parent, in.Task); err != nil {
+			return err
+		}
+	}
 	for _, r := range refs {
 		if r.Name != refstore.StateRef && !strings.HasPrefix(r.Name, "refs/heads/") {
 			return fmt.Errorf("%s moves %s", what, r.Name)
