@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,9 +62,19 @@ type Verifier struct {
 }
 
 // Verifier makes a Verifier on the service's repository, at the service's
-// clock.
+// clock. Where this repository sets liza.allowedSigners (a server, or a
+// clone that asks for it), its commits must be signed: a clone then holds
+// what it fetches to what a guarded remote would.
 func (s *Service) Verifier() *Verifier {
-	return &Verifier{Repo: s.Repo, store: s.Store, Now: s.Now()}
+	v := &Verifier{Repo: s.Repo, store: s.Store, Now: s.Now()}
+	if signers, ok := s.Repo.Config("liza.allowedSigners"); ok && signers != "" {
+		if !filepath.IsAbs(signers) {
+			signers = filepath.Join(s.Repo.GitDir, signers)
+		}
+		v.AllowedSigners = signers
+		v.SSHProgram, _ = s.Repo.Config("gpg.ssh.program")
+	}
+	return v
 }
 
 // Justified reports whether a verified merge moved ref from old to new.
