@@ -86,7 +86,9 @@ func (s *sup) mayClaim(st *contracts.State) (may bool, awaited *contracts.Task) 
 	}
 	limit := st.Config.InFlightLimit()
 	for _, t := range st.Tasks {
-		if !contracts.Claimable(t.Summary(), st.StatusOf) && !(t.Status == contracts.Claimed && contracts.LeaseOver(t.LeaseExpires, now)) {
+		// A lease is taken over only once it is over by every clock
+		// within the skew bound, as the claim judges it.
+		if !contracts.Claimable(t.Summary(), st.StatusOf) && !(t.Status == contracts.Claimed && contracts.LeaseOver(t.LeaseExpires, now.Add(-ops.MaxClockSkew))) {
 			continue
 		}
 		if mine != nil && t != mine || !t.Status.InFlight() && inFlight >= limit {
@@ -115,7 +117,7 @@ func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, boo
 	any := false
 	for _, t := range st.Tasks {
 		if t.Status == contracts.ReadyForReview && t.AssignedTo != s.ID &&
-			(t.ReviewingBy == "" || contracts.LeaseOver(t.ReviewLeaseExpires, now)) {
+			(t.ReviewingBy == "" || contracts.LeaseOver(t.ReviewLeaseExpires, now.Add(-ops.MaxClockSkew))) {
 			any = true
 			break
 		}

@@ -20,6 +20,9 @@ type Tx struct {
 	// Rules is the rule set the operation follows (contracts.Rules for a
 	// new one; a replayed commit's own, from its Liza-Rules trailer).
 	Rules int
+	// Takeover, when set, is the time leases held by others are judged
+	// at (see TakeoverTime): a verifier's. Zero in a live operation.
+	Takeover time.Time
 
 	subject string
 	task    string

@@ -19,6 +19,7 @@ import (
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/doctor"
 	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/refstore"
 	"github.com/liza-dev/git-liza/worktree"
 )
 
@@ -37,7 +38,7 @@ func agentFlags() []cli.Flag {
 }
 
 func (e *Env) agentCmd() *cli.Command {
-	const usage = "agent planner|coder|code-reviewer [--cli NAME] [--replace] [-- COMMAND ARGS...]"
+	const usage = "agent planner|coder|code-reviewer [--cli NAME] [--replace] [--key PATH] [-- COMMAND ARGS...]"
 	return &cli.Command{
 		Name:      "agent",
 		Usage:     "supervise one agent CLI for a role: claim work, run the agent, handle its exit",
@@ -45,7 +46,8 @@ func (e *Env) agentCmd() *cli.Command {
 		Description: "An agent command that is not installed is refused before anything is registered (exit 5,\n" +
 			"a missing dependency). Ctrl-C or SIGTERM stops the supervisor, which releases its work.",
 		Flags: append(agentFlags(),
-			&cli.BoolFlag{Name: "replace", Usage: "take the agent id from a supervisor that still holds it"}),
+			&cli.BoolFlag{Name: "replace", Usage: "take the agent id from a supervisor that still holds it"},
+			&cli.StringFlag{Name: "key", Usage: "the agent's own SSH signing key: its supervisor's state commits, its commits and its git liza commands are signed with it"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			a := cmd.Args().Slice()
 			if len(a) < 1 {
@@ -57,6 +59,9 @@ func (e *Env) agentCmd() *cli.Command {
 			}
 			launch, err := agentLaunch(ctx, cmd, a[1:])
 			if err != nil {
+				return err
+			}
+			if err := signWith(cmd.String("key")); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -90,6 +95,30 @@ func agentLaunch(ctx context.Context, cmd *cli.Command, args []string) (agent.La
 		return l, err
 	}
 	return l, nil
+}
+
+// signWith makes this process, and the agent it starts, sign with the
+// private key at key (none when empty): git's configuration for it goes
+// in the environment (refstore.SigningEnv), which the supervisor's own
+// state commits, the agent's commits and its git liza commands all read,
+// and no file of the repository changes. A key others can read is
+// refused.
+func signWith(key string) error {
+	if key == "" {
+		return nil
+	}
+	path, err := refstore.CheckSigningKey(key)
+	if err != nil {
+		return err
+	}
+	for _, kv := range refstore.SigningEnv(os.Environ(), path) {
+		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "GIT_CONFIG_") {
+			if err := os.Setenv(k, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // supervise registers an agent id for the role, runs the supervisor and

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 func (e *Env) runCmd() *cli.Command {
@@ -30,7 +32,8 @@ func (e *Env) runCmd() *cli.Command {
 		Flags: append(agentFlags(),
 			&cli.IntFlag{Name: "coders", Value: 1, Usage: "how many coders"},
 			&cli.IntFlag{Name: "reviewers", Value: 1, Usage: "how many code reviewers"},
-			&cli.BoolFlag{Name: "no-planner", Usage: "start no planner (tasks are planned by hand)"}),
+			&cli.BoolFlag{Name: "no-planner", Usage: "start no planner (tasks are planned by hand)"},
+			&cli.StringFlag{Name: "keys", Usage: "a directory of SSH signing keys, one per agent named by its id (DIR/coder-1): each agent signs with its own (agent --key)"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if _, err := agentLaunch(ctx, cmd, cmd.Args().Slice()); err != nil {
 				return err
@@ -72,7 +75,7 @@ func (e *Env) runCmd() *cli.Command {
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			longLived()
-			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, out: e.Stdout, progress: e.progress()})
+			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, keys: cmd.String("keys"), out: e.Stdout, progress: e.progress()})
 		},
 	}
 }
@@ -82,6 +85,7 @@ type teamSpec struct {
 	planner           bool
 	coders, reviewers int
 	args              []string // flags and command given to every supervisor
+	keys              string   // a directory of signing keys by agent id, or ""
 	out               io.Writer
 	unset             []string // environment variables the supervisors must not inherit
 	quiet             bool     // do not prefix-print the supervisors' output
@@ -123,6 +127,10 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 	if len(ids) == 0 {
 		return contracts.Invalidf("a team needs at least one agent")
 	}
+	keyArgs, err := teamKeys(t.keys, ids)
+	if err != nil {
+		return err
+	}
 	width := 0
 	for _, id := range ids {
 		width = max(width, len(id))
@@ -149,7 +157,7 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 	})
 	for _, id := range ids {
 		role, _ := contracts.ParseAgentID(id)
-		args := append([]string{"agent", role.IDPrefix(), "--agent", id}, t.args...)
+		args := append(append([]string{"agent", role.IDPrefix(), "--agent", id}, keyArgs[id]...), t.args...)
 		c := exec.Command(exe, args...)
 		c.Dir, c.Env = e.Dir, env
 		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -219,4 +227,22 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 		return contracts.Invalidf("supervisors failed: %s", strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// teamKeys is the --key flag of each agent's supervisor, from a directory
+// holding one key per agent id; every key is checked before any agent
+// starts. None without a directory.
+func teamKeys(dir string, ids []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	if dir == "" {
+		return out, nil
+	}
+	for _, id := range ids {
+		path, err := refstore.CheckSigningKey(filepath.Join(dir, id))
+		if err != nil {
+			return nil, contracts.Invalidf("--keys %s: %v", dir, strings.TrimPrefix(err.Error(), "git-liza: "))
+		}
+		out[id] = []string{"--key", path}
+	}
+	return out, nil
 }

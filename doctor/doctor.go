@@ -91,6 +91,7 @@ func Run(ctx context.Context, r Request) Report {
 	} else {
 		checks = append(checks, Check{Name: "repository", Level: Fail, Detail: "not in a git repository", Fix: "run git liza doctor in the project's checkout"})
 	}
+	checks = append(checks, Signers(r.Repo, r.Launch.Sandboxed)...)
 	rep := Report{Checks: checks, OK: true}
 	for _, c := range checks {
 		if c.Failed() {

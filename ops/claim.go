@@ -465,7 +465,6 @@ func claimFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *claimInput
 // ClaimExhausted, not an error: the claim then records the exhaustion for
 // the planner.
 func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, error) {
-	now := tx.Now
 	var kind ClaimKind
 	switch t.Status {
 	case contracts.Unclaimed:
@@ -474,19 +473,19 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 		switch {
 		case t.AssignedTo == agent:
 			kind = ClaimOwn
-		case t.AssignedTo == "" || contracts.LeaseOver(t.LeaseExpires, now):
+		case t.AssignedTo == "" || tx.LeaseEnded(t.LeaseExpires):
 			kind = ClaimTakeover
 		default:
-			return "", contracts.Invalidf("task %s is %s and still leased to %s until %s", t.ID, t.Status, t.AssignedTo, t.LeaseExpires)
+			return "", contracts.Invalidf("task %s is %s and still leased to %s until %s%s", t.ID, t.Status, t.AssignedTo, t.LeaseExpires, tx.Held(t.LeaseExpires))
 		}
 	case contracts.Claimed:
 		switch {
 		case t.AssignedTo == agent:
 			return "", contracts.Invalidf("%s already holds task %s", agent, t.ID)
-		case contracts.LeaseOver(t.LeaseExpires, now):
+		case tx.LeaseEnded(t.LeaseExpires):
 			kind = ClaimExpired
 		default:
-			return "", contracts.Invalidf("task %s is claimed by %s until %s", t.ID, t.AssignedTo, t.LeaseExpires)
+			return "", contracts.Invalidf("task %s is claimed by %s until %s%s", t.ID, t.AssignedTo, t.LeaseExpires, tx.Held(t.LeaseExpires))
 		}
 	case contracts.Draft:
 		return "", contracts.Invalidf("task %s is DRAFT: the planner has not finalized it", t.ID)
@@ -588,7 +587,7 @@ func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
 	}
 	var expired *contracts.TaskSummary
 	for _, t := range tasks {
-		if t.Status == contracts.Claimed && contracts.LeaseOver(t.LeaseExpires, tx.Now) && ok(t) && (expired == nil || contracts.Less(t, expired)) {
+		if t.Status == contracts.Claimed && tx.LeaseEnded(t.LeaseExpires) && ok(t) && (expired == nil || contracts.Less(t, expired)) {
 			expired = t
 		}
 	}

@@ -389,12 +389,11 @@ var kindRelease = def("release", contracts.OpRelease, func(tx *cas.Tx, in *relea
 			if force || holder == agent || lease == "" {
 				return nil
 			}
-			end, err := contracts.ParseTime(lease)
-			if err != nil {
+			if _, err := contracts.ParseTime(lease); err != nil {
 				return err
 			}
-			if end.After(tx.Now) {
-				return contracts.Invalidf("task %s: %s's %s lease runs until %s (--force releases it now)", t.ID, holder, what, lease)
+			if !tx.LeaseEnded(lease) {
+				return contracts.Invalidf("task %s: %s's %s lease runs until %s%s (--force releases it now)", t.ID, holder, what, lease, tx.Held(lease))
 			}
 			return nil
 		}

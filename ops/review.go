@@ -162,8 +162,8 @@ func reviewable(tx *cas.Tx, t *contracts.TaskSummary, agent string) error {
 	if t.ReviewingBy == agent {
 		return contracts.Invalidf("%s already reviews task %s", agent, t.ID)
 	}
-	if t.ReviewingBy != "" && !contracts.LeaseOver(t.ReviewLeaseExpires, tx.Now) {
-		return contracts.Invalidf("task %s is under review by %s until %s", t.ID, t.ReviewingBy, t.ReviewLeaseExpires)
+	if t.ReviewingBy != "" && !tx.LeaseEnded(t.ReviewLeaseExpires) {
+		return contracts.Invalidf("task %s is under review by %s until %s%s", t.ID, t.ReviewingBy, t.ReviewLeaseExpires, tx.Held(t.ReviewLeaseExpires))
 	}
 	return nil
 }

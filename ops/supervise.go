@@ -70,10 +70,9 @@ var kindRegister = def("register", contracts.OpRegister, func(tx *cas.Tx, r *reg
 	if a == nil {
 		a = &contracts.Agent{Role: string(role), Status: "IDLE"}
 	} else if a.SupervisorLease != "" {
-		end, err := contracts.ParseTime(a.SupervisorLease)
-		if err == nil && end.After(tx.Now) {
+		if !tx.LeaseEnded(a.SupervisorLease) {
 			if !r.Replace {
-				return nil, contracts.Invalidf("%s is already supervised (generation %d on %s, until %s); stop that supervisor, or take the id with --replace", agent, a.Generation, a.Host, a.SupervisorLease)
+				return nil, contracts.Invalidf("%s is already supervised (generation %d on %s, until %s%s); stop that supervisor, or take the id with --replace", agent, a.Generation, a.Host, a.SupervisorLease, tx.Held(a.SupervisorLease))
 			}
 			out.Replaced = fmt.Sprintf("generation %d on %s", a.Generation, a.Host)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,8 +20,10 @@ import (
 // whoever checks it: a server refuses a pushed commit further from its own
 // clock, and nobody accepts a commit later than their clock by more, or
 // earlier than its parent by more. Leases run from a commit's time, so a
-// commit dated in the future would hold its task that much longer.
-const MaxClockSkew = 5 * time.Minute
+// commit dated in the future would hold its task that much longer; a
+// takeover of a lease is judged by the verifier's clock, not by the
+// taker's date alone (takeoverTime).
+const MaxClockSkew = cas.MaxClockSkew
 
 // Verifier checks state commits: each must be exactly what its recorded
 // operation, by its recorded agent, with its recorded input, makes of its
@@ -60,9 +63,19 @@ type Verifier struct {
 }
 
 // Verifier makes a Verifier on the service's repository, at the service's
-// clock.
+// clock. Where this repository sets liza.allowedSigners (a server, or a
+// clone that asks for it), its commits must be signed: a clone then holds
+// what it fetches to what a guarded remote would.
 func (s *Service) Verifier() *Verifier {
-	return &Verifier{Repo: s.Repo, store: s.Store, Now: s.Now()}
+	v := &Verifier{Repo: s.Repo, store: s.Store, Now: s.Now()}
+	if signers, ok := s.Repo.Config("liza.allowedSigners"); ok && signers != "" {
+		if !filepath.IsAbs(signers) {
+			signers = filepath.Join(s.Repo.GitDir, signers)
+		}
+		v.AllowedSigners = signers
+		v.SSHProgram, _ = s.Repo.Config("gpg.ssh.program")
+	}
+	return v
 }
 
 // Justified reports whether a verified merge moved ref from old to new.
@@ -195,7 +208,10 @@ func (v *Verifier) Commit(ctx context.Context, c *refstore.Commit) error {
 		return fmt.Errorf("the first state commit is an init or an import, not %s", k.name)
 	}
 	op := cas.Op{Name: rec.Op, Agent: rec.Agent, Request: rec.Request, Generation: rec.Generation, Kind: rec.Kind, Input: rec.Input, Rules: rec.Rules,
-		AllowMissing: k == kindInit, Apply: func(tx *cas.Tx) (any, error) { return k.apply(tx, rec.Input) }}
+		AllowMissing: k == kindInit, Apply: func(tx *cas.Tx) (any, error) {
+			tx.Takeover = v.takeoverTime(tx.Now)
+			return k.apply(tx, rec.Input)
+		}}
 	when := c.Author.When
 	tree, msg, refs, err := v.store.Replay(parent, op, when, nil)
 	if err == nil && tree != c.Tree && parent.Exists() {
@@ -219,6 +235,15 @@ func (v *Verifier) Commit(ctx context.Context, c *refstore.Commit) error {
 		ptx := cas.ReadTx(parent, when, rec.Agent)
 		ptx.Rules = rec.Rules
 		if err := k.facts(ctx, v, ptx, rec.Input); err != nil {
+			return err
+		}
+	}
+	if k == kindVerdict && v.AllowedSigners != "" {
+		in, err := decodeInput[verdictInput](k.name, rec.Input)
+		if err != nil {
+			return err
+		}
+		if err := v.checkSeparation(ctx, c, parent, in.Task); err != nil {
 			return err
 		}
 	}
@@ -250,6 +275,36 @@ func (v *Verifier) checkTime(c *refstore.Commit, parentTime time.Time) error {
 		return fmt.Errorf("it is dated %s, before its parent (%s)", contracts.FormatTime(t), contracts.FormatTime(parentTime))
 	}
 	return nil
+}
+
+// takeoverTime is when a commit dated t may judge that a lease held by
+// someone else ran out (cas.Tx.TakeoverTime): never later than the clock
+// here, whatever the commit's date says, so that a writer's fast clock
+// takes no lease early.
+//
+// A guarded remote (Push) judges as the writer did when it made the
+// operation, at the earlier of the commit's time and its own clock, less
+// MaxClockSkew: a claim dated ahead of the server gains nothing, and an
+// honest takeover made once the lease was over by every clock within the
+// bound lands. A clone judges at the earlier of the commit's time and its
+// own clock, without the margin: the issue it catches is a commit dated
+// ahead to take a lease still live by the clock here, while an honest
+// writer's clock may run ahead of the clone's by up to the bound (it
+// waited the margin by its own), and the commits older git-liza made took
+// leases the moment they ended. A refusal here stops the clone, so it
+// must never fire for an honest writer.
+func (v *Verifier) takeoverTime(t time.Time) time.Time {
+	if v.Now.IsZero() {
+		return t
+	}
+	at := t
+	if v.Now.Before(at) {
+		at = v.Now
+	}
+	if v.Push {
+		at = at.Add(-MaxClockSkew)
+	}
+	return at
 }
 
 // checkSignature requires a valid SSH signature by a key the allowed

@@ -135,11 +135,17 @@ func loadUserConfigs() []configEntry {
 	return out
 }
 
-// configParameters parses GIT_CONFIG_PARAMETERS, where git hands the -c
-// options of `git -c k=v liza ...` to the subcommand: 'k'='v' pairs,
-// single-quoted, space separated.
+// configParameters parses the configuration git takes from the
+// environment: GIT_CONFIG_COUNT with its GIT_CONFIG_KEY_<n> and
+// GIT_CONFIG_VALUE_<n> pairs (see SigningEnv), then GIT_CONFIG_PARAMETERS,
+// where git hands the -c options of `git -c k=v liza ...` to the
+// subcommand ('k'='v' pairs, single-quoted, space separated), which win.
 func configParameters() map[string]string {
-	return configParametersOf(os.Getenv("GIT_CONFIG_PARAMETERS"))
+	out := envCountConfig()
+	for k, v := range configParametersOf(os.Getenv("GIT_CONFIG_PARAMETERS")) {
+		out[k] = v
+	}
+	return out
 }
 
 // configParametersOf parses a value of GIT_CONFIG_PARAMETERS.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -277,4 +278,55 @@ func AllowedPrincipals(allowedSigners, key string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// envCountConfig reads GIT_CONFIG_COUNT and its GIT_CONFIG_KEY_<n> and
+// GIT_CONFIG_VALUE_<n> pairs, as git does: the configuration a parent
+// process gives its children without touching any file.
+func envCountConfig() map[string]string {
+	out := map[string]string{}
+	n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT"))
+	if err != nil || n <= 0 {
+		return out
+	}
+	for i := range n {
+		k := os.Getenv("GIT_CONFIG_KEY_" + strconv.Itoa(i))
+		if k != "" {
+			out[normalKey(k)] = os.Getenv("GIT_CONFIG_VALUE_" + strconv.Itoa(i))
+		}
+	}
+	return out
+}
+
+// SigningEnv is environ with git told, by GIT_CONFIG_COUNT pairs after any
+// it already holds, to sign commits with the SSH key at key
+// (user.signingKey, gpg.format=ssh, commit.gpgSign=true): git and git-liza
+// run with it sign as that key, whatever the repository's configuration
+// says, and no file changes.
+func SigningEnv(environ []string, key string) []string {
+	return withConfigPairs(environ, [][2]string{{"user.signingKey", key}, {"gpg.format", "ssh"}, {"commit.gpgSign", "true"}}, nil)
+}
+
+// CheckSigningKey checks that path is a private key file only its owner
+// can read (ssh-keygen refuses to sign with one others can read), and
+// returns its absolute path.
+func CheckSigningKey(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", contracts.Invalidf("signing key %s: %v", path, errors.Unwrap(err))
+	}
+	if !fi.Mode().IsRegular() {
+		return "", contracts.Invalidf("signing key %s is not a file", path)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return "", contracts.Invalidf("signing key %s can be read by others than its owner (mode %04o): chmod 600 it, and give each agent a key no other agent can read", path, fi.Mode().Perm())
+	}
+	if _, err := os.ReadFile(abs); err != nil {
+		return "", contracts.Invalidf("signing key %s: %v", path, errors.Unwrap(err))
+	}
+	return abs, nil
 }
