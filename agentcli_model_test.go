@@ -86,7 +86,7 @@ func (tn turn) command() string {
 	}
 	if m := reviewerRE.FindStringSubmatch(tn.text); m != nil {
 		id, wt, commit := m[1], m[2], m[3]
-		return fmt.Sprintf(`cd %s && git rev-parse HEAD | grep -qx %s && grep -q hello hello.txt && git status --porcelain >/dev/null && git diff HEAD~1 >/dev/null && git liza verdict %s approve --commit %s && echo LIZA-SESSION-DONE`, wt, commit, id, commit)
+		return fmt.Sprintf(`cd %s && git rev-parse HEAD | grep -qx %s && grep -q hello hello.txt && git status --porcelain >/dev/null && git diff --no-ext-diff --stat HEAD~1 >/dev/null && git liza verdict %s approve --commit %s && echo LIZA-SESSION-DONE`, wt, commit, id, commit)
 	}
 	return ""
 }

@@ -94,8 +94,8 @@ var programKeys = []programSetting{
 	{section: "core", name: "alternaterefscommand", neutral: ""},
 	{section: "core", name: "attributesfile", neutral: os.DevNull},
 	{section: "credential", sub: "?", name: "helper", multi: true},
-	{section: "diff", name: "external", neutral: ""},
-	{section: "diff", sub: "*", name: "command", neutral: ""},
+	{section: "diff", name: "external", neutral: refusedDiff},
+	{section: "diff", sub: "*", name: "command", neutral: refusedDiff},
 	{section: "diff", sub: "*", name: "textconv", neutral: "cat"},
 	{section: "filter", sub: "*", name: "clean", neutral: "cat"},
 	{section: "filter", sub: "*", name: "smudge", neutral: "cat"},
@@ -135,6 +135,15 @@ var programKeys = []programSetting{
 	{section: "guitool", sub: "*", name: "cmd", neutral: ""},
 	{section: "uploadpack", name: "packobjectshook", neutral: ""},
 }
+
+// refusedDiff stands for an external diff program the repository names:
+// it says so and fails, so that a diff is never shown empty (which a
+// reviewer could take for no change) and never through that program.
+const refusedDiff = `sh -c 'echo "git-liza: this repository'"'"'s config names an external diff program, which git-liza does not run: git diff --no-ext-diff shows the change" >&2; exit 1' --`
+
+// noGrafts is where git is told the graft file is: nowhere (an empty file
+// would make git warn that grafts are deprecated).
+var noGrafts = filepath.Join(os.DevNull, "no-grafts")
 
 // alwaysKeys are set on every git process git-liza starts, whether the
 // repository sets them or not: hooks are files, not settings; a forged
@@ -331,7 +340,7 @@ func containEnv(base []string, noHooks bool) []string {
 
 	command := commandEntries(base)
 	var pairs [][2]string
-	extra := []string{"GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE=" + os.DevNull}
+	extra := []string{"GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE=" + noGrafts}
 	for _, k := range keys {
 		var vals []string
 		for _, e := range user {
