@@ -363,7 +363,7 @@ func (s *sup) sessionDirs(dir string) Session {
 		}
 		for _, sub := range protectedGitDirs {
 			p := filepath.Join(d, sub)
-			if sub == "liza" || sub == "info" || sub == "hooks" {
+			if sub == refstore.LizaDir || sub == "info" || sub == "hooks" {
 				_ = os.MkdirAll(p, 0o777)
 			}
 			if _, err := os.Lstat(p); err == nil {
@@ -388,7 +388,7 @@ func (s *sup) sessionDirs(dir string) Session {
 // around them (a planner runs in the main checkout, which holds .git).
 var (
 	writableGitDirs  = []string{"objects", "refs", "logs"}
-	protectedGitDirs = []string{"config", "config.worktree", "hooks", "info", "liza", "HEAD", "index", "modules", "shallow", "commondir"}
+	protectedGitDirs = []string{"config", "config.worktree", "hooks", "info", refstore.LizaDir, "HEAD", "index", "modules", "shallow", "commondir"}
 )
 
 // localRemote is the directory of the blackboard's remote when it is on

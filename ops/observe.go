@@ -61,16 +61,18 @@ func (s *Service) Observe(ctx context.Context, r ObserveRequest) (*Observation, 
 	if s.Trusted(ctx, r.Snap, r.Tip) {
 		err = s.lean(r, obs)
 	} else {
-		if r.Tip && r.Snap.Exists() {
-			obs.Unverified = s.unverified(ctx, r.Snap.Commit)
-			in.Problems = append(in.Problems, obs.Unverified)
-		}
 		obs.State, err = r.Snap.Load()
 		if err == nil {
 			for _, p := range contracts.Validate(obs.State) {
 				in.Problems = append(in.Problems, p.String())
 			}
 			obs.Archived, obs.Anomalies = len(obs.State.Archive), len(obs.State.Anomalies)
+		}
+		// What the state says is wrong with it comes first; then that its
+		// history does not verify.
+		if r.Tip && r.Snap.Exists() {
+			obs.Unverified = s.unverified(ctx, r.Snap.Commit)
+			in.Problems = append(in.Problems, obs.Unverified)
 		}
 	}
 	var ctrl *contracts.Control

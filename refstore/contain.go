@@ -37,6 +37,9 @@ import (
 // remote's receive-pack with the remote's own config and hooks: the
 // server's guard).
 
+// LizaDir is git-liza's own directory in the common git directory.
+const LizaDir = "liza"
+
 // configScope says where a config entry was read.
 type configScope uint8
 
