@@ -134,3 +134,20 @@ func TestContainEnv(t *testing.T) {
 		t.Errorf("git run by git-liza sees core.fsmonitor = %q (%v), want false", out, err)
 	}
 }
+
+// BenchmarkContainEnv is what every git process git-liza starts pays for
+// containment: the user's config files read, the repository's stat'd (and
+// scanned when they changed).
+func BenchmarkContainEnv(b *testing.B) {
+	dir := b.TempDir()
+	if out, err := runGit(dir, nil, nil, "init", "-q"); err != nil {
+		b.Fatal(out, err)
+	}
+	if _, err := Open(dir); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = ContainEnv(nil)
+	}
+}
