@@ -204,9 +204,9 @@ func (s *Snapshot) EachEntryRaw(list string, fn func(raw []byte) error) error {
 		return err
 	}
 	for _, e := range es {
-		b, err := s.Repo.ReadBlob(e.blob)
+		b, err := readFile(s.Repo, s.Commit, list+"/"+e.id+".yaml", e.blob)
 		if err != nil {
-			return inconsistent("reading %s/%s.yaml: %v", list, e.id, err)
+			return err
 		}
 		if err := fn(b); err != nil {
 			return err
