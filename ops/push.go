@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -104,12 +105,17 @@ func (s *Service) checkTicket(u refstore.RefUpdate) string {
 	if u.New.IsZero() {
 		return ""
 	}
-	c, err := s.Repo.ReadCommit(u.New)
+	rule := "a ticket is a commit with no parent, the empty tree and the message " + strings.TrimSpace(cas.TicketMessage) + " with its Liza-Since trailer"
+	// Read within caps: any clone may push a ticket.
+	c, err := s.Repo.ReadCommitMax(u.New, cas.MaxCommit)
+	if big := new(refstore.TooLargeError); errors.As(err, &big) {
+		return fmt.Sprintf("its commit is %d bytes: %s", big.Size, rule)
+	}
 	if err != nil {
 		return "not a commit"
 	}
-	if tree, err := s.Repo.ReadTree(c.Tree); err != nil || len(tree) > 0 || len(c.Parents) > 0 || !validTicketMessage(c.Message) {
-		return "a ticket is a commit with no parent, the empty tree and the message " + strings.TrimSpace(cas.TicketMessage) + " with its Liza-Since trailer"
+	if tree, err := s.Repo.ReadTreeMax(c.Tree, 0); err != nil || len(tree) > 0 || len(c.Parents) > 0 || !validTicketMessage(c.Message) {
+		return rule
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -280,7 +281,15 @@ func (v *Verifier) treeDiff(want, got refstore.Hash) string {
 			return
 		}
 		ea, _ := v.readTree(a)
-		eb, _ := v.readTree(b)
+		eb, err := v.readTree(b)
+		if big := new(refstore.TooLargeError); errors.As(err, &big) {
+			where := dir
+			if where == "" {
+				where = "its tree"
+			}
+			diffs = append(diffs, where+" ("+big.Error()+")")
+			return
+		}
 		names := map[string]bool{}
 		for _, e := range ea {
 			names[e.Name] = true
@@ -324,7 +333,7 @@ func (v *Verifier) readTree(id refstore.Hash) ([]refstore.TreeEntry, error) {
 	if id.IsZero() {
 		return nil, nil
 	}
-	return v.Repo.ReadTree(id)
+	return v.Repo.ReadTreeMax(id, cas.MaxTrees) // a pushed tree may be huge
 }
 
 // has reports whether every object is here.
