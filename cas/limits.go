@@ -36,10 +36,23 @@ const (
 	// trees of a 10,000-task board hold. Each entry read costs some 80
 	// bytes of memory, so the trees of a state cost at most about 100 MB.
 	MaxTrees = 32 << 20
+	// MaxLoad bounds the files one whole read of a state (Load, which
+	// holds them all decoded at once) takes together: four times what
+	// git liza import reads, where a state of 100,000 tasks takes a few
+	// tens of MB. Without it, a tree of a million entries naming one
+	// small task file would be a million tasks in memory.
+	MaxLoad = 256 << 20
 	// MaxCommit bounds a state commit object. Its message records the
 	// operation's input (Liza-Input), which holds at most a task's text:
 	// 8 MiB leaves room for a MaxFile of text escaped as JSON.
 	MaxCommit = 8 << 20
+)
+
+// The budgets a Snapshot starts with: MaxTrees and MaxLoad, lowered by
+// tests.
+var (
+	treeBudget int64 = MaxTrees
+	loadBudget int64 = MaxLoad
 )
 
 // fileCap is the cap of the state file at path (as stored).
@@ -60,15 +73,26 @@ func ReadStateCommit(repo *refstore.Repo, id refstore.Hash) (*refstore.Commit, e
 }
 
 // readFile reads the blob of the state file at p (the path where the
-// tree of commit keeps it) within its cap. Any error is a state
-// inconsistency naming the file.
-func readFile(repo *refstore.Repo, commit refstore.Hash, p string, id refstore.Hash) ([]byte, error) {
-	b, err := repo.ReadBlobMax(id, fileCap(p))
+// tree keeps it) within its cap, and within what is left of MaxLoad
+// during a Load. Any error is a state inconsistency naming the file.
+func (s *Snapshot) readFile(p string, id refstore.Hash) ([]byte, error) {
+	max := fileCap(p)
+	loading := s.loading
+	if loading && s.loadLeft < max {
+		max = s.loadLeft
+	}
+	b, err := s.Repo.ReadBlobMax(id, max)
 	if big := tooLarge(err); big != nil {
-		return nil, inconsistent("%s at %s is %d bytes, over the %s cap of a state file", p, short(commit), big.Size, refstore.ByteSize(big.Max))
+		if big.Size <= fileCap(p) {
+			return nil, inconsistent("the files of the state at %s hold more than the %s a whole read takes (at %s)", short(s.Commit), refstore.ByteSize(loadBudget), p)
+		}
+		return nil, inconsistent("%s at %s is %d bytes, over the %s cap of a state file", p, short(s.Commit), big.Size, refstore.ByteSize(fileCap(p)))
 	}
 	if err != nil {
 		return nil, inconsistent("reading %s: %v", p, err)
+	}
+	if loading {
+		s.loadLeft -= int64(len(b))
 	}
 	return b, nil
 }

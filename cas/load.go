@@ -79,6 +79,8 @@ func (s *Snapshot) Load() (*contracts.State, error) {
 	if err := checkTree(s); err != nil {
 		return nil, err
 	}
+	s.loading, s.loadLeft = true, loadBudget
+	defer func() { s.loading = false }()
 	return s.load(s.wholeTasks)
 }
 
@@ -204,7 +206,7 @@ func (s *Snapshot) EachEntryRaw(list string, fn func(raw []byte) error) error {
 		return err
 	}
 	for _, e := range es {
-		b, err := readFile(s.Repo, s.Commit, list+"/"+e.id+".yaml", e.blob)
+		b, err := s.readFile(list+"/"+e.id+".yaml", e.blob)
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,9 @@ type Snapshot struct {
 	v1     bool                            // the tree is in layout 1
 	// treeBytes is how much of MaxTrees the trees read so far hold.
 	treeBytes int64
+	// loading is set during a Load, loadLeft what is left of MaxLoad.
+	loading  bool
+	loadLeft int64
 }
 
 // ReadSnapshot opens the state at commit; a zero commit is the empty state.
@@ -100,14 +103,14 @@ func (s *Snapshot) readDir(dir string, id refstore.Hash) ([]refstore.TreeEntry, 
 	if list, ok := s.dirs[dir]; ok {
 		return list, nil
 	}
-	entries, err := s.Repo.ReadTreeMax(id, MaxTrees-s.treeBytes)
+	entries, err := s.Repo.ReadTreeMax(id, treeBudget-s.treeBytes)
 	if big := tooLarge(err); big != nil {
 		name := dir + "/"
 		if dir == "" {
 			name = "the root tree"
 		}
 		return nil, inconsistent("the trees of the state at %s hold more than the %s cap of a state's trees (%s is %d bytes, after %d bytes of others)",
-			short(s.Commit), refstore.ByteSize(MaxTrees), name, big.Size, s.treeBytes)
+			short(s.Commit), refstore.ByteSize(treeBudget), name, big.Size, s.treeBytes)
 	}
 	if err != nil {
 		return nil, err
@@ -181,7 +184,7 @@ func (s *Snapshot) ReadFile(path string) ([]byte, bool, error) {
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	b, err := readFile(s.Repo, s.Commit, s.locate(path), e.ID)
+	b, err := s.readFile(s.locate(path), e.ID)
 	if err != nil {
 		return nil, false, err
 	}
@@ -458,7 +461,7 @@ func (s *Snapshot) eachTask(dir string, fn func(t *contracts.Task) error) error 
 
 // decodeBlob decodes an entity file of dir.
 func (s *Snapshot) decodeBlob(dir string, e entity, v any) error {
-	b, err := readFile(s.Repo, s.Commit, dir+"/"+e.id+".yaml", e.blob)
+	b, err := s.readFile(dir+"/"+e.id+".yaml", e.blob)
 	if err != nil {
 		return err
 	}
@@ -488,7 +491,7 @@ func (s *Snapshot) Planned() (contracts.StringList, error) {
 			return nil, err
 		}
 		for _, e := range list {
-			b, err := readFile(s.Repo, s.Commit, d+"/"+e.Name, e.ID)
+			b, err := s.readFile(d+"/"+e.Name, e.ID)
 			if err != nil {
 				return nil, err
 			}
@@ -521,7 +524,7 @@ func (s *Snapshot) plannedLen() (int, []byte, error) {
 			dir += "/" + last.Name
 			continue
 		}
-		b, err := readFile(s.Repo, s.Commit, dir+"/"+last.Name, last.ID)
+		b, err := s.readFile(dir+"/"+last.Name, last.ID)
 		if err != nil {
 			return 0, nil, err
 		}

@@ -30,7 +30,7 @@ func checkTree(s *Snapshot) error {
 				return err
 			}
 			if e.Name == LayoutFile {
-				if b, err := readFile(s.Repo, s.Commit, e.Name, e.ID); err != nil {
+				if b, err := s.readFile(e.Name, e.ID); err != nil {
 					return err
 				} else if string(b) != layoutV2 {
 					return inconsistent("state at %s: its layout is %q, which this git-liza does not know (a newer one wrote it?)", short(s.Commit), strings.TrimSpace(string(b)))
