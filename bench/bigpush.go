@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -25,8 +27,8 @@ type bigpushResult struct {
 	Cases []bigpushCase `json:"cases"`
 }
 
-// bigpushCase is one forged push: an import whose liza.yaml is a blob of
-// BlobMB megabytes.
+// bigpushCase is one forged push: an import with BlobMB megabytes of
+// objects where its state holds a few KB.
 type bigpushCase struct {
 	Name   string `json:"name"`
 	BlobMB int    `json:"blob_mb"`
@@ -75,14 +77,17 @@ func measureHookMode(args []string) int {
 	return cmd.ProcessState.ExitCode()
 }
 
-// measureBigPush forges, in a clone of a guarded hub, an import commit
-// whose liza.yaml is a huge blob, and pushes it bigpushRuns times: 300 MB
-// of one repeated line (a few hundred KB on the wire:
-// receive.maxInputSize does not stop it, the guard's size check does),
-// 300 MB of random bytes (over receive.maxInputSize: git refuses it before
-// the hook runs) and 200 MB of random bytes (under it: the hook refuses
-// it). The hub's pre-receive hook runs under a wrapper (this binary,
-// -measure-hook) that records its time and peak memory.
+// measureBigPush forges, in a clone of a guarded hub, import commits
+// carrying far more than a state holds, and pushes each bigpushRuns times:
+// a liza.yaml of 300 MB of one repeated line (a few hundred KB on the
+// wire: receive.maxInputSize does not stop it, the guard's size check
+// does), of 300 MB of random bytes (over receive.maxInputSize: git refuses
+// it before the hook runs) and of 200 MB of random bytes (under it: the
+// hook refuses it); a tasks/ tree of 300 MB (one entry repeated); and one
+// task file of 1 MiB, within its cap, named 400 times in tasks/ (the worst
+// within the caps: the guard decodes it until cas.MaxImport). The hub's
+// pre-receive hook runs under a wrapper (this binary, -measure-hook) that
+// records its time and peak memory.
 func (b *bench) measureBigPush() (bigpushResult, error) {
 	var r bigpushResult
 	dir := filepath.Join(b.tmp, "bigpush")
@@ -128,16 +133,25 @@ func (b *bench) measureBigPush() (bigpushResult, error) {
 		return r, err
 	}
 	for _, c := range []struct {
-		name   string
-		mb     int
-		random bool
+		name string
+		mb   int
+		// forge writes the objects and returns the entries to put in
+		// the import's tree (update-index --index-info lines) and the
+		// paths to take out of it.
+		forge func() (put []string, drop []string, err error)
 	}{
-		{"300 MB of one line repeated", 300, false},
-		{"300 MB of random bytes", 300, true},
-		{"200 MB of random bytes", 200, true},
+		{"liza.yaml: 300 MB of one line repeated", 300, b.bigBlob(clone, 300<<20, false)},
+		{"liza.yaml: 300 MB of random bytes", 300, b.bigBlob(clone, 300<<20, true)},
+		{"liza.yaml: 200 MB of random bytes", 200, b.bigBlob(clone, 200<<20, true)},
+		{"tasks/: a 300 MB tree of one entry repeated", 300, b.bigTree(clone, 300<<20)},
+		{"tasks/: one 1 MiB task file under 400 names", 400, b.manyTasks(clone, 400)},
 	} {
-		progress(fmt.Sprintf("bigpush: forging an import whose liza.yaml is %s", c.name))
-		commit, err := b.forgeImport(clone, dir, c.mb<<20, c.random)
+		progress(fmt.Sprintf("bigpush: forging an import whose %s", c.name))
+		put, drop, err := c.forge()
+		if err != nil {
+			return r, err
+		}
+		commit, err := b.forgeImport(clone, dir, put, drop)
 		if err != nil {
 			return r, err
 		}
@@ -191,45 +205,126 @@ func (b *bench) measureBigPush() (bigpushResult, error) {
 	return r, nil
 }
 
-// forgeImport writes a blob of size bytes (one line repeated, or random
-// bytes) and a commit that is the clone's import with its liza.yaml
-// replaced by that blob, and returns the commit.
-func (b *bench) forgeImport(clone, dir string, size int, random bool) (string, error) {
-	var src io.Reader
-	if random {
-		src = rand.NewChaCha8([32]byte{1, 2, 3})
-	} else {
-		src = &repeated{line: []byte("goal: the same line, again and again, hundreds of megabytes of it\n")}
+// bigBlob writes a blob of size bytes (one line repeated, or random
+// bytes) to be the import's liza.yaml.
+func (b *bench) bigBlob(clone string, size int, random bool) func() ([]string, []string, error) {
+	return func() ([]string, []string, error) {
+		var src io.Reader
+		if random {
+			src = rand.NewChaCha8([32]byte{1, 2, 3})
+		} else {
+			src = &repeated{line: []byte("goal: the same line, again and again, hundreds of megabytes of it\n")}
+		}
+		blob, err := b.hashObject(clone, io.LimitReader(src, int64(size)), "blob")
+		return []string{"100644 " + blob + "\tliza.yaml"}, nil, err
 	}
-	cmd := command(clone, b.env, "git", "hash-object", "-w", "--stdin")
-	cmd.Stdin = io.LimitReader(src, int64(size))
+}
+
+// bigTree writes a tree of about size bytes, one entry (a.yaml) repeated,
+// to be the import's tasks/ (git hash-object --literally checks nothing).
+func (b *bench) bigTree(clone string, size int) func() ([]string, []string, error) {
+	return func() ([]string, []string, error) {
+		blob, err := b.hashObject(clone, strings.NewReader("x"), "blob")
+		if err != nil {
+			return nil, nil, err
+		}
+		id, _ := hex.DecodeString(blob)
+		entry := append([]byte("100644 a.yaml\x00"), id...)
+		tree, err := b.hashObject(clone, bytes.NewReader(bytes.Repeat(entry, size/len(entry))), "tree")
+		return []string{"040000 " + tree + "\ttasks"}, []string{"tasks"}, err
+	}
+}
+
+// manyTasks writes one task file of 1 MiB (a valid task, its description
+// filling it) and names it n times in tasks/, each name in its bucket: a
+// pushed import's state is decoded whole, that file over and over until
+// cas.MaxImport.
+func (b *bench) manyTasks(clone string, n int) func() ([]string, []string, error) {
+	return func() ([]string, []string, error) {
+		head := "id: t-0\nstatus: DRAFT\npriority: 3\ncreated: \"2026-01-17T10:00:00Z\"\nspec_ref: specs/vision.md\ndone_when: d\nscope: s\ndescription: \""
+		text := head + strings.Repeat("w", 1<<20-len(head)-2) + "\"\n"
+		blob, err := b.hashObject(clone, strings.NewReader(text), "blob")
+		if err != nil {
+			return nil, nil, err
+		}
+		var put []string
+		for i := range n {
+			id := fmt.Sprintf("t-%d", i)
+			sum := sha1.Sum([]byte(id))
+			x := hex.EncodeToString(sum[:1])
+			put = append(put, fmt.Sprintf("100644 %s\ttasks/%c/%c/%s.yaml", blob, x[0], x[1], id))
+		}
+		return put, nil, nil
+	}
+}
+
+// hashObject writes an object of type kind from src, with git.
+func (b *bench) hashObject(clone string, src io.Reader, kind string) (string, error) {
+	cmd := command(clone, b.env, "git", "hash-object", "-t", kind, "--literally", "-w", "--stdin")
+	cmd.Stdin = src
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("git hash-object: %v", err)
+		return "", fmt.Errorf("git hash-object -t %s: %v", kind, err)
 	}
-	blob := strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out)), nil
+}
+
+// forgeImport writes a commit that is the clone's import with the paths in
+// drop taken out of its tree and the entries put put in, and returns it.
+func (b *bench) forgeImport(clone, dir string, put, drop []string) (string, error) {
 	index := filepath.Join(dir, "forge-index")
 	defer os.Remove(index)
 	env := append(append([]string{}, b.env...), "GIT_INDEX_FILE="+index)
-	for _, args := range [][]string{
-		{"read-tree", "refs/liza/state"},
-		{"update-index", "--cacheinfo", "100644," + blob + ",liza.yaml"},
-	} {
-		if _, err := output(clone, env, "git", args...); err != nil {
+	if _, err := output(clone, env, "git", "read-tree", "refs/liza/state"); err != nil {
+		return "", err
+	}
+	for _, p := range drop {
+		if _, err := output(clone, env, "git", "rm", "-q", "-r", "--cached", p); err != nil {
 			return "", err
 		}
 	}
-	tree, err := output(clone, env, "git", "write-tree")
-	if err != nil {
-		return "", err
+	tree := ""
+	if len(drop) > 0 {
+		// A tree entry cannot go in an index: the root is made by hand.
+		base, err := output(clone, env, "git", "write-tree")
+		if err != nil {
+			return "", err
+		}
+		list, err := output(clone, b.env, "git", "ls-tree", base)
+		if err != nil {
+			return "", err
+		}
+		lines := append(strings.Split(list, "\n"), put...)
+		for i, l := range lines {
+			if mode, rest, ok := strings.Cut(l, " "); ok && !strings.Contains(rest, " ") {
+				lines[i] = mode + " tree " + rest // the put lines name no type
+			}
+		}
+		cmd := command(clone, b.env, "git", "mktree", "--missing")
+		cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("git mktree: %v", err)
+		}
+		tree = strings.TrimSpace(string(out))
+	} else {
+		cmd := command(clone, env, "git", "update-index", "--index-info")
+		cmd.Stdin = strings.NewReader(strings.Join(put, "\n") + "\n")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("git update-index: %v\n%s", err, out)
+		}
+		var err error
+		if tree, err = output(clone, env, "git", "write-tree"); err != nil {
+			return "", err
+		}
 	}
 	msg, err := output(clone, b.env, "git", "log", "-1", "--format=%B", "refs/liza/state")
 	if err != nil {
 		return "", err
 	}
-	cmd = command(clone, b.env, "git", "commit-tree", "-p", "refs/liza/state~1", tree)
+	cmd := command(clone, b.env, "git", "commit-tree", "-p", "refs/liza/state~1", tree)
 	cmd.Stdin = strings.NewReader(msg + "\n")
-	out, err = cmd.Output()
+	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("git commit-tree: %v", err)
 	}

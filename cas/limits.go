@@ -42,6 +42,12 @@ const (
 	// tens of MB. Without it, a tree of a million entries naming one
 	// small task file would be a million tasks in memory.
 	MaxLoad = 256 << 20
+	// MaxImport bounds the files of a state an import commit makes, which
+	// come from one file of at most as many bytes (commands.MaxInput); its
+	// split files are no larger. The guard reads a pushed import within
+	// it (Snapshot.LoadWithin): the worst push within the caps costs what
+	// decoding 64 MiB of YAML does.
+	MaxImport = 64 << 20
 	// MaxCommit bounds a state commit object. Its message records the
 	// operation's input (Liza-Input), which holds at most a task's text:
 	// 8 MiB leaves room for a MaxFile of text escaped as JSON.
@@ -84,7 +90,7 @@ func (s *Snapshot) readFile(p string, id refstore.Hash) ([]byte, error) {
 	b, err := s.Repo.ReadBlobMax(id, max)
 	if big := tooLarge(err); big != nil {
 		if big.Size <= fileCap(p) {
-			return nil, inconsistent("the files of the state at %s hold more than the %s a whole read takes (at %s)", short(s.Commit), refstore.ByteSize(loadBudget), p)
+			return nil, inconsistent("the files of the state at %s hold more than the %s a whole read takes (at %s)", short(s.Commit), refstore.ByteSize(s.loadMax), p)
 		}
 		return nil, inconsistent("%s at %s is %d bytes, over the %s cap of a state file", p, short(s.Commit), big.Size, refstore.ByteSize(fileCap(p)))
 	}

@@ -43,6 +43,20 @@ func TestLoadAndTreeBudgets(t *testing.T) {
 			t.Fatalf("error %q", e.Msg)
 		}
 	})
+	t.Run("an import's files", func(t *testing.T) {
+		snap, err := ReadSnapshot(s.Repo, tip(t, s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = snap.LoadWithin(4 << 10)
+		e := wantCode(t, err, contracts.CodeInconsistent)
+		if !strings.Contains(e.Msg, "hold more than the 4 KiB a whole read takes") {
+			t.Fatalf("error %q", e.Msg)
+		}
+		if _, err := snap.Load(); err != nil {
+			t.Fatalf("Load after a refused LoadWithin: %v", err)
+		}
+	})
 	t.Run("trees", func(t *testing.T) {
 		withBudget(t, &treeBudget, 1<<10)
 		e := wantCode(t, load(), contracts.CodeInconsistent)

@@ -2,6 +2,7 @@ package cas
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 	"strings"
 
@@ -19,9 +20,10 @@ type Snapshot struct {
 	v1     bool                            // the tree is in layout 1
 	// treeBytes is how much of MaxTrees the trees read so far hold.
 	treeBytes int64
-	// loading is set during a Load, loadLeft what is left of MaxLoad.
-	loading  bool
-	loadLeft int64
+	// loading is set during a Load; loadLeft is what is left of its
+	// budget, loadMax the budget.
+	loading           bool
+	loadLeft, loadMax int64
 }
 
 // ReadSnapshot opens the state at commit; a zero commit is the empty state.
@@ -90,7 +92,7 @@ func (s *Snapshot) Entries(dir string) ([]refstore.TreeEntry, error) {
 		id = e.ID
 	}
 	entries, err := s.readDir(dir, id)
-	if err != nil && tooLarge(err) == nil {
+	if err != nil && !errors.As(err, new(*contracts.Error)) {
 		return nil, inconsistent("reading state tree %s: %v", dir, err)
 	}
 	return entries, err

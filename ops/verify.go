@@ -410,7 +410,7 @@ func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit, rules i
 	if err != nil {
 		return err
 	}
-	st, err := snap.Load()
+	st, err := snap.LoadWithin(cas.MaxImport)
 	if err != nil {
 		return err
 	}
