@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -34,6 +35,11 @@ import (
 //
 // An empty list accepts the push.
 func (s *Service) CheckPush(ctx context.Context, updates []refstore.RefUpdate) ([]string, error) {
+	// What a push makes the check read is bounded (cas.MaxImport and the
+	// other caps), but decoding it leaves garbage several times its size:
+	// a soft memory limit has the collector reclaim it rather than let
+	// the heap grow to twice what is live. It is restored after.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(pushMemoryLimit))
 	var problems []string
 	say := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	integration, err := s.pushIntegration(updates)
@@ -98,6 +104,9 @@ func (s *Service) CheckPush(ctx context.Context, updates []refstore.RefUpdate) (
 	}
 	return problems, nil
 }
+
+// pushMemoryLimit is the soft memory limit CheckPush runs under.
+const pushMemoryLimit = 128 << 20
 
 // checkTicket checks a ticket's update: any clone may take its place in
 // the queue or leave it, but a ticket holds nothing.
