@@ -54,12 +54,14 @@ type options struct {
 	// queue is how many tasks wait in review while one task's claim,
 	// review and merge are timed (0: not timed).
 	queue int
+	// bigpush times forged pushes of a huge state file (-only bigpush).
+	bigpush bool
 	// only, when not empty, names the sections to run (see -only).
 	only map[string]bool
 }
 
 // sections are the parts of a run -only can name.
-var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue"}
+var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "bigpush"}
 
 // want reports whether section runs: -only names it, or -only is empty
 // and its own flag allows it.
@@ -83,6 +85,9 @@ type bench struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-measure-hook" {
+		os.Exit(measureHookMode(os.Args[2:]))
+	}
 	var opt options
 	var sizes string
 	flag.IntVar(&opt.runs, "runs", 21, "timed runs per variant")
@@ -99,6 +104,7 @@ func main() {
 	flag.DurationVar(&opt.fairTime, "fair-time", 30*time.Second, "with -remote: how long 1, 2, 4 and 8 clones add tasks in a loop on one remote, to see that each gets its turn (0: not)")
 	flag.IntVar(&opt.teamTasks, "team-tasks", 60, "teams of 1, 2, 4 and 8 coders merge `N` tasks each (0: no team runs)")
 	flag.IntVar(&opt.teamBoard, "team-board", 2000, "and 2 coders merge 20 tasks on a board of 20, then on one of `N` tasks")
+	flag.BoolVar(&opt.bigpush, "bigpush", false, "time pushes of a state commit whose liza.yaml is 200-300 MB to a guarded remote (a minute, a GB of disk)")
 	flag.IntVar(&opt.queue, "queue", 100, "time one task's claim, review and merge with no other task in review, and with `N` in review (0: not)")
 	var only string
 	flag.StringVar(&only, "only", "", "run only these `SECTIONS` (comma-separated: "+strings.Join(sections, ", ")+"); the other flags still size them")
@@ -282,6 +288,13 @@ func run(opt options) error {
 			return fmt.Errorf("queue: %v", err)
 		}
 		rep.Queue = &q
+	}
+	if opt.want("bigpush", opt.bigpush) {
+		r, err := b.measureBigPush()
+		if err != nil {
+			return fmt.Errorf("bigpush: %v", err)
+		}
+		rep.BigPush = &r
 	}
 	if opt.want("scale", opt.scaleTasks > 0) {
 		s, err := b.measureScale()

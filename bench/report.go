@@ -92,6 +92,7 @@ type report struct {
 	Remote        *remoteResult      `json:"remote,omitempty"`
 	Contention    []contentionResult `json:"contention,omitempty"`
 	Trust         *trustResult       `json:"trust,omitempty"`
+	BigPush       *bigpushResult     `json:"bigpush,omitempty"`
 	Scale         *scaleResult       `json:"scale,omitempty"`
 	Fairness      []fairResult       `json:"fairness,omitempty"`
 	Teams         []teamResult       `json:"teams,omitempty"`
@@ -141,6 +142,9 @@ func printTable(r report) {
 	}
 	if r.Trust != nil {
 		printTrust(r.Trust)
+	}
+	if r.BigPush != nil {
+		printBigPush(r.BigPush)
 	}
 	printFairness(r.Fairness)
 	printTeams(r.Teams)

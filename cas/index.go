@@ -300,7 +300,7 @@ func cachedShard(repo *refstore.Repo, id refstore.Hash) ([]*contracts.TaskSummar
 	if s, ok := shardCache.get(id); ok {
 		return s, nil
 	}
-	raw, err := repo.ReadBlob(id)
+	raw, err := repo.ReadBlobMax(id, MaxIndex)
 	if err != nil {
 		return nil, err
 	}

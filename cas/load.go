@@ -66,8 +66,14 @@ func (s *Snapshot) meta() (*Meta, error) {
 }
 
 // Load reads the whole state, after checking that the tree holds nothing
-// the layout does not (checkTree).
-func (s *Snapshot) Load() (*contracts.State, error) {
+// the layout does not (checkTree). Its files may hold MaxLoad bytes
+// together.
+func (s *Snapshot) Load() (*contracts.State, error) { return s.LoadWithin(loadBudget) }
+
+// LoadWithin is Load for a state whose files hold at most max bytes
+// together: an import's, whose whole state came from one file of at most
+// MaxImport bytes, has no business holding more.
+func (s *Snapshot) LoadWithin(max int64) (*contracts.State, error) {
 	if !s.Exists() {
 		return nil, ErrNoBoard
 	}
@@ -79,6 +85,8 @@ func (s *Snapshot) Load() (*contracts.State, error) {
 	if err := checkTree(s); err != nil {
 		return nil, err
 	}
+	s.loading, s.loadLeft, s.loadMax = true, max, max
+	defer func() { s.loading = false }()
 	return s.load(s.wholeTasks)
 }
 
@@ -204,9 +212,9 @@ func (s *Snapshot) EachEntryRaw(list string, fn func(raw []byte) error) error {
 		return err
 	}
 	for _, e := range es {
-		b, err := s.Repo.ReadBlob(e.blob)
+		b, err := s.readFile(list+"/"+e.id+".yaml", e.blob)
 		if err != nil {
-			return inconsistent("reading %s/%s.yaml: %v", list, e.id, err)
+			return err
 		}
 		if err := fn(b); err != nil {
 			return err

@@ -2,6 +2,7 @@ package cas
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 	"strings"
 
@@ -17,6 +18,12 @@ type Snapshot struct {
 	Tree   refstore.Hash                   // zero when there is no state yet
 	dirs   map[string][]refstore.TreeEntry // directories read, in tree order
 	v1     bool                            // the tree is in layout 1
+	// treeBytes is how much of MaxTrees the trees read so far hold.
+	treeBytes int64
+	// loading is set during a Load; loadLeft is what is left of its
+	// budget, loadMax the budget.
+	loading           bool
+	loadLeft, loadMax int64
 }
 
 // ReadSnapshot opens the state at commit; a zero commit is the empty state.
@@ -26,7 +33,10 @@ func ReadSnapshot(repo *refstore.Repo, commit refstore.Hash) (*Snapshot, error) 
 		s.dirs[""] = nil
 		return s, nil
 	}
-	c, err := repo.ReadCommit(commit)
+	c, err := ReadStateCommit(repo, commit)
+	if tooLarge(err) != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, inconsistent("reading state commit %s: %v", commit, err)
 	}
@@ -82,20 +92,33 @@ func (s *Snapshot) Entries(dir string) ([]refstore.TreeEntry, error) {
 		id = e.ID
 	}
 	entries, err := s.readDir(dir, id)
-	if err != nil {
+	if err != nil && !errors.As(err, new(*contracts.Error)) {
 		return nil, inconsistent("reading state tree %s: %v", dir, err)
 	}
-	return entries, nil
+	return entries, err
 }
 
-// readDir lists dir, whose tree is id, keeping the list for Entries.
+// readDir lists dir, whose tree is id, keeping the list for Entries. The
+// trees of a state hold at most MaxTrees together: each is read within
+// what the ones read before it leave, and refused, unread, beyond that.
 func (s *Snapshot) readDir(dir string, id refstore.Hash) ([]refstore.TreeEntry, error) {
 	if list, ok := s.dirs[dir]; ok {
 		return list, nil
 	}
-	entries, err := s.Repo.ReadTree(id)
+	entries, err := s.Repo.ReadTreeMax(id, treeBudget-s.treeBytes)
+	if big := tooLarge(err); big != nil {
+		name := dir + "/"
+		if dir == "" {
+			name = "the root tree"
+		}
+		return nil, inconsistent("the trees of the state at %s hold more than the %s cap of a state's trees (%s is %d bytes, after %d bytes of others)",
+			short(s.Commit), refstore.ByteSize(treeBudget), name, big.Size, s.treeBytes)
+	}
 	if err != nil {
 		return nil, err
+	}
+	for _, e := range entries {
+		s.treeBytes += int64(len(e.Mode) + len(e.Name) + 2 + e.ID.Size())
 	}
 	s.dirs[dir] = entries
 	return entries, nil
@@ -163,9 +186,9 @@ func (s *Snapshot) ReadFile(path string) ([]byte, bool, error) {
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	b, err := s.Repo.ReadBlob(e.ID)
+	b, err := s.readFile(s.locate(path), e.ID)
 	if err != nil {
-		return nil, false, inconsistent("reading %s: %v", path, err)
+		return nil, false, err
 	}
 	return b, true, nil
 }
@@ -440,9 +463,9 @@ func (s *Snapshot) eachTask(dir string, fn func(t *contracts.Task) error) error 
 
 // decodeBlob decodes an entity file of dir.
 func (s *Snapshot) decodeBlob(dir string, e entity, v any) error {
-	b, err := s.Repo.ReadBlob(e.blob)
+	b, err := s.readFile(dir+"/"+e.id+".yaml", e.blob)
 	if err != nil {
-		return inconsistent("reading %s/%s.yaml: %v", dir, e.id, err)
+		return err
 	}
 	if err := contracts.DecodeYAML(b, v); err != nil {
 		return inconsistent("%s/%s.yaml at %s: %v", dir, e.id, short(s.Commit), err)
@@ -470,9 +493,9 @@ func (s *Snapshot) Planned() (contracts.StringList, error) {
 			return nil, err
 		}
 		for _, e := range list {
-			b, err := s.Repo.ReadBlob(e.ID)
+			b, err := s.readFile(d+"/"+e.Name, e.ID)
 			if err != nil {
-				return nil, inconsistent("reading %s/%s: %v", d, e.Name, err)
+				return nil, err
 			}
 			out = append(out, strings.Fields(string(b))...)
 		}
@@ -503,9 +526,9 @@ func (s *Snapshot) plannedLen() (int, []byte, error) {
 			dir += "/" + last.Name
 			continue
 		}
-		b, err := s.Repo.ReadBlob(last.ID)
+		b, err := s.readFile(dir+"/"+last.Name, last.ID)
 		if err != nil {
-			return 0, nil, inconsistent("reading %s/%s: %v", dir, last.Name, err)
+			return 0, nil, err
 		}
 		return chunks*64 + strings.Count(string(b), "\n"), b, nil
 	}

@@ -30,7 +30,9 @@ func checkTree(s *Snapshot) error {
 				return err
 			}
 			if e.Name == LayoutFile {
-				if b, err := s.Repo.ReadBlob(e.ID); err != nil || string(b) != layoutV2 {
+				if b, err := s.readFile(e.Name, e.ID); err != nil {
+					return err
+				} else if string(b) != layoutV2 {
 					return inconsistent("state at %s: its layout is %q, which this git-liza does not know (a newer one wrote it?)", short(s.Commit), strings.TrimSpace(string(b)))
 				}
 			}

@@ -497,6 +497,9 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*
 		}
 	}
 	b.msg = commitMessage(op, tx)
+	if len(b.msg) > MaxCommit-4096 { // the headers take the rest
+		return nil, contracts.Invalidf("the operation's input is %d bytes: a state commit records it, and holds at most %s", len(op.Input), refstore.ByteSize(MaxCommit))
+	}
 	b.refs = tx.refs
 	if op.Replace == nil && !snap.v1 {
 		b.changed = tx.bells()
@@ -822,6 +825,10 @@ func applyFiles(snap *Snapshot, dir string, files map[string][]byte) (refstore.H
 			continue
 		}
 		e := refstore.TreeEntry{Mode: refstore.ModeFile, Name: rel}
+		if max := fileCap(p); int64(len(b)) > max {
+			// Readers refuse such a file (see MaxFile): it is not written.
+			return refstore.Hash{}, contracts.Invalidf("%s would be %d bytes, over the %s cap of a state file", p, len(b), refstore.ByteSize(max))
+		}
 		if b != nil {
 			if e.ID, err = snap.Repo.WriteBlob(b); err != nil {
 				return refstore.Hash{}, err

@@ -44,6 +44,13 @@ func (e *Env) hooksCmd() *cli.Command {
 					if err != nil {
 						return err
 					}
+					if cmd.Bool("server") {
+						c, err := hooks.LimitInput(ctx, repo)
+						if err != nil {
+							return err
+						}
+						changes = append(changes, c)
+					}
 					return e.printChanges(cmd, loc, changes)
 				},
 			},

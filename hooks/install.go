@@ -306,3 +306,37 @@ func writeExecutable(path, content string) error {
 	}
 	return nil
 }
+
+// MaxInputSize is the receive.maxInputSize that hooks install --server
+// gives a bare repository that has none: git refuses a push whose pack is
+// larger, before it stores it or runs any hook. The guard's own checks
+// bound what it reads of a state commit whatever the push's size (see
+// cas.MaxFile); this bounds what git spools to disk and indexes for a push
+// before the guard refuses it. 256 MiB is far more than a push of state
+// commits (a few KB each) or of an agent's task branch needs, and more
+// than a host such as GitHub takes as one file (100 MB); a first push of
+// a large project's history may need more, and an administrator raises it
+// (hooks install never lowers a value that is set).
+const MaxInputSize = "256m"
+
+// inputKey is the setting MaxInputSize goes in.
+const inputKey = "receive.maxInputSize"
+
+// LimitInput sets receive.maxInputSize to MaxInputSize in repo's own
+// config, unless it is set (at any level: an administrator's value, 0 for
+// no limit included, is kept).
+func LimitInput(ctx context.Context, repo *refstore.Repo) (Change, error) {
+	c := Change{Name: inputKey}
+	if v, ok := repo.Config(inputKey); ok {
+		c.Action = "left at " + v + ", as set"
+		if v == MaxInputSize {
+			c.Action = "already " + v
+		}
+		return c, nil
+	}
+	if _, err := repo.Git(ctx, "config", "--local", inputKey, MaxInputSize); err != nil {
+		return c, err
+	}
+	c.Action = "set to " + MaxInputSize + " (a larger push is refused; git config " + inputKey + " raises it)"
+	return c, nil
+}

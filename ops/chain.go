@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -72,7 +73,10 @@ func (v *Verifier) Chain(ctx context.Context, tip refstore.Hash, known func(refs
 			base = id
 			break
 		}
-		c, err := v.Repo.ReadCommit(id)
+		c, err := cas.ReadStateCommit(v.Repo, id)
+		if errors.As(err, new(*contracts.Error)) {
+			return 0, err // over its cap
+		}
 		if err != nil {
 			return 0, contracts.Errorf(contracts.CodeInconsistent, "state is inconsistent: reading state commit %s: %v", short(id.String()), err)
 		}

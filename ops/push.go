@@ -2,8 +2,10 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -33,6 +35,11 @@ import (
 //
 // An empty list accepts the push.
 func (s *Service) CheckPush(ctx context.Context, updates []refstore.RefUpdate) ([]string, error) {
+	// What a push makes the check read is bounded (cas.MaxImport and the
+	// other caps), but decoding it leaves garbage several times its size:
+	// a soft memory limit has the collector reclaim it rather than let
+	// the heap grow to twice what is live. It is restored after.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(pushMemoryLimit))
 	var problems []string
 	say := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	integration, err := s.pushIntegration(updates)
@@ -98,18 +105,26 @@ func (s *Service) CheckPush(ctx context.Context, updates []refstore.RefUpdate) (
 	return problems, nil
 }
 
+// pushMemoryLimit is the soft memory limit CheckPush runs under.
+const pushMemoryLimit = 128 << 20
+
 // checkTicket checks a ticket's update: any clone may take its place in
 // the queue or leave it, but a ticket holds nothing.
 func (s *Service) checkTicket(u refstore.RefUpdate) string {
 	if u.New.IsZero() {
 		return ""
 	}
-	c, err := s.Repo.ReadCommit(u.New)
+	rule := "a ticket is a commit with no parent, the empty tree and the message " + strings.TrimSpace(cas.TicketMessage) + " with its Liza-Since trailer"
+	// Read within caps: any clone may push a ticket.
+	c, err := s.Repo.ReadCommitMax(u.New, cas.MaxCommit)
+	if big := new(refstore.TooLargeError); errors.As(err, &big) {
+		return fmt.Sprintf("its commit is %d bytes: %s", big.Size, rule)
+	}
 	if err != nil {
 		return "not a commit"
 	}
-	if tree, err := s.Repo.ReadTree(c.Tree); err != nil || len(tree) > 0 || len(c.Parents) > 0 || !validTicketMessage(c.Message) {
-		return "a ticket is a commit with no parent, the empty tree and the message " + strings.TrimSpace(cas.TicketMessage) + " with its Liza-Since trailer"
+	if tree, err := s.Repo.ReadTreeMax(c.Tree, 0); err != nil || len(tree) > 0 || len(c.Parents) > 0 || !validTicketMessage(c.Message) {
+		return rule
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -330,13 +331,22 @@ func (v *Verifier) checkSignature(ctx context.Context, c *refstore.Commit, rec R
 // treeDiff names the files two state trees hold differently.
 func (v *Verifier) treeDiff(want, got refstore.Hash) string {
 	var diffs []string
+	left := int64(cas.MaxTrees) // what the trees read here may hold together
 	var walk func(dir string, a, b refstore.Hash)
 	walk = func(dir string, a, b refstore.Hash) {
 		if a == b || len(diffs) > 5 {
 			return
 		}
-		ea, _ := v.readTree(a)
-		eb, _ := v.readTree(b)
+		ea, _ := v.readTree(a, &left)
+		eb, err := v.readTree(b, &left)
+		if big := new(refstore.TooLargeError); errors.As(err, &big) {
+			where := dir
+			if where == "" {
+				where = "its tree"
+			}
+			diffs = append(diffs, fmt.Sprintf("%s (tree %s is %d bytes, over the %s the trees compared may hold)", where, short(big.ID.String()), big.Size, refstore.ByteSize(cas.MaxTrees)))
+			return
+		}
 		names := map[string]bool{}
 		for _, e := range ea {
 			names[e.Name] = true
@@ -376,11 +386,17 @@ func (v *Verifier) treeDiff(want, got refstore.Hash) string {
 	return strings.Join(diffs, ", ")
 }
 
-func (v *Verifier) readTree(id refstore.Hash) ([]refstore.TreeEntry, error) {
+// readTree reads a tree holding at most *left bytes, and takes its size
+// from *left: a pushed tree may be huge, or many trees large.
+func (v *Verifier) readTree(id refstore.Hash, left *int64) ([]refstore.TreeEntry, error) {
 	if id.IsZero() {
 		return nil, nil
 	}
-	return v.Repo.ReadTree(id)
+	entries, err := v.Repo.ReadTreeMax(id, *left)
+	for _, e := range entries {
+		*left -= int64(len(e.Mode) + len(e.Name) + 2 + e.ID.Size())
+	}
+	return entries, err
 }
 
 // has reports whether every object is here.
@@ -452,7 +468,7 @@ func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit, rules i
 	if err != nil {
 		return err
 	}
-	st, err := snap.Load()
+	st, err := snap.LoadWithin(cas.MaxImport)
 	if err != nil {
 		return err
 	}

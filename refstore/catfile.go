@@ -110,10 +110,21 @@ func (g *gitObjects) ask(cmd string, id Hash) (t objType, size int, ok bool, err
 }
 
 // read returns an object's type and contents; ok is false when git does
-// not have it either.
-func (g *gitObjects) read(id Hash) (objType, []byte, bool, error) {
+// not have it either. With max not negative, an object of more than max
+// bytes is refused (*TooLargeError) on the size git states, before its
+// contents are asked for.
+func (g *gitObjects) read(id Hash, max int64) (objType, []byte, bool, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if max >= 0 {
+		t, size, ok, err := g.ask("info", id)
+		if !ok || err != nil {
+			return 0, nil, false, err
+		}
+		if err := (limit{id, max}).check(t.String(), int64(size)); err != nil {
+			return 0, nil, false, err
+		}
+	}
 	t, size, ok, err := g.ask("contents", id)
 	if !ok || err != nil {
 		return 0, nil, false, err

@@ -3,10 +3,8 @@ package refstore
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"errors"
 	"fmt"
-	"hash/adler32"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -181,20 +179,26 @@ func (o *odb) promisor() bool {
 }
 
 // read returns an object's type and contents.
-func (o *odb) read(id Hash) (objType, []byte, error) {
+func (o *odb) read(id Hash) (objType, []byte, error) { return o.readMax(id, noLimit) }
+
+// readMax is read with a cap: an object of more than max bytes is refused
+// with a *TooLargeError before it is inflated (see the limit type). A
+// negative max reads objects of any size.
+func (o *odb) readMax(id Hash, max int64) (objType, []byte, error) {
 	if o.plumbing {
-		return o.readThroughGit(id)
+		return o.readThroughGit(id, max)
 	}
 	if id.algo() != o.algo {
 		return 0, nil, fmt.Errorf("%w: %s is not a %s id", errNoObject, id, o.algo)
 	}
-	t, data, ok, err := o.readLocal(id, false)
+	lim := limit{id, max}
+	t, data, ok, err := o.readLocal(id, false, lim)
 	if ok || err != nil {
 		return t, data, err
 	}
 	// A concurrent gc may have moved the object from a loose file into a
 	// pack this process has not seen: look again once.
-	if t, data, ok, err = o.readLocal(id, true); ok || err != nil {
+	if t, data, ok, err = o.readLocal(id, true, lim); ok || err != nil {
 		return t, data, err
 	}
 	if !o.promisor() {
@@ -204,19 +208,19 @@ func (o *odb) read(id Hash) (objType, []byte, error) {
 	// blackboard, in one go and once per process, and look again; then
 	// ask git, which fetches any other object from the promisor remote.
 	if o.fillNow() {
-		if t, data, ok, err = o.readLocal(id, true); ok || err != nil {
+		if t, data, ok, err = o.readLocal(id, true, lim); ok || err != nil {
 			return t, data, err
 		}
 	}
-	return o.readThroughGit(id)
+	return o.readThroughGit(id, max)
 }
 
-func (o *odb) readLocal(id Hash, rescan bool) (objType, []byte, bool, error) {
-	t, data, ok, err := o.readLoose(id)
+func (o *odb) readLocal(id Hash, rescan bool, lim limit) (objType, []byte, bool, error) {
+	t, data, ok, err := o.readLoose(id, lim)
 	if ok || err != nil {
 		return t, data, ok, err
 	}
-	return o.readPacked(id, rescan)
+	return o.readPacked(id, rescan, lim)
 }
 
 // fillNow runs fill unless it has run, and reports whether it ran now.
@@ -230,8 +234,8 @@ func (o *odb) fillNow() bool {
 
 // readThroughGit reads an object with git cat-file, which fetches what a
 // partial clone lacks from its promisor remote.
-func (o *odb) readThroughGit(id Hash) (objType, []byte, error) {
-	t, data, ok, err := o.git.read(id)
+func (o *odb) readThroughGit(id Hash, max int64) (objType, []byte, error) {
+	t, data, ok, err := o.git.read(id, max)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -282,17 +286,22 @@ func (o *odb) hasLocal(id Hash) bool {
 	return false
 }
 
-func (o *odb) readLoose(id Hash) (objType, []byte, bool, error) {
+func (o *odb) readLoose(id Hash, lim limit) (objType, []byte, bool, error) {
 	hex := id.String()
 	for _, d := range o.dirs {
-		raw, err := os.ReadFile(filepath.Join(d, hex[:2], hex[2:]))
+		f, err := os.Open(filepath.Join(d, hex[:2], hex[2:]))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return 0, nil, false, err
 		}
-		t, data, err := inflateLoose(raw)
+		t, data, err := inflateLoose(f, lim)
+		f.Close()
+		var big *TooLargeError
+		if errors.As(err, &big) {
+			return 0, nil, false, err
+		}
 		if err != nil {
 			return 0, nil, false, fmt.Errorf("loose object %s: %w", id, err)
 		}
@@ -302,8 +311,27 @@ func (o *odb) readLoose(id Hash) (objType, []byte, bool, error) {
 }
 
 // inflateLoose decodes a loose object file: zlib over "TYPE SIZE\0DATA".
-func inflateLoose(raw []byte) (objType, []byte, error) {
-	zr, err := newInflater(bytes.NewReader(raw))
+// The size in the header is checked against lim before anything past the
+// header is inflated, and against what the file can hold: deflate makes
+// at most about 1032 bytes of each byte, so a header claiming more than
+// that is a corrupt (or crafted) file, not one to allocate for.
+func inflateLoose(f *os.File, lim limit) (objType, []byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, nil, err
+	}
+	// Small files, the usual case, are read in one go as before.
+	var src io.Reader = f
+	if fi.Size() > 64<<10 {
+		src = bufio.NewReaderSize(f, 64<<10)
+	} else {
+		raw := make([]byte, fi.Size())
+		if _, err := io.ReadFull(f, raw); err != nil {
+			return 0, nil, err
+		}
+		src = bytes.NewReader(raw)
+	}
+	zr, err := newInflater(src)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -315,9 +343,15 @@ func inflateLoose(raw []byte) (objType, []byte, error) {
 	}
 	kind, sizeText, ok := strings.Cut(strings.TrimSuffix(header, "\x00"), " ")
 	t, known := parseObjType(kind)
-	size, serr := strconv.Atoi(sizeText)
+	size, serr := strconv.ParseInt(sizeText, 10, 64)
 	if !ok || !known || serr != nil || size < 0 {
 		return 0, nil, fmt.Errorf("bad header %q", header)
+	}
+	if err := lim.check(t.String(), size); err != nil {
+		return 0, nil, err
+	}
+	if size > fi.Size()*1032+1<<10 {
+		return 0, nil, fmt.Errorf("header claims %d bytes in a file of %d", size, fi.Size())
 	}
 	data := make([]byte, size)
 	if _, err := io.ReadFull(br, data); err != nil {
@@ -378,7 +412,7 @@ func (o *odb) packList(rescan bool) ([]*pack, error) {
 	return o.packs, nil
 }
 
-func (o *odb) readPacked(id Hash, rescan bool) (objType, []byte, bool, error) {
+func (o *odb) readPacked(id Hash, rescan bool, lim limit) (objType, []byte, bool, error) {
 	packs, err := o.packList(rescan)
 	if err != nil {
 		return 0, nil, false, err
@@ -391,7 +425,11 @@ func (o *odb) readPacked(id Hash, rescan bool) (objType, []byte, bool, error) {
 		if !ok {
 			continue
 		}
-		t, data, err := o.unpack(p, off)
+		t, data, err := o.unpack(p, off, lim)
+		var big *TooLargeError
+		if errors.As(err, &big) {
+			return 0, nil, false, err
+		}
 		if err != nil {
 			return 0, nil, false, fmt.Errorf("object %s in %s.pack: %w", id, filepath.Base(p.path), err)
 		}
@@ -401,7 +439,13 @@ func (o *odb) readPacked(id Hash, rescan bool) (objType, []byte, bool, error) {
 }
 
 // unpack reads the object at off in p, resolving its chain of deltas.
-func (o *odb) unpack(p *pack, off int64) (objType, []byte, error) {
+// Under a limit, every entry of the chain is held to it before it is
+// inflated: the object's own size (a delta's result size, which a delta
+// states first), each delta, and each base. Git keeps a delta only when
+// it is smaller than the object it makes, and takes bases within a few
+// times the object's size, so a legitimate object well within the limit
+// has a chain within it too.
+func (o *odb) unpack(p *pack, off int64, lim limit) (objType, []byte, error) {
 	var deltas [][]byte
 	var keys []cacheKey
 	var t objType
@@ -413,13 +457,16 @@ func (o *odb) unpack(p *pack, off int64) (objType, []byte, error) {
 		o.mu.Unlock()
 		if hit {
 			t, data = c.t, c.data
+			if err := lim.check(t.String(), int64(len(data))); err != nil {
+				return 0, nil, err
+			}
 			if len(deltas) == 0 {
 				// The caller owns what it gets; the cache keeps its copy.
 				data = slices.Clone(data)
 			}
 			break
 		}
-		e, err := p.entry(off)
+		e, err := p.entry(off, lim, len(deltas) == 0)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -443,7 +490,7 @@ func (o *odb) unpack(p *pack, off int64) (objType, []byte, error) {
 			return 0, nil, err
 		}
 		if !ok {
-			t, data, err = o.read(e.baseID)
+			t, data, err = o.readMax(e.baseID, lim.max)
 			if err != nil {
 				return 0, nil, err
 			}
@@ -535,91 +582,4 @@ func createTemp(dir string) (*os.File, string, error) {
 		return f, name, err
 	}
 	return nil, "", fmt.Errorf("no free temporary name in %s", dir)
-}
-
-var (
-	bufferPool   = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-	deflaterPool sync.Pool // *deflater
-	inflaterPool sync.Pool
-)
-
-// deflater is a reusable zlib writer and its level.
-type deflater struct {
-	w     *zlib.Writer
-	level int
-}
-
-// deflate encodes header and data as one zlib stream at level, 0 meaning
-// stored without compression.
-func deflate(level int, header string, data []byte) *bytes.Buffer {
-	buf := bufferPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	if level == 0 {
-		storeZlib(buf, header, data)
-		return buf
-	}
-	d, ok := deflaterPool.Get().(*deflater)
-	if ok && d.level == level {
-		d.w.Reset(buf)
-	} else {
-		w, _ := zlib.NewWriterLevel(buf, level)
-		d = &deflater{w, level}
-	}
-	io.WriteString(d.w, header)
-	d.w.Write(data)
-	d.w.Close()
-	deflaterPool.Put(d)
-	return buf
-}
-
-// storeZlib writes a zlib stream of stored (uncompressed) deflate blocks
-// (RFC 1950, RFC 1951 section 3.2.4): what git writes with
-// core.looseCompression 0.
-func storeZlib(buf *bytes.Buffer, header string, data []byte) {
-	buf.Grow(len(header) + len(data) + 16 + 5*(len(data)/0xffff))
-	buf.Write([]byte{0x78, 0x01})
-	total := len(header) + len(data)
-	for pos, first := 0, true; first || pos < total; first = false {
-		n := min(total-pos, 0xffff)
-		final := byte(0)
-		if pos+n == total {
-			final = 1
-		}
-		buf.Write([]byte{final, byte(n), byte(n >> 8), ^byte(n), ^byte(n >> 8)})
-		end := pos + n
-		if pos < len(header) {
-			h := min(end, len(header))
-			buf.WriteString(header[pos:h])
-			pos = h
-		}
-		if pos < end {
-			buf.Write(data[pos-len(header) : end-len(header)])
-		}
-		pos = end
-	}
-	sum := adler32.New()
-	io.WriteString(sum, header)
-	sum.Write(data)
-	buf.Write(sum.Sum(nil))
-}
-
-func putBuffer(b *bytes.Buffer) {
-	if b.Cap() <= 1<<20 {
-		bufferPool.Put(b)
-	}
-}
-
-// newInflater returns a zlib reader of r, reusing a pooled decompressor.
-func newInflater(r io.Reader) (io.ReadCloser, error) {
-	if zr, ok := inflaterPool.Get().(io.ReadCloser); ok {
-		if err := zr.(zlib.Resetter).Reset(r, nil); err != nil {
-			return nil, err
-		}
-		return zr, nil
-	}
-	return zlib.NewReader(r)
-}
-
-func putInflater(zr io.ReadCloser) {
-	inflaterPool.Put(zr)
 }

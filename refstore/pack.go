@@ -152,8 +152,10 @@ type packEntry struct {
 	baseID Hash   // the base of a reference delta
 }
 
-// entry reads the entry at off.
-func (p *pack) entry(off int64) (*packEntry, error) {
+// entry reads the entry at off. Under a limit its size is checked before
+// it is inflated, and a delta's result size as soon as the delta's first
+// bytes are. top says the entry is the object asked for, not a base.
+func (p *pack) entry(off int64, lim limit, top bool) (*packEntry, error) {
 	if off < 12 || off >= p.size {
 		return nil, fmt.Errorf("offset %d out of range", off)
 	}
@@ -205,6 +207,16 @@ func (p *pack) entry(off int64) (*packEntry, error) {
 	default:
 		return nil, fmt.Errorf("unknown entry type %d", e.t)
 	}
+	// A delta is never larger than what it makes (git keeps one only when
+	// it is smaller), so it is held to the same limit.
+	delta := e.t == objOfsDelta || e.t == objRefDelta
+	kind := e.t.String()
+	if delta || !top {
+		kind = "object"
+	}
+	if err := lim.check(kind, int64(min(size, 1<<62))); err != nil {
+		return nil, err
+	}
 	if size > uint64(p.size)*1032+1<<20 {
 		// Deflate expands at most about 1032 times.
 		return nil, fmt.Errorf("entry claims %d bytes", size)
@@ -216,7 +228,23 @@ func (p *pack) entry(off int64) (*packEntry, error) {
 	}
 	defer putInflater(zr)
 	e.data = make([]byte, size)
-	if _, err := io.ReadFull(zr, e.data); err != nil {
+	got := 0
+	if delta && lim.max >= 0 {
+		// The sizes of the base and of the result come first: the
+		// result's is checked before the rest is inflated.
+		got = min(len(e.data), 20)
+		if _, err := io.ReadFull(zr, e.data[:got]); err != nil {
+			return nil, fmt.Errorf("inflating entry at %d: %w", off, err)
+		}
+		if _, rest, ok := deltaSize(e.data[:got]); ok {
+			if dst, _, ok := deltaSize(rest); ok {
+				if err := lim.check("object", int64(min(dst, 1<<62))); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if _, err := io.ReadFull(zr, e.data[got:]); err != nil {
 		return nil, fmt.Errorf("inflating entry at %d: %w", off, err)
 	}
 	return e, nil

@@ -129,6 +129,9 @@ func (r *Repo) FetchInPlace(ctx context.Context, src *Repo, remote string, track
 			continue
 		}
 		if ok, err := r.copyHistory(src, h, complete); err != nil || !ok {
+			if errors.As(err, new(*TooLargeError)) {
+				return nil, false, nil // git's fetch streams it
+			}
 			return nil, ok, err
 		}
 		complete[h] = true
@@ -252,10 +255,15 @@ func (r *Repo) copyTree(src *Repo, tree, base Hash) error {
 	return r.copyObject(src, tree, objTree)
 }
 
+// inPlaceMax bounds the objects FetchInPlace copies, each read whole:
+// a larger one (nothing a blackboard holds) is left to git's fetch, and to
+// whoever then reads it within a cap of their own.
+const inPlaceMax = 64 << 20
+
 // copyObject copies one object from src, checking that it is what its id
 // says.
 func (r *Repo) copyObject(src *Repo, id Hash, t objType) error {
-	data, err := src.readObject(id, t)
+	data, err := src.readObjectMax(id, t, inPlaceMax)
 	if err != nil {
 		return err
 	}
