@@ -132,7 +132,10 @@ func deadOwner(t *testing.T) string {
 	}
 	o := proc.Me()
 	o.PID = cmd.Process.Pid
-	o.Start = time.Time{}
+	// A start long gone: should the busy machine (pids wrap at 32768)
+	// give the pid to a new process meanwhile, that one started later, and
+	// the owner is still gone.
+	o.Start = time.Now().Add(-24 * time.Hour).Truncate(time.Second)
 	return o.String()
 }
 
