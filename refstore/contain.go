@@ -291,12 +291,12 @@ func (s *repoScan) scan() {
 	s.keys = s.keys[:0]
 	seen := map[string]bool{}
 	for _, f := range files {
-		entries, _ := parseConfigFileIf(f, 0, true, nil)
-		s.stamps = append(s.stamps, stampOf(f))
+		var read []string
+		entries, _ := parseConfigFileIf(f, 0, true, nil, &read)
+		for _, p := range read {
+			s.stamps = append(s.stamps, stampOf(p))
+		}
 		for _, e := range entries {
-			if (e.Key == "include.path" || strings.HasPrefix(e.Key, "includeif.")) && e.Value != "" {
-				s.stamps = append(s.stamps, stampOf(absFrom(filepath.Dir(f), e.Value)))
-			}
 			if programKey(e.Key) && !seen[e.Key] {
 				seen[e.Key] = true
 				s.keys = append(s.keys, e.Key)

@@ -151,3 +151,21 @@ func BenchmarkContainEnv(b *testing.B) {
 		_ = ContainEnv(nil)
 	}
 }
+
+// TestContainEnvIncludes: a setting in a file the repository's config
+// includes counts, and so does a change to that file later.
+func TestContainEnvIncludes(t *testing.T) {
+	dir := newRepo(t)
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(t.TempDir(), "none"))
+	inc := filepath.Join(t.TempDir(), "inc", "more.config")
+	writeFile(t, inc, "[user]\n\tname = x\n")
+	git(t, dir, "config", "include.path", inc)
+	open(t, dir)
+	if got := envConfig(ContainEnv(nil))["core.pager"]; got != nil {
+		t.Fatalf("core.pager = %q before it is set", got)
+	}
+	writeFile(t, inc, "[core]\n\tpager = evil-pager\n")
+	if got := envConfig(ContainEnv(nil))["core.pager"]; len(got) != 1 || got[0] != "cat" {
+		t.Errorf("core.pager planted in an included file later = %q, want cat", got)
+	}
+}

@@ -26,13 +26,17 @@ type configEntry struct {
 // FILE") and appends its variables to out in order. include.path is
 // followed, relative to the including file; includeIf is not.
 func parseConfigFile(path string, depth int, out []configEntry) ([]configEntry, error) {
-	return parseConfigFileIf(path, depth, false, out)
+	return parseConfigFileIf(path, depth, false, out, nil)
 }
 
 // parseConfigFileIf is parseConfigFile that, with conditional set, also
 // follows every includeIf.*.path whatever its condition: what containment
-// scans for settings git may read (contain.go).
-func parseConfigFileIf(path string, depth int, conditional bool, out []configEntry) ([]configEntry, error) {
+// scans for settings git may read (contain.go). The path of every file it
+// looks for, found or not, is added to files when that is not nil.
+func parseConfigFileIf(path string, depth int, conditional bool, out []configEntry, files *[]string) ([]configEntry, error) {
+	if files != nil {
+		*files = append(*files, path)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return out, err
@@ -53,7 +57,7 @@ func parseConfigFileIf(path string, depth int, conditional bool, out []configEnt
 			inc = filepath.Join(home, rest)
 		}
 		inc = absFrom(filepath.Dir(path), inc)
-		if out, err = parseConfigFileIf(inc, depth+1, conditional, out); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if out, err = parseConfigFileIf(inc, depth+1, conditional, out, files); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return out, err
 		}
 	}
