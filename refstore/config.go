@@ -74,20 +74,24 @@ func normalKey(key string) string {
 }
 
 func loadConfigs(r *Repo) []configEntry {
-	out := loadUserConfigs()
 	files := []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree")}
+	return readConfigFiles(files, scopeRepo, loadUserConfigs())
+}
+
+// readConfigFiles appends the entries of files, each read once, to out,
+// as read from scope. A file that is missing or does not parse is
+// skipped, as if empty; git itself would refuse to run in the second case.
+func readConfigFiles(files []string, scope configScope, out []configEntry) []configEntry {
 	seen := map[string]bool{}
 	for _, f := range files {
-		if seen[f] {
+		if seen[f] || f == os.DevNull {
 			continue
 		}
 		seen[f] = true
-		// A file that is missing or does not parse is skipped, as if
-		// empty; git itself would refuse to run in the second case.
 		n := len(out)
 		out, _ = parseConfigFile(f, 0, out)
 		for j := n; j < len(out); j++ {
-			out[j].Scope = scopeRepo
+			out[j].Scope = scope
 		}
 	}
 	return out
@@ -119,20 +123,7 @@ func loadUserConfigs() []configEntry {
 			files = append(files, filepath.Join(home, ".gitconfig"))
 		}
 	}
-	var out []configEntry
-	seen := map[string]bool{}
-	for _, f := range files {
-		if seen[f] || f == os.DevNull {
-			continue
-		}
-		seen[f] = true
-		n := len(out)
-		out, _ = parseConfigFile(f, 0, out)
-		for j := n; j < len(out); j++ {
-			out[j].Scope = scopeUser
-		}
-	}
-	return out
+	return readConfigFiles(files, scopeUser, nil)
 }
 
 // configParameters parses the configuration git takes from the
