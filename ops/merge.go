@@ -119,6 +119,11 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 				return nil, err
 			}
 		}
+		// What merges is what was reviewed: an object of the task's whose
+		// file was rewritten since is refused before git builds on it.
+		if err := s.Repo.CheckObjects(ctx, integ, review); err != nil {
+			return nil, objectsErr(id, err)
+		}
 		result, conflicts, err := s.buildMerge(ctx, t, integ, review)
 		if err != nil {
 			return nil, err
@@ -480,4 +485,12 @@ func (s *Service) integrationNotCheckedOut(ctx context.Context, branch string) e
 		return err
 	}
 	return contracts.Invalidf("%s is checked out in %s: switch that checkout to another branch so the merge does not move it underneath", strings.TrimPrefix(branch, "refs/heads/"), path)
+}
+
+// objectsErr says that a task's objects do not hold what their ids name.
+func objectsErr(id string, err error) error {
+	if errors.Is(err, refstore.ErrCorrupt) {
+		return contracts.Errorf(contracts.CodeInconsistent, "task %s: %v", id, err)
+	}
+	return err
 }

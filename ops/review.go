@@ -7,6 +7,7 @@ import (
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
 	"github.com/liza-dev/git-liza/worktree"
 )
 
@@ -72,6 +73,12 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 		// The write returned the commit under review: no second read.
 		commit, err := reviewCommit(out.ID, out.ReviewCommit)
 		if err == nil {
+			// The reviewer reads what the ids name: an object of the
+			// task's whose file was rewritten is refused first.
+			base, _ := refstore.ParseHash(out.BaseCommit)
+			if cerr := s.Repo.CheckObjects(ctx, base, commit); cerr != nil {
+				return nil, objectsErr(out.ID, cerr)
+			}
 			out.Worktree, err = s.reviewCheckout(ctx, s.Agent, out.ID, commit)
 		}
 		if err != nil {

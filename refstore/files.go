@@ -159,3 +159,29 @@ func (r *Repo) DiffFiles(ctx context.Context, from, to Hash) ([]FileChange, erro
 	}
 	return changes, nil
 }
+
+// CheckObjects reads every object reachable from tip and not from base
+// (what a task's commits add to the project) and checks each against its
+// name: git reads them by id and never checks, and an agent that may
+// commit may also rewrite their files, so that a checkout of the reviewed
+// id holds other content. A rewritten one comes back as ErrCorrupt.
+func (r *Repo) CheckObjects(ctx context.Context, base, tip Hash) error {
+	args := []string{"rev-list", "--objects", "--no-object-names", tip.String()}
+	if !base.IsZero() {
+		args = append(args, "^"+base.String())
+	}
+	out, err := r.Git(ctx, args...)
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Fields(string(out)) {
+		id, ok := ParseHash(line)
+		if !ok {
+			continue
+		}
+		if _, _, err := r.odb.read(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
