@@ -1,7 +1,10 @@
 package refstore
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -292,9 +295,15 @@ func (s *repoScan) scan() {
 	seen := map[string]bool{}
 	for _, f := range files {
 		var read []string
-		entries, _ := parseConfigFileIf(f, 0, true, nil, &read)
+		entries, err := parseConfigFileIf(f, 0, true, nil, &read)
 		for _, p := range read {
 			s.stamps = append(s.stamps, stampOf(p))
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// A file this reader cannot parse is not taken for empty: what
+			// git makes of it decides (and where git cannot parse it
+			// either, git runs nothing in this repository at all).
+			entries = gitConfigFile(f)
 		}
 		for _, e := range entries {
 			if programKey(e.Key) && !seen[e.Key] {
@@ -303,6 +312,22 @@ func (s *repoScan) scan() {
 			}
 		}
 	}
+}
+
+// gitConfigFile lists the entries git reads from the config file f and
+// what it includes.
+func gitConfigFile(f string) []configEntry {
+	out, err := runUncontained(context.Background(), filepath.Dir(f), "config", "--file", f, "--includes", "--list", "--name-only", "-z")
+	if err != nil {
+		return nil
+	}
+	var entries []configEntry
+	for _, k := range strings.Split(string(out), "\x00") {
+		if k != "" {
+			entries = append(entries, configEntry{Key: normalKey(k)})
+		}
+	}
+	return entries
 }
 
 // ContainEnv returns base (the process's environment when nil) with what

@@ -169,3 +169,27 @@ func TestContainEnvIncludes(t *testing.T) {
 		t.Errorf("core.pager planted in an included file later = %q, want cat", got)
 	}
 }
+
+// TestContainEnvUnparsed: a config file this reader cannot parse, but git
+// can, is read through git, not taken for empty.
+func TestContainEnvUnparsed(t *testing.T) {
+	dir := newRepo(t)
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(t.TempDir(), "none"))
+	open(t, dir)
+	cfg := filepath.Join(dir, ".git", "config")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// git skips a byte order mark at the start of a config file.
+	planted := "\ufeff" + string(b) + "[filter \"evil\"]\n\tsmudge = evil-smudge\n"
+	if err := os.WriteFile(cfg, []byte(planted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, perr := parseConfigFileIf(cfg, 0, true, nil, nil); perr == nil {
+		t.Skip("this reader parses the file: nothing to fall back from")
+	}
+	if got := envConfig(ContainEnv(nil))["filter.evil.smudge"]; len(got) != 1 || got[0] != "cat" {
+		t.Errorf("filter.evil.smudge from a file only git parses = %q, want cat", got)
+	}
+}
