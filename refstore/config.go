@@ -1,8 +1,10 @@
 package refstore
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -12,34 +14,24 @@ import (
 // GIT_CONFIG_PARAMETERS. It reads files instead of running git config so
 // that hot paths stay one process; include.path is followed, includeIf is
 // not.
-func (r *Repo) Config(key string) (string, bool) {
-	r.configOnce.Do(r.loadConfig)
-	want := normalKey(key)
-	val, found := "", false
-	// A setting that names a program is taken only from where the user
-	// set it, never from the repository's own files (contain.go).
-	protect := programKey(want)
-	for _, e := range r.config {
-		if e.Key == want && (!protect || e.Scope.protected()) {
-			val, found = e.Value, true
-		}
-	}
-	if v, ok := configParameters()[want]; ok {
-		val, found = v, true
-	}
-	return val, found
-}
+func (r *Repo) Config(key string) (string, bool) { return r.configValue(key, false) }
 
 // ConfigAnyScope is Config for a key that names a program, with the
 // repository's own files counted too: what git run by a person (or an
 // agent) in this repository uses, as opposed to what git-liza's own git
 // processes use (see contain.go). For any other key it is Config.
-func (r *Repo) ConfigAnyScope(key string) (string, bool) {
+func (r *Repo) ConfigAnyScope(key string) (string, bool) { return r.configValue(key, true) }
+
+// configValue is the last value of key: from every scope with anyScope
+// set; else a setting that names a program is taken only from where the
+// user set it, never from the repository's own files (contain.go).
+func (r *Repo) configValue(key string, anyScope bool) (string, bool) {
 	r.configOnce.Do(r.loadConfig)
 	want := normalKey(key)
 	val, found := "", false
+	protect := !anyScope && programKey(want)
 	for _, e := range r.config {
-		if e.Key == want {
+		if e.Key == want && (!protect || e.Scope.protected()) {
 			val, found = e.Value, true
 		}
 	}
@@ -126,18 +118,31 @@ func loadUserConfigs() []configEntry {
 	return readConfigFiles(files, scopeUser, nil)
 }
 
-// configParameters parses the configuration git takes from the
-// environment: GIT_CONFIG_COUNT with its GIT_CONFIG_KEY_<n> and
-// GIT_CONFIG_VALUE_<n> pairs (see SigningEnv), then GIT_CONFIG_PARAMETERS,
-// where git hands the -c options of `git -c k=v liza ...` to the
-// subcommand ('k'='v' pairs, single-quoted, space separated), which win.
-func configParameters() map[string]string {
-	out := envCountConfig()
-	for k, v := range configParametersOf(os.Getenv("GIT_CONFIG_PARAMETERS")) {
-		out[k] = v
+// configParameters is the command line's configuration of this process
+// (see commandConfig).
+func configParameters() map[string]string { return commandConfig(os.Getenv) }
+
+// commandConfig parses the configuration git takes from an environment,
+// read with getenv: GIT_CONFIG_COUNT with its GIT_CONFIG_KEY_<n> and
+// GIT_CONFIG_VALUE_<n> pairs (what a parent process gives its children
+// without touching any file: see SigningEnv, ContainEnv), then
+// GIT_CONFIG_PARAMETERS, where git hands the -c options of
+// `git -c k=v liza ...` to the subcommand ('k'='v' pairs, single-quoted,
+// space separated), which win.
+func commandConfig(getenv func(string) string) map[string]string {
+	out := map[string]string{}
+	n, _ := strconv.Atoi(getenv("GIT_CONFIG_COUNT"))
+	for i := range min(n, maxConfigCount) {
+		if k := getenv("GIT_CONFIG_KEY_" + strconv.Itoa(i)); k != "" {
+			out[normalKey(k)] = getenv("GIT_CONFIG_VALUE_" + strconv.Itoa(i))
+		}
 	}
+	maps.Copy(out, configParametersOf(getenv("GIT_CONFIG_PARAMETERS")))
 	return out
 }
+
+// maxConfigCount bounds the GIT_CONFIG_COUNT pairs read.
+const maxConfigCount = 1 << 16
 
 // configParametersOf parses a value of GIT_CONFIG_PARAMETERS.
 func configParametersOf(s string) map[string]string {

@@ -366,7 +366,7 @@ func containEnv(base []string, noHooks bool) []string {
 	// starting a process), so that a change to them counts at once.
 	user := loadUserConfigs()
 
-	command := commandEntries(base)
+	command := commandConfig(func(k string) string { return envValue(base, k) })
 	var pairs [][2]string
 	extra := []string{"GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE=" + noGrafts}
 	for _, k := range keys {
@@ -381,8 +381,9 @@ func containEnv(base []string, noHooks bool) []string {
 		if !ok {
 			neutral = p.neutral
 		}
+		_, onCommandLine := command[k]
 		switch {
-		case command[k]:
+		case onCommandLine:
 			// The command line (git -c, or who started git-liza) decides.
 			continue
 		case k == "core.sshcommand" && envValue(base, "GIT_SSH_COMMAND") != "":
@@ -431,23 +432,6 @@ func withConfigPairs(base []string, pairs [][2]string, extra []string) []string 
 	}
 	out = append(out, "GIT_CONFIG_COUNT="+strconv.Itoa(n+len(pairs)))
 	return append(out, extra...)
-}
-
-// commandEntries lists the keys set on the command line of whoever
-// started this process: git -c (GIT_CONFIG_PARAMETERS) and
-// GIT_CONFIG_COUNT.
-func commandEntries(env []string) map[string]bool {
-	out := map[string]bool{}
-	for k := range configParametersOf(envValue(env, "GIT_CONFIG_PARAMETERS")) {
-		out[k] = true
-	}
-	n, _ := strconv.Atoi(envValue(env, "GIT_CONFIG_COUNT"))
-	for i := 0; i < n && i < 1000; i++ {
-		if k := envValue(env, "GIT_CONFIG_KEY_"+strconv.Itoa(i)); k != "" {
-			out[normalKey(k)] = true
-		}
-	}
-	return out
 }
 
 // envValue is the value of name in env (the last one wins, as for exec).

@@ -77,11 +77,17 @@ func RunIn(ctx context.Context, dir string, args ...string) ([]byte, error) {
 var locatingVars = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"}
 
 func run(ctx context.Context, dir string, env []string, stdin []byte, args []string) ([]byte, error) {
+	return execGit(ctx, dir, ContainEnv(env), stdin, args)
+}
+
+// execGit runs git with exactly the environment env (the process's when
+// nil).
+func execGit(ctx context.Context, dir string, env []string, stdin []byte, args []string) ([]byte, error) {
 	if err := CheckGit(); err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir, cmd.Env = dir, ContainEnv(env)
+	cmd.Dir, cmd.Env = dir, env
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -107,23 +113,7 @@ func run(ctx context.Context, dir string, env []string, stdin []byte, args []str
 // run no program: what the repository's config says, where git run by an
 // agent looks for hooks.
 func runUncontained(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	if err := CheckGit(); err != nil {
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		code := -1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		}
-		return out, &GitError{Args: args, ExitCode: code, Stderr: stderr.String()}
-	}
-	return out, nil
+	return execGit(ctx, dir, nil, nil, args)
 }
 
 // AgentHooksDir is where git run by a person or an agent in the worktree

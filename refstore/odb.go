@@ -192,25 +192,6 @@ func (o *odb) readMax(id Hash, max int64) (objType, []byte, error) {
 	return t, data, err
 }
 
-// ErrCorrupt is an object whose content does not hash to its name.
-var ErrCorrupt = errors.New("corrupt object")
-
-// checkName refuses an object whose content is not what its id names.
-// Neither git nor its object files check this when an object is read,
-// and an agent whose sandbox lets it commit can write the object files:
-// one that rewrote a loose object of a state commit git-liza has verified
-// would otherwise have its content read under the verified id.
-func checkName(a hashAlgo, id Hash, t objType, data []byte) error {
-	h := a.new()
-	io.WriteString(h, t.String()+" "+strconv.Itoa(len(data))+"\x00")
-	h.Write(data)
-	var sum [sha256Size]byte
-	if got := hashFromBytes(a, h.Sum(sum[:0])); got != id {
-		return fmt.Errorf("%w: %s holds content whose id is %s (git fsck names it; restore it from a clone)", ErrCorrupt, id, got)
-	}
-	return nil
-}
-
 func (o *odb) readUnchecked(id Hash, max int64) (objType, []byte, error) {
 	if o.plumbing {
 		return o.readThroughGit(id, max)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -278,24 +277,6 @@ func AllowedPrincipals(allowedSigners, key string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// envCountConfig reads GIT_CONFIG_COUNT and its GIT_CONFIG_KEY_<n> and
-// GIT_CONFIG_VALUE_<n> pairs, as git does: the configuration a parent
-// process gives its children without touching any file.
-func envCountConfig() map[string]string {
-	out := map[string]string{}
-	n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT"))
-	if err != nil || n <= 0 {
-		return out
-	}
-	for i := range n {
-		k := os.Getenv("GIT_CONFIG_KEY_" + strconv.Itoa(i))
-		if k != "" {
-			out[normalKey(k)] = os.Getenv("GIT_CONFIG_VALUE_" + strconv.Itoa(i))
-		}
-	}
-	return out
 }
 
 // SigningEnv is environ with git told, by GIT_CONFIG_COUNT pairs after any
