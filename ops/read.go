@@ -20,9 +20,6 @@ func (s *Service) Snapshot(ctx context.Context, rev string) (*cas.Snapshot, erro
 		if err != nil {
 			return nil, err
 		}
-		if err := s.looksLikeState(rev, c); err != nil {
-			return nil, err
-		}
 		commit = c
 	} else {
 		tip, ok, err := s.Repo.ReadRef(refstore.StateRef)
@@ -36,26 +33,27 @@ func (s *Service) Snapshot(ctx context.Context, rev string) (*cas.Snapshot, erro
 		}
 		commit = tip
 	}
-	return cas.ReadSnapshot(s.Repo, commit)
+	snap, err := cas.ReadSnapshot(s.Repo, commit)
+	if err == nil && rev != "" {
+		err = looksLikeState(rev, snap)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return snap, nil
 }
 
 // looksLikeState refuses a revision whose commit holds no board at all (a
 // branch of the code, say): the caller's mistake (exit 1), not a broken
 // state. A state commit that is broken gets through, to be reported as
 // what it is.
-func (s *Service) looksLikeState(rev string, c refstore.Hash) error {
-	commit, err := s.Repo.ReadCommitMax(c, cas.MaxCommit)
+func looksLikeState(rev string, snap *cas.Snapshot) error {
+	entries, err := snap.Entries("")
 	if err != nil {
 		return err
 	}
-	entries, err := s.Repo.ReadTreeMax(commit.Tree, cas.MaxTrees)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if e.Name == "liza.yaml" {
-			return nil
-		}
+	if _, ok := refstore.FindEntry(entries, "liza.yaml"); ok {
+		return nil
 	}
 	return contracts.Invalidf("%s is not a state commit of %s: its tree holds no liza.yaml", rev, refstore.StateRef)
 }
