@@ -107,9 +107,14 @@ func (w *Writer) emit(r Record) {
 	if w.ended {
 		return
 	}
-	b, err := json.Marshal(r)
+	// One Write per record (the Encoder's line), so that a reader never
+	// sees half of one unless the disk fails; < > & stay as written.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(r)
 	if err == nil {
-		_, err = w.w.Write(append(b, '\n'))
+		_, err = w.w.Write(b.Bytes())
 	}
 	if err != nil && w.err == nil {
 		w.err = err
