@@ -120,9 +120,10 @@ func (p *Parser) codexDone(t time.Time, it *codexItem) []Step {
 		}
 		return []Step{textStep(t, KindText, it.Text, 0)}
 	case "error":
-		st := textStep(t, KindError, it.Message, 0)
-		st.Error = true
-		return []Step{st}
+		// An error item is a warning the session goes on after (codex
+		// 0.169.0: "Model metadata for `scripted` not found..."); what
+		// stops a session is an error event or turn.failed.
+		return []Step{textStep(t, KindError, it.Message, 0)}
 	}
 	tool, input, ok := codexCall(it)
 	if !ok {

@@ -56,6 +56,9 @@ func Render(st Step, width int) string {
 		}
 	case KindError:
 		head, body = "error", st.Text
+		if !st.Error {
+			head = "warn"
+		}
 	default:
 		head, body = st.Kind, st.Text
 	}

@@ -85,7 +85,7 @@ const (
 	KindText   = "text"   // the model's text
 	KindTool   = "tool"   // a tool call: Tool, Input
 	KindResult = "result" // a tool's result: Tool, Text; Error when it failed
-	KindError  = "error"  // an error the CLI reported (not a tool's)
+	KindError  = "error"  // an error the CLI reported (not a tool's); a warning when not Error
 	KindStderr = "stderr" // a line on stderr
 	KindOutput = "output" // a stdout line that is no event of the format
 	KindUsage  = "usage"  // what the session spent so far (Usage)
@@ -146,7 +146,9 @@ func (s *Summary) Add(st Step) {
 			s.LastToolError = cut(t, quoteMax)
 		}
 	case KindError:
-		s.LastError = cut(oneLine(st.Text), quoteMax)
+		if st.Error { // not a warning
+			s.LastError = cut(oneLine(st.Text), quoteMax)
+		}
 	}
 	if st.Usage != nil {
 		s.Usage = *st.Usage
