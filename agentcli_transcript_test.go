@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -180,4 +181,143 @@ func checkStream(t *testing.T, cli string, fail func(string, ...any), w *transcr
 		fail("summary %+v: the quote is not the tool error", sum)
 	}
 	t.Logf("summary: %+v\n%s", sum, steps)
+}
+
+// TestAgentCLITranscript runs a coder through the real CLI (as root with
+// --sandboxed) on a task whose session calls its shell tool with a
+// command that fails, then ends without submitting, three times: the task
+// goes BLOCKED with a reason that quotes the tool's error, and the
+// sessions' logs hold the call, its input and its error.
+func TestAgentCLITranscript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the agent CLIs are not run with -short")
+	}
+	if _, err := exec.LookPath("git-liza"); err != nil {
+		t.Skip("git-liza is not on PATH (TestMain puts it there)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the --sandboxed run is the root one: not running as root")
+	}
+	for _, c := range agentCLIs[:2] { // claude and codex
+		t.Run(c.name, func(t *testing.T) {
+			path, ok := findCLI(c.name, c.program)
+			if !ok {
+				t.Skipf("%s is not installed: .ci/run installs it (npm install --prefix %s %s@%s)", c.program, filepath.Join(cliDir(), c.name), c.pkg, c.version)
+			}
+			blockedByToolError(t, c.name, path)
+		})
+	}
+}
+
+func blockedByToolError(t *testing.T, name, cliPath string) {
+	base, err := os.MkdirTemp(varTmp(), "git-liza-transcript-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	root, bin := filepath.Join(base, "proj"), filepath.Join(base, "bin")
+	self, _ := exec.LookPath("git-liza")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFile(self, filepath.Join(bin, "git-liza"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	model := newScriptedModel(t)
+	model.script = func(tn turn) reply {
+		if tn.shellTool != "" && coderRE.MatchString(tn.text) && tn.answers == 0 {
+			return reply{tool: tn.shellTool, command: failingCommand}
+		}
+		return reply{text: "I could not find the widget."}
+	}
+	env := cliEnv(t, filepath.Join(base, "home"), bin+":"+filepath.Dir(cliPath)+":/usr/local/bin:/usr/bin:/bin", model)
+	writeFile(t, filepath.Join(root, "specs", "vision.md"), "# Vision\n\nThe widget exists.\n")
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir, cmd.Env = root, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("git", "init", "-q", "-b", "main")
+	run("git", "add", ".")
+	run("git", "-c", "user.name=Ada", "-c", "user.email=ada@example.com", "commit", "-q", "-m", "vision")
+	run("git", "liza", "init", "--spec", "specs/vision.md", "Build the widget")
+	run("git", "liza", "task", "add", "--id", "widget", "--desc", "Build the widget", "--spec", "specs/vision.md",
+		"--done", "the widget exists", "--scope", "IN: widget")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	team := exec.CommandContext(ctx, "git", "liza", "run", "--no-planner", "--coders", "1", "--reviewers", "0",
+		"--poll", "200ms", "--cli", name, "--sandboxed")
+	team.Dir, team.Env = root, env
+	var out bytes.Buffer
+	team.Stdout, team.Stderr = &out, &out
+	team.Cancel = func() error { return team.Process.Signal(os.Interrupt) }
+	team.WaitDelay = 30 * time.Second
+	if err := team.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var board string
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		board = run("git", "liza", "show", "widget")
+		if strings.Contains(board, "status: BLOCKED") {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			team.Wait()
+			t.Fatalf("the task was not blocked within 3 minutes\nteam:\n%s\nboard:\n%s\nmodel:\n%s", out.String(), board, model.report())
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	cancel()
+	team.Wait()
+
+	// The block reason quotes the tool's error, on one line.
+	quote := map[string]string{
+		"claude": "last tool error: Bash: Exit code 2 ls: cannot access '/liza-no-such-widget': No such file or directory",
+		"codex":  "last tool error: shell: ls: cannot access '/liza-no-such-widget': No such file or directory",
+	}[name]
+	var task struct {
+		Status        string `json:"status"`
+		BlockedReason string `json:"blocked_reason"`
+	}
+	if err := json.Unmarshal([]byte(run("git", "liza", "show", "--json", "widget")), &task); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(task.BlockedReason, "3 agent sessions in a row ended without progress") ||
+		!strings.HasSuffix(task.BlockedReason, "; "+quote) {
+		t.Fatalf("the block reason does not quote the tool error %q:\n%s\nteam:\n%s", quote, board, out.String())
+	}
+
+	// Each session's log holds the call, its input and its error.
+	logs, _ := filepath.Glob(filepath.Join(root, ".git", "liza", "logs", "sessions", "coder-1", "*-widget.jsonl"))
+	if len(logs) != 3 {
+		t.Fatalf("session logs %v, want 3", logs)
+	}
+	for _, l := range logs {
+		h, recs, err := transcript.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := transcript.NewParser(h.Format)
+		var call, failed bool
+		var steps []string
+		for _, r := range recs {
+			for _, st := range p.Record(r) {
+				steps = append(steps, transcript.Render(st, 160))
+				call = call || st.Kind == transcript.KindTool && strings.Contains(st.Input, failingCommand)
+				failed = failed || st.Kind == transcript.KindResult && st.Error && strings.Contains(st.Text, "No such file or directory")
+			}
+		}
+		if h.Format != name || h.Task != "widget" || !call || !failed || recs[len(recs)-1].End == nil {
+			t.Fatalf("%s (format %q): tool call %v, its error %v, end %v:\n%s", l, h.Format, call, failed, recs[len(recs)-1].End, strings.Join(steps, "\n"))
+		}
+		t.Logf("%s:\n%s", filepath.Base(l), strings.Join(steps, "\n"))
+	}
+	t.Logf("team output: %d lines, %d bytes", strings.Count(out.String(), "\n"), out.Len())
 }
