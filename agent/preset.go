@@ -150,6 +150,12 @@ func claudeFilesystem(s Session) map[string]any {
 	return fs
 }
 
+// codexStream runs codex non-interactively, printing its events as JSON
+// lines: the thread's id, each item (commands with their output and exit
+// code, messages, file changes) as it starts and completes, each turn's
+// usage.
+var codexStream = []string{"exec", "--json"}
+
 // codexArgs: `codex exec --json -c allow_login_shell=false PROMPT`, which
 // never stops to ask and prints its events as JSON lines (--json). Sandboxed, with
 // no sandbox and no approvals (--dangerously-bypass-approvals-and-sandbox).
@@ -161,7 +167,7 @@ func codexArgs(s Session) ([]string, []string, error) {
 	// Its shell tool runs commands in a login shell by default, whose
 	// profile resets PATH: git liza (and the tools the supervisor's PATH
 	// names) would not be found.
-	args := []string{"exec", "--json", "-c", "allow_login_shell=false"}
+	args := append(slices.Clone(codexStream), "-c", "allow_login_shell=false")
 	if s.Sandboxed {
 		return append(args, "--dangerously-bypass-approvals-and-sandbox"), nil, nil
 	}
