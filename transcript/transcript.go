@@ -114,15 +114,15 @@ const MaxText = 64 << 10
 
 // Summary is what a supervisor keeps of a session's steps.
 type Summary struct {
-	SessionID     string   `json:"session_id,omitempty"`
-	LastToolError string   `json:"last_tool_error,omitempty"` // "TOOL: error text"
-	LastText      string   `json:"last_text,omitempty"`
+	SessionID     string `json:"session_id,omitempty"`
+	LastToolError string `json:"last_tool_error,omitempty"` // "TOOL: error text"
+	LastText      string `json:"last_text,omitempty"`
 	// LastError is the last error the CLI reported, unless the model
 	// wrote text or a tool succeeded after it (the session recovered).
-	LastError string `json:"last_error,omitempty"`
-	Usage         Usage    `json:"usage"`
-	Steps         int      `json:"steps"`
-	Failure       *Failure `json:"failure,omitempty"`
+	LastError string   `json:"last_error,omitempty"`
+	Usage     Usage    `json:"usage"`
+	Steps     int      `json:"steps"`
+	Failure   *Failure `json:"failure,omitempty"`
 }
 
 // quoteMax is the most of a text Quote gives.
