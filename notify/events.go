@@ -102,8 +102,8 @@ func Events(st *contracts.State, commit string, now time.Time) []Event {
 			mark := entered(t, contracts.IntegrationFailed)
 			reason := contracts.ReasonOf(t)
 			add(Event{ID: id(KindIntegrationFailed, t.ID, mark), Kind: KindIntegrationFailed, Task: t.ID,
-				Title: fmt.Sprintf("%s failed to integrate: %s", t.ID, orNone(reason)),
-				Body: fmt.Sprintf("Reason: %s\n%s", orNone(reason), failedWhy(t, st)),
+				Title:  fmt.Sprintf("%s failed to integrate: %s", t.ID, orNone(reason)),
+				Body:   fmt.Sprintf("Reason: %s\n%s", orNone(reason), failedWhy(t, st)),
 				Action: fmt.Sprintf("git liza agent coder  (or: git liza task block %s --reason TEXT)", t.ID)})
 		case contracts.ReadyForReview:
 			if t.ReviewingBy != "" {
