@@ -1,11 +1,155 @@
 package commands
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v3"
 
 	"github.com/liza-dev/git-liza/agent"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/notify"
+	"github.com/liza-dev/git-liza/refstore"
 )
+
+func (e *Env) notifyCmd() *cli.Command {
+	const usage = "usage: git liza notify test"
+	return &cli.Command{
+		Name:  "notify",
+		Usage: "the notifications of the states that need a person (watch and run send them): test sends one of each kind",
+		Commands: []*cli.Command{{
+			Name:   "test",
+			Usage:  "send one made-up event of each kind through every configured channel, and say which channels were not used and why",
+			Action: e.action(0, 0, "notify test", func(ctx context.Context, s *session, _ []string) error { return s.notifyTest(ctx) }),
+		}},
+		Action: func(context.Context, *cli.Command) error { return contracts.Invalidf("%s", usage) },
+	}
+}
+
+// notifySetup finds the channels this user configured.
+func (s *session) notifySetup() notify.Setup {
+	return notify.DefaultSetup(s.repo, s.Getenv)
+}
+
+// notifyTest sends notify.Samples through every channel: one line per
+// channel used, one per channel not used; exit 1 when a channel failed or
+// none is configured.
+func (s *session) notifyTest(ctx context.Context) error {
+	setup := s.notifySetup()
+	clock, err := s.clock()
+	if err != nil {
+		return err
+	}
+	tip, _, _ := s.repo.ReadRef(refstore.StateRef)
+	events := notify.Samples(tip.String(), clock())
+	failed := 0
+	for _, c := range setup.Channels {
+		bad := 0
+		for _, ev := range events {
+			if err := c.Send(ctx, ev); err != nil {
+				bad++
+				fmt.Fprintf(s.Stderr, "git-liza: notify: %s: %s: %s\n", c.Name(), ev.Kind, contracts.Printable(firstLine(err.Error())))
+			}
+		}
+		fmt.Fprintf(s.Stdout, "%s: sent %d of %d events%s\n", c.Name(), len(events)-bad, len(events), channelTarget(c))
+		if bad > 0 {
+			failed++
+		}
+	}
+	for _, l := range setup.Unused {
+		name, why, _ := strings.Cut(l, ": ")
+		fmt.Fprintf(s.Stdout, "%s: not used: %s\n", name, why)
+	}
+	for _, l := range setup.Ignored {
+		fmt.Fprintln(s.Stdout, l)
+	}
+	switch {
+	case len(setup.Channels) == 0:
+		return contracts.Invalidf("no notification channel is configured: set %s or %s with git config --global, or install notify-send", notify.KeyURL, notify.KeyCommand)
+	case failed > 0:
+		return contracts.Invalidf("%d of %d notification channels failed", failed, len(setup.Channels))
+	}
+	return nil
+}
+
+// channelTarget says where a channel sends, for notify test.
+func channelTarget(c notify.Channel) string {
+	switch c := c.(type) {
+	case *notify.Webhook:
+		return " to " + contracts.Printable(c.URL)
+	case *notify.Command:
+		return " to " + notify.KeyCommand
+	case *notify.Desktop:
+		return " with " + contracts.Printable(c.Program)
+	}
+	return ""
+}
+
+// newNotifier is the watcher's notifier, nil when no channel is
+// configured. Its failures go to report.
+func (s *session) newNotifier(report func(string)) *notify.Notifier {
+	setup := s.notifySetup()
+	if len(setup.Channels) == 0 {
+		return nil
+	}
+	return &notify.Notifier{Channels: setup.Channels, MemoryPath: filepath.Join(s.repo.CommonDir, notify.MemoryFile), Report: report}
+}
+
+// sendEvents sends the events of the state just observed: once each.
+func (w *watcher) sendEvents(ctx context.Context, st *contracts.State, tip refstore.Hash, now time.Time) {
+	if w.notifier == nil || st == nil {
+		return
+	}
+	w.notifier.Notify(ctx, notify.Events(st, tip.String(), now))
+}
+
+// startNotifier starts run's watcher: in this process, sending the
+// notifications only (the alarms are watch's). The function it returns
+// stops it after one last look, so that what stopped the team (a
+// supervisor's crash loop) is told too. off (--no-notify), or no channel
+// configured, starts nothing.
+func (s *session) startNotifier(ctx context.Context, off bool) func() {
+	if off {
+		return func() {}
+	}
+	clock, err := s.clock()
+	if err != nil {
+		return func() {}
+	}
+	w := &watcher{s: s, clock: clock, alarmsOff: true}
+	w.notifier = s.newNotifier(func(l string) { fmt.Fprintln(s.Stderr, "git-liza: "+contracts.Printable(l)) })
+	if w.notifier == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(defaultWatchInterval)
+		defer tick.Stop()
+		for {
+			_, _ = w.poll(ctx) // a failure is told by watch; run's watcher tries again
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		wg.Wait()
+		last, done := context.WithTimeout(context.Background(), 30*time.Second)
+		defer done()
+		_, _ = w.poll(last)
+	}
+}
 
 // stopReason is what a supervisor that stopped records on the board as
 // why (ops.UnregisterRequest.Reason): a crash loop, or any other failure
@@ -13,11 +157,9 @@ import (
 // stop.
 func stopReason(runErr error) string {
 	switch {
-	case runErr == nil, errors.Is(runErr, agent.ErrStale):
+	case runErr == nil, errors.Is(runErr, agent.ErrStale), errors.Is(runErr, context.Canceled):
 		return ""
-	case errors.Is(runErr, agent.ErrCrashLoop):
-		return firstLine(runErr.Error())
 	default:
-		return "stopped: " + strings.TrimPrefix(firstLine(runErr.Error()), "stopped: ")
+		return firstLine(runErr.Error())
 	}
 }

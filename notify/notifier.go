@@ -35,11 +35,13 @@ type ConfigReader interface {
 	ConfigAnyScope(key string) (string, bool)
 }
 
-// Setup is the channels configured, and a line for each channel not used
-// saying why.
+// Setup is the channels configured, a line for each channel not used
+// saying why ("desktop: notify-send is not on PATH"), and a line for each
+// value of the repository's config that is ignored.
 type Setup struct {
 	Channels []Channel
 	Unused   []string
+	Ignored  []string
 }
 
 // Configure finds the channels: the desktop when notify-send is on PATH
@@ -73,27 +75,17 @@ func Configure(cfg ConfigReader, getenv func(string) string, lookPath func(strin
 func trusted(cfg ConfigReader, key, channel string, s *Setup) (string, bool) {
 	v, ok := cfg.Config(key)
 	if any, anyOK := cfg.ConfigAnyScope(key); anyOK && (!ok || any != v) {
-		s.Unused = append(s.Unused, fmt.Sprintf("%s: %s in this repository's config is ignored (an agent can write it): set it with git config --global", channel, key))
+		s.Ignored = append(s.Ignored, fmt.Sprintf("%s in this repository's config is ignored (an agent can write it): set it with git config --global", key))
 		if !ok {
+			s.Unused = append(s.Unused, fmt.Sprintf("%s: %s is not set in your own config", channel, key))
 			return "", false
 		}
 	}
 	if !ok || v == "" {
-		if !anyUnused(s, channel) {
-			s.Unused = append(s.Unused, fmt.Sprintf("%s: %s is not set", channel, key))
-		}
+		s.Unused = append(s.Unused, fmt.Sprintf("%s: %s is not set", channel, key))
 		return "", false
 	}
 	return v, true
-}
-
-func anyUnused(s *Setup, channel string) bool {
-	for _, l := range s.Unused {
-		if len(l) > len(channel) && l[:len(channel)+1] == channel+":" {
-			return true
-		}
-	}
-	return false
 }
 
 // DefaultSetup is Configure with the process's environment and PATH.

@@ -31,11 +31,18 @@ func TestConfigureIgnoresRepositoryValues(t *testing.T) {
 	}
 	want := []string{
 		"desktop: notify-send is not on PATH",
-		"command: liza.notifyCommand in this repository's config is ignored (an agent can write it): set it with git config --global",
-		"webhook: liza.notifyURL in this repository's config is ignored (an agent can write it): set it with git config --global",
+		"command: liza.notifyCommand is not set in your own config",
+		"webhook: liza.notifyURL is not set in your own config",
 	}
 	if !slices.Equal(s.Unused, want) {
 		t.Fatalf("unused:\n%s", strings.Join(s.Unused, "\n"))
+	}
+	ignored := []string{
+		"liza.notifyCommand in this repository's config is ignored (an agent can write it): set it with git config --global",
+		"liza.notifyURL in this repository's config is ignored (an agent can write it): set it with git config --global",
+	}
+	if !slices.Equal(s.Ignored, ignored) {
+		t.Fatalf("ignored:\n%s", strings.Join(s.Ignored, "\n"))
 	}
 	found := func(string) (string, error) { return "/usr/bin/notify-send", nil }
 	s = Configure(scoped{user: map[string]string{KeyCommand: "true", KeyURL: "ftp://x"}}, func(k string) string {
