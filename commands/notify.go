@@ -13,6 +13,7 @@ import (
 
 	"github.com/liza-dev/git-liza/agent"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/doctor"
 	"github.com/liza-dev/git-liza/notify"
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -149,6 +150,33 @@ func (s *session) startNotifier(ctx context.Context, off bool) func() {
 		defer done()
 		_, _ = w.poll(last)
 	}
+}
+
+// notifyCheck is doctor's line on the notifications: the channels that
+// will be used, a warning when there is none or when a value of the
+// repository's config is ignored. Never a failure: a team runs without.
+func notifyCheck(repo *refstore.Repo, getenv func(string) string) doctor.Check {
+	c := doctor.Check{Name: "notifications", Level: doctor.OK}
+	if repo == nil {
+		c.Detail = "not in a repository"
+		return c
+	}
+	setup := notify.DefaultSetup(repo, getenv)
+	var names []string
+	for _, ch := range setup.Channels {
+		names = append(names, ch.Name())
+	}
+	if len(names) == 0 {
+		c.Level, c.Detail = doctor.Warn, "no channel: nobody is told when the team needs a person"
+		c.Fix = "git config --global " + notify.KeyURL + " URL, or " + notify.KeyCommand + " CMD; then git liza notify test"
+	} else {
+		c.Detail = "sent through " + strings.Join(names, ", ")
+	}
+	if len(setup.Ignored) > 0 {
+		c.Level = doctor.Warn
+		c.Detail += "; " + strings.Join(setup.Ignored, "; ")
+	}
+	return c
 }
 
 // stopReason is what a supervisor that stopped records on the board as
