@@ -82,7 +82,7 @@ func (s *session) notifyTest(ctx context.Context) error {
 func channelTarget(c notify.Channel) string {
 	switch c := c.(type) {
 	case *notify.Webhook:
-		return " to " + contracts.Printable(c.URL)
+		return " to " + contracts.Printable(notify.ShowURL(c.URL))
 	case *notify.Command:
 		return " to " + notify.KeyCommand
 	case *notify.Desktop:
@@ -122,7 +122,10 @@ func (s *session) startNotifier(ctx context.Context, off bool) func() {
 	if err != nil {
 		return func() {}
 	}
-	w := &watcher{s: s, clock: clock, alarmsOff: true}
+	// Its own notices (a fetch that failed in remote mode) go where
+	// watch's go.
+	logPath := filepath.Join(s.repo.CommonDir, "liza", "alerts.log")
+	w := &watcher{s: s, clock: clock, alarmsOff: true, logPath: logPath, activePath: activeFile(logPath)}
 	w.notifier = s.newNotifier(func(l string) { fmt.Fprintln(s.Stderr, "git-liza: "+contracts.Printable(l)) })
 	if w.notifier == nil {
 		return func() {}

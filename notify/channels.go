@@ -9,6 +9,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -194,4 +195,17 @@ func (w *Webhook) post(ctx context.Context, client *http.Client, data []byte, ti
 	}
 	again := resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
 	return again, fmt.Errorf("answered %s", resp.Status)
+}
+
+// ShowURL is a webhook URL as it may be shown: without the password of
+// its user part nor its query, where services put their tokens.
+func ShowURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	return u.Redacted()
 }

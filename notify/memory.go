@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 )
 
 // MemoryKeep bounds how many sent events a watcher remembers: far more
@@ -43,6 +44,25 @@ func LoadMemory(path string) (*Memory, error) {
 		}
 	}
 	return m, nil
+}
+
+// lockMemory takes the lock of the memory at path, waiting for another
+// watcher of the repository that holds it; the function it returns lets
+// it go. The lock is an flock on a file beside the memory: the kernel lets
+// it go when its holder dies.
+func lockMemory(path string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
 }
 
 // Sent reports whether the event id was sent.

@@ -108,15 +108,21 @@ type Notifier struct {
 // and returns those it sent. An event counts as sent once every channel
 // was tried, delivered or not: a receiver that is down is told in one
 // line, not retried on every look. The memory is read afresh and written
-// before the sending, so that a second watcher of the same repository
-// (run's, and a watch) sends nothing the first one took. With no channel,
+// before the sending, under a lock, so that a second watcher of the same
+// repository (run's, and a watch) sends nothing the first one took. With no channel,
 // nothing is sent nor remembered: the events wait for a channel.
 func (n *Notifier) Notify(ctx context.Context, events []Event) []Event {
 	if len(n.Channels) == 0 || len(events) == 0 {
 		return nil
 	}
+	unlock, err := lockMemory(n.MemoryPath)
+	if err != nil {
+		n.Report("notify: " + firstLine(err.Error()))
+		return nil
+	}
 	mem, err := LoadMemory(n.MemoryPath)
 	if err != nil {
+		unlock()
 		n.Report("notify: " + firstLine(err.Error()))
 		return nil
 	}
@@ -128,9 +134,12 @@ func (n *Notifier) Notify(ctx context.Context, events []Event) []Event {
 		}
 	}
 	if len(todo) == 0 {
+		unlock()
 		return nil
 	}
-	if err := mem.Save(); err != nil {
+	err = mem.Save()
+	unlock() // taken and written down: the sending needs no lock
+	if err != nil {
 		// Without its memory a watcher would send these again on every
 		// look: better not to send them at all now.
 		n.Report("notify: remembering what was sent: " + firstLine(err.Error()))

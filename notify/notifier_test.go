@@ -100,3 +100,41 @@ func TestNotifyOnce(t *testing.T) {
 		t.Fatal("remembered with no channel")
 	}
 }
+
+// TestNotifyTwoWatchers: two watchers of one repository (run's and a
+// watch) looking at once send each event once between them.
+func TestNotifyTwoWatchers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sent.json")
+	evs := Samples("c", time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC))
+	chans := make([]*fakeChannel, 8)
+	done := make(chan struct{})
+	for i := range chans {
+		chans[i] = &fakeChannel{name: "command"}
+		go func(c *fakeChannel) {
+			defer func() { done <- struct{}{} }()
+			(&Notifier{Channels: []Channel{c}, MemoryPath: path, Report: func(string) {}}).Notify(context.Background(), evs)
+		}(chans[i])
+	}
+	total := 0
+	for range chans {
+		<-done
+	}
+	for _, c := range chans {
+		total += len(c.got)
+	}
+	if total != len(evs) {
+		t.Fatalf("%d sends for %d events", total, len(evs))
+	}
+}
+
+func TestShowURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://ntfy.sh/team":                       "https://ntfy.sh/team",
+		"https://user:secret@hooks.example/x":        "https://user:xxxxx@hooks.example/x",
+		"https://chat.example/hook?token=s3cret&x=1": "https://chat.example/hook?…",
+	} {
+		if got := ShowURL(in); got != want {
+			t.Errorf("ShowURL(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
