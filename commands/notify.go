@@ -37,9 +37,19 @@ func (s *session) notifySetup() notify.Setup {
 	return notify.DefaultSetup(s.repo, s.Getenv)
 }
 
+// testedChannel is one channel's outcome in notify test --json.
+type testedChannel struct {
+	Name   string `json:"name"`
+	Target string `json:"target,omitempty"`
+	Sent   int    `json:"sent"`
+	Error  string `json:"error,omitempty"`
+}
+
 // notifyTest sends notify.Samples through every channel: one line per
-// channel used, one per channel not used; exit 1 when a channel failed or
-// none is configured.
+// channel used, one per channel not used, one per repository value
+// ignored; exit 1 when a channel failed or none is configured. A channel
+// that fails is not tried with the next events: one failure says enough,
+// and a receiver that is down would make each of them wait its retries.
 func (s *session) notifyTest(ctx context.Context) error {
 	setup := s.notifySetup()
 	clock, err := s.clock()
@@ -48,26 +58,43 @@ func (s *session) notifyTest(ctx context.Context) error {
 	}
 	tip, _, _ := s.repo.ReadRef(refstore.StateRef)
 	events := notify.Samples(tip.String(), clock())
+	var tested []testedChannel
 	failed := 0
 	for _, c := range setup.Channels {
-		bad := 0
+		t := testedChannel{Name: c.Name(), Target: channelTarget(c)}
 		for _, ev := range events {
 			if err := c.Send(ctx, ev); err != nil {
-				bad++
-				fmt.Fprintf(s.Stderr, "git-liza: notify: %s: %s: %s\n", c.Name(), ev.Kind, contracts.Printable(firstLine(err.Error())))
+				t.Error = fmt.Sprintf("the %s event: %s", ev.Kind, firstLine(err.Error()))
+				failed++
+				break
 			}
+			t.Sent++
 		}
-		fmt.Fprintf(s.Stdout, "%s: sent %d of %d events%s\n", c.Name(), len(events)-bad, len(events), channelTarget(c))
-		if bad > 0 {
-			failed++
+		tested = append(tested, t)
+	}
+	if s.json {
+		if err := s.printJSON(map[string]any{"channels": orEmpty(tested), "unused": orEmpty(setup.Unused), "ignored": orEmpty(setup.Ignored)}); err != nil {
+			return err
 		}
-	}
-	for _, l := range setup.Unused {
-		name, why, _ := strings.Cut(l, ": ")
-		fmt.Fprintf(s.Stdout, "%s: not used: %s\n", name, why)
-	}
-	for _, l := range setup.Ignored {
-		fmt.Fprintln(s.Stdout, l)
+	} else {
+		for _, t := range tested {
+			to := ""
+			if t.Target != "" {
+				to = " to " + t.Target
+			}
+			if t.Error != "" {
+				fmt.Fprintln(s.Stdout, contracts.Printable(fmt.Sprintf("%s: FAILED after %d of %d events%s: %s", t.Name, t.Sent, len(events), to, t.Error)))
+				continue
+			}
+			fmt.Fprintln(s.Stdout, contracts.Printable(fmt.Sprintf("%s: sent %d of %d events%s", t.Name, t.Sent, len(events), to)))
+		}
+		for _, l := range setup.Unused {
+			name, why, _ := strings.Cut(l, ": ")
+			fmt.Fprintf(s.Stdout, "%s: not used: %s\n", name, why)
+		}
+		for _, l := range setup.Ignored {
+			fmt.Fprintln(s.Stdout, l)
+		}
 	}
 	switch {
 	case len(setup.Channels) == 0:
@@ -78,15 +105,22 @@ func (s *session) notifyTest(ctx context.Context) error {
 	return nil
 }
 
+func orEmpty[T any](l []T) []T {
+	if l == nil {
+		return []T{}
+	}
+	return l
+}
+
 // channelTarget says where a channel sends, for notify test.
 func channelTarget(c notify.Channel) string {
 	switch c := c.(type) {
 	case *notify.Webhook:
-		return " to " + contracts.Printable(notify.ShowURL(c.URL))
+		return notify.ShowURL(c.URL)
 	case *notify.Command:
-		return " to " + notify.KeyCommand
+		return notify.KeyCommand
 	case *notify.Desktop:
-		return " with " + contracts.Printable(c.Program)
+		return c.Program
 	}
 	return ""
 }
