@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -52,8 +54,8 @@ func Configure(cfg ConfigReader, getenv func(string) string, lookPath func(strin
 	switch prog, err := lookPath("notify-send"); {
 	case err != nil:
 		s.Unused = append(s.Unused, "desktop: notify-send is not on PATH")
-	case getenv("DBUS_SESSION_BUS_ADDRESS") == "" && getenv("DISPLAY") == "" && getenv("WAYLAND_DISPLAY") == "":
-		s.Unused = append(s.Unused, "desktop: no session bus or display (DBUS_SESSION_BUS_ADDRESS, DISPLAY and WAYLAND_DISPLAY are unset)")
+	case !sessionBus(getenv, lookPath):
+		s.Unused = append(s.Unused, "desktop: no session bus (DBUS_SESSION_BUS_ADDRESS is unset, no $XDG_RUNTIME_DIR/bus, and no display with dbus-launch)")
 	default:
 		s.Channels = append(s.Channels, &Desktop{Program: prog, Timeout: DesktopTimeout})
 	}
@@ -68,6 +70,28 @@ func Configure(cfg ConfigReader, getenv func(string) string, lookPath func(strin
 		}
 	}
 	return s
+}
+
+// sessionBus reports whether notify-send can reach a session bus, where
+// it finds one (libnotify 0.8, through GLib): DBUS_SESSION_BUS_ADDRESS;
+// else the bus socket in XDG_RUNTIME_DIR; else one dbus-launch starts for
+// the X display. Without any, notify-send fails on every event (measured:
+// "Failed to execute child process “dbus-launch”"), so the desktop is not
+// used.
+func sessionBus(getenv func(string) string, lookPath func(string) (string, error)) bool {
+	if getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
+		return true
+	}
+	if dir := getenv("XDG_RUNTIME_DIR"); dir != "" {
+		if fi, err := os.Stat(filepath.Join(dir, "bus")); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			return true
+		}
+	}
+	if getenv("DISPLAY") != "" {
+		_, err := lookPath("dbus-launch")
+		return err == nil
+	}
+	return false
 }
 
 // trusted reads key from the user's config; when it is unset there, it
@@ -105,9 +129,9 @@ type Notifier struct {
 }
 
 // Notify sends each event it was not sent before through every channel,
-// and returns those it sent. An event counts as sent once every channel
-// was tried, delivered or not: a receiver that is down is told in one
-// line, not retried on every look. The memory is read afresh and written
+// and returns those it sent. An event counts as sent once it went
+// through the channels, delivered or not: a receiver that is down is told
+// in one line, not retried on every look (at most once, never twice). The memory is read afresh and written
 // before the sending, under a lock, so that a second watcher of the same
 // repository (run's, and a watch) sends nothing the first one took. With no channel,
 // nothing is sent nor remembered: the events wait for a channel.
@@ -145,12 +169,30 @@ func (n *Notifier) Notify(ctx context.Context, events []Event) []Event {
 		n.Report("notify: remembering what was sent: " + firstLine(err.Error()))
 		return nil
 	}
+	// A channel that fails is not tried with the next events of this look:
+	// a receiver that is down, or a desktop without a notification
+	// server, is said once, with how many events it missed.
+	failed := make([]string, len(n.Channels))
+	missed := make([]int, len(n.Channels))
 	for _, e := range todo {
-		for _, c := range n.Channels {
+		for i, c := range n.Channels {
+			if failed[i] != "" {
+				missed[i]++
+				continue
+			}
 			if err := c.Send(ctx, e); err != nil {
-				n.Report(fmt.Sprintf("notify: %s: %s: %s", c.Name(), e.ID, firstLine(err.Error())))
+				failed[i] = fmt.Sprintf("notify: %s: %s: %s", c.Name(), e.ID, firstLine(err.Error()))
 			}
 		}
+	}
+	for i, line := range failed {
+		if line == "" {
+			continue
+		}
+		if missed[i] > 0 {
+			line += fmt.Sprintf(" (and %d more events not sent through it)", missed[i])
+		}
+		n.Report(line)
 	}
 	return todo
 }
