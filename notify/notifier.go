@@ -55,7 +55,7 @@ func Configure(cfg ConfigReader, getenv func(string) string, lookPath func(strin
 	case err != nil:
 		s.Unused = append(s.Unused, "desktop: notify-send is not on PATH")
 	case !sessionBus(getenv, lookPath):
-		s.Unused = append(s.Unused, "desktop: no session bus (DBUS_SESSION_BUS_ADDRESS is unset, no $XDG_RUNTIME_DIR/bus, and no display with dbus-launch)")
+		s.Unused = append(s.Unused, "desktop: no session bus (DBUS_SESSION_BUS_ADDRESS is unset, no bus socket in XDG_RUNTIME_DIR, no display with dbus-launch)")
 	default:
 		s.Channels = append(s.Channels, &Desktop{Program: prog, Timeout: DesktopTimeout})
 	}
