@@ -16,16 +16,9 @@ import (
 const module = "github.com/liza-dev/git-liza"
 
 // pendingLayers are rows and imports of the layer map that the README's
-// table does not show yet (issue 24's transcript package, written before
-// the README is): a package may import what its README row or this map
-// allows.
-var pendingLayers = map[string][]string{
-	"transcript": {"contracts"},
-	"agent":      {"transcript"},
-	"doctor":     {"transcript"},
-	"commands":   {"transcript"},
-	"tui":        {"transcript"},
-}
+// table does not show yet: a package may import what its README row or
+// this map allows. Empty when the README is up to date.
+var pendingLayers = map[string][]string{}
 
 // layerMap reads the table of the README's "### Layers" section: each
 // package (`ops/`, or `main` for the module root) and the packages of

@@ -68,6 +68,7 @@ func TestScript(t *testing.T) {
 			"httpgit":  cmdHTTPGit,
 			"tmuxrun":  cmdTmuxRun,
 			"waitpane": cmdWaitPane,
+			"webhook":  cmdWebhook,
 		},
 	})
 }

@@ -202,9 +202,9 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	if err := board.TestCheckout.Close(done, s.repo); err != nil {
 		fmt.Fprintf(e.Stderr, "git-liza: %s: removing its integration tests' worktree: %s\n", id, contracts.Printable(err.Error()))
 	}
-	_, err = board.Unregister(done, ops.Call{})
+	_, err = board.Unregister(done, ops.UnregisterRequest{Reason: stopReason(runErr)})
 	for try := 1; err != nil && ops.Class(err) == contracts.CodeGit && try < unregisterTries; try++ {
-		_, err = board.Unregister(done, ops.Call{})
+		_, err = board.Unregister(done, ops.UnregisterRequest{Reason: stopReason(runErr)})
 	}
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "git-liza: %s: %s\n", id, contracts.Printable(err.Error()))

@@ -35,6 +35,7 @@ func (e *Env) doctorCmd() *cli.Command {
 			}
 			repo, _ := refstore.Open(e.Dir)
 			rep := doctor.Run(ctx, doctor.Request{Repo: repo, Launch: l, EUID: os.Geteuid()})
+			rep.Checks = append(rep.Checks, notifyCheck(repo, e.Getenv))
 			if cmd.Bool("json") {
 				if err := e.promptJSON(rep); err != nil {
 					return err

@@ -197,6 +197,12 @@ var helpText = map[string]help{
 	"watch": {usage: "watch [--once] [--interval DURATION] [--log PATH]", category: catTeam, examples: []string{
 		`git liza watch --once          # for cron`,
 	}},
+	"notify": {usage: "notify test", category: catTeam, examples: []string{
+		`git liza notify test`,
+	}},
+	"notify test": {usage: "notify test", examples: []string{
+		`git config --global liza.notifyURL https://ntfy.sh/my-team-topic && git liza notify test`,
+	}},
 	"board": {usage: "board [--interval DURATION]", category: catTeam, examples: []string{
 		`git liza board                 # q quits, r reads the board again`,
 	}},

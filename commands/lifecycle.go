@@ -12,5 +12,5 @@ func (e *Env) lifecycleCmds() []*cli.Command {
 
 // gitCmds manage worktrees, hooks and sharing.
 func (e *Env) gitCmds() []*cli.Command {
-	return []*cli.Command{e.worktreeCmd(), e.hooksCmd(), e.hookCmd(), e.syncCmd(), e.integrationCmd(), e.watchCmd(), e.analyzeCmd(), e.sprintCmd(), e.promptCmd()}
+	return []*cli.Command{e.worktreeCmd(), e.hooksCmd(), e.hookCmd(), e.syncCmd(), e.integrationCmd(), e.watchCmd(), e.notifyCmd(), e.analyzeCmd(), e.sprintCmd(), e.promptCmd()}
 }

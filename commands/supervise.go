@@ -39,7 +39,7 @@ func (e *Env) superviseCmd() *cli.Command {
 				Name:  "exit",
 				Usage: "end a supervisor's registration, releasing what it holds",
 				Action: e.action(0, 0, "supervise exit", func(ctx context.Context, s *session, _ []string) error {
-					out, err := s.ops.Unregister(ctx, s.call())
+					out, err := s.ops.Unregister(ctx, ops.UnregisterRequest{Call: s.call()})
 					if err != nil {
 						return err
 					}

@@ -33,7 +33,8 @@ func (e *Env) runCmd() *cli.Command {
 			&cli.IntFlag{Name: "coders", Value: 1, Usage: "how many coders"},
 			&cli.IntFlag{Name: "reviewers", Value: 1, Usage: "how many code reviewers"},
 			&cli.BoolFlag{Name: "no-planner", Usage: "start no planner (tasks are planned by hand)"},
-			&cli.StringFlag{Name: "keys", Usage: "a directory of SSH signing keys, one per agent named by its id (DIR/coder-1): each agent signs with its own (agent --key)"}),
+			&cli.StringFlag{Name: "keys", Usage: "a directory of SSH signing keys, one per agent named by its id (DIR/coder-1): each agent signs with its own (agent --key)"},
+			&cli.BoolFlag{Name: "no-notify", Usage: "send no notifications (run watches the board and sends them, as watch does, by default)"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if _, err := agentLaunch(ctx, cmd, cmd.Args().Slice()); err != nil {
 				return err
@@ -75,6 +76,7 @@ func (e *Env) runCmd() *cli.Command {
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			longLived()
+			defer s.startNotifier(ctx, cmd.Bool("no-notify"))()
 			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, keys: cmd.String("keys"), out: e.Stdout, progress: e.progress()})
 		},
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/notify"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -63,6 +64,8 @@ type watcher struct {
 	fetchErr   string // the fetch failure already reported, if any
 	pollErr    string // the poll failure already reported, if any
 	continuous bool
+	notifier   *notify.Notifier // nil: no notification channel configured
+	alarmsOff  bool             // run's watcher: notifications only
 }
 
 func (s *session) newWatcher() (*watcher, error) {
@@ -76,7 +79,9 @@ func (s *session) newWatcher() (*watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &watcher{s: s, clock: clock, logPath: logPath, activePath: activeFile(logPath)}, nil
+	w := &watcher{s: s, clock: clock, logPath: logPath, activePath: activeFile(logPath)}
+	w.notifier = s.newNotifier(func(l string) { w.notice("git-liza: " + l) })
+	return w, nil
 }
 
 // once looks once, records the transitions and prints every alarm on.
@@ -151,9 +156,13 @@ func (w *watcher) poll(ctx context.Context) ([]contracts.Alarm, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs, err := w.s.ops.Observe(ctx, ops.ObserveRequest{Snap: snap, Tip: true, WithFiles: true, Now: now})
+	obs, err := w.s.ops.Observe(ctx, ops.ObserveRequest{Snap: snap, Tip: true, WithFiles: true, Now: now, Whole: notify.Whole})
 	if err != nil {
 		return nil, err
+	}
+	w.sendEvents(ctx, obs.State, tip, now)
+	if w.alarmsOff {
+		return obs.Alarms, nil
 	}
 	prev, err := readActive(w.activePath)
 	if err != nil {

@@ -233,7 +233,12 @@ type Agent struct {
 	// note prints them) a planner has dealt with, so that they wake no
 	// planner again.
 	NotesProcessed []int `yaml:"notes_processed,omitempty,flow"`
-	Extra          Extra `yaml:",inline"`
+	// StopReason says why the agent's last supervisor stopped, when it
+	// stopped for something a person must see to (a crash loop, an
+	// environment failure); a clean stop and the next registration leave
+	// it empty.
+	StopReason string `yaml:"stop_reason,omitempty"`
+	Extra      Extra  `yaml:",inline"`
 }
 
 // Task is one task. Field names are the seed's.

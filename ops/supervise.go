@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
@@ -86,6 +88,7 @@ var kindRegister = def("register", contracts.OpRegister, func(tx *cas.Tx, r *reg
 	}
 	a.Started, a.Heartbeat = tx.NowString(), tx.NowString()
 	a.Host = host
+	a.StopReason = "" // the last stop was seen to
 	if tx.Rules < contracts.RulesWhole {
 		a.SupervisorLease, a.LeaseExpires = lease, lease
 	} else {
@@ -122,14 +125,35 @@ type Unregistered struct {
 // but its lease ends now, so any coder may take the task over; a review is
 // released. The generation moves on, so that an agent process the
 // supervisor left behind can no longer write as the agent.
-func (s *Service) Unregister(ctx context.Context, call Call) (*Unregistered, error) {
+func (s *Service) Unregister(ctx context.Context, r UnregisterRequest) (*Unregistered, error) {
 	if s.Agent == "" {
 		return nil, contracts.Invalidf("supervise exit needs an agent id (--agent or LIZA_AGENT_ID)")
 	}
-	return writeAs[Unregistered](ctx, s, call, kindUnregister, struct{}{}, nil)
+	return writeAs[Unregistered](ctx, s, r.Call, kindUnregister, unregisterInput{Reason: r.Reason}, nil)
 }
 
-var kindUnregister = def("unregister", contracts.OpRegister, func(tx *cas.Tx, _ *struct{}) (any, error) {
+// UnregisterRequest ends a supervisor's registration.
+type UnregisterRequest struct {
+	Call
+	// Reason, when the supervisor stopped for something a person must see
+	// to (a crash loop, an environment failure), says what; empty for a
+	// clean stop. It is kept on the board as the agent's stop_reason until
+	// the next registration, cut to MaxStopReason bytes and made one
+	// printable line.
+	Reason string
+}
+
+// MaxStopReason bounds an agent's stop_reason, in bytes.
+const MaxStopReason = 500
+
+// unregisterInput is what an unregister records. A clean stop records {},
+// as every unregister did before the reason existed: its commit, and the
+// replay of the older ones, are unchanged.
+type unregisterInput struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+var kindUnregister = def("unregister", contracts.OpRegister, func(tx *cas.Tx, in *unregisterInput) (any, error) {
 	agent := tx.Actor
 	a, err := tx.Agent(agent)
 	if err != nil {
@@ -169,8 +193,13 @@ var kindUnregister = def("unregister", contracts.OpRegister, func(tx *cas.Tx, _ 
 	a.Status, a.CurrentTask = "IDLE", ""
 	a.SupervisorLease, a.LeaseExpires, a.Host = "", "", ""
 	a.Generation++
+	a.StopReason = stopReason(in.Reason)
 	tx.PutAgent(agent, a)
-	tx.Describe(fmt.Sprintf("supervisor of %s stopped (generation %d)", agent, ended), "")
+	subject := fmt.Sprintf("supervisor of %s stopped (generation %d)", agent, ended)
+	if a.StopReason != "" {
+		subject += ": " + a.StopReason
+	}
+	tx.Describe(subject, "")
 	if released == nil {
 		released = []string{}
 	}
@@ -242,3 +271,17 @@ var kindComplete = def("complete", contracts.OpSprint, func(tx *cas.Tx, _ *struc
 	tx.Describe(fmt.Sprintf("goal %s completed", m.Goal.ID), "")
 	return nil, nil
 })
+
+// stopReason makes a recorded stop reason one printable line of at most
+// MaxStopReason bytes, cut on a character boundary.
+func stopReason(s string) string {
+	s = contracts.Printable(strings.Join(strings.Fields(s), " "))
+	if len(s) <= MaxStopReason {
+		return s
+	}
+	cut := MaxStopReason - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -140,6 +140,9 @@ var programKeys = []programSetting{
 	{section: "man", sub: "*", name: "path", neutral: ""},
 	{section: "guitool", sub: "*", name: "cmd", neutral: ""},
 	{section: "uploadpack", name: "packobjectshook", neutral: ""},
+	// git-liza's own: where its notifications go, what it runs for them.
+	{section: "liza", name: "notifyurl", neutral: ""},
+	{section: "liza", name: "notifycommand", neutral: ""},
 }
 
 // refusedDiff stands for an external diff program the repository names:

@@ -1,0 +1,273 @@
+// Package notify tells a person when the team needs one: it computes, from
+// the board alone, the events that call for a person (a task blocked, an
+// integration that failed, the circuit breaker, a checkpoint, a supervisor
+// that gave up, a pause or an abort, a review nobody takes, the goal
+// completed) and sends each of them once through the channels the user
+// configured (the desktop, a command, a webhook).
+package notify
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+// The kinds of event, in the order they are listed.
+const (
+	KindBlocked           = "blocked"
+	KindIntegrationFailed = "integration_failed"
+	KindReviewWaiting     = "review_waiting"
+	KindBreakerTriggered  = "breaker_triggered"
+	KindCheckpoint        = "checkpoint"
+	KindPaused            = "paused"
+	KindAborted           = "aborted"
+	KindSupervisorStopped = "supervisor_stopped"
+	KindGoalCompleted     = "goal_completed"
+)
+
+// Kinds lists every kind of event.
+var Kinds = []string{KindBlocked, KindIntegrationFailed, KindReviewWaiting, KindBreakerTriggered,
+	KindCheckpoint, KindPaused, KindAborted, KindSupervisorStopped, KindGoalCompleted}
+
+// The bounds of an event's text, in bytes: a title fits a desktop
+// notification's first line, a body a phone's screen; agents' text
+// (questions, reasons) can be any size.
+const (
+	MaxTitle = 200
+	MaxBody  = 2000
+)
+
+// Event is one state of the board that needs a person.
+type Event struct {
+	// ID names the event and is the same wherever and whenever the board
+	// is looked at: kind/subject@mark, where mark is what the board itself
+	// recorded when the condition came about (the time of the task's
+	// history event that made it, the control switch's since, the
+	// breaker's triggered_at, the goal's completed, the supervisor's
+	// generation). A condition that ends and comes about again gets a new
+	// mark, and so a new event.
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Task   string `json:"task,omitempty"`
+	Agent  string `json:"agent,omitempty"`
+	Title  string `json:"title"`
+	Body   string `json:"body"`
+	Action string `json:"action"`
+	// Commit is the state commit the event was seen at.
+	Commit string `json:"commit"`
+	// Time is when it was seen.
+	Time string `json:"time"`
+}
+
+// Events lists the events of st, looked at at now; commit is the state
+// commit st was read from. It is a pure function of its input. A lean
+// state (ops.Observe) serves when it holds whole the BLOCKED,
+// INTEGRATION_FAILED and READY_FOR_REVIEW tasks.
+func Events(st *contracts.State, commit string, now time.Time) []Event {
+	if st == nil {
+		return nil
+	}
+	cfg := st.Config
+	cfg.FillDefaults()
+	var out []Event
+	add := func(e Event) {
+		e.Title = clip(oneLine(e.Title), MaxTitle)
+		e.Body = clip(contracts.PrintableText(e.Body), MaxBody)
+		e.Commit, e.Time = commit, contracts.FormatTime(now)
+		out = append(out, e)
+	}
+	for _, t := range st.Tasks {
+		if t == nil {
+			continue
+		}
+		switch t.Status {
+		case contracts.Blocked:
+			mark := entered(t, contracts.Blocked)
+			body := "Reason: " + orNone(t.BlockedReason)
+			for _, q := range t.BlockedQuestions {
+				body += "\nQuestion: " + q
+			}
+			add(Event{ID: id(KindBlocked, t.ID, mark), Kind: KindBlocked, Task: t.ID,
+				Title:  fmt.Sprintf("%s is BLOCKED: %s", t.ID, orNone(t.BlockedReason)),
+				Body:   body,
+				Action: fmt.Sprintf("git liza task unblock %s  (or: git liza note --for %s MESSAGE)", t.ID, t.ID)})
+		case contracts.IntegrationFailed:
+			if !needsHuman(t, st) {
+				continue
+			}
+			mark := entered(t, contracts.IntegrationFailed)
+			reason := contracts.ReasonOf(t)
+			add(Event{ID: id(KindIntegrationFailed, t.ID, mark), Kind: KindIntegrationFailed, Task: t.ID,
+				Title:  fmt.Sprintf("%s failed to integrate: %s", t.ID, orNone(reason)),
+				Body:   fmt.Sprintf("Reason: %s\n%s", orNone(reason), failedWhy(t, st)),
+				Action: fmt.Sprintf("git liza agent coder  (or: git liza task block %s --reason TEXT)", t.ID)})
+		case contracts.ReadyForReview:
+			if t.ReviewingBy != "" {
+				continue
+			}
+			mark := entered(t, contracts.ReadyForReview)
+			since, err := contracts.ParseTime(mark)
+			wait := time.Duration(cfg.LeaseDuration) * time.Second
+			if err != nil || now.Sub(since) <= wait {
+				continue
+			}
+			add(Event{ID: id(KindReviewWaiting, t.ID, mark), Kind: KindReviewWaiting, Task: t.ID,
+				Title:  fmt.Sprintf("%s waits for a reviewer since %s", t.ID, mark),
+				Body:   fmt.Sprintf("Submitted at %s; no reviewer took it within the lease (%s).", mark, wait),
+				Action: "git liza agent code-reviewer"})
+		}
+	}
+	breaker := st.CircuitBreaker != nil && st.CircuitBreaker.Status == contracts.BreakerTriggered
+	if breaker {
+		cb := st.CircuitBreaker
+		add(Event{ID: id(KindBreakerTriggered, "", cb.TriggeredAt), Kind: KindBreakerTriggered,
+			Title:  "circuit breaker TRIGGERED" + paren(cb.Severity) + ": the team is in CHECKPOINT",
+			Body:   fmt.Sprintf("Triggered at %s. The report: git liza analyze (and .liza/circuit_breaker_report.md).", cb.TriggeredAt),
+			Action: "git liza analyze --resolve TEXT"})
+	}
+	if c := st.Control; c != nil {
+		why := ""
+		if c.Reason != "" {
+			why = "\nReason: " + c.Reason
+		}
+		switch c.Mode {
+		case contracts.ModeCheckpoint:
+			if !breaker { // the breaker's own checkpoint is told as the breaker
+				add(Event{ID: id(KindCheckpoint, "", c.Since), Kind: KindCheckpoint,
+					Title:  "sprint checkpoint: the summary is ready",
+					Body:   fmt.Sprintf("Since %s by %s. Tasks: %s.\nThe summary: .liza/sprint_summary.md%s", c.Since, c.By, tally(st), why),
+					Action: "git liza resume"})
+			}
+		case contracts.ModePaused:
+			add(Event{ID: id(KindPaused, "", c.Since), Kind: KindPaused,
+				Title: "the team is PAUSED" + paren("by "+c.By), Body: "Since " + c.Since + why, Action: "git liza resume"})
+		case contracts.ModeAborted:
+			add(Event{ID: id(KindAborted, "", c.Since), Kind: KindAborted,
+				Title: "the team is ABORTED" + paren("by "+c.By), Body: "Since " + c.Since + why, Action: "git liza resume"})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.Agents)) {
+		a := st.Agents[name]
+		if a == nil || a.StopReason == "" || a.Host != "" {
+			continue
+		}
+		role, _ := contracts.ParseAgentID(name)
+		add(Event{ID: id(KindSupervisorStopped, name, fmt.Sprintf("g%d", a.Generation)), Kind: KindSupervisorStopped, Agent: name,
+			Title:  fmt.Sprintf("the supervisor of %s stopped: %s", name, a.StopReason),
+			Body:   "Reason: " + a.StopReason,
+			Action: fmt.Sprintf("git liza doctor, then git liza agent %s", role.IDPrefix())})
+	}
+	if st.Goal.Status == "COMPLETED" {
+		add(Event{ID: id(KindGoalCompleted, st.Goal.ID, st.Goal.Completed), Kind: KindGoalCompleted,
+			Title:  fmt.Sprintf("goal %s COMPLETED", st.Goal.ID),
+			Body:   fmt.Sprintf("Completed at %s. %s", st.Goal.Completed, clip(oneLine(st.Goal.Description), 300)),
+			Action: "git liza sprint metrics"})
+	}
+	return out
+}
+
+func id(kind, subject, mark string) string {
+	if subject != "" {
+		kind += "/" + subject
+	}
+	return kind + "@" + mark
+}
+
+// entered is the time of the last history event that took t to status.
+func entered(t *contracts.Task, status contracts.Status) string {
+	for i := len(t.History) - 1; i >= 0; i-- {
+		if e := t.History[i]; e != nil && e.To == string(status) {
+			return e.Time
+		}
+	}
+	return ""
+}
+
+// needsHuman reports whether an INTEGRATION_FAILED task waits for a
+// person: its coder has no supervisor running to take it back, or it
+// failed to integrate twice.
+func needsHuman(t *contracts.Task, st *contracts.State) bool {
+	a := st.Agents[t.AssignedTo]
+	return a == nil || a.Host == "" || failures(t) >= 2
+}
+
+func failures(t *contracts.Task) int {
+	n := 0
+	for _, e := range t.History {
+		if e != nil && e.To == string(contracts.IntegrationFailed) {
+			n++
+		}
+	}
+	return n
+}
+
+func failedWhy(t *contracts.Task, st *contracts.State) string {
+	if n := failures(t); n >= 2 {
+		return fmt.Sprintf("It failed to integrate %d times.", n)
+	}
+	if t.AssignedTo == "" {
+		return "No coder holds it."
+	}
+	if a := st.Agents[t.AssignedTo]; a == nil || a.Host == "" {
+		return fmt.Sprintf("Its coder %s has no supervisor running.", t.AssignedTo)
+	}
+	return ""
+}
+
+// tally counts the live and merged tasks by status: "2 MERGED, 1 UNCLAIMED".
+func tally(st *contracts.State) string {
+	n := map[contracts.Status]int{}
+	for _, t := range st.Tasks {
+		if t != nil {
+			n[t.Status]++
+		}
+	}
+	var parts []string
+	for _, s := range contracts.AttentionOrder {
+		if n[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
+		}
+	}
+	if parts == nil {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orNone(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "no reason given"
+	}
+	return s
+}
+
+func paren(s string) string {
+	if s == "" || s == "by " {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+// oneLine makes s one printable line.
+func oneLine(s string) string {
+	return contracts.Printable(strings.Join(strings.Fields(s), " "))
+}
+
+// clip cuts s to at most n bytes, on a character boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const more = "…"
+	cut := n - len(more)
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + more
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
