@@ -280,6 +280,7 @@ func ValidateHeaderUnder(s *State, rules int) []Problem {
 		{"draft_stale_threshold", c.DraftStaleThreshold},
 		{"pause_stale_threshold", c.PauseStaleThreshold},
 		{"checkpoint_stale_threshold", c.CheckpointStaleThreshold},
+		{"park_stale_threshold", c.ParkStaleThreshold},
 		{"timebox_coder", c.TimeboxCoder},
 		{"timebox_code_reviewer", c.TimeboxCodeReviewer},
 		{"timebox_planner", c.TimeboxPlanner},

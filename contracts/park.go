@@ -1,0 +1,46 @@
+package contracts
+
+import "time"
+
+// EventLeaseReleased is the history event a supervisor that stops cleanly
+// records on each task its coder holds, as it ends the claim's lease (see
+// ops.Unregister).
+const EventLeaseReleased = "lease_released"
+
+// DefaultParkStaleThreshold is how long, in seconds, a task may stay
+// parked before it raises an alarm, when the config leaves it unset: a
+// day, since a team stopped for the night is not a fault.
+const DefaultParkStaleThreshold = 86400
+
+// ParkStaleAfter is how long a task may stay parked before the park
+// counts as stale.
+func (c Config) ParkStaleAfter() time.Duration {
+	return thresholdOr(c.ParkStaleThreshold, DefaultParkStaleThreshold)
+}
+
+// Park says who parked a task and since when.
+type Park struct {
+	By    string `json:"by"`
+	Since string `json:"since"`
+}
+
+// ParkOf reports whether t is parked, and by whom since when: a CLAIMED
+// task whose last history event is its supervisor's clean stop, which set
+// the claim's lease to the time of the event. The work stays in the task's
+// worktree and branch; the coder resumes it when its supervisor comes
+// back, or another coder takes it over. It is read from the task alone, so
+// that every clone agrees; a claim whose lease ran out without a clean
+// stop (a crash, a kill), or that was renewed since, is not parked.
+func ParkOf(t *Task) (Park, bool) {
+	if t == nil || t.Status != Claimed || len(t.History) == 0 {
+		return Park{}, false
+	}
+	ev := t.History[len(t.History)-1]
+	if ev == nil || ev.Event != EventLeaseReleased || ev.Time == "" || ev.Time != t.LeaseExpires {
+		return Park{}, false
+	}
+	return Park{By: ev.Agent, Since: ev.Time}, true
+}
+
+// ResumeHint says how a parked task goes on.
+const ResumeHint = "git liza run or git liza agent coder resumes it"
