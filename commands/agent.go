@@ -202,19 +202,28 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	if err := board.TestCheckout.Close(done, s.repo); err != nil {
 		fmt.Fprintf(e.Stderr, "git-liza: %s: removing its integration tests' worktree: %s\n", id, contracts.Printable(err.Error()))
 	}
-	_, err = board.Unregister(done, ops.Call{})
+	out, err := board.Unregister(done, ops.Call{})
 	for try := 1; err != nil && ops.Class(err) == contracts.CodeGit && try < unregisterTries; try++ {
-		_, err = board.Unregister(done, ops.Call{})
+		out, err = board.Unregister(done, ops.Call{})
 	}
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "git-liza: %s: %s\n", id, contracts.Printable(err.Error()))
 	} else {
-		fmt.Fprintf(e.Stdout, "%s %s stopped\n", board.Now().Format("15:04:05"), id)
+		fmt.Fprintf(e.Stdout, "%s %s stopped%s\n", board.Now().Format("15:04:05"), id, parkedLine(role, out.Released))
 	}
 	if runErr != nil {
 		return contracts.Invalidf("%s: %v", id, runErr)
 	}
 	return nil
+}
+
+// parkedLine says, after a coder's supervisor stopped, which tasks it
+// parked and how they go on.
+func parkedLine(role contracts.Role, tasks []string) string {
+	if role != contracts.RoleCoder || len(tasks) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; parked %s with its work (%s)", contracts.Printable(strings.Join(tasks, ", ")), contracts.ResumeHint)
 }
 
 // unregisterTries bounds the tries of a supervisor's last write.

@@ -212,7 +212,7 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 			if !stopping {
 				stopping = true
 				if t.progress != nil {
-					t.progress("stopping the team: each supervisor releases its agent's work")
+					t.progress("stopping the team: each coder's task is parked with its work, and the next git liza run resumes it")
 				}
 				stop()
 			}
