@@ -44,3 +44,14 @@ func ParkOf(t *Task) (Park, bool) {
 
 // ResumeHint says how a parked task goes on.
 const ResumeHint = "git liza run or git liza agent coder resumes it"
+
+// StopSessionsKey is the field of the control section by which a pause
+// asks the supervisors to stop the sessions they run (git liza pause
+// --stop-sessions), not only to start no new one.
+const StopSessionsKey = "stop_sessions"
+
+// StopSessions reports whether c is a pause that asks the supervisors to
+// stop their running sessions.
+func StopSessions(c *Control) bool {
+	return c != nil && c.Mode == ModePaused && c.Extra[StopSessionsKey] == true
+}

@@ -322,6 +322,14 @@ func ValidateHeaderUnder(s *State, rules int) []Problem {
 				ps.addf("control", "since: %v", err)
 			}
 		}
+		if v, ok := c.Extra[StopSessionsKey]; ok {
+			switch {
+			case v != true:
+				ps.add("control", "stop_sessions is set to something other than true")
+			case c.Mode != ModePaused:
+				ps.add("control", "stop_sessions is set on a control section that is not PAUSED")
+			}
+		}
 	}
 	if cb := s.CircuitBreaker; cb != nil {
 		if !slices.Contains(BreakerStatuses, cb.Status) {
