@@ -63,6 +63,7 @@ type watcher struct {
 	fetchErr   string // the fetch failure already reported, if any
 	pollErr    string // the poll failure already reported, if any
 	continuous bool
+	parked     map[string]string // continuous: the tasks parked at the last look, by id, with the time of the park
 }
 
 func (s *session) newWatcher() (*watcher, error) {
@@ -155,6 +156,7 @@ func (w *watcher) poll(ctx context.Context) ([]contracts.Alarm, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.parkNotices(obs.State)
 	prev, err := readActive(w.activePath)
 	if err != nil {
 		return nil, err
