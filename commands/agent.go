@@ -44,7 +44,8 @@ func (e *Env) agentCmd() *cli.Command {
 		Usage:     "supervise one agent CLI for a role: claim work, run the agent, handle its exit",
 		ArgsUsage: "ROLE [-- COMMAND ARGS...]",
 		Description: "An agent command that is not installed is refused before anything is registered (exit 5,\n" +
-			"a missing dependency). Ctrl-C or SIGTERM stops the supervisor, which releases its work.",
+			"a missing dependency). Ctrl-C or SIGTERM stops the supervisor: a coder's task is parked with its work for the\n" +
+			"next start, a reviewer's review released.",
 		Flags: append(agentFlags(),
 			&cli.BoolFlag{Name: "replace", Usage: "take the agent id from a supervisor that still holds it"},
 			&cli.StringFlag{Name: "key", Usage: "the agent's own SSH signing key: its supervisor's state commits, its commits and its git liza commands are signed with it"}),
