@@ -25,21 +25,28 @@ type Park struct {
 }
 
 // ParkOf reports whether t is parked, and by whom since when: a CLAIMED
-// task whose last history event is its supervisor's clean stop, which set
-// the claim's lease to the time of the event. The work stays in the task's
-// worktree and branch; the coder resumes it when its supervisor comes
-// back, or another coder takes it over. It is read from the task alone, so
-// that every clone agrees; a claim whose lease ran out without a clean
-// stop (a crash, a kill), or that was renewed since, is not parked.
+// task whose lease is still the one its coder's supervisor set, to the
+// time of its clean stop, in its last lease_released event. The work stays
+// in the task's worktree and branch; the coder resumes it when its
+// supervisor comes back, or another coder takes it over. It is read from
+// the task alone, so that every clone agrees. A claim whose lease ran out
+// without a clean stop (a crash, a kill) is not parked, nor one renewed
+// or taken over since: either moves the lease on.
 func ParkOf(t *Task) (Park, bool) {
-	if t == nil || t.Status != Claimed || len(t.History) == 0 {
+	if t == nil || t.Status != Claimed || t.LeaseExpires == "" {
 		return Park{}, false
 	}
-	ev := t.History[len(t.History)-1]
-	if ev == nil || ev.Event != EventLeaseReleased || ev.Time == "" || ev.Time != t.LeaseExpires {
-		return Park{}, false
+	for i := len(t.History) - 1; i >= 0; i-- {
+		ev := t.History[i]
+		if ev == nil || ev.Event != EventLeaseReleased {
+			continue
+		}
+		if ev.Time != t.LeaseExpires || ev.Agent != t.AssignedTo {
+			return Park{}, false
+		}
+		return Park{By: ev.Agent, Since: ev.Time}, true
 	}
-	return Park{By: ev.Agent, Since: ev.Time}, true
+	return Park{}, false
 }
 
 // ResumeHint says how a parked task goes on.
