@@ -25,6 +25,7 @@ type Board interface {
 	Release(ctx context.Context, r ops.ReleaseRequest) (*ops.TaskResult, error)
 	Anomaly(ctx context.Context, r ops.AnomalyRequest) (*ops.EntryResult, error)
 	SessionEnded(ctx context.Context, r ops.SessionRequest) (ops.Written, error)
+	Handoff(ctx context.Context, r ops.HandoffRequest) (*ops.TaskResult, error)
 	ReviewCheckout(ctx context.Context, agent, task string) (string, error)
 }
 

@@ -439,6 +439,9 @@ func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, time
 			tip = cur
 			if st, _, err := s.read(); err == nil {
 				aborted = st.Control != nil && st.Control.Mode == contracts.ModeAborted
+				if why := s.stopSessions(ctx, st, cmd, done, grace); why != "" {
+					return why
+				}
 				if s.current(st) != nil {
 					kill(cmd, done)
 					return replaced

@@ -171,6 +171,22 @@ func runFakeClaudeState(t *testing.T, exit int) (*contracts.Task, string, string
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if exit != 0 {
+		// A crash loop blocks the task, then logs its anomaly, then stops
+		// the supervisor: wait for that stop, so that the anomaly is read
+		// (and not cancelled half-way).
+		select {
+		case <-done:
+			done <- nil
+		case <-time.After(60 * time.Second):
+			t.Fatalf("the supervisor did not stop after the crash loop:\n%s", cfg.Log)
+		}
+		var err error
+		if st, err = svc.State(context.Background(), ""); err != nil {
+			t.Fatal(err)
+		}
+		task = st.Task("a")
+	}
 	cancel()
 	<-done
 	return task, logDir, agentOut.String(), st

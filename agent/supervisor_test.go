@@ -68,6 +68,9 @@ func (f *fakeBoard) Anomaly(_ context.Context, r ops.AnomalyRequest) (*ops.Entry
 func (f *fakeBoard) SessionEnded(_ context.Context, r ops.SessionRequest) (ops.Written, error) {
 	return ops.Written{}, f.do("session " + r.Task + " " + r.Outcome)
 }
+func (f *fakeBoard) Handoff(_ context.Context, r ops.HandoffRequest) (*ops.TaskResult, error) {
+	return &ops.TaskResult{ID: r.Task}, f.do("handoff " + r.Task)
+}
 func (f *fakeBoard) ReviewCheckout(_ context.Context, agent, task string) (string, error) {
 	return "", f.do("review checkout " + task)
 }

@@ -44,7 +44,8 @@ func (e *Env) agentCmd() *cli.Command {
 		Usage:     "supervise one agent CLI for a role: claim work, run the agent, handle its exit",
 		ArgsUsage: "ROLE [-- COMMAND ARGS...]",
 		Description: "An agent command that is not installed is refused before anything is registered (exit 5,\n" +
-			"a missing dependency). Ctrl-C or SIGTERM stops the supervisor, which releases its work.",
+			"a missing dependency). Ctrl-C or SIGTERM stops the supervisor: a coder's task is parked with its work for the\n" +
+			"next start, a reviewer's review released.",
 		Flags: append(agentFlags(),
 			&cli.BoolFlag{Name: "replace", Usage: "take the agent id from a supervisor that still holds it"},
 			&cli.StringFlag{Name: "key", Usage: "the agent's own SSH signing key: its supervisor's state commits, its commits and its git liza commands are signed with it"}),
@@ -202,19 +203,28 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	if err := board.TestCheckout.Close(done, s.repo); err != nil {
 		fmt.Fprintf(e.Stderr, "git-liza: %s: removing its integration tests' worktree: %s\n", id, contracts.Printable(err.Error()))
 	}
-	_, err = board.Unregister(done, ops.UnregisterRequest{Reason: stopReason(runErr)})
+	out, err := board.Unregister(done, ops.UnregisterRequest{Reason: stopReason(runErr)})
 	for try := 1; err != nil && ops.Class(err) == contracts.CodeGit && try < unregisterTries; try++ {
-		_, err = board.Unregister(done, ops.UnregisterRequest{Reason: stopReason(runErr)})
+		out, err = board.Unregister(done, ops.UnregisterRequest{Reason: stopReason(runErr)})
 	}
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "git-liza: %s: %s\n", id, contracts.Printable(err.Error()))
 	} else {
-		fmt.Fprintf(e.Stdout, "%s %s stopped\n", board.Now().Format("15:04:05"), id)
+		fmt.Fprintf(e.Stdout, "%s %s stopped%s\n", board.Now().Format("15:04:05"), id, parkedLine(role, out.Released))
 	}
 	if runErr != nil {
 		return contracts.Invalidf("%s: %v", id, runErr)
 	}
 	return nil
+}
+
+// parkedLine says, after a coder's supervisor stopped, which tasks it
+// parked and how they go on.
+func parkedLine(role contracts.Role, tasks []string) string {
+	if role != contracts.RoleCoder || len(tasks) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; parked %s with its work (%s)", contracts.Printable(strings.Join(tasks, ", ")), contracts.ResumeHint)
 }
 
 // unregisterTries bounds the tries of a supervisor's last write.

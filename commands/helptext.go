@@ -187,8 +187,9 @@ var helpText = map[string]help{
 	"supervise register": {usage: "supervise register [--replace]"},
 	"supervise exit":     {usage: "supervise exit"},
 	"supervise complete": {usage: "supervise complete"},
-	"pause": {usage: "pause [--reason TEXT]", category: catTeam, examples: []string{
+	"pause": {usage: "pause [--reason TEXT] [--stop-sessions]", category: catTeam, examples: []string{
 		`git liza pause --reason "lunch"`,
+		`git liza pause --stop-sessions     # also stop running sessions, with a handoff`,
 	}},
 	"resume": {usage: "resume", category: catTeam, examples: []string{`git liza resume`}},
 	"abort": {usage: "abort [--reason TEXT]", category: catTeam, examples: []string{

@@ -133,12 +133,24 @@ func (e *Env) noteCmd() *cli.Command {
 				return err
 			}
 			r, err := s.ops.Note(ctx, ops.NoteRequest{Call: s.call(), Message: a[0], For: cmd.String("for")})
-			return s.printEntry(r, err, func(r *ops.EntryResult) string {
+			if err := s.printEntry(r, err, func(r *ops.EntryResult) string {
 				if r.For != "" {
 					return fmt.Sprintf("note %d added for %s", r.N, r.For)
 				}
 				return fmt.Sprintf("note %d added", r.N)
-			})
+			}); err != nil || s.json {
+				return err
+			}
+			// Who reads it and when: the note is written; a board that
+			// cannot be read back now only loses the hint.
+			readers, err := s.ops.NoteReaders(ctx, r.For, r.By)
+			if err != nil {
+				return nil
+			}
+			for _, line := range readers {
+				fmt.Fprintf(s.Stdout, "  %s\n", contracts.Printable(line))
+			}
+			return nil
 		},
 	}
 }

@@ -149,6 +149,7 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	parked := false
 	for _, sec := range b.Sections() {
 		asked := len(r.Statuses) > 0
 		if sec.Status.Terminal() && !asked {
@@ -169,10 +170,14 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 			if t.Reason != "" {
 				text = t.Reason
 			}
-			fmt.Fprintf(tw, "    %s\tp%d\t%s\t%s\t%s\n", p(t.ID), t.Priority, p(who), ops.LeaseLeft(t.LeaseExpires, now), p(contracts.OneLine(text)))
+			fmt.Fprintf(tw, "    %s\tp%d\t%s\t%s\t%s\n", p(t.ID), t.Priority, p(who), p(t.LeaseText(now)), p(contracts.OneLine(text)))
+			parked = parked || t.Parked != nil
 		}
 	}
 	tw.Flush()
+	if parked {
+		fmt.Fprintf(w, "  parked: its supervisor stopped cleanly; %s, or another coder takes it over with its work\n", contracts.ResumeHint)
+	}
 	if len(b.Agents) > 0 {
 		fmt.Fprintf(w, "\nAgents: %d\n", len(b.Agents))
 		for _, a := range b.Agents {

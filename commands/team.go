@@ -25,7 +25,8 @@ func (e *Env) runCmd() *cli.Command {
 		Name:      "run",
 		Usage:     "start a whole team (planner, coders, reviewers) with prefixed output; Ctrl-C stops it",
 		ArgsUsage: "[-- COMMAND ARGS...]",
-		Description: "Ctrl-C or SIGTERM stops every supervisor, which releases its work. A script that started the\n" +
+		Description: "Ctrl-C or SIGTERM stops every supervisor: a coder's task is parked with its work, and the next run\n" +
+			"resumes it (status shows it parked, with no alarm). A script that started the\n" +
 			"team in the background should stop it with SIGTERM: such a job ignores SIGINT, and git, when\n" +
 			"git liza run came through it, then reports \"waitpid for git-liza failed\" and exits 128 though\n" +
 			"the team stopped cleanly (git-liza run itself exits 0).",
@@ -214,7 +215,7 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 			if !stopping {
 				stopping = true
 				if t.progress != nil {
-					t.progress("stopping the team: each supervisor releases its agent's work")
+					t.progress("stopping the team: each coder's task is parked with its work, and the next git liza run resumes it")
 				}
 				stop()
 			}

@@ -64,8 +64,9 @@ type watcher struct {
 	fetchErr   string // the fetch failure already reported, if any
 	pollErr    string // the poll failure already reported, if any
 	continuous bool
-	notifier   *notify.Notifier // nil: no notification channel configured
-	alarmsOff  bool             // run's watcher: notifications only
+	notifier   *notify.Notifier  // nil: no notification channel configured
+	alarmsOff  bool              // run's watcher: notifications only
+	parked     map[string]string // continuous: the tasks parked at the last look, by id, with the time of the park
 }
 
 func (s *session) newWatcher() (*watcher, error) {
@@ -164,6 +165,7 @@ func (w *watcher) poll(ctx context.Context) ([]contracts.Alarm, error) {
 	if w.alarmsOff {
 		return obs.Alarms, nil
 	}
+	w.parkNotices(obs.State)
 	prev, err := readActive(w.activePath)
 	if err != nil {
 		return nil, err

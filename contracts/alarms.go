@@ -159,7 +159,16 @@ func (as *alarms) task(t *Task, st *State, cfg Config, now time.Time) {
 	id := t.ID
 	switch t.Status {
 	case Claimed:
-		if LeaseOver(t.LeaseExpires, now) {
+		if park, ok := ParkOf(t); ok {
+			// A clean stop ended the lease on purpose: the task waits
+			// for its coder to come back, and alarms only when the wait
+			// grows long. The key is the lease's, as the condition is.
+			since, err := ParseTime(park.Since)
+			if age := now.Sub(since); err == nil && age > cfg.ParkStaleAfter() {
+				as.addKeyed("lease_expired/"+id, AlarmWarning, "park_stale", id,
+					"PARK STALE: %s parked by %s for %s — %s", id, nameOrNobody(park.By), alarmSpan(age), ResumeHint)
+			}
+		} else if LeaseOver(t.LeaseExpires, now) {
 			as.add(AlarmWarning, "lease_expired", id, id, "LEASE EXPIRED: %s on %s", nameOrNobody(t.AssignedTo), id)
 		}
 	case ReadyForReview:

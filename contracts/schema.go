@@ -81,6 +81,9 @@ type Config struct {
 	DraftStaleThreshold      int `yaml:"draft_stale_threshold,omitempty"`
 	PauseStaleThreshold      int `yaml:"pause_stale_threshold,omitempty"`
 	CheckpointStaleThreshold int `yaml:"checkpoint_stale_threshold,omitempty"`
+	// ParkStaleThreshold is how long a parked task (see ParkOf) may wait
+	// for its coder to come back before it raises an alarm.
+	ParkStaleThreshold int `yaml:"park_stale_threshold,omitempty"`
 	// The session timeboxes of seed 001, in seconds, by role: past its
 	// timebox a supervisor asks the agent to stop (SIGINT), and after
 	// timebox_grace more seconds makes it (SIGTERM). Zero means the default

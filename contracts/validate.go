@@ -280,6 +280,7 @@ func ValidateHeaderUnder(s *State, rules int) []Problem {
 		{"draft_stale_threshold", c.DraftStaleThreshold},
 		{"pause_stale_threshold", c.PauseStaleThreshold},
 		{"checkpoint_stale_threshold", c.CheckpointStaleThreshold},
+		{"park_stale_threshold", c.ParkStaleThreshold},
 		{"timebox_coder", c.TimeboxCoder},
 		{"timebox_code_reviewer", c.TimeboxCodeReviewer},
 		{"timebox_planner", c.TimeboxPlanner},
@@ -319,6 +320,14 @@ func ValidateHeaderUnder(s *State, rules int) []Problem {
 		if c.Since != "" {
 			if _, err := ParseTime(c.Since); err != nil {
 				ps.addf("control", "since: %v", err)
+			}
+		}
+		if v, ok := c.Extra[StopSessionsKey]; ok {
+			switch {
+			case v != true:
+				ps.add("control", "stop_sessions is set to something other than true")
+			case c.Mode != ModePaused:
+				ps.add("control", "stop_sessions is set on a control section that is not PAUSED")
 			}
 		}
 	}

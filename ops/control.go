@@ -18,6 +18,9 @@ type ModeRequest struct {
 	// Mode is contracts.ModePaused, ModeAborted or ModeRunning (resume).
 	Mode   string
 	Reason string // one line, for the agents and the audit log
+	// StopSessions, with ModePaused, also asks the supervisors to stop
+	// the sessions they run (see contracts.StopSessions).
+	StopSessions bool
 }
 
 // ModeResult is what pause, resume and abort report.
@@ -31,6 +34,12 @@ type ModeResult struct {
 	Files   []string `json:"files_still_on,omitempty"`
 	Commit  string   `json:"commit"`
 	Changed bool     `json:"changed"`
+	// StopSessions says the supervisors are asked to stop their running
+	// sessions.
+	StopSessions bool `json:"stop_sessions,omitempty"`
+	// InSession are the agents the board shows in a session when the
+	// mode was set (see InSession).
+	InSession []SessionAgent `json:"in_session,omitempty"`
 	// Root is the main checkout whose kill-switch files Removed and Files
 	// name.
 	Root string `json:"-"`
@@ -44,8 +53,9 @@ var modeKinds = map[string]*kind{
 }
 
 type modeInput struct {
-	Mode   string `json:"mode"`
-	Reason string `json:"reason,omitempty"`
+	Mode         string `json:"mode"`
+	Reason       string `json:"reason,omitempty"`
+	StopSessions bool   `json:"stop_sessions,omitempty"`
 }
 
 // SetMode records a kill-switch mode in the state, where every clone and
@@ -60,7 +70,10 @@ func (s *Service) SetMode(ctx context.Context, r ModeRequest) (*ModeResult, erro
 	if strings.ContainsAny(reason, "\n\r") {
 		return nil, contracts.Invalidf("--reason must be one line")
 	}
-	res, err := s.write(ctx, r.Call, k, modeInput{Mode: mode, Reason: reason}, nil)
+	if r.StopSessions && mode != contracts.ModePaused {
+		return nil, contracts.Invalidf("--stop-sessions goes with pause")
+	}
+	res, err := s.write(ctx, r.Call, k, modeInput{Mode: mode, Reason: reason, StopSessions: r.StopSessions}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +82,11 @@ func (s *Service) SetMode(ctx context.Context, r ModeRequest) (*ModeResult, erro
 		return nil, err
 	}
 	out.Commit = res.Commit.String()
+	if mode == contracts.ModePaused {
+		if out.InSession, err = s.InSession(ctx); err != nil {
+			return nil, err
+		}
+	}
 	root := s.Repo.MainWorkTree()
 	out.Root = root
 	if mode == contracts.ModeRunning && root != "" {
@@ -113,13 +131,27 @@ func applyMode(tx *cas.Tx, in *modeInput) (any, error) {
 	if from == mode {
 		if m.Control != nil {
 			out.Since, out.By, out.Reason = m.Control.Since, m.Control.By, m.Control.Reason
+			out.StopSessions = contracts.StopSessions(m.Control)
 		}
+		if !in.StopSessions || out.StopSessions {
+			return out, nil
+		}
+		// Paused already: the request to stop the sessions is added to
+		// the pause, which keeps its time, author and reason.
+		m.Control.Extra = withStopSessions(m.Control.Extra)
+		out.StopSessions, out.Changed = true, true
+		tx.PutMeta(m)
+		tx.Describe(fmt.Sprintf("pause: stop running sessions (%s)", actor), "")
 		return out, nil
 	}
 	if mode == contracts.ModeRunning {
 		m.Control = nil
 	} else {
 		m.Control = &contracts.Control{Mode: mode, Since: tx.NowString(), By: actor, Reason: reason}
+		if in.StopSessions {
+			m.Control.Extra = withStopSessions(nil)
+			out.StopSessions = true
+		}
 		out.Since = m.Control.Since
 	}
 	out.Changed = true
@@ -130,6 +162,17 @@ func applyMode(tx *cas.Tx, in *modeInput) (any, error) {
 	}
 	tx.Describe(subject, "")
 	return out, nil
+}
+
+// withStopSessions is a control section's extra fields with the request
+// to stop running sessions.
+func withStopSessions(x contracts.Extra) contracts.Extra {
+	out := contracts.Extra{}
+	for k, v := range x {
+		out[k] = v
+	}
+	out[contracts.StopSessionsKey] = true
+	return out
 }
 
 // modeOf is the mode a control section sets: RUNNING when it sets none.

@@ -58,6 +58,23 @@ type BoardTask struct {
 	LeaseExpired bool     `json:"lease_expired,omitempty"`
 	Reason       string   `json:"reason,omitempty"`
 	DependsOn    []string `json:"depends_on,omitempty"`
+	// Parked, on a CLAIMED task, says its coder's supervisor stopped
+	// cleanly: the lease ended on purpose and the work waits for the
+	// coder to come back (see contracts.ParkOf).
+	Parked *contracts.Park `json:"parked,omitempty"`
+}
+
+// LeaseText is what a board shows of a task's lease: who parked it and
+// how long ago, or how long the lease has to run.
+func (t BoardTask) LeaseText(now time.Time) string {
+	if t.Parked != nil {
+		at, err := contracts.ParseTime(t.Parked.Since)
+		if err != nil {
+			return "parked"
+		}
+		return fmt.Sprintf("parked %s ago by %s", now.Sub(at).Round(time.Second), t.Parked.By)
+	}
+	return LeaseLeft(t.LeaseExpires, now)
 }
 
 // BoardAgent is one agent on the board.
@@ -239,6 +256,9 @@ func NewBoard(st *contracts.State, now time.Time, f BoardFilter) *Board {
 	for _, t := range st.Tasks {
 		bt := summaryTask(t.Summary(), now)
 		bt.Description, bt.Reason = t.Description, contracts.ReasonOf(t)
+		if park, ok := contracts.ParkOf(t); ok {
+			bt.Parked = &park
+		}
 		b.Counts[t.Status]++
 		if f.keep(bt) {
 			b.Tasks = append(b.Tasks, bt)

@@ -140,7 +140,7 @@ func (m *model) taskLines(now time.Time, n int) []string {
 			if t.Reason != "" {
 				text = t.Reason
 			}
-			out = append(out, fmt.Sprintf("  %-14s p%d %-18s %-12s %s", p(t.ID), t.Priority, p(who), ops.LeaseLeft(t.LeaseExpires, now), p(contracts.OneLine(text))))
+			out = append(out, fmt.Sprintf("  %-14s p%d %-18s %-12s %s", p(t.ID), t.Priority, p(who), p(t.LeaseText(now)), p(contracts.OneLine(text))))
 		}
 	}
 	for len(out) < n {

@@ -1,0 +1,132 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestRunInterruptParks starts a team with git liza run, whose coders'
+// sessions work on their tasks, stops it the way Ctrl-C does (SIGINT to
+// its process group), and reads the board as the person who pressed it
+// would: the tasks are parked by their coders, with no alarm.
+func TestRunInterruptParks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-liza and runs a team")
+	}
+	work, _ := filepath.EvalSymlinks(t.TempDir())
+	bin := filepath.Join(work, "bin", "git-liza")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	home, proj, marks := filepath.Join(work, "home"), filepath.Join(work, "proj"), filepath.Join(work, "marks")
+	for _, d := range []string{home, filepath.Join(proj, "specs"), marks} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n"), 0o644)
+	os.WriteFile(filepath.Join(proj, "specs", "vision.md"), []byte("vision\n"), 0o644)
+	// A coder's session marks that it started on its task, then works
+	// until it is stopped.
+	agentScript := filepath.Join(work, "agent.sh")
+	os.WriteFile(agentScript, []byte("[ \"$LIZA_ROLE\" = coder ] && touch \""+marks+"/$LIZA_TASK\"\nexec sleep 300\n"), 0o644)
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "GIT_") && !strings.HasPrefix(k, "LIZA_") && k != "HOME" && k != "PATH" {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(home, ".gitconfig"),
+		"GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com", "GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com",
+		"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	must := func(name string, args ...string) string {
+		t.Helper()
+		c := exec.Command(name, args...)
+		c.Dir, c.Env = proj, env
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	must("git", "init", "-q", "-b", "main")
+	must("git", "add", ".")
+	must("git", "commit", "-q", "-m", "start")
+	must("git-liza", "init", "park test")
+	for _, id := range []string{"a", "b"} {
+		must("git-liza", "task", "add", "--id", id, "--desc", "task "+id, "--spec", "specs/vision.md", "--done", "d", "--scope", "s/"+id)
+	}
+
+	run := exec.Command("git-liza", "run", "--coders", "2", "--reviewers", "1", "--no-planner", "--poll", "100ms", "--", "sh", agentScript)
+	run.Dir, run.Env = proj, env
+	var out strings.Builder
+	run.Stdout, run.Stderr = &out, &out
+	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, ea := os.Stat(filepath.Join(marks, "a"))
+		_, eb := os.Stat(filepath.Join(marks, "b"))
+		if ea == nil && eb == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(-run.Process.Pid, syscall.SIGKILL)
+			run.Wait()
+			t.Fatalf("the coders' sessions did not start:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Ctrl-C: the terminal interrupts the whole foreground group.
+	syscall.Kill(-run.Process.Pid, syscall.SIGINT)
+	if err := run.Wait(); err != nil {
+		t.Fatalf("run after SIGINT: %v\n%s", err, out.String())
+	}
+	t.Logf("run:\n%s", out.String())
+	if !strings.Contains(out.String(), "parked") {
+		t.Errorf("run said nothing of parking its tasks:\n%s", out.String())
+	}
+
+	var board struct {
+		Tasks []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+			Parked *struct {
+				By string `json:"by"`
+			} `json:"parked"`
+			AssignedTo string `json:"assigned_to"`
+		} `json:"tasks"`
+		Alarms []struct {
+			Message string `json:"message"`
+		} `json:"alarms"`
+	}
+	if err := json.Unmarshal([]byte(must("git-liza", "status", "--json")), &board); err != nil {
+		t.Fatal(err)
+	}
+	if len(board.Tasks) != 2 {
+		t.Fatalf("want 2 tasks on the board, got %+v", board.Tasks)
+	}
+	for _, task := range board.Tasks {
+		if task.Status != "CLAIMED" || task.Parked == nil || task.Parked.By != task.AssignedTo {
+			t.Errorf("task %s: status %s, parked %+v, assigned to %s; want CLAIMED and parked by its coder", task.ID, task.Status, task.Parked, task.AssignedTo)
+		}
+	}
+	if len(board.Alarms) != 0 {
+		t.Errorf("want no alarm after a clean stop, got %+v", board.Alarms)
+	}
+	text := must("git-liza", "status")
+	if strings.Count(text, " parked ") != 2 || !strings.Contains(text, "git liza run or git liza agent coder resumes it") {
+		t.Errorf("status does not show both tasks parked and how they resume:\n%s", text)
+	}
+	if w := must("git-liza", "watch", "--once"); strings.Contains(w, "LEASE EXPIRED") {
+		t.Errorf("watch --once alarms after a clean stop:\n%s", w)
+	}
+}
