@@ -31,6 +31,9 @@ type scriptedModel struct {
 	mu   sync.Mutex
 	log  []string // one line per request, for failures
 	outs []string // the shell tool's outputs the CLIs sent back
+	// script, when set, decides every answer instead of the Liza
+	// session's script (decide).
+	script func(turn) reply
 }
 
 func newScriptedModel(t *testing.T) *scriptedModel {
@@ -65,6 +68,7 @@ type turn struct {
 	shellTool  string // the name of the CLI's shell tool, if the request offers one
 	toolOutput string // the output of a tool call, when the request carries one
 	answered   bool   // the request carries a tool call's output
+	answers    int    // how many tool outputs the request carries
 }
 
 var (
@@ -143,11 +147,13 @@ func read(body []byte) turn {
 			switch typ {
 			case "tool_result", "function_call_output":
 				tn.answered = true
+				tn.answers++
 				b, _ := json.Marshal(firstOf(x, "content", "output"))
 				tn.toolOutput += string(b)
 			}
 			if fr, ok := x["functionResponse"]; ok {
 				tn.answered = true
+				tn.answers++
 				b, _ := json.Marshal(fr)
 				tn.toolOutput += string(b)
 			}
@@ -187,9 +193,20 @@ func firstOf(m map[string]any, keys ...string) any {
 // reply is what the model answers: a call of the shell tool, or text.
 type reply struct {
 	tool, command, text string
+	// args, when set, are the call's arguments instead of the shell
+	// command's (gemini only: a call of another tool).
+	args map[string]any
 }
 
 func (m *scriptedModel) decide(tn turn) reply {
+	if m.script != nil {
+		if tn.answered {
+			m.mu.Lock()
+			m.outs = append(m.outs, tn.toolOutput)
+			m.mu.Unlock()
+		}
+		return m.script(tn)
+	}
 	cmd := tn.command()
 	switch {
 	case tn.answered:
@@ -226,9 +243,9 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.logf("%s %s: shell tool %q, answered %v -> tool %q text %q", r.Method, path, tn.shellTool, tn.answered, rep.tool, rep.text)
 	switch {
 	case strings.HasSuffix(path, "/messages"):
-		m.anthropic(w, body, rep)
+		m.anthropic(w, body, tn, rep)
 	case strings.HasSuffix(path, "/responses"):
-		m.openai(w, rep)
+		m.openai(w, tn, rep)
 	case strings.Contains(path, ":streamGenerateContent"), strings.Contains(path, ":generateContent"):
 		m.gemini(w, body, strings.Contains(path, ":stream"), rep)
 	default:
@@ -263,7 +280,7 @@ func (s *sse) event(name string, data any) {
 }
 
 // anthropic answers a Messages API request, streamed when it asks.
-func (m *scriptedModel) anthropic(w http.ResponseWriter, body []byte, rep reply) {
+func (m *scriptedModel) anthropic(w http.ResponseWriter, body []byte, tn turn, rep reply) {
 	var req struct {
 		Model  string `json:"model"`
 		Stream bool   `json:"stream"`
@@ -274,7 +291,8 @@ func (m *scriptedModel) anthropic(w http.ResponseWriter, body []byte, rep reply)
 	stop := "end_turn"
 	if rep.tool != "" {
 		stop = "tool_use"
-		block = map[string]any{"type": "tool_use", "id": "toolu_liza_1", "name": rep.tool,
+		// Each call of a session its own id: the CLI pairs results by it.
+		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_liza_%d", tn.answers+1), "name": rep.tool,
 			"input": map[string]any{"command": rep.command, "description": "do the Liza session's work"}}
 	} else {
 		block = map[string]any{"type": "text", "text": rep.text}
@@ -306,7 +324,7 @@ func (m *scriptedModel) anthropic(w http.ResponseWriter, body []byte, rep reply)
 }
 
 // openai answers a Responses API request, streamed (codex always streams).
-func (m *scriptedModel) openai(w http.ResponseWriter, rep reply) {
+func (m *scriptedModel) openai(w http.ResponseWriter, tn turn, rep reply) {
 	s := newSSE(w)
 	s.event("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": "resp_liza"}})
 	var item map[string]any
@@ -325,7 +343,7 @@ func (m *scriptedModel) openai(w http.ResponseWriter, rep reply) {
 			args = map[string]any{"command": rep.command, "timeout_ms": 300000}
 		}
 		a, _ := json.Marshal(args)
-		item = map[string]any{"type": "function_call", "id": "fc_liza", "call_id": "call_liza", "name": rep.tool, "arguments": string(a)}
+		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_liza_%d", tn.answers+1), "call_id": fmt.Sprintf("call_liza_%d", tn.answers+1), "name": rep.tool, "arguments": string(a)}
 	} else {
 		item = map[string]any{"type": "message", "id": "msg_liza", "role": "assistant",
 			"content": []any{map[string]any{"type": "output_text", "text": rep.text, "annotations": []any{}}}}
@@ -356,7 +374,11 @@ func (m *scriptedModel) gemini(w http.ResponseWriter, body []byte, stream bool, 
 		rep.text = string(b)
 	}
 	if rep.tool != "" {
-		part = map[string]any{"functionCall": map[string]any{"name": rep.tool, "args": map[string]any{"command": rep.command}}}
+		args := rep.args
+		if args == nil {
+			args = map[string]any{"command": rep.command}
+		}
+		part = map[string]any{"functionCall": map[string]any{"name": rep.tool, "args": args}}
 	} else {
 		part = map[string]any{"text": rep.text}
 	}

@@ -12,9 +12,9 @@ import (
 )
 
 // crashed records a crash: back off, or on a crash loop stop with the
-// task blocked and an anomaly logged, both quoting tail, the last lines of
-// the agent's output.
-func (s *sup) crashed(ctx context.Context, w *work, why, tail string) error {
+// task blocked and an anomaly logged, both quoting tail, the last words
+// of the agent's output.
+func (s *sup) crashed(ctx context.Context, w *work, why string, tail lastWords) error {
 	s.crashes = recent(append(s.crashes, time.Now()), time.Now())
 	n := len(s.crashes)
 	if n >= CrashLimit {
@@ -58,9 +58,10 @@ func recent(times []time.Time, now time.Time) []time.Time {
 
 // crashLoop records a crash loop on the blackboard: the coder's task is
 // blocked for the planner, a reviewer's review released, and an anomaly
-// logged; the blocked reason and the anomaly quote the last lines of the
-// agent's output, which say why it failed.
-func (s *sup) crashLoop(ctx context.Context, w *work, why, tail string, n int) {
+// logged; the blocked reason and the anomaly quote the last words of the
+// agent's output (its last tool error, or its last lines), which say why
+// it failed.
+func (s *sup) crashLoop(ctx context.Context, w *work, why string, tail lastWords, n int) {
 	if w.task == nil {
 		// An anomaly is about a task; a planner's crash loop is reported by
 		// the supervisor's exit alone.
@@ -69,8 +70,8 @@ func (s *sup) crashLoop(ctx context.Context, w *work, why, tail string, n int) {
 	task := w.task.ID
 	s.giveUp(ctx, task, withOutput("agent crash loop: "+why, tail))
 	details := contracts.Extra{"count": n, "error_pattern": "crash loop: " + why}
-	if tail != "" {
-		details["last_output"] = tail
+	if tail.text != "" {
+		details["last_output"] = tail.text
 	}
 	if err := s.do(func() error {
 		_, err := s.Board.Anomaly(ctx, ops.AnomalyRequest{Type: "retry_loop", Task: task, Details: details})

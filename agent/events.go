@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -80,19 +79,11 @@ func (s *sup) sessionStarted(label, log string) {
 	if label == "planning" {
 		task = ""
 	}
-	s.eventf(EventSessionStarted, task, "%s: %s session %d started (log %s)", label, s.cliName(), s.runs, s.relPath(log))
-}
-
-// cliName is the agent CLI as a person calls it: its preset's name, else
-// its program's base name.
-func (s *sup) cliName() string {
-	if s.Launch.Preset != nil {
-		return s.Launch.Preset.Name
+	cli := s.cliName()
+	if cli == "" {
+		cli = "agent"
 	}
-	if len(s.Launch.Command) > 0 {
-		return filepath.Base(s.Launch.Command[0])
-	}
-	return "agent"
+	s.eventf(EventSessionStarted, task, "%s: %s session %d started (log %s)", label, cli, s.runs, s.relPath(log))
 }
 
 // taskOf is the id of w's task, "" for a planner's work.

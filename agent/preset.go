@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/transcript"
 )
 
 // A Preset is an agent CLI a supervisor knows by name: how to start one
@@ -32,6 +33,10 @@ import (
 type Preset struct {
 	Name    string
 	Program string
+	// Format is the machine-readable stream the preset's flags make the
+	// CLI print, as package transcript reads it ("claude", "codex",
+	// "gemini").
+	Format string
 	// Package is the npm package the CLI ships in, for the fix line of a
 	// refusal.
 	Package string
@@ -78,7 +83,7 @@ type Session struct {
 // Presets are the agent CLIs known by name.
 var Presets = map[string]*Preset{
 	"claude": {
-		Name: "claude", Program: "claude", Package: "@anthropic-ai/claude-code", MinVersion: "2.1.328",
+		Name: "claude", Program: "claude", Format: transcript.FormatClaude, Package: "@anthropic-ai/claude-code", MinVersion: "2.1.328",
 		Needs: []string{"bwrap", "socat"},
 		// Claude Code's Linux sandbox leaves these empty files where its
 		// Bash tool runs (the mount points of the files it protects); in a
@@ -88,16 +93,22 @@ var Presets = map[string]*Preset{
 		args: claudeArgs,
 	},
 	"codex": {
-		Name: "codex", Program: "codex", Package: "@openai/codex", MinVersion: "0.169.0",
+		Name: "codex", Program: "codex", Format: transcript.FormatCodex, Package: "@openai/codex", MinVersion: "0.169.0",
 		args: codexArgs, check: codexHome,
 	},
 	"gemini": {
-		Name: "gemini", Program: "gemini", Package: "@google/gemini-cli", MinVersion: "0.61.0",
+		Name: "gemini", Program: "gemini", Format: transcript.FormatGemini, Package: "@google/gemini-cli", MinVersion: "0.61.0",
 		args: geminiArgs, check: geminiContainer,
 	},
 }
 
-// claudeArgs: `claude -p PROMPT`. Sandboxed, every permission check is
+// claudeStream makes Claude Code print one JSON event per line: its
+// init, each message with its tool calls and results, and the result with
+// the session's usage and cost (--verbose is required with -p).
+var claudeStream = []string{"--output-format", "stream-json", "--verbose"}
+
+// claudeArgs: `claude --output-format stream-json --verbose -p PROMPT`.
+// Sandboxed, every permission check is
 // skipped (--dangerously-skip-permissions), which Claude Code refuses to
 // do as root unless IS_SANDBOX=1 says the machine is a sandbox. Otherwise
 // its Bash sandbox (bubblewrap) is turned on and required, commands in it
@@ -106,7 +117,7 @@ var Presets = map[string]*Preset{
 // (--permission-mode acceptEdits) and the git directories (--add-dir).
 func claudeArgs(s Session) ([]string, []string, error) {
 	if s.Sandboxed {
-		return []string{"--dangerously-skip-permissions", "-p"}, []string{"IS_SANDBOX=1"}, nil
+		return append(slices.Clone(claudeStream), "--dangerously-skip-permissions", "-p"), []string{"IS_SANDBOX=1"}, nil
 	}
 	settings := map[string]any{"sandbox": map[string]any{
 		"enabled":                  true,
@@ -120,7 +131,7 @@ func claudeArgs(s Session) ([]string, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	args := []string{"--permission-mode", "acceptEdits", "--settings", string(b)}
+	args := append(slices.Clone(claudeStream), "--permission-mode", "acceptEdits", "--settings", string(b))
 	for _, d := range s.Writable {
 		args = append(args, "--add-dir", d)
 	}
@@ -139,8 +150,14 @@ func claudeFilesystem(s Session) map[string]any {
 	return fs
 }
 
-// codexArgs: `codex exec -c allow_login_shell=false PROMPT`, which never
-// stops to ask. Sandboxed, with
+// codexStream runs codex non-interactively, printing its events as JSON
+// lines: the thread's id, each item (commands with their output and exit
+// code, messages, file changes) as it starts and completes, each turn's
+// usage.
+var codexStream = []string{"exec", "--json"}
+
+// codexArgs: `codex exec --json -c allow_login_shell=false PROMPT`, which
+// never stops to ask and prints its events as JSON lines (--json). Sandboxed, with
 // no sandbox and no approvals (--dangerously-bypass-approvals-and-sandbox).
 // Otherwise in its workspace-write sandbox with the git directories as more
 // writable roots (--add-dir): without them a linked worktree's
@@ -150,7 +167,7 @@ func codexArgs(s Session) ([]string, []string, error) {
 	// Its shell tool runs commands in a login shell by default, whose
 	// profile resets PATH: git liza (and the tools the supervisor's PATH
 	// names) would not be found.
-	args := []string{"exec", "-c", "allow_login_shell=false"}
+	args := append(slices.Clone(codexStream), "-c", "allow_login_shell=false")
 	if s.Sandboxed {
 		return append(args, "--dangerously-bypass-approvals-and-sandbox"), nil, nil
 	}
@@ -164,8 +181,9 @@ func codexArgs(s Session) ([]string, []string, error) {
 	return args, nil, nil
 }
 
-// geminiArgs: `gemini --approval-mode yolo --skip-trust -p PROMPT`, which
-// runs every tool call without asking, in a workspace it trusts for the
+// geminiArgs: `gemini --output-format stream-json --approval-mode yolo
+// --skip-trust -p PROMPT`, which prints its events as JSON lines and runs
+// every tool call without asking, in a workspace it trusts for the
 // session. Sandboxed, that is all. Otherwise gemini runs in its own
 // sandbox, a docker or podman container (--sandbox), with the git
 // directories mounted writable (SANDBOX_MOUNTS). Its other sandbox, the
@@ -174,7 +192,7 @@ func codexArgs(s Session) ([]string, []string, error) {
 // a session under it ended after its first shell command without giving
 // the command's output to the model.
 func geminiArgs(s Session) ([]string, []string, error) {
-	args := []string{"--approval-mode", "yolo", "--skip-trust"}
+	args := []string{"--output-format", "stream-json", "--approval-mode", "yolo", "--skip-trust"}
 	if s.Sandboxed {
 		return append(args, "-p"), nil, nil
 	}
@@ -273,6 +291,15 @@ func Resolve(cli string, args []string, sandboxed bool) (Launch, error) {
 		return Launch{}, fmt.Errorf("unknown agent CLI %q (presets: %s; or give a command after --)", cli, strings.Join(PresetNames(), ", "))
 	}
 	return Launch{Command: []string{p.Program}, Preset: p, Sandboxed: sandboxed}, nil
+}
+
+// Format is how the session's output is read: the preset's stream
+// format, or plain text for a command given after --.
+func (l Launch) Format() string {
+	if l.Preset == nil || l.Preset.Format == "" {
+		return transcript.FormatText
+	}
+	return l.Preset.Format
 }
 
 // Argv is the command line and the added environment of one session.

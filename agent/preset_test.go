@@ -33,11 +33,11 @@ func TestPresetArgs(t *testing.T) {
 		sandboxed bool
 		want      string
 	}{
-		{"claude", true, "/bin/claude --dangerously-skip-permissions -p PROMPT"},
-		{"codex", true, "/bin/codex exec -c allow_login_shell=false --dangerously-bypass-approvals-and-sandbox PROMPT"},
-		{"codex", false, "/bin/codex exec -c allow_login_shell=false --sandbox workspace-write --add-dir /p/.git --add-dir /p/.git/worktrees/a PROMPT"},
-		{"gemini", true, "/bin/gemini --approval-mode yolo --skip-trust -p PROMPT"},
-		{"gemini", false, "/bin/gemini --approval-mode yolo --skip-trust --sandbox -p PROMPT"},
+		{"claude", true, "/bin/claude --output-format stream-json --verbose --dangerously-skip-permissions -p PROMPT"},
+		{"codex", true, "/bin/codex exec --json -c allow_login_shell=false --dangerously-bypass-approvals-and-sandbox PROMPT"},
+		{"codex", false, "/bin/codex exec --json -c allow_login_shell=false --sandbox workspace-write --add-dir /p/.git --add-dir /p/.git/worktrees/a PROMPT"},
+		{"gemini", true, "/bin/gemini --output-format stream-json --approval-mode yolo --skip-trust -p PROMPT"},
+		{"gemini", false, "/bin/gemini --output-format stream-json --approval-mode yolo --skip-trust --sandbox -p PROMPT"},
 	} {
 		l, err := Resolve(tc.cli, nil, tc.sandboxed)
 		if err != nil {
@@ -57,8 +57,32 @@ func TestPresetArgs(t *testing.T) {
 	if got := strings.Join(argv, " "); !strings.Contains(got, `"allowWrite":["/p/.git","/p/.git/worktrees/a"]`) || !strings.Contains(got, "--add-dir /p/.git --add-dir /p/.git/worktrees/a -p PROMPT") {
 		t.Errorf("claude with its sandbox: %s", got)
 	}
+	if got := strings.Join(argv[1:], " "); !strings.HasPrefix(got, "--output-format stream-json --verbose ") {
+		t.Errorf("claude with its sandbox does not stream JSON: %s", got)
+	}
 	if _, err := Resolve("claude", []string{"sh"}, false); err == nil {
 		t.Error("--cli and a command both given: no error")
+	}
+}
+
+// TestLaunchFormat: each preset's session output is read in its CLI's
+// stream format; a command given after -- is plain text.
+func TestLaunchFormat(t *testing.T) {
+	for name, want := range map[string]string{"claude": "claude", "codex": "codex", "gemini": "gemini"} {
+		l, err := Resolve(name, nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.Format(); got != want {
+			t.Errorf("%s preset: format %q, want %q", name, got, want)
+		}
+	}
+	l, err := Resolve("", []string{"/bin/sh", "-c", "echo hi"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Format(); got != "text" {
+		t.Errorf("a command after --: format %q, want text", got)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/transcript"
 	"github.com/liza-dev/git-liza/worktree"
 )
 
@@ -28,30 +29,62 @@ const IdleLimit = 3
 
 // session is one run of the agent CLI.
 type session struct {
-	log     string // the file that holds its output
+	log     string // the file that holds its output (NAME.jsonl)
 	started time.Time
 	exit    int // -1 when it did not exit by itself
 	stopped string
-	out     *tailWriter
-	// tail is the last lines of out, once lastOutput has read them.
-	tail     string
+	// format is how its output is read (transcript.Format*); tw keeps it
+	// in the log, parsed.
+	format string
+	tw     *transcript.Writer
+	// out keeps the last lines of its plain output: all of it for format
+	// text, else its stderr and the stdout lines that are no event.
+	out *tailWriter
+	// outcome and detail are what the task history records of its end,
+	// for the log's End record.
+	outcome, detail string
+	// failure is the environment failure its stream shows, if any
+	// (transcript.Classify), set once it has ended.
+	failure *transcript.Failure
+	// tail is what a failure quotes of it, once lastOutput has read it.
+	tail     lastWords
 	tailRead bool
 }
 
-// lastOutput is the last crashLines lines of the session's output, read
-// once: it is called after the agent's output has ended.
-func (ses *session) lastOutput() string {
+// lastWords is what a failure quotes of a session's output: its last
+// lines, or for a CLI's stream the last tool error, else the last error
+// the CLI reported, else the model's last text (transcript.Summary.Quote),
+// which says what it is.
+type lastWords struct {
+	text   string
+	quoted bool // text is a labelled quote of the stream
+}
+
+// lastOutput is what a failure quotes of the session's output, read once:
+// it is called after the agent's output has ended.
+func (ses *session) lastOutput() lastWords {
 	if !ses.tailRead {
-		ses.tail, ses.tailRead = ses.out.lastLines(crashLines), true
+		ses.tailRead = true
+		if ses.format != transcript.FormatText && ses.tw != nil {
+			if q := ses.tw.Summary().Quote(); q != "" {
+				ses.tail = lastWords{text: q, quoted: true}
+				return ses.tail
+			}
+		}
+		ses.tail = lastWords{text: ses.out.lastLines(crashLines)}
 	}
 	return ses.tail
 }
 
-// withOutput adds the last lines of the agent's output, if any, to what
-// a failure says.
-func withOutput(what, tail string) string {
-	if tail != "" {
-		what += "; last output:\n" + tail
+// withOutput adds the last words of the agent's output, if any, to what a
+// failure says.
+func withOutput(what string, tail lastWords) string {
+	switch {
+	case tail.text == "":
+	case tail.quoted:
+		what += "; " + tail.text
+	default:
+		what += "; last output:\n" + tail.text
 	}
 	return what
 }
@@ -105,19 +138,23 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		}
 		defer removeStubs(dir, s.Launch.Preset.Stubs)
 	}
-	ses := &session{exit: -1, out: &tailWriter{}}
+	ses := &session{exit: -1, out: &tailWriter{}, format: s.Launch.Format()}
 	logFile, err := s.openLog(sname)
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
 	ses.log = logFile.Name()
-	out := io.MultiWriter(s.AgentOut, logFile, ses.out)
+	ses.tw = s.transcript(logFile, ses, w, label, file)
+	defer func() { ses.tw.End(ses.end()) }()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	// What another agent may have planted in the repository's config, and
 	// replace refs, do not reach this agent's git (refstore/contain.go).
 	cmd.Dir, cmd.Env = dir, refstore.AgentEnv(env, s.Role == contracts.RoleCoder)
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = ses.tw.Stdout(), io.MultiWriter(ses.tw.Stderr(), ses.out)
+	if ses.format == transcript.FormatText {
+		cmd.Stdout = io.MultiWriter(ses.tw.Stdout(), ses.out)
+	}
 	ownGroup(cmd)
 	ses.started = time.Now()
 	timebox, grace := st.Config.Timebox(s.Role), st.Config.TimeboxGraceAfter()
@@ -132,6 +169,9 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	ses.stopped = s.watchRun(ctx, cmd, done, timebox, grace)
 	exitErr := <-done
 	took := time.Since(ses.started).Round(10 * time.Millisecond)
+	// Whether it failed for its environment rather than its task; package
+	// transcript tells, the supervisor's handling of it is elsewhere.
+	ses.failure = transcript.Classify(ses.format, ses.tw.Steps(), exitStatus(exitErr))
 	if ses.stopped != "" {
 		s.logf("agent for %s stopped: %s (after %s)", label, ses.stopped, took)
 		if ses.stopped == replaced {
@@ -179,15 +219,17 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 const crashLines = 8
 
 // record writes the end of a session into its task's history, with the
-// session's log file and, for a failure, the last lines of its output.
+// session's log file and, for a failure, the last words of its output
+// (lastOutput).
 // A planner's session has no task: its log is named in the supervisor's
 // output only.
 func (s *sup) record(ctx context.Context, w *work, ses *session, outcome, detail string) {
-	if w.task == nil {
-		return
-	}
 	if outcome != ops.SessionDone && outcome != ops.SessionRestart {
 		detail = withOutput(detail, ses.lastOutput())
+	}
+	ses.outcome, ses.detail = outcome, detail
+	if w.task == nil {
+		return
 	}
 	r := ops.SessionRequest{Task: w.task.ID, Outcome: outcome, Exit: ses.exit,
 		Seconds: int(time.Since(ses.started).Seconds()), Log: s.relPath(ses.log), Detail: detail}
@@ -471,8 +513,8 @@ func (s *sup) savePrompt(name, prompt string) (string, error) {
 	return path, os.WriteFile(path, []byte(prompt), 0o644)
 }
 
-// openLog creates the file that keeps a session's output; name is its
-// sessionName.
+// openLog creates the file that keeps a session's output, a session log
+// of package transcript; name is its sessionName.
 func (s *sup) openLog(name string) (*os.File, error) {
 	dir := s.LogDir
 	if dir == "" {
@@ -482,7 +524,7 @@ func (s *sup) openLog(name string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(filepath.Join(dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	return os.OpenFile(filepath.Join(dir, name+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 }
 
 // sessionName names a session's prompt and log files: when it started, its

@@ -122,7 +122,7 @@ func TestCrashLoop(t *testing.T) {
 	w := &work{task: &contracts.Task{ID: "a", Status: contracts.Claimed}}
 	ctx := context.Background()
 	for i := 0; i < CrashLimit-1; i++ {
-		if err := s.crashed(ctx, w, "exit status 1", ""); err != nil {
+		if err := s.crashed(ctx, w, "exit status 1", lastWords{}); err != nil {
 			t.Fatalf("crash %d: %v", i+1, err)
 		}
 	}
@@ -134,7 +134,7 @@ func TestCrashLoop(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
 	}
-	if err := s.crashed(ctx, w, "exit status 1", ""); !errors.Is(err, ErrCrashLoop) {
+	if err := s.crashed(ctx, w, "exit status 1", lastWords{}); !errors.Is(err, ErrCrashLoop) {
 		t.Fatalf("third crash: %v, want ErrCrashLoop", err)
 	}
 	if got, want := f.verbs(), []string{"task block", "anomaly retry_loop"}; !slices.Equal(got, want) {
@@ -148,7 +148,7 @@ func TestCrashWindow(t *testing.T) {
 	s, log := newSup(contracts.RoleCoder, "coder-1", f)
 	old := time.Now().Add(-CrashWindow - time.Minute)
 	s.crashes = []time.Time{old, old, old}
-	if err := s.crashed(context.Background(), &work{task: &contracts.Task{ID: "a"}}, "exit status 1", ""); err != nil {
+	if err := s.crashed(context.Background(), &work{task: &contracts.Task{ID: "a"}}, "exit status 1", lastWords{}); err != nil {
 		t.Fatalf("a first crash in the window: %v", err)
 	}
 	if len(s.crashes) != 1 || !strings.Contains(log.String(), "retrying in 1ms") {

@@ -1,0 +1,139 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/transcript"
+)
+
+// fakeClaudeStream is what a Claude Code session prints with the claude
+// preset's flags, cut down: a Bash call that fails, then a closing text,
+// and the session ends without a submit.
+const fakeClaudeStream = `{"type":"system","subtype":"init","session_id":"sess-1","model":"claude-test","tools":["Bash"]}
+{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"make widget"}}]},"session_id":"sess-1"}
+{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"Exit code 2\nmake: *** No rule to make target 'widget'.  Stop.","is_error":true}]},"session_id":"sess-1"}
+{"type":"assistant","message":{"content":[{"type":"text","text":"I could not build the widget."}]},"session_id":"sess-1"}
+{"type":"result","subtype":"success","is_error":false,"result":"I could not build the widget.","total_cost_usd":0.01,"usage":{"input_tokens":200,"output_tokens":20},"session_id":"sess-1"}
+`
+
+// syncBuffer is a bytes.Buffer written by the supervisor while the test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A session of a CLI with a stream format is kept whole in its .jsonl
+// log; when such sessions end without progress, the task's block reason
+// quotes the last tool error, not the raw last lines; the supervisor's
+// terminal gets the steps rendered, not the raw JSON.
+func TestIdleQuotesToolError(t *testing.T) {
+	svc := newBoard(t)
+	addTask(t, svc, "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg, err := svc.As("coder-1", 0).Register(ctx, ops.RegisterRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	stream := filepath.Join(dir, "stream.jsonl")
+	if err := os.WriteFile(stream, []byte(fakeClaudeStream), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "fake-claude")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat "+stream+"\necho 'a warning' >&2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fake := &Preset{Name: "fake", Program: script, Format: transcript.FormatClaude,
+		args: func(Session) ([]string, []string, error) { return []string{"-p"}, nil, nil }}
+	var agentOut syncBuffer
+	logDir := filepath.Join(dir, "logs")
+	cfg := Config{ID: "coder-1", Role: contracts.RoleCoder, Generation: reg.Generation, Repo: svc.Repo, Root: svc.Repo.MainWorkTree(),
+		Launch: Launch{Command: []string{script}, Preset: fake, Sandboxed: true}, Board: svc.As("coder-1", reg.Generation),
+		Log: &syncBuffer{}, AgentOut: &agentOut, Poll: 10 * time.Millisecond, Backoff: time.Millisecond,
+		PromptDir: filepath.Join(dir, "prompts"), LogDir: logDir}
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg) }()
+	var task *contracts.Task
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		st, err := svc.State(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task = st.Task("a"); task != nil && task.Status == contracts.Blocked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task a not blocked after 3 idle sessions; supervisor said:\n%s", cfg.Log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+
+	want := "3 agent sessions in a row ended without progress, the last: exited 0 but a is still CLAIMED and held: no submit, block or handoff; " +
+		"last tool error: Bash: Exit code 2 make: *** No rule to make target 'widget'. Stop."
+	if task.BlockedReason != want {
+		t.Errorf("blocked reason:\n got %q\nwant %q", task.BlockedReason, want)
+	}
+
+	// The session logs: .jsonl files, a header first, every line of the
+	// agent's output as a record, an End last.
+	logs, _ := filepath.Glob(filepath.Join(logDir, "coder-1", "*-a.jsonl"))
+	if len(logs) != 3 {
+		t.Fatalf("session logs: %v, want 3 .jsonl files", logs)
+	}
+	h, recs, err := transcript.ReadFile(logs[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Agent != "coder-1" || h.Task != "a" || h.Format != "claude" || h.CLI != "fake" || h.Session != 3 || !strings.HasPrefix(h.Prompt, "../") && !strings.Contains(h.Prompt, "prompts") {
+		t.Errorf("header: %+v", h)
+	}
+	var jsonLines, errLines int
+	for _, r := range recs {
+		if r.JSON != nil {
+			jsonLines++
+		}
+		if r.Err == "a warning" {
+			errLines++
+		}
+	}
+	last := recs[len(recs)-1]
+	if jsonLines != 5 || errLines != 1 || last.End == nil || last.End.Outcome != ops.SessionIdle || last.End.Exit != 0 {
+		t.Errorf("records: %d JSON, %d stderr, last %+v; want 5, 1 and an idle End", jsonLines, errLines, last)
+	}
+
+	// The terminal: steps, one line each, not the agent's JSON.
+	out := agentOut.String()
+	for _, want := range []string{"tool   Bash {\"command\":\"make widget\"}\n", "error  Bash: Exit code 2\\nmake: *** No rule to make target 'widget'.  Stop.\n", "text   I could not build the widget.\n", "stderr a warning\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the agent's output on the terminal lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `"type":`) {
+		t.Errorf("raw JSON reached the terminal:\n%s", out)
+	}
+}

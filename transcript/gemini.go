@@ -1,0 +1,83 @@
+package transcript
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// geminiEvent is a line of gemini's stream-json output (--output-format
+// stream-json): init, message (the user's, and the assistant's in pieces),
+// tool_use, tool_result, error and the final result with its stats.
+type geminiEvent struct {
+	Type       string          `json:"type"`
+	SessionID  string          `json:"session_id"`
+	Model      string          `json:"model"`
+	Role       string          `json:"role"`
+	Content    string          `json:"content"`
+	Delta      bool            `json:"delta"`
+	ToolName   string          `json:"tool_name"`
+	ToolID     string          `json:"tool_id"`
+	Parameters json.RawMessage `json:"parameters"`
+	Status     string          `json:"status"`
+	Output     string          `json:"output"`
+	Error      *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+	Stats    *struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+		Cached       int64 `json:"cached"`
+	} `json:"stats"`
+}
+
+func (p *Parser) gemini(t time.Time, raw json.RawMessage) []Step {
+	var ev geminiEvent
+	if json.Unmarshal(raw, &ev) != nil {
+		return append(p.flush(nil), textStep(t, KindOutput, string(raw), 0))
+	}
+	if ev.Type == "message" && ev.Role == "assistant" {
+		// The model's text comes in pieces: one step for the run of them.
+		if p.pending.Len() == 0 {
+			p.pendingT = t
+		}
+		if p.pending.Len() < MaxText+1 {
+			p.pending.WriteString(ev.Content)
+		}
+		return nil
+	}
+	out := p.flush(nil)
+	switch ev.Type {
+	case "init":
+		p.sessionID = ev.SessionID
+		return append(out, Step{T: t, Kind: KindStart, SessionID: ev.SessionID, Model: ev.Model})
+	case "tool_use":
+		p.tools[ev.ToolID] = ev.ToolName
+		return append(out, toolStep(t, ev.ToolName, ev.Parameters))
+	case "tool_result":
+		text, failed := ev.Output, ev.Status != "success"
+		if ev.Error != nil && ev.Error.Message != "" {
+			text, failed = ev.Error.Message, true
+		}
+		tool := p.tools[ev.ToolID]
+		delete(p.tools, ev.ToolID)
+		return append(out, resultStep(t, tool, text, failed))
+	case "error":
+		st := textStep(t, KindError, ev.Message, 0)
+		st.Error = ev.Severity != "warning"
+		return append(out, st)
+	case "result":
+		if ev.Error != nil && ev.Error.Message != "" {
+			st := textStep(t, KindError, ev.Error.Message, 0)
+			st.Error = true
+			out = append(out, st)
+		}
+		if ev.Stats != nil {
+			u := Usage{InputTokens: ev.Stats.InputTokens, OutputTokens: ev.Stats.OutputTokens, CacheReadTokens: ev.Stats.Cached}
+			out = append(out, Step{T: t, Kind: KindUsage, Usage: &u})
+		}
+	}
+	return out
+}
