@@ -27,7 +27,7 @@ import (
 
 // supervisorCmds start and stop teams of agents.
 func (e *Env) supervisorCmds() []*cli.Command {
-	return []*cli.Command{e.agentCmd(), e.runCmd(), e.doctorCmd(), e.superviseCmd(), e.demoCmd(), e.demoAgentCmd()}
+	return []*cli.Command{e.agentCmd(), e.runCmd(), e.logsCmd(), e.doctorCmd(), e.superviseCmd(), e.demoCmd(), e.demoAgentCmd()}
 }
 
 func agentFlags() []cli.Flag {
