@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/transcript"
 )
 
 // Event kinds: what a supervisor says it did or saw. `git liza run` shows
@@ -42,6 +43,9 @@ type Event struct {
 	Kind  string    `json:"kind"`
 	Task  string    `json:"task,omitempty"`
 	Msg   string    `json:"msg"`
+	// Step is set on run's step events (--follow, -v): a step of the
+	// agent's session, which Msg renders.
+	Step *transcript.Step `json:"step,omitempty"`
 }
 
 // Line is the event as a person reads it: its time (the clock's, on the

@@ -86,7 +86,7 @@ func (e *Env) runCmd() *cli.Command {
 			defer stop()
 			longLived()
 			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, keys: cmd.String("keys"), out: e.Stdout, progress: e.progress(),
-				events: true, json: cmd.Bool("json")})
+				events: true, json: cmd.Bool("json"), follow: splitList(cmd.StringSlice("follow")), followAll: cmd.Bool("verbose"), sessions: filepath.Join(s.repo.CommonDir, "liza", "logs", "sessions")})
 		},
 	}
 }
@@ -105,6 +105,11 @@ type teamSpec struct {
 	// are shown one line each (or, with json, as JSON lines); their
 	// agents' output goes only to the session logs.
 	events, json bool
+	// follow are the agents whose sessions' steps are shown too, from
+	// their logs under sessions.
+	follow    []string
+	followAll bool
+	sessions  string
 	// exe and start are the program that runs a supervisor and how it is
 	// started: git-liza itself and exec.Cmd.Start, except in tests.
 	exe   string
@@ -142,6 +147,14 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 	if len(ids) == 0 {
 		return contracts.Invalidf("a team needs at least one agent")
 	}
+	if t.followAll {
+		t.follow = ids
+	}
+	for _, id := range t.follow {
+		if !slices.Contains(ids, id) {
+			return contracts.Invalidf("--follow %s: the team has no such agent (it runs %s)", contracts.Printable(id), strings.Join(ids, ", "))
+		}
+	}
 	keyArgs, err := teamKeys(t.keys, ids)
 	if err != nil {
 		return err
@@ -175,6 +188,12 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 	results := make(chan result, len(ids))
 	if t.progress != nil {
 		t.progress(fmt.Sprintf("starting %s; Ctrl-C stops them", strings.Join(ids, ", ")))
+	}
+	// Followed agents' logs are looked at before any supervisor starts:
+	// the sessions already there are not this run's.
+	if len(t.follow) > 0 {
+		stopFollow := followAgents(t.follow, t.sessions, emit)
+		defer stopFollow()
 	}
 	var procs []*exec.Cmd
 	stop := func() {
@@ -311,8 +330,11 @@ const eventOutput = "output"
 // eventLine is an event as run shows it: its time and message, made
 // printable (tabs kept); a line that was no event, as it was.
 func eventLine(ev agent.Event) string {
-	if ev.Kind == eventOutput {
+	switch ev.Kind {
+	case eventOutput:
 		return contracts.PrintableText(ev.Msg)
+	case eventStep: // rendered and escaped by transcript.Render
+		return ev.T.Format("15:04:05") + "   " + ev.Msg
 	}
 	return ev.Line()
 }
