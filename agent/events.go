@@ -28,7 +28,8 @@ const (
 	EventMerged            = "merged"             // the reviewer merged a task
 	EventIntegrationFailed = "integration_failed" // a merge failed or the lane is held
 	EventCompleted         = "completed"          // the goal and sprint were completed
-	EventWaiting           = "waiting"            // nothing to do, or the board cannot be read
+	EventWaiting           = "waiting"            // the board cannot be read or synced, no task can be claimed
+	EventNoWork            = "no_work"            // nothing to do for now (run shows it only with --json)
 	EventPaused            = "paused"             // PAUSED or CHECKPOINT: waiting for the operator
 	EventStopping          = "stopping"           // ABORT, or the goal is completed
 	EventStopped           = "stopped"            // the supervisor unregistered

@@ -261,7 +261,7 @@ func (s *sup) loop(ctx context.Context) error {
 		}
 		if w == nil {
 			if !acted {
-				s.waiting("waiting for work")
+				s.waitingAs(EventNoWork, "waiting for work")
 				s.sleep(ctx, s.poll(st), tip)
 			}
 			continue

@@ -175,6 +175,9 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 		case t.json:
 			b, _ := json.Marshal(ev)
 			fmt.Fprintf(t.out, "%s\n", b)
+		case ev.Kind == agent.EventNoWork:
+			// "waiting for work" after each session said nothing a person
+			// acts on (a fifth of a 4-task run's lines).
 		default:
 			fmt.Fprintf(t.out, "[%-*s] %s\n", width, ev.Agent, eventLine(ev))
 		}
