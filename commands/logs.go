@@ -39,6 +39,9 @@ func (e *Env) logsCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
+			// The list reads every log whole: the collector runs as for a
+			// long command, not only near the short ones' memory limit.
+			longLived()
 			who := ""
 			if len(a) == 1 {
 				who = a[0]
@@ -61,6 +64,9 @@ func (e *Env) logsCmd() *cli.Command {
 			}
 			n := int(cmd.Int("session"))
 			if who == "" && n == 0 && !cmd.Bool("follow") {
+				if err := transcript.LoadAll(sessions); err != nil {
+					return contracts.Invalidf("reading the session logs: %v", err)
+				}
 				return l.list(sessions)
 			}
 			s, err := pickSession(sessions, who, n)
@@ -204,15 +210,19 @@ func (l *logsView) printJSON(v any) {
 const stepWidth = 160
 
 func (l *logsView) show(s transcript.Session) error {
+	ended := false
 	err := transcript.EachStep(s.Path, func(h transcript.Header) {
 		if !l.json {
 			fmt.Fprintln(l.out, l.head(s, h))
 		}
-	}, l.step)
+	}, func(st transcript.Step) {
+		ended = ended || st.Kind == transcript.KindEnd
+		l.step(st)
+	})
 	if err != nil {
 		return contracts.Invalidf("%s: %v", l.rel(s.Path), err)
 	}
-	if s.End == nil && !l.json {
+	if !ended && !l.json {
 		fmt.Fprintln(l.out, "(no end yet: the session runs, or its supervisor stopped without writing one; -f follows it)")
 	}
 	return nil

@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -29,9 +31,10 @@ const Ext = ".jsonl"
 // kept, as their names begin with the time they started.
 const MaxSessions = 10000
 
-// List reads the session logs under dir (<git common dir>/liza/logs/
-// sessions): each agent's directory, each NAME.jsonl in it. A file that is
-// no session log (an older plain .log, anything else) is passed over. The
+// List finds the session logs under dir (<git common dir>/liza/logs/
+// sessions): each agent's directory, each NAME.jsonl in it, of which it
+// reads the header alone (LoadAll reads the rest). A file that is no
+// session log (an older plain .log, anything else) is passed over. The
 // sessions come oldest first, by the time their headers say they started,
 // and are numbered from 1. A missing dir is no session.
 func List(dir string) ([]Session, error) {
@@ -65,11 +68,11 @@ func List(dir string) ([]Session, error) {
 	}
 	var out []Session
 	for _, p := range paths {
-		s, err := Load(p)
+		h, err := ReadHeader(p)
 		if err != nil {
 			continue
 		}
-		out = append(out, s)
+		out = append(out, Session{Path: p, Header: h, Last: h.Started})
 	}
 	slices.SortStableFunc(out, func(x, y Session) int {
 		return cmp.Or(x.Header.Started.Compare(y.Header.Started), cmp.Compare(x.Header.Agent, y.Header.Agent),
@@ -81,12 +84,26 @@ func List(dir string) ([]Session, error) {
 	return out, nil
 }
 
-// Load reads one session log as List shows it: its header, its end and
-// the summary of its steps. It streams the file (Scan): a log of any size
-// costs one pass and little memory.
-func Load(path string) (Session, error) {
-	s := Session{Path: path}
-	h, err := scanSteps(path, nil, func(r Record, steps []Step) {
+// ReadHeader reads the header of the session log at path: its first line.
+func ReadHeader(path string) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, err
+	}
+	defer f.Close()
+	h, err := Scan(f, func(Record) error { return errHeaderRead })
+	if err == errHeaderRead {
+		err = nil
+	}
+	return h, err
+}
+
+// Load reads the whole session log: its end and the summary of its steps.
+// It streams the file (Scan): a log of any size costs one pass and little
+// memory.
+func (s *Session) Load() error {
+	s.End, s.Summary = nil, Summary{}
+	_, err := scanSteps(s.Path, nil, func(r Record, steps []Step) {
 		if !r.T.IsZero() {
 			s.Last = r.T
 		}
@@ -98,14 +115,30 @@ func Load(path string) (Session, error) {
 			s.Summary.Add(st)
 		}
 	})
-	s.Header = h
-	if err != nil {
-		return s, err
+	return err
+}
+
+// LoadAll loads the sessions, a few at a time (one per processor): the
+// first error is returned, after all are read.
+func LoadAll(sessions []Session) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(sessions))
+	next := make(chan int)
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = sessions[i].Load()
+			}
+		}()
 	}
-	if s.Last.IsZero() {
-		s.Last = h.Started
+	for i := range sessions {
+		next <- i
 	}
-	return s, nil
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // EachStep streams the steps of the session log at path: start gets its
