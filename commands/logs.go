@@ -84,10 +84,20 @@ func (e *Env) logsCmd() *cli.Command {
 }
 
 // pickSession is the session of who (a task or an agent id; "" for any):
-// number n of the list, which must be who's, or else who's latest.
+// number n of the list, which must be who's, or else who's latest. An id
+// spelled as agent ids are (coder-1) names the agent: a task given such an
+// id is reached by its number.
 func pickSession(sessions []transcript.Session, who string, n int) (transcript.Session, error) {
+	_, err := contracts.ParseAgentID(who)
+	agent := who != "" && err == nil
 	of := func(s transcript.Session) bool {
-		return who == "" || s.Header.Agent == who || s.Header.Task == who
+		switch {
+		case who == "":
+			return true
+		case agent:
+			return s.Header.Agent == who
+		}
+		return s.Header.Task == who || s.Header.Label == who // "planning": the planner's
 	}
 	if n != 0 {
 		if n < 0 || n > len(sessions) {
