@@ -49,10 +49,11 @@ type Event struct {
 	Step *transcript.Step `json:"step,omitempty"`
 }
 
-// Line is the event as a person reads it: its time (the clock's, on the
-// supervisor's machine) and its message, made printable.
+// Line is the event as a person reads it, on one line: its time (the
+// clock's, on the supervisor's machine) and its message, made printable
+// (a newline in it, from an error or an agent's text, reads \n).
 func (e Event) Line() string {
-	return e.T.Format("15:04:05") + " " + contracts.PrintableText(e.Msg)
+	return e.T.Format("15:04:05") + " " + contracts.Printable(e.Msg)
 }
 
 // eventf reports an event of kind about task ("" for none): to

@@ -59,16 +59,21 @@ func TestRelayEvents(t *testing.T) {
 	in := `{"t":"2026-01-17T10:00:00Z","agent":"coder-9","kind":"claimed","task":"a","msg":"claimed a (claimed)"}
 not an event
 {"kind":""}
+{"t":"2026-01-17T10:00:00Z","kind":"error","msg":"release a: git said\nfatal: \u001b[2Jno"}
 `
 	var got []agent.Event
 	relayEvents(strings.NewReader(in), "coder-1", func(ev agent.Event) { got = append(got, ev) })
-	if len(got) != 3 {
-		t.Fatalf("%d events, want 3: %+v", len(got), got)
+	if len(got) != 4 {
+		t.Fatalf("%d events, want 4: %+v", len(got), got)
 	}
 	if ev := got[0]; ev.Agent != "coder-1" || ev.Kind != agent.EventClaimed || ev.Task != "a" || eventLine(ev) != "10:00:00 claimed a (claimed)" {
 		t.Errorf("event 1 = %+v (%q)", ev, eventLine(ev))
 	}
-	for _, ev := range got[1:] {
+	// An event is one line, escaped, whatever its message holds.
+	if line, want := eventLine(got[3]), `10:00:00 release a: git said\nfatal: \x1b[2Jno`; line != want {
+		t.Errorf("event 4 reads %q, want %q", line, want)
+	}
+	for _, ev := range got[1:3] {
 		if ev.Kind != eventOutput || ev.Agent != "coder-1" {
 			t.Errorf("line taken as %+v", ev)
 		}
