@@ -91,14 +91,28 @@ func (f *follower) newSessions() []string {
 func (f *follower) follow(ctx context.Context, path string) {
 	var p *transcript.Parser
 	task := ""
-	_ = transcript.Follow(ctx, path, func(r transcript.Record) {
+	seen := 0 // records read
+	read := func(r transcript.Record) {
+		seen++
 		if r.Header != nil {
 			p, task = transcript.NewParser(r.Header.Format), r.Header.Task
 			return
 		}
 		for _, st := range p.Record(r) {
-			st := st
 			f.emit(agent.Event{T: st.T, Agent: f.id, Kind: eventStep, Task: task, Msg: transcript.Render(st, stepWidth), Step: &st})
 		}
+	}
+	if err := transcript.Follow(ctx, path, read); err == nil || ctx.Err() == nil {
+		return
+	}
+	// Follow, stopped while it waited for more, has not read what was
+	// written during its wait: once more, past the records it gave.
+	n := seen
+	_ = transcript.Follow(ctx, path, func(r transcript.Record) {
+		if n > 0 {
+			n--
+			return
+		}
+		read(r)
 	})
 }
