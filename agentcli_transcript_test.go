@@ -320,4 +320,16 @@ func blockedByToolError(t *testing.T, name, cliPath string) {
 		t.Logf("%s:\n%s", filepath.Base(l), strings.Join(steps, "\n"))
 	}
 	t.Logf("team output: %d lines, %d bytes", strings.Count(out.String(), "\n"), out.Len())
+
+	// git liza logs shows the failed call, marked, in the task's latest
+	// session; run's own output holds none of the agent's.
+	shown := run("git", "liza", "logs", "widget")
+	wantErr := map[string]string{"claude": "error  Bash: Exit code 2", "codex": "error  shell: "}[name]
+	if !strings.Contains(shown, wantErr) || !strings.Contains(shown, "end    idle: ") {
+		t.Fatalf("git liza logs widget does not show the tool error (%q) and the end:\n%s", wantErr, shown)
+	}
+	if strings.Contains(out.String(), "could not find the widget") {
+		t.Fatalf("run printed the agent's text:\n%s", out.String())
+	}
+	t.Logf("git liza logs widget:\n%s", shown)
 }

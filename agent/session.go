@@ -96,7 +96,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	env = append(env, extra...)
 	if stubs := s.stubs(); len(stubs) > 0 {
 		if err := worktree.Exclude(s.Repo, stubs...); err != nil {
-			s.logf("keep the sandbox's stub files out of git status: %v", err)
+			s.eventf(EventError, taskOf(w), "keep the sandbox's stub files out of git status: %v", err)
 		}
 		defer removeStubs(dir, s.Launch.Preset.Stubs)
 	}
@@ -115,12 +115,17 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	cmd.Dir, cmd.Env = dir, refstore.AgentEnv(env, s.Role == contracts.RoleCoder)
 	cmd.Stdout, cmd.Stderr = ses.tw.Stdout(), io.MultiWriter(ses.tw.Stderr(), ses.out)
 	if ses.format == transcript.FormatText {
-		cmd.Stdout = io.MultiWriter(ses.tw.Stdout(), ses.out)
+		// A command's plain output is read in the order it was printed:
+		// one pipe for both streams (exec shares it when the writers are
+		// the same), every line an `out` record. Two pipes would let a
+		// crash's last lines come out of order.
+		both := io.MultiWriter(ses.tw.Stdout(), ses.out)
+		cmd.Stdout, cmd.Stderr = both, both
 	}
 	ownGroup(cmd)
 	ses.started = time.Now()
 	timebox, grace := st.Config.Timebox(s.Role), st.Config.TimeboxGraceAfter()
-	s.logf("starting agent for %s: %s (prompt %s, %d bytes; output %s; timebox %s)", label, argv[0], file, len(prompt), ses.log, timebox)
+	s.sessionStarted(label, ses.log)
 	if err := cmd.Start(); err != nil {
 		s.record(ctx, w, ses, ops.SessionNoStart, err.Error())
 		return s.cannotStart(ctx, fmt.Sprintf("cannot start %s: %v", argv[0], err))
@@ -135,7 +140,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	// transcript tells, the supervisor's handling of it is elsewhere.
 	ses.failure = transcript.Classify(ses.format, ses.tw.Steps(), exitStatus(exitErr))
 	if ses.stopped != "" {
-		s.logf("agent for %s stopped: %s (after %s)", label, ses.stopped, took)
+		s.eventf(EventSessionEnded, taskOf(w), "%s: stopped: %s (after %s)", label, ses.stopped, took)
 		if ses.stopped == replaced {
 			return fmt.Errorf("%w: %s has a newer registration", ErrStale, s.ID)
 		}
@@ -150,11 +155,11 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	ses.exit = status
 	switch status {
 	case ExitRestart:
-		s.logf("agent for %s exited 42 after %s: restarting at once", label, took)
+		s.eventf(EventSessionEnded, taskOf(w), "%s: exited 42 after %s: restarting at once", label, took)
 		s.record(ctx, w, ses, ops.SessionRestart, "exited 42: graceful abort, restarting at once")
 		return nil
 	case ExitDone:
-		s.logf("agent for %s exited 0 after %s", label, took)
+		s.eventf(EventSessionEnded, taskOf(w), "%s: exited 0 after %s", label, took)
 		if w.trigger != nil {
 			s.seen = w.trigger.Fingerprint()
 			s.crashes = nil
@@ -196,7 +201,7 @@ func (s *sup) record(ctx context.Context, w *work, ses *session, outcome, detail
 	r := ops.SessionRequest{Task: w.task.ID, Outcome: outcome, Exit: ses.exit,
 		Seconds: int(time.Since(ses.started).Seconds()), Log: s.relPath(ses.log), Detail: detail}
 	if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); err != nil {
-		s.logf("record the session on %s: %v", w.task.ID, err)
+		s.eventf(EventError, w.task.ID, "record the session on %s: %v", w.task.ID, err)
 	}
 }
 
@@ -215,12 +220,12 @@ func (s *sup) idle(ctx context.Context, w *work, ses *session, why string) error
 	s.idles[w.task.ID]++
 	n := s.idles[w.task.ID]
 	if n < IdleLimit {
-		s.logf("%s: a fresh session (%d of %d without progress)", why, n, IdleLimit)
+		s.eventf(EventIdle, w.task.ID, "%s: a fresh session (%d of %d without progress)", why, n, IdleLimit)
 		return nil
 	}
 	delete(s.idles, w.task.ID)
 	reason := withOutput(fmt.Sprintf("%d agent sessions in a row ended without progress, the last: %s", n, why), ses.lastOutput())
-	s.logf("%d sessions on %s without progress: giving it up", n, w.task.ID)
+	s.eventf(EventIdle, w.task.ID, "%d sessions on %s without progress: giving it up", n, w.task.ID)
 	s.giveUp(ctx, w.task.ID, reason)
 	if s.Role == contracts.RoleReviewer {
 		// A released review is the best one to take again: this reviewer
@@ -241,14 +246,14 @@ func (s *sup) giveUp(ctx context.Context, task, reason string) {
 				"Should the task be rescoped or given to another coder?"}})
 			return err
 		}); err != nil {
-			s.logf("block %s: %v", task, err)
+			s.eventf(EventError, task, "block %s: %v", task, err)
 		}
 	case contracts.RoleReviewer:
 		if err := s.do(func() error {
 			_, err := s.Board.Release(ctx, ops.ReleaseRequest{Task: task, Side: "reviewer"})
 			return err
 		}); err != nil {
-			s.logf("release %s: %v", task, err)
+			s.eventf(EventError, task, "release %s: %v", task, err)
 		}
 	}
 }
@@ -349,7 +354,7 @@ func (s *sup) workDir(ctx context.Context, t *contracts.Task) (string, func(), e
 	}
 	return dir, func() {
 		if err := worktree.RemoveDetached(context.WithoutCancel(ctx), s.Repo, dir); err != nil {
-			s.logf("remove the review checkout %s: %v", dir, err)
+			s.eventf(EventError, t.ID, "remove the review checkout %s: %v", dir, err)
 		}
 	}, nil
 }
@@ -369,7 +374,7 @@ func (s *sup) notesDone(ctx context.Context, p *contracts.PlanningContext) {
 		return
 	}
 	if err := s.do(func() error { _, err := s.Board.NotesDone(ctx, ops.NotesDoneRequest{Notes: ns}); return err }); err != nil {
-		s.logf("mark %s processed: %v", ops.NoteList(ns), err)
+		s.eventf(EventError, "", "mark %s processed: %v", ops.NoteList(ns), err)
 	}
 }
 
@@ -420,13 +425,13 @@ func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, time
 			}
 			return "supervisor stopping"
 		case <-expired:
-			s.logf("the session reached its timebox of %s: asking the agent to stop (SIGINT)", timebox)
+			s.eventf(EventTimebox, "", "the session reached its timebox of %s: asking the agent to stop (SIGINT)", timebox)
 			signalGroup(cmd, sigInt)
 			select {
 			case err := <-done:
 				done <- err
 			case <-time.After(grace):
-				s.logf("the agent is still running %s after SIGINT: SIGTERM", grace)
+				s.eventf(EventTimebox, "", "the agent is still running %s after SIGINT: SIGTERM", grace)
 				kill(cmd, done)
 			}
 			return fmt.Sprintf("%s of %s reached", timeboxStop, timebox)
