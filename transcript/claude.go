@@ -73,6 +73,7 @@ func (p *Parser) claude(t time.Time, raw json.RawMessage) []Step {
 				}
 				if ev.Error != "" {
 					st.Kind, st.Error = KindError, true
+					st.Failure = claudeFailure(ev.Error, b.Text) // its error code (failure.go)
 				}
 				out = append(out, st)
 			case "tool_use":
