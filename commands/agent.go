@@ -211,6 +211,13 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	} else {
 		fmt.Fprintf(e.Stdout, "%s %s stopped\n", board.Now().Format("15:04:05"), id)
 	}
+	// An agent CLI that cannot work here (not logged in, its endpoint
+	// unreachable, ...) is a missing dependency: exit 5, one line with
+	// the CLI's words and the fix.
+	var envErr *agent.EnvError
+	if errors.As(runErr, &envErr) {
+		return contracts.Errorf(contracts.CodeMissingDep, "%s stopped: %s", id, envErr.Line())
+	}
 	if runErr != nil {
 		return contracts.Invalidf("%s: %v", id, runErr)
 	}
