@@ -38,7 +38,7 @@ type session struct {
 	format string
 	tw     *transcript.Writer
 	// out keeps the last lines of its plain output: all of it for format
-	// text, else its stderr and the stdout lines that are no event.
+	// text, else its stderr (quoted when the stream has nothing to quote).
 	out *tailWriter
 	// outcome and detail are what the task history records of its end,
 	// for the log's End record.

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,50 +50,7 @@ func (s *syncBuffer) String() string {
 // quotes the last tool error, not the raw last lines; the supervisor's
 // terminal gets the steps rendered, not the raw JSON.
 func TestIdleQuotesToolError(t *testing.T) {
-	svc := newBoard(t)
-	addTask(t, svc, "a")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	reg, err := svc.As("coder-1", 0).Register(ctx, ops.RegisterRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	stream := filepath.Join(dir, "stream.jsonl")
-	if err := os.WriteFile(stream, []byte(fakeClaudeStream), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(dir, "fake-claude")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat "+stream+"\necho 'a warning' >&2\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fake := &Preset{Name: "fake", Program: script, Format: transcript.FormatClaude,
-		args: func(Session) ([]string, []string, error) { return []string{"-p"}, nil, nil }}
-	var agentOut syncBuffer
-	logDir := filepath.Join(dir, "logs")
-	cfg := Config{ID: "coder-1", Role: contracts.RoleCoder, Generation: reg.Generation, Repo: svc.Repo, Root: svc.Repo.MainWorkTree(),
-		Launch: Launch{Command: []string{script}, Preset: fake, Sandboxed: true}, Board: svc.As("coder-1", reg.Generation),
-		Log: &syncBuffer{}, AgentOut: &agentOut, Poll: 10 * time.Millisecond, Backoff: time.Millisecond,
-		PromptDir: filepath.Join(dir, "prompts"), LogDir: logDir}
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg) }()
-	var task *contracts.Task
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		st, err := svc.State(context.Background(), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if task = st.Task("a"); task != nil && task.Status == contracts.Blocked {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task a not blocked after 3 idle sessions; supervisor said:\n%s", cfg.Log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	<-done
-
+	task, logDir, agentOut := runFakeClaude(t, 0)
 	want := "3 agent sessions in a row ended without progress, the last: exited 0 but a is still CLAIMED and held: no submit, block or handoff; " +
 		"last tool error: Bash: Exit code 2 make: *** No rule to make target 'widget'. Stop."
 	if task.BlockedReason != want {
@@ -127,13 +85,93 @@ func TestIdleQuotesToolError(t *testing.T) {
 	}
 
 	// The terminal: steps, one line each, not the agent's JSON.
-	out := agentOut.String()
 	for _, want := range []string{"tool   Bash {\"command\":\"make widget\"}\n", "error  Bash: Exit code 2\\nmake: *** No rule to make target 'widget'.  Stop.\n", "text   I could not build the widget.\n", "stderr a warning\n"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the agent's output on the terminal lacks %q:\n%s", want, out)
+		if !strings.Contains(agentOut, want) {
+			t.Errorf("the agent's output on the terminal lacks %q:\n%s", want, agentOut)
 		}
 	}
-	if strings.Contains(out, `"type":`) {
-		t.Errorf("raw JSON reached the terminal:\n%s", out)
+	if strings.Contains(agentOut, `"type":`) {
+		t.Errorf("raw JSON reached the terminal:\n%s", agentOut)
 	}
+}
+
+// A crash loop's blocked reason and anomaly quote the stream's last tool
+// error too.
+func TestCrashQuotesToolError(t *testing.T) {
+	task, _, _, st := runFakeClaudeState(t, 3)
+	const quote = "last tool error: Bash: Exit code 2 make: *** No rule to make target 'widget'. Stop."
+	if !strings.HasPrefix(task.BlockedReason, "agent crash loop: exit status 3 after ") || !strings.HasSuffix(task.BlockedReason, "; "+quote) {
+		t.Errorf("blocked reason %q", task.BlockedReason)
+	}
+	var found bool
+	for _, an := range st.Anomalies {
+		if an.Type == "retry_loop" && an.TaskID == "a" {
+			found = an.Details["last_output"] == quote
+			if !found {
+				t.Errorf("the anomaly's last_output: %v", an.Details["last_output"])
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no retry_loop anomaly quoting %q", quote)
+	}
+}
+
+// runFakeClaude runs a coder supervisor on task a with a fake CLI of the
+// claude format that prints fakeClaudeStream and exits with exit, until
+// the task is blocked; it returns the task, the log directory and what
+// reached the supervisor's terminal from the agent.
+func runFakeClaude(t *testing.T, exit int) (*contracts.Task, string, string) {
+	task, logDir, out, _ := runFakeClaudeState(t, exit)
+	return task, logDir, out
+}
+
+func runFakeClaudeState(t *testing.T, exit int) (*contracts.Task, string, string, *contracts.State) {
+	t.Helper()
+	svc := newBoard(t)
+	addTask(t, svc, "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg, err := svc.As("coder-1", 0).Register(ctx, ops.RegisterRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	stream := filepath.Join(dir, "stream.jsonl")
+	if err := os.WriteFile(stream, []byte(fakeClaudeStream), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "fake-claude")
+	if err := os.WriteFile(script, []byte(fmt.Sprintf("#!/bin/sh\ncat %s\necho 'a warning' >&2\nexit %d\n", stream, exit)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fake := &Preset{Name: "fake", Program: script, Format: transcript.FormatClaude,
+		args: func(Session) ([]string, []string, error) { return []string{"-p"}, nil, nil }}
+	var agentOut syncBuffer
+	logDir := filepath.Join(dir, "logs")
+	cfg := Config{ID: "coder-1", Role: contracts.RoleCoder, Generation: reg.Generation, Repo: svc.Repo, Root: svc.Repo.MainWorkTree(),
+		Launch: Launch{Command: []string{script}, Preset: fake, Sandboxed: true}, Board: svc.As("coder-1", reg.Generation),
+		Log: &syncBuffer{}, AgentOut: &agentOut, Poll: 10 * time.Millisecond, Backoff: time.Millisecond,
+		PromptDir: filepath.Join(dir, "prompts"), LogDir: logDir}
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg) }()
+	var task *contracts.Task
+	var st *contracts.State
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		var err error
+		st, err = svc.State(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task = st.Task("a"); task != nil && task.Status == contracts.Blocked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task a not blocked; the supervisor said:\n%s", cfg.Log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	return task, logDir, agentOut.String(), st
 }

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -27,6 +28,15 @@ type claudeEvent struct {
 	// An assistant message the CLI made itself for a failed request
 	// ("authentication_failed", "rate_limit", ...).
 	Error string `json:"error"`
+}
+
+// claudeRetry is a system/api_retry event.
+type claudeRetry struct {
+	Attempt      int             `json:"attempt"`
+	MaxRetries   int             `json:"max_retries"`
+	RetryDelayMS int             `json:"retry_delay_ms"`
+	ErrorStatus  json.RawMessage `json:"error_status"`
+	Error        string          `json:"error"`
 }
 
 type claudeUsage struct {
@@ -55,9 +65,23 @@ func (p *Parser) claude(t time.Time, raw json.RawMessage) []Step {
 	}
 	switch ev.Type {
 	case "system":
-		if ev.Subtype == "init" {
+		switch ev.Subtype {
+		case "init":
 			p.sessionID = ev.SessionID
 			return []Step{{T: t, Kind: KindStart, SessionID: ev.SessionID, Model: ev.Model}}
+		case "api_retry":
+			// A failed request the CLI tries again: the endpoint
+			// unreachable, overloaded, limited. Quoted unless the session
+			// recovers.
+			var r claudeRetry
+			_ = json.Unmarshal(raw, &r)
+			status := "no status"
+			if len(r.ErrorStatus) > 0 && string(r.ErrorStatus) != "null" {
+				status = "status " + string(r.ErrorStatus)
+			}
+			p.lastErr = fmt.Sprintf("API request failed (%s, %s): retry %d of %d in %d ms",
+				r.Error, status, r.Attempt, r.MaxRetries, r.RetryDelayMS)
+			return []Step{{T: t, Kind: KindError, Text: p.lastErr, Error: true}}
 		}
 	case "assistant", "user":
 		var out []Step
@@ -74,12 +98,18 @@ func (p *Parser) claude(t time.Time, raw json.RawMessage) []Step {
 				if ev.Error != "" {
 					st.Kind, st.Error = KindError, true
 					st.Failure = claudeFailure(ev.Error, b.Text) // its error code (failure.go)
+					p.lastErr = b.Text
+				} else if st.Kind == KindText {
+					p.lastErr = ""
 				}
 				out = append(out, st)
 			case "tool_use":
 				p.tools[b.ID] = b.Name
 				out = append(out, toolStep(t, b.Name, b.Input))
 			case "tool_result":
+				if !b.IsError {
+					p.lastErr = ""
+				}
 				out = append(out, resultStep(t, p.tools[b.ToolUseID], claudeResultText(b.Content), b.IsError))
 				delete(p.tools, b.ToolUseID)
 			}
@@ -87,16 +117,17 @@ func (p *Parser) claude(t time.Time, raw json.RawMessage) []Step {
 		return out
 	case "result":
 		var out []Step
-		if ev.IsError {
+		// A failed session's result repeats the error already shown, or
+		// (stopped by SIGINT, at a timebox) gives only its subtype and
+		// diagnostics: then it is a warning, and the error before it
+		// stays the one quoted.
+		if ev.IsError && (ev.Result == "" || ev.Result != p.lastErr) {
 			text := ev.Result
 			if text == "" {
-				text = strings.Join(ev.Errors, "; ")
-			}
-			if text == "" {
-				text = ev.Subtype
+				text = strings.TrimSpace(ev.Subtype + ": " + strings.Join(ev.Errors, "; "))
 			}
 			st := textStep(t, KindError, text, 0)
-			st.Error = true
+			st.Error = ev.Result != "" || p.lastErr == ""
 			out = append(out, st)
 		}
 		u := Usage{CostUSD: ev.TotalCostUSD}

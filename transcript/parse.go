@@ -20,6 +20,9 @@ type Parser struct {
 	pendingT  time.Time
 	usage     Usage // codex: the turns' usage so far
 	sessionID string
+	// lastErr is the last error the CLI reported that nothing went right
+	// after (claude).
+	lastErr string
 }
 
 // NewParser reads records in one of the formats; an unknown format is

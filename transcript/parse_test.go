@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,6 +113,11 @@ func TestQuote(t *testing.T) {
 	if got := s.Quote(); got != "last error: API Error: 529 overloaded" {
 		t.Errorf("after an error: %q", got)
 	}
+	// The session recovered: the model's text after the error is quoted.
+	s.Add(Step{Kind: KindText, Text: "Retried, fine now."})
+	if got := s.Quote(); got != "last model text: Retried, fine now." {
+		t.Errorf("after recovering: %q", got)
+	}
 	s.Add(Step{Kind: KindResult, Tool: "Bash", Text: "<tool_use_error>Blocked: rm -rf /</tool_use_error>", Error: true})
 	s.Add(Step{Kind: KindResult, Tool: "Bash", Text: "fine"})
 	s.Add(Step{Kind: KindText, Text: "Done."})
@@ -167,5 +173,34 @@ func TestRender(t *testing.T) {
 		if strings.ContainsAny(Render(tc.st, tc.width), "\x1b\n\u202e") {
 			t.Errorf("Render(%+v) is not one escaped line", tc.st)
 		}
+	}
+}
+
+// Sessions that failed for their environment, as the installed CLIs
+// report it (captured by hand: claude with no API key; claude with its
+// endpoint on a closed port, stopped by SIGINT as a timebox stops it;
+// codex offline, stopped): what a block reason would quote.
+func TestParseFailedSessions(t *testing.T) {
+	for file, want := range map[string]string{
+		"claude-not-logged-in": "last error: Not logged in · Please run /login",
+		"claude-unreachable":   "last error: API request failed (unknown, no status): retry 4 of 10 in 4952 ms",
+		"codex-offline":        "last error: Reconnecting... waiting for network (Connection failed: error sending request)",
+	} {
+		format, _, _ := strings.Cut(file, "-")
+		lines, sum := replay(t, format, "testdata/"+file+".jsonl")
+		if got := sum.Quote(); got != want {
+			t.Errorf("%s: quote %q, want %q\n%s", file, got, want, strings.Join(lines, "\n"))
+		}
+	}
+	// Stopped by SIGINT, claude's result says only that it was stopped:
+	// a warning, not the error quoted.
+	lines, _ := replay(t, "claude", "testdata/claude-unreachable.jsonl")
+	if !slices.Contains(lines, "warn   error_during_execution: [ede_diagnostic] result_type=user last_content_type=n/a stop_reason=null") {
+		t.Errorf("claude's interrupted result:\n%s", strings.Join(lines, "\n"))
+	}
+	// Not logged in: the error once, not again from the result.
+	lines, _ = replay(t, "claude", "testdata/claude-not-logged-in.jsonl")
+	if n := strings.Count(strings.Join(lines, "\n"), "Not logged in"); n != 1 {
+		t.Errorf("not logged in shown %d times:\n%s", n, strings.Join(lines, "\n"))
 	}
 }

@@ -28,13 +28,19 @@ var ErrNotLog = errors.New("not a session log (its first line is no header)")
 // Scan reads the records of a session log from r, calling fn with each
 // after the header, which it returns. A line that cannot be read (cut,
 // too long, not a record) is given as a record with only Bytes set.
-// fn's error stops the scan and is returned.
+// A last line without its newline that is not whole JSON is being
+// written: it is left for a later read. fn's error stops the scan and is
+// returned.
 func Scan(r io.Reader, fn func(Record) error) (Header, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var h Header
 	first := true
 	for {
 		line, size, err := readLine(br)
+		if err == io.EOF && size > 0 && !json.Valid(line) {
+			// The last line of a log still being written, not whole yet.
+			size = 0
+		}
 		if size > 0 {
 			rec, ok := decode(line, size)
 			if first {

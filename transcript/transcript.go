@@ -114,13 +114,15 @@ const MaxText = 64 << 10
 
 // Summary is what a supervisor keeps of a session's steps.
 type Summary struct {
-	SessionID     string   `json:"session_id,omitempty"`
-	LastToolError string   `json:"last_tool_error,omitempty"` // "TOOL: error text"
-	LastText      string   `json:"last_text,omitempty"`
-	LastError     string   `json:"last_error,omitempty"` // the last error the CLI reported
-	Usage         Usage    `json:"usage"`
-	Steps         int      `json:"steps"`
-	Failure       *Failure `json:"failure,omitempty"`
+	SessionID     string `json:"session_id,omitempty"`
+	LastToolError string `json:"last_tool_error,omitempty"` // "TOOL: error text"
+	LastText      string `json:"last_text,omitempty"`
+	// LastError is the last error the CLI reported, unless the model
+	// wrote text or a tool succeeded after it (the session recovered).
+	LastError string   `json:"last_error,omitempty"`
+	Usage     Usage    `json:"usage"`
+	Steps     int      `json:"steps"`
+	Failure   *Failure `json:"failure,omitempty"`
 }
 
 // quoteMax is the most of a text Quote gives.
@@ -136,9 +138,12 @@ func (s *Summary) Add(st Step) {
 	case KindText:
 		if t := oneLine(st.Text); t != "" {
 			s.LastText = cut(t, quoteMax)
+			s.LastError = ""
 		}
 	case KindResult:
-		if st.Error {
+		if !st.Error {
+			s.LastError = ""
+		} else {
 			t := oneLine(st.Text)
 			if st.Tool != "" {
 				t = st.Tool + ": " + t
@@ -159,8 +164,9 @@ func (s *Summary) Add(st Step) {
 }
 
 // Quote is what a crash, an idle give-up or a timebox reason quotes of
-// the session: the last tool error, else the last error the CLI reported,
-// else the model's last text, labelled; "" when there is none. It is one
+// the session: the last tool error, else the last error the CLI reported
+// (when nothing went right after it), else the model's last text,
+// labelled; "" when there is none. It is one
 // line, cut to a few hundred bytes, and not escaped (printers escape).
 func (s Summary) Quote() string {
 	switch {

@@ -9,8 +9,11 @@ import (
 )
 
 // keepSteps is how many of a session's last steps a Writer keeps for
-// Classify.
-const keepSteps = 256
+// Classify, each text cut to keepText bytes.
+const (
+	keepSteps = 256
+	keepText  = 4 << 10
+)
 
 // Writer is the supervisor's side of a session log: it writes the Header,
 // then one Record per line the agent prints on stdout or stderr, then the
@@ -88,7 +91,8 @@ func (w *Writer) Summary() Summary {
 	return w.sum
 }
 
-// Steps returns the last steps parsed (at most a few hundred).
+// Steps returns the last steps parsed (at most a few hundred, their
+// texts cut to a few KiB).
 func (w *Writer) Steps() []Step {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -124,7 +128,14 @@ func (w *Writer) emit(r Record) {
 		if len(w.steps) == 2*keepSteps {
 			w.steps = append(w.steps[:0], w.steps[keepSteps:]...)
 		}
-		w.steps = append(w.steps, st)
+		kept := st
+		if len(kept.Text) > keepText {
+			kept.Text, kept.Bytes = cut(kept.Text, keepText), max(kept.Bytes, len(kept.Text))
+		}
+		if len(kept.Input) > keepText {
+			kept.Input, kept.Bytes = cut(kept.Input, keepText), max(kept.Bytes, len(kept.Input))
+		}
+		w.steps = append(w.steps, kept)
 		if w.onStep != nil {
 			w.onStep(st)
 		}

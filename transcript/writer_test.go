@@ -121,7 +121,7 @@ func TestWriterKeepsBytes(t *testing.T) {
 }
 
 // ReadFile refuses a file that is not a session log; a log line it cannot
-// read is given with its size.
+// read is given with its size; a last line still being written is left.
 func TestReadFileBounds(t *testing.T) {
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "old.log")
@@ -138,6 +138,9 @@ func TestReadFileBounds(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.Write(bytes.Repeat([]byte("z"), maxRecordLine+10))
 	f.Write([]byte("\nnot json\n"))
+	f.Close()
+	f, _ = os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write([]byte(`{"t":"2026-01-01T00:00:00Z","out":"half wri`))
 	f.Close()
 	_, recs, err := ReadFile(path)
 	if err != nil {
@@ -193,5 +196,21 @@ func TestFollow(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Follow = %v after cancel", err)
+	}
+}
+
+// BenchmarkWriter: a captured Claude Code session through the Writer
+// (wrap, parse, summarise), as the supervisor runs it.
+func BenchmarkWriter(b *testing.B) {
+	stream, err := os.ReadFile("testdata/claude.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(stream)))
+	for b.Loop() {
+		var log bytes.Buffer
+		w := NewWriter(&log, Header{Agent: "coder-1"}, FormatClaude)
+		w.Stdout().Write(stream)
+		w.End(End{Outcome: "done"})
 	}
 }
