@@ -132,3 +132,26 @@ func TestClaudeFailureCodes(t *testing.T) {
 		}
 	}
 }
+
+// The fixtures package transcript's own tests read, captured from the
+// installed CLIs, classify the same way. (Its claude-unreachable is a
+// session interrupted while Claude Code still retried: only retries, no
+// failure yet; left out.)
+func TestClassifyStreamFixtures(t *testing.T) {
+	for _, tc := range []struct{ format, file, kind string }{
+		{"claude", "claude-not-logged-in", "auth"},
+		{"codex", "codex-offline", "unreachable"},
+	} {
+		b, err := os.ReadFile("testdata/" + tc.file + ".jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log bytes.Buffer
+		w := NewWriter(&log, Header{}, tc.format)
+		w.Stdout().Write(b)
+		f := Classify(tc.format, w.Steps(), 1)
+		if f == nil || f.Kind != tc.kind {
+			t.Errorf("%s: %+v, want %s", tc.file, f, tc.kind)
+		}
+	}
+}
