@@ -44,9 +44,11 @@ type Config struct {
 	// generation.
 	Board Board
 	// Log receives the supervisor's own lines; AgentOut the agent's
-	// output.
+	// output. Events, when set, receives the supervisor's events instead
+	// of Log (git liza run decodes them), one call at a time.
 	Log      io.Writer
 	AgentOut io.Writer
+	Events   func(Event)
 	// Env is the environment agents start from.
 	Env []string
 	// Poll overrides the poll interval of the state's config.

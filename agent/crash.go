@@ -18,12 +18,12 @@ func (s *sup) crashed(ctx context.Context, w *work, why string, tail lastWords) 
 	s.crashes = recent(append(s.crashes, time.Now()), time.Now())
 	n := len(s.crashes)
 	if n >= CrashLimit {
-		s.logf("agent crashed %d times in %s (%s): stopping", n, CrashWindow, why)
+		s.eventf(EventCrashLoop, taskOf(w), "agent crashed %d times in %s (%s): stopping", n, CrashWindow, why)
 		s.crashLoop(ctx, w, why, tail, n)
 		return fmt.Errorf("%w: %d crashes in %s, last: %s", ErrCrashLoop, n, CrashWindow, why)
 	}
 	delay := s.Backoff << (n - 1)
-	s.logf("agent crashed (%s); retrying in %s", why, delay)
+	s.eventf(EventCrashed, taskOf(w), "agent crashed (%s); retrying in %s", why, delay)
 	pause(ctx, delay)
 	return nil
 }
@@ -36,11 +36,11 @@ func (s *sup) cannotStart(ctx context.Context, why string) error {
 	s.startFails = recent(append(s.startFails, time.Now()), time.Now())
 	n := len(s.startFails)
 	if n >= CrashLimit {
-		s.logf("%s (%d times in %s): stopping", why, n, CrashWindow)
+		s.eventf(EventCrashLoop, "", "%s (%d times in %s): stopping", why, n, CrashWindow)
 		return fmt.Errorf("%w: %s", ErrCannotStart, why)
 	}
 	delay := s.Backoff << (n - 1)
-	s.logf("%s; trying again in %s", why, delay)
+	s.eventf(EventCannotStart, "", "%s; trying again in %s", why, delay)
 	pause(ctx, delay)
 	return nil
 }
@@ -77,7 +77,7 @@ func (s *sup) crashLoop(ctx context.Context, w *work, why string, tail lastWords
 		_, err := s.Board.Anomaly(ctx, ops.AnomalyRequest{Type: "retry_loop", Task: task, Details: details})
 		return err
 	}); err != nil {
-		s.logf("log the crash loop: %v", err)
+		s.eventf(EventError, task, "log the crash loop: %v", err)
 	}
 }
 
@@ -103,11 +103,11 @@ func (s *sup) keepAlive(ctx context.Context, stop context.CancelCauseFunc) {
 		}
 		if err := s.do(func() error { _, err := s.Board.Heartbeat(ctx, ops.Call{}); return err }); err != nil {
 			if serr := s.staleNow(); serr != nil {
-				s.logf("%v", serr)
+				s.eventf(EventStopping, "", "%v", serr)
 				stop(serr)
 				return
 			}
-			s.logf("heartbeat: %v", err)
+			s.eventf(EventError, "", "heartbeat: %v", err)
 		}
 	}
 }

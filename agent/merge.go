@@ -122,11 +122,11 @@ func (s *sup) merge(ctx context.Context, t contracts.Task, poll time.Duration) {
 			s.mergeFailed(&t, err, poll)
 		default:
 			if l.held != nil {
-				s.logf("%s is back where the board records it: merges go on", m.IntegrationBranch)
+				s.eventf(EventInfo, t.ID, "%s is back where the board records it: merges go on", m.IntegrationBranch)
 				l.held = nil
 			}
 			delete(l.failures, t.ID)
-			s.logf("merged %s into %s at %s", t.ID, m.IntegrationBranch, shortSHA(m.MergeCommit))
+			s.eventf(EventMerged, t.ID, "merged %s into %s at %s", t.ID, m.IntegrationBranch, shortSHA(m.MergeCommit))
 		}
 		var next *contracts.Task
 		if err == nil && l.read != nil && ctx.Err() == nil {
@@ -174,7 +174,7 @@ func (s *sup) mergeFailed(t *contracts.Task, err error, poll time.Duration) {
 	f.retryAt = time.Now().Add(f.delay)
 	if msg := err.Error(); msg != f.msg {
 		f.msg = msg
-		s.logf("merge %s failed: %s (trying again in %s, then less often while it fails)", t.ID, msg, f.delay)
+		s.eventf(EventIntegrationFailed, t.ID, "merge %s failed: %s (trying again in %s, then less often while it fails)", t.ID, msg, f.delay)
 	}
 }
 
@@ -193,7 +193,7 @@ func (s *sup) mergeHeld(err error, poll time.Duration) {
 	h.retryAt = time.Now().Add(h.delay)
 	if msg := err.Error(); msg != h.msg {
 		h.msg = msg
-		s.logf("merges wait: %s", msg)
+		s.eventf(EventIntegrationFailed, "", "merges wait: %s", msg)
 	}
 }
 

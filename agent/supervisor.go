@@ -136,16 +136,13 @@ func Run(ctx context.Context, c Config) error {
 	return err
 }
 
-func (s *sup) logf(format string, args ...any) {
-	s.logMu.Lock()
-	defer s.logMu.Unlock()
-	fmt.Fprintf(s.Log, "%s %s\n", s.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
-}
-
 // waiting prints a waiting message once until the situation changes.
-func (s *sup) waiting(msg string) {
+func (s *sup) waiting(msg string) { s.waitingAs(EventWaiting, msg) }
+
+// waitingAs is waiting with the event's kind.
+func (s *sup) waitingAs(kind, msg string) {
 	if msg != s.logged {
-		s.logf("%s", msg)
+		s.eventf(kind, "", "%s", msg)
 		s.logged = msg
 	}
 }
@@ -243,15 +240,15 @@ func (s *sup) loop(ctx context.Context) error {
 		mode, sw := s.mode(st)
 		switch mode {
 		case contracts.ModeAborted:
-			s.logf("ABORT (%s): stopping", switchSource(sw))
+			s.eventf(EventStopping, "", "ABORT (%s): stopping", switchSource(sw))
 			return nil
 		case contracts.ModePaused, contracts.ModeCheckpoint:
-			s.waiting(fmt.Sprintf("%s (%s): waiting", mode, switchSource(sw)))
+			s.waitingAs(EventPaused, fmt.Sprintf("%s (%s): waiting", mode, switchSource(sw)))
 			s.sleep(ctx, s.poll(st), tip)
 			continue
 		}
 		if st.Goal.Status == "COMPLETED" {
-			s.logf("goal %s is completed: stopping", st.Goal.ID)
+			s.eventf(EventStopping, "", "goal %s is completed: stopping", st.Goal.ID)
 			return nil
 		}
 		w, acted, err := s.next(ctx, st)
@@ -265,7 +262,7 @@ func (s *sup) loop(ctx context.Context) error {
 		}
 		if w == nil {
 			if !acted {
-				s.waiting("waiting for work")
+				s.waitingAs(EventNoWork, "waiting for work")
 				s.sleep(ctx, s.poll(st), tip)
 			}
 			continue

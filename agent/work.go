@@ -57,7 +57,7 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 		}
 		return nil, false, fmt.Errorf("claim: %w", err)
 	}
-	s.logf("claimed %s (%s)", c.ID, c.Kind)
+	s.eventf(EventClaimed, c.ID, "claimed %s (%s)", c.ID, c.Kind)
 	return s.reload(ctx, c.ID)
 }
 
@@ -134,7 +134,7 @@ func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, boo
 		}
 		return nil, false, fmt.Errorf("review: %w", err)
 	}
-	s.logf("reviewing %s (author %s)", r.ID, r.Author)
+	s.eventf(EventReviewing, r.ID, "reviewing %s (author %s)", r.ID, r.Author)
 	return s.reload(ctx, r.ID)
 }
 
@@ -158,7 +158,7 @@ func (s *sup) resume(ctx context.Context, st *contracts.State, t *contracts.Task
 	if t = cur.Task(t.ID); t == nil || !s.holds(t) {
 		return nil, false, nil
 	}
-	s.logf("renewed the lease on %s before resuming it", t.ID)
+	s.eventf(EventResumed, t.ID, "renewed the lease on %s before resuming it", t.ID)
 	return &work{task: t}, false, nil
 }
 
@@ -179,14 +179,14 @@ func (s *sup) nextPlanner(ctx context.Context, st *contracts.State) (*work, bool
 		if err := s.do(func() error { _, err := s.Board.Complete(ctx, ops.Call{}); return err }); err != nil {
 			return nil, false, fmt.Errorf("complete the goal: %w", err)
 		}
-		s.logf("every task is terminal: goal %s and sprint %s completed", st.Goal.ID, st.Sprint.ID)
+		s.eventf(EventCompleted, "", "every task is terminal: goal %s and sprint %s completed", st.Goal.ID, st.Sprint.ID)
 		return nil, true, nil
 	}
 	p := contracts.Planning(st)
 	if p.Trigger == "" || p.Fingerprint() == s.seen {
 		return nil, false, nil
 	}
-	s.logf("wake: %s (%s)", p.Trigger, strings.Join(p.Items, ", "))
+	s.eventf(EventWake, "", "wake: %s (%s)", p.Trigger, strings.Join(p.Items, ", "))
 	return &work{trigger: &p}, false, nil
 }
 

@@ -2,8 +2,10 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -25,7 +27,7 @@ import (
 
 // supervisorCmds start and stop teams of agents.
 func (e *Env) supervisorCmds() []*cli.Command {
-	return []*cli.Command{e.agentCmd(), e.runCmd(), e.doctorCmd(), e.superviseCmd(), e.demoCmd(), e.demoAgentCmd()}
+	return []*cli.Command{e.agentCmd(), e.runCmd(), e.logsCmd(), e.doctorCmd(), e.superviseCmd(), e.demoCmd(), e.demoAgentCmd()}
 }
 
 func agentFlags() []cli.Flag {
@@ -47,7 +49,10 @@ func (e *Env) agentCmd() *cli.Command {
 			"a missing dependency). Ctrl-C or SIGTERM stops the supervisor, which releases its work.",
 		Flags: append(agentFlags(),
 			&cli.BoolFlag{Name: "replace", Usage: "take the agent id from a supervisor that still holds it"},
-			&cli.StringFlag{Name: "key", Usage: "the agent's own SSH signing key: its supervisor's state commits, its commits and its git liza commands are signed with it"}),
+			&cli.StringFlag{Name: "key", Usage: "the agent's own SSH signing key: its supervisor's state commits, its commits and its git liza commands are signed with it"},
+			// run's supervisors write their events as JSON lines, which
+			// run decodes, and keep their agents' output to the logs.
+			&cli.StringFlag{Name: "events", Hidden: true, Usage: "json: events as JSON lines on stdout, the agent's output in its session log only"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			a := cmd.Args().Slice()
 			if len(a) < 1 {
@@ -124,6 +129,9 @@ func signWith(key string) error {
 // supervise registers an agent id for the role, runs the supervisor and
 // unregisters when it stops.
 func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Role, launch agent.Launch) error {
+	if v := cmd.String("events"); v != "" && v != "json" {
+		return contracts.Invalidf("--events takes json, not %q", v)
+	}
 	s, err := e.openAs(cmd, "")
 	if err != nil {
 		return err
@@ -170,14 +178,28 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	if launch.Sandboxed {
 		how += " (sandboxed)"
 	}
-	fmt.Fprintf(e.Stdout, "%s %s supervising %s (generation %d): %s\n", board.Now().Format("15:04:05"), id, role.IDPrefix(), gen, how)
 	// The supervisor's lines quote agents' text, and its agent's output is
 	// whatever the model printed: both reach the terminal made printable.
 	logOut, agentOut := newPrintableWriter(e.Stdout), newPrintableWriter(e.Stdout)
 	defer agentOut.Flush()
+	var events func(agent.Event)
+	if cmd.String("events") == "json" {
+		enc := json.NewEncoder(e.Stdout)
+		events = func(ev agent.Event) { _ = enc.Encode(ev) }
+		agentOut = newPrintableWriter(io.Discard)
+	}
+	say := func(kind, format string, args ...any) {
+		ev := agent.Event{T: board.Now(), Agent: id, Kind: kind, Msg: fmt.Sprintf(format, args...)}
+		if events != nil {
+			events(ev)
+		} else {
+			fmt.Fprintf(e.Stdout, "%s %s\n", ev.T.Format("15:04:05"), ev.Msg)
+		}
+	}
+	say(agent.EventStarted, "%s supervising %s (generation %d): %s", id, role.IDPrefix(), gen, how)
 	c := agent.Config{
 		ID: id, Role: role, Generation: gen, Repo: s.repo, Root: root,
-		Launch: launch, Board: board,
+		Launch: launch, Board: board, Events: events,
 		Log: logOut, AgentOut: agentOut, Env: agentEnviron(),
 		Poll: cmd.Duration("poll"), Backoff: cmd.Duration("backoff"),
 		Remote:    board.Remote() != "",
@@ -209,7 +231,7 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "git-liza: %s: %s\n", id, contracts.Printable(err.Error()))
 	} else {
-		fmt.Fprintf(e.Stdout, "%s %s stopped\n", board.Now().Format("15:04:05"), id)
+		say(agent.EventStopped, "%s stopped", id)
 	}
 	// An agent CLI that cannot work here (not logged in, its endpoint
 	// unreachable, ...) is a missing dependency: exit 5, one line with

@@ -174,9 +174,17 @@ var helpText = map[string]help{
 		`git liza agent coder --cli codex --sandboxed     # in a container or VM of its own`,
 		`git liza agent code-reviewer -- ./my-reviewer.sh`,
 	}},
-	"run": {usage: "run [--coders N] [--reviewers M] [--no-planner] [--sandboxed] [--cli NAME | -- COMMAND ARGS ...]", category: catTeam, examples: []string{
+	"run": {usage: "run [--coders N] [--reviewers M] [--no-planner] [--sandboxed] [--follow AGENT | -v] [--json] [--cli NAME | -- COMMAND ARGS ...]", category: catTeam, examples: []string{
 		`git liza run --coders 2 --reviewers 1 --cli claude`,
 		`git liza run --no-planner --sandboxed --cli gemini`,
+		`git liza run --follow coder-1            # also coder-1's steps, as git liza logs -f shows them`,
+		`git liza run --json | jq -c 'select(.kind == "merged")'`,
+	}},
+	"logs": {usage: logsUsage, category: catTeam, examples: []string{
+		`git liza logs                      # every session: agent, task, outcome, steps, tokens`,
+		`git liza logs task-3               # task-3's latest session, step by step`,
+		`git liza logs coder-1 -f           # follow coder-1's session as it runs`,
+		`git liza logs --session 7 --json | jq -c 'select(.error)'`,
 	}},
 	"doctor": {usage: "doctor [--cli NAME] [--sandboxed] [-- COMMAND ARGS ...]", category: catTeam, examples: []string{
 		`git liza doctor                  # the claude preset, as git liza run would start it`,

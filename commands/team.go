@@ -3,6 +3,8 @@ package commands
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,9 +15,11 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/liza-dev/git-liza/agent"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -23,9 +27,13 @@ import (
 func (e *Env) runCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
-		Usage:     "start a whole team (planner, coders, reviewers) with prefixed output; Ctrl-C stops it",
+		Usage:     "start a whole team (planner, coders, reviewers), showing what each supervisor does; Ctrl-C stops it",
 		ArgsUsage: "[-- COMMAND ARGS...]",
-		Description: "Ctrl-C or SIGTERM stops every supervisor, which releases its work. A script that started the\n" +
+		Description: "run prints the supervisors' events, one line each; the agents' output goes to their session\n" +
+			"logs (git liza logs). --follow AGENT, or -v for every agent, also shows those agents' steps as\n" +
+			"git liza logs -f does; --json prints the events as JSON lines. A supervisor that stops for a\n" +
+			"missing dependency or its environment (exit 5) stops the team: run says why once and exits 5.\n" +
+			"Ctrl-C or SIGTERM stops every supervisor, which releases its work. A script that started the\n" +
 			"team in the background should stop it with SIGTERM: such a job ignores SIGINT, and git, when\n" +
 			"git liza run came through it, then reports \"waitpid for git-liza failed\" and exits 128 though\n" +
 			"the team stopped cleanly (git-liza run itself exits 0).",
@@ -33,6 +41,8 @@ func (e *Env) runCmd() *cli.Command {
 			&cli.IntFlag{Name: "coders", Value: 1, Usage: "how many coders"},
 			&cli.IntFlag{Name: "reviewers", Value: 1, Usage: "how many code reviewers"},
 			&cli.BoolFlag{Name: "no-planner", Usage: "start no planner (tasks are planned by hand)"},
+			&cli.StringSliceFlag{Name: "follow", Usage: "also show the steps of agent `ID` (repeat it, or a comma list)"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also show every agent's steps"},
 			&cli.StringFlag{Name: "keys", Usage: "a directory of SSH signing keys, one per agent named by its id (DIR/coder-1): each agent signs with its own (agent --key)"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if _, err := agentLaunch(ctx, cmd, cmd.Args().Slice()); err != nil {
@@ -75,7 +85,8 @@ func (e *Env) runCmd() *cli.Command {
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			longLived()
-			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, keys: cmd.String("keys"), out: e.Stdout, progress: e.progress()})
+			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, keys: cmd.String("keys"), out: e.Stdout, progress: e.progress(),
+				events: true, json: cmd.Bool("json"), follow: splitList(cmd.StringSlice("follow")), followAll: cmd.Bool("verbose"), sessions: filepath.Join(s.repo.CommonDir, "liza", "logs", "sessions")})
 		},
 	}
 }
@@ -90,6 +101,15 @@ type teamSpec struct {
 	unset             []string // environment variables the supervisors must not inherit
 	quiet             bool     // do not prefix-print the supervisors' output
 	log               io.Writer
+	// events: the supervisors write their events as JSON lines, which
+	// are shown one line each (or, with json, as JSON lines); their
+	// agents' output goes only to the session logs.
+	events, json bool
+	// follow are the agents whose sessions' steps are shown too, from
+	// their logs under sessions.
+	follow    []string
+	followAll bool
+	sessions  string
 	// exe and start are the program that runs a supervisor and how it is
 	// started: git-liza itself and exec.Cmd.Start, except in tests.
 	exe   string
@@ -127,6 +147,14 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 	if len(ids) == 0 {
 		return contracts.Invalidf("a team needs at least one agent")
 	}
+	if t.followAll {
+		t.follow = ids
+	}
+	for _, id := range t.follow {
+		if !slices.Contains(ids, id) {
+			return contracts.Invalidf("--follow %s: the team has no such agent (it runs %s)", contracts.Printable(id), strings.Join(ids, ", "))
+		}
+	}
 	keyArgs, err := teamKeys(t.keys, ids)
 	if err != nil {
 		return err
@@ -136,14 +164,39 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 		width = max(width, len(id))
 	}
 	var mu sync.Mutex
+	emit := func(ev agent.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if t.log != nil {
+			fmt.Fprintf(t.log, "[%-*s] %s\n", width, ev.Agent, eventLine(ev))
+		}
+		switch {
+		case t.quiet:
+		case t.json:
+			b, _ := json.Marshal(ev)
+			fmt.Fprintf(t.out, "%s\n", b)
+		case ev.Kind == agent.EventNoWork:
+			// "waiting for work" after each session said nothing a person
+			// acts on (a fifth of a 4-task run's lines).
+		default:
+			fmt.Fprintf(t.out, "[%-*s] %s\n", width, ev.Agent, eventLine(ev))
+		}
+	}
 	var wg sync.WaitGroup
 	type result struct {
-		id  string
-		err error
+		id     string
+		err    error
+		stderr []string // its last lines on stderr
 	}
 	results := make(chan result, len(ids))
 	if t.progress != nil {
 		t.progress(fmt.Sprintf("starting %s; Ctrl-C stops them", strings.Join(ids, ", ")))
+	}
+	// Followed agents' logs are looked at before any supervisor starts:
+	// the sessions already there are not this run's.
+	if len(t.follow) > 0 {
+		stopFollow := followAgents(t.follow, t.sessions, emit)
+		defer stopFollow()
 	}
 	var procs []*exec.Cmd
 	stop := func() {
@@ -158,13 +211,18 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 	for _, id := range ids {
 		role, _ := contracts.ParseAgentID(id)
 		args := append(append([]string{"agent", role.IDPrefix(), "--agent", id}, keyArgs[id]...), t.args...)
+		if t.events {
+			args = slices.Insert(args, 4, "--events=json")
+		}
 		c := exec.Command(exe, args...)
 		c.Dir, c.Env = e.Dir, env
 		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		pr, pw := io.Pipe()
-		c.Stdout, c.Stderr = pw, pw
+		er, ew := io.Pipe()
+		c.Stdout, c.Stderr = pw, ew
 		if err := start(c); err != nil {
 			pw.Close()
+			ew.Close()
 			stop()
 			for range procs {
 				<-results
@@ -173,36 +231,22 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 			return contracts.Invalidf("cannot start the supervisor of %s: %v; stopped the others", id, err)
 		}
 		procs = append(procs, c)
-		prefix := fmt.Sprintf("[%-*s] ", width, id)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sc := bufio.NewScanner(pr)
-			sc.Buffer(make([]byte, 64*1024), 1024*1024)
-			for sc.Scan() {
-				// A supervisor's output is its own lines and its agent's
-				// output, which is whatever the model chose to print:
-				// each line is made printable (tabs kept) before it
-				// reaches the terminal or the log.
-				line := contracts.PrintableText(sc.Text())
-				mu.Lock()
-				if t.log != nil {
-					fmt.Fprintf(t.log, "%s%s\n", prefix, line)
-				}
-				if !t.quiet {
-					fmt.Fprintf(t.out, "%s%s\n", prefix, line)
-				}
-				mu.Unlock()
-			}
-			_, _ = io.Copy(io.Discard, pr)
+			relayEvents(pr, id, emit)
 		}()
+		tail := make(chan []string, 1)
+		go func() { tail <- lastLines(er, stderrLines) }()
 		go func() {
 			err := c.Wait()
 			pw.Close()
-			results <- result{id, err}
+			ew.Close()
+			results <- result{id, err, <-tail}
 		}()
 	}
 	var failed []string
+	var envFail []string // the lines of supervisors that exited 5, each once
 	stopping := false
 	for range procs {
 		var r result
@@ -218,15 +262,99 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 			}
 			r = <-results
 		}
+		// A supervisor stopped by a missing dependency or an environment
+		// failure (exit 5) stops the team: the others would meet it too.
+		// Its one line is said once, however many supervisors said it.
+		var ee *exec.ExitError
+		if errors.As(r.err, &ee) && ee.ExitCode() == int(contracts.CodeMissingDep) {
+			line := "the supervisor of " + r.id + " stopped (exit 5)"
+			if n := len(r.stderr); n > 0 {
+				line = strings.TrimPrefix(r.stderr[n-1], "git-liza: ")
+			}
+			if !slices.Contains(envFail, line) {
+				envFail = append(envFail, line)
+			}
+			if !stopping {
+				stopping = true
+				if t.progress != nil {
+					t.progress("stopping the team: " + r.id + " cannot go on here")
+				}
+				stop()
+			}
+			continue
+		}
+		for _, l := range r.stderr {
+			emit(agent.Event{T: time.Now(), Agent: r.id, Kind: agent.EventError, Msg: l})
+		}
 		if r.err != nil {
 			failed = append(failed, fmt.Sprintf("%s (%v)", r.id, r.err))
 		}
 	}
 	wg.Wait()
+	if len(envFail) > 0 {
+		return contracts.Errorf(contracts.CodeMissingDep, "%s", strings.Join(envFail, "; "))
+	}
 	if len(failed) > 0 && !stopping {
 		return contracts.Invalidf("supervisors failed: %s", strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// stderrLines bounds what is kept of a supervisor's stderr: its last lines
+// say why it stopped.
+const stderrLines = 20
+
+// relayEvents reads a supervisor's output: JSON events (agent --events=json)
+// or, from a supervisor that does not write them, lines taken as they are,
+// and hands each to emit as the event of agent id. A line longer than
+// maxEventLine ends the relay; the rest of the output is read and dropped.
+func relayEvents(r io.Reader, id string, emit func(agent.Event)) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), maxEventLine)
+	for sc.Scan() {
+		var ev agent.Event
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &ev) != nil || ev.Kind == "" {
+			ev = agent.Event{T: time.Now(), Kind: eventOutput, Msg: sc.Text()}
+		}
+		ev.Agent = id
+		emit(ev)
+	}
+	_, _ = io.Copy(io.Discard, r)
+}
+
+// maxEventLine bounds one line of a supervisor's output.
+const maxEventLine = 1024 * 1024
+
+// eventOutput is the kind run gives a line of a supervisor that is not an
+// event.
+const eventOutput = "output"
+
+// eventLine is an event as run shows it: its time and message, made
+// printable (tabs kept); a line that was no event, as it was.
+func eventLine(ev agent.Event) string {
+	switch ev.Kind {
+	case eventOutput:
+		return contracts.PrintableText(ev.Msg)
+	case eventStep: // rendered and escaped by transcript.Render
+		return ev.T.Format("15:04:05") + "   " + ev.Msg
+	}
+	return ev.Line()
+}
+
+// lastLines reads r to its end and returns its last n lines, each bounded.
+func lastLines(r io.Reader, n int) []string {
+	var out []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 64*1024)
+	for sc.Scan() {
+		if len(out) == n {
+			out = out[1:]
+		}
+		out = append(out, sc.Text())
+	}
+	_, _ = io.Copy(io.Discard, r)
+	return out
 }
 
 // teamKeys is the --key flag of each agent's supervisor, from a directory
