@@ -175,6 +175,18 @@ env_key = "SCRIPTED_KEY"
 			if len(logs) != 2 {
 				t.Errorf("session logs %v, want 2", logs)
 			}
+
+			// A whole team: run stops with the supervisor's one line, once
+			// (exit 5); the task is UNCLAIMED again.
+			out, errOut, code = run(env, "git", "liza", "run", "--no-planner", "--coders", "1", "--reviewers", "0", "--cli", c.name, "--sandboxed", "--poll", "200ms", "--backoff", "200ms")
+			if code != 5 || errOut != wantLine {
+				t.Fatalf("run: exit %d, stderr %q\nwant %q\nstdout:\n%s", code, errOut, wantLine, out)
+			}
+			show, _, _ = run(env, "git", "liza", "show", "--json", "hello")
+			board, _, _ = run(env, "git", "liza", "show", "--json")
+			if !strings.Contains(show, `"status": "UNCLAIMED"`) || strings.Contains(board, "BLOCKED") || strings.Contains(board, "retry_loop") {
+				t.Errorf("after run, hello:\n%s", show)
+			}
 		})
 	}
 }
