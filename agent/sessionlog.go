@@ -62,3 +62,41 @@ func (ses *session) end() transcript.End {
 	}
 	return e
 }
+
+// lastWords is what a failure quotes of a session's output: its last
+// lines, or for a CLI's stream the last tool error, else the last error
+// the CLI reported, else the model's last text (transcript.Summary.Quote),
+// which says what it is.
+type lastWords struct {
+	text   string
+	quoted bool // text is a labelled quote of the stream
+}
+
+// lastOutput is what a failure quotes of the session's output, read once:
+// it is called after the agent's output has ended.
+func (ses *session) lastOutput() lastWords {
+	if !ses.tailRead {
+		ses.tailRead = true
+		if ses.format != transcript.FormatText && ses.tw != nil {
+			if q := ses.tw.Summary().Quote(); q != "" {
+				ses.tail = lastWords{text: q, quoted: true}
+				return ses.tail
+			}
+		}
+		ses.tail = lastWords{text: ses.out.lastLines(crashLines)}
+	}
+	return ses.tail
+}
+
+// withOutput adds the last words of the agent's output, if any, to what a
+// failure says.
+func withOutput(what string, tail lastWords) string {
+	switch {
+	case tail.text == "":
+	case tail.quoted:
+		what += "; " + tail.text
+	default:
+		what += "; last output:\n" + tail.text
+	}
+	return what
+}

@@ -28,6 +28,10 @@ type claudeEvent struct {
 	// An assistant message the CLI made itself for a failed request
 	// ("authentication_failed", "rate_limit", ...).
 	Error string `json:"error"`
+	// The result of a failed session: why it ended ("api_error") and the
+	// HTTP status of the failed request, if any.
+	TerminalReason string          `json:"terminal_reason"`
+	APIErrorStatus json.RawMessage `json:"api_error_status"`
 }
 
 // claudeRetry is a system/api_retry event.
@@ -76,12 +80,12 @@ func (p *Parser) claude(t time.Time, raw json.RawMessage) []Step {
 			var r claudeRetry
 			_ = json.Unmarshal(raw, &r)
 			status := "no status"
-			if len(r.ErrorStatus) > 0 && string(r.ErrorStatus) != "null" {
-				status = "status " + string(r.ErrorStatus)
+			if n := httpStatus(r.ErrorStatus); n != 0 {
+				status = fmt.Sprintf("status %d", n)
 			}
 			p.lastErr = fmt.Sprintf("API request failed (%s, %s): retry %d of %d in %d ms",
 				r.Error, status, r.Attempt, r.MaxRetries, r.RetryDelayMS)
-			return []Step{{T: t, Kind: KindError, Text: p.lastErr, Error: true}}
+			return []Step{{T: t, Kind: KindError, Text: p.lastErr, Error: true, Code: r.Error, Status: httpStatus(r.ErrorStatus)}}
 		}
 	case "assistant", "user":
 		var out []Step
@@ -96,8 +100,7 @@ func (p *Parser) claude(t time.Time, raw json.RawMessage) []Step {
 					st.Kind = KindOutput // text the CLI passed as the user's
 				}
 				if ev.Error != "" {
-					st.Kind, st.Error = KindError, true
-					st.Failure = claudeFailure(ev.Error, b.Text) // its error code (failure.go)
+					st.Kind, st.Error, st.Code = KindError, true, ev.Error
 					p.lastErr = b.Text
 				} else if st.Kind == KindText {
 					p.lastErr = ""
@@ -128,6 +131,10 @@ func (p *Parser) claude(t time.Time, raw json.RawMessage) []Step {
 			}
 			st := textStep(t, KindError, text, 0)
 			st.Error = ev.Result != "" || p.lastErr == ""
+			st.Code, st.Status = ev.TerminalReason, httpStatus(ev.APIErrorStatus)
+			if st.Code == "" {
+				st.Code = ev.Subtype
+			}
 			out = append(out, st)
 		}
 		u := Usage{CostUSD: ev.TotalCostUSD}
@@ -138,6 +145,15 @@ func (p *Parser) claude(t time.Time, raw json.RawMessage) []Step {
 		return append(out, Step{T: t, Kind: KindUsage, SessionID: ev.SessionID, Usage: &u})
 	}
 	return nil
+}
+
+// httpStatus is a status number, or 0 (null, absent, not a number).
+func httpStatus(raw json.RawMessage) int {
+	var n int
+	if json.Unmarshal(raw, &n) != nil {
+		return 0
+	}
+	return n
 }
 
 // claudeBlocks reads a message's content: a list of blocks, or a string.

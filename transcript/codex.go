@@ -73,8 +73,11 @@ func (p *Parser) codex(t time.Time, raw json.RawMessage) []Step {
 		if ev.Error != nil && ev.Error.Message != "" {
 			msg = ev.Error.Message
 		}
+		// codex names no kind of error: its event type says whether the
+		// turn failed ("turn.failed") or it reports and goes on ("error",
+		// as while it reconnects).
 		st := textStep(t, KindError, msg, 0)
-		st.Error = true
+		st.Error, st.Code = true, ev.Type
 		return []Step{st}
 	case "item.started":
 		if ev.Item == nil {

@@ -26,7 +26,7 @@ const (
 // retried past), and its exit code. The model's text and the tools'
 // output, which an agent writes as it likes, are never read, and a
 // session that exited 0 did not fail. Claude Code names the failure with
-// an error code of its own (the parser keeps it as Step.Failure); codex
+// an error code of its own (the parser keeps it as Step.Code); codex
 // exec --json and gemini give text only, so their own fixed messages are
 // matched, and the API's error object where gemini quotes it.
 func Classify(format string, steps []Step, exit int) *Failure {
@@ -42,6 +42,11 @@ func Classify(format string, steps []Step, exit int) *Failure {
 		}
 		if st.Failure != nil {
 			return st.Failure
+		}
+		if format == FormatClaude && st.Kind == KindError && st.Code != "" {
+			if f := claudeFailure(st.Code, st.Text); f != nil {
+				return f
+			}
 		}
 		switch {
 		case st.Kind == KindError && st.Error && last == nil:

@@ -58,12 +58,15 @@ func (p *Parser) gemini(t time.Time, raw json.RawMessage) []Step {
 		return append(out, toolStep(t, ev.ToolName, ev.Parameters))
 	case "tool_result":
 		text, failed := ev.Output, ev.Status != "success"
+		code := ""
 		if ev.Error != nil && ev.Error.Message != "" {
-			text, failed = ev.Error.Message, true
+			text, failed, code = ev.Error.Message, true, ev.Error.Type
 		}
 		tool := p.tools[ev.ToolID]
 		delete(p.tools, ev.ToolID)
-		return append(out, resultStep(t, tool, text, failed))
+		st := resultStep(t, tool, text, failed)
+		st.Code = code
+		return append(out, st)
 	case "error":
 		st := textStep(t, KindError, ev.Message, 0)
 		st.Error = ev.Severity != "warning"
@@ -71,7 +74,11 @@ func (p *Parser) gemini(t time.Time, raw json.RawMessage) []Step {
 	case "result":
 		if ev.Error != nil && ev.Error.Message != "" {
 			st := textStep(t, KindError, ev.Error.Message, 0)
-			st.Error = true
+			st.Error, st.Code = true, ev.Error.Type
+			out = append(out, st)
+		} else if ev.Status == "error" {
+			st := textStep(t, KindError, "the session failed", 0)
+			st.Error, st.Code = true, "error"
 			out = append(out, st)
 		}
 		if ev.Stats != nil {

@@ -204,3 +204,47 @@ func TestParseFailedSessions(t *testing.T) {
 		t.Errorf("not logged in shown %d times:\n%s", n, strings.Join(lines, "\n"))
 	}
 }
+
+// A rejected API key (an endpoint on 127.0.0.1 answering 401, as
+// Anthropic, OpenAI and Google word it), as each installed CLI reports
+// it: the error steps carry the CLI's own code and the HTTP status where
+// its stream has them, so that Classify need not read prose.
+func TestParseRejectedKey(t *testing.T) {
+	for _, tc := range []struct {
+		file, format string
+		want         Step // the last error step's Kind, Error, Code, Status
+		quote        string
+	}{
+		// claude 2.1.328 retries even a 401 (stopped here by timeout
+		// after 7 retries): system/api_retry, error and status.
+		{"claude-401", "claude", Step{Kind: KindError, Error: true, Code: "authentication_failed", Status: 401},
+			"last error: API request failed (authentication_failed, status 401): retry 7 of 10 in "},
+		// codex 0.169.0: five reconnections, an error, turn.failed; the
+		// status only in its prose; exit 1.
+		{"codex-401", "codex", Step{Kind: KindError, Error: true, Code: "turn.failed"},
+			"last error: unexpected status 401 Unauthorized: Incorrect API key provided, url: http://127.0.0.1:43917/v1/responses"},
+		// gemini 0.61.0: a result of status error, type "unknown", the
+		// API's own error JSON in its message; exit 145.
+		{"gemini-401", "gemini", Step{Kind: KindError, Error: true, Code: "unknown"},
+			`last error: [API Error: {"error":{"code":401,"message":"API key not valid. Please pass a valid API key.","status":"UNAUTHENTICATED"}}]`},
+	} {
+		b, err := os.ReadFile("testdata/" + tc.file + ".jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := NewWriter(&bytes.Buffer{}, Header{}, tc.format)
+		w.Stdout().Write(b)
+		var last Step
+		for _, st := range w.Steps() {
+			if st.Kind == KindError && st.Error {
+				last = st
+			}
+		}
+		if last.Kind != tc.want.Kind || last.Error != tc.want.Error || last.Code != tc.want.Code || last.Status != tc.want.Status {
+			t.Errorf("%s: last error step %+v, want code %q status %d", tc.file, last, tc.want.Code, tc.want.Status)
+		}
+		if q := w.Summary().Quote(); !strings.HasPrefix(q, tc.quote) {
+			t.Errorf("%s: quote %q, want %q", tc.file, q, tc.quote)
+		}
+	}
+}

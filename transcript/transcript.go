@@ -100,8 +100,15 @@ type Step struct {
 	Input string    `json:"input,omitempty"` // a tool call's input, as compact JSON or the command
 	Text  string    `json:"text,omitempty"`
 	// Bytes is the full size of a text cut at MaxText (0 when whole).
-	Bytes     int      `json:"bytes,omitempty"`
-	Error     bool     `json:"error,omitempty"`
+	Bytes int  `json:"bytes,omitempty"`
+	Error bool `json:"error,omitempty"`
+	// Code and Status are what the CLI's own event says of an error, for
+	// telling its kind without reading its prose: Code the CLI's word
+	// (claude's "authentication_failed", gemini's error type, codex's
+	// event type "turn.failed" or "error"), Status an HTTP status when
+	// the CLI gives one.
+	Code      string   `json:"code,omitempty"`
+	Status    int      `json:"status,omitempty"`
 	SessionID string   `json:"session_id,omitempty"`
 	Model     string   `json:"model,omitempty"`
 	Usage     *Usage   `json:"usage,omitempty"`
