@@ -124,10 +124,8 @@ func (s *sup) releaseHeld(ctx context.Context, t *contracts.Task, f transcript.F
 	if s.Role == contracts.RoleReviewer {
 		side = "reviewer"
 	}
-	cur := s.stillHeld(ctx, t)
-	if cur == nil {
-		return
-	}
+	// The board refuses to release what this agent does not hold (a coder
+	// its own claim only, a reviewer its own review only).
 	if err := s.do(func() error {
 		_, err := s.Board.Release(ctx, ops.ReleaseRequest{Task: t.ID, Side: side})
 		return err

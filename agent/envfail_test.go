@@ -154,3 +154,35 @@ func TestEnvFailureStopsAndReleases(t *testing.T) {
 		t.Errorf("the supervisor said:\n%s", log)
 	}
 }
+
+// A reviewer whose CLI cannot work releases its review (and a planner,
+// which holds no task, just stops); neither blocks nor logs an anomaly.
+func TestEnvFailureReviewerAndPlanner(t *testing.T) {
+	auth := &transcript.Failure{Kind: "auth", Message: "Not logged in · Please run /login", Fix: "set ANTHROPIC_API_KEY"}
+	for _, tc := range []struct {
+		role contracts.Role
+		id   string
+		task *contracts.Task
+		want []string
+	}{
+		{contracts.RoleReviewer, "code-reviewer-1", &contracts.Task{ID: "a"}, []string{"session a stopped", "session a stopped", "task release"}},
+		{contracts.RolePlanner, "planner-1", nil, nil},
+	} {
+		f := &fakeBoard{}
+		s, log := newSup(tc.role, tc.id, f)
+		w := &work{task: tc.task}
+		var err error
+		for s.runs = 1; s.runs <= 2; s.runs++ {
+			err = s.envFailed(context.Background(), w, &session{failure: auth, out: &tailWriter{}, started: time.Now()})
+			if s.runs == 1 && err != nil {
+				t.Fatalf("%s: the first failure stopped: %v", tc.id, err)
+			}
+		}
+		if !errors.Is(err, ErrEnvironment) {
+			t.Errorf("%s: %v, want ErrEnvironment", tc.id, err)
+		}
+		if got := f.verbs(); strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%s: calls %q, want %q\n%s", tc.id, got, tc.want, log)
+		}
+	}
+}
