@@ -153,6 +153,9 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	}
 	status := exitStatus(exitErr)
 	ses.exit = status
+	if ses.failure != nil {
+		return s.envFailed(ctx, w, ses)
+	}
 	switch status {
 	case ExitRestart:
 		s.eventf(EventSessionEnded, taskOf(w), "%s: exited 42 after %s: restarting at once", label, took)

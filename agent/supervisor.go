@@ -68,6 +68,7 @@ type sup struct {
 	idles      map[string]int // by task: sessions in a row that ended without moving it
 	seen       string         // fingerprint of the planning context last handed to the planner
 	runs       int
+	env        envTrack   // sessions that failed for their environment (envfail.go)
 	lane       mergeLane  // the reviewer's merges, beside its reviews
 	viewMu     sync.Mutex // the loop and keepAlive both read the board
 	view       cas.View   // the board, read once and then by what changed

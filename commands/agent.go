@@ -234,6 +234,13 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	} else {
 		say(agent.EventStopped, "%s stopped%s", id, parkedLine(role, out.Released))
 	}
+	// An agent CLI that cannot work here (not logged in, its endpoint
+	// unreachable, ...) is a missing dependency: exit 5, one line with
+	// the CLI's words and the fix.
+	var envErr *agent.EnvError
+	if errors.As(runErr, &envErr) {
+		return contracts.Errorf(contracts.CodeMissingDep, "%s stopped: %s", id, envErr.Line())
+	}
 	if runErr != nil {
 		return contracts.Invalidf("%s: %v", id, runErr)
 	}

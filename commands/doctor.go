@@ -20,10 +20,12 @@ func (e *Env) doctorCmd() *cli.Command {
 		Name:      "doctor",
 		Usage:     "can a team run here? one line per check; exit 0 only when it can",
 		ArgsUsage: "[-- COMMAND ARGS...]",
-		Description: "Checks git, the agent CLI (--cli, default claude; or a command after --) and its version, the user\n" +
-			"and the sandbox (--sandboxed as git liza agent and run take it), git-liza's hooks in task worktrees,\n" +
-			"the remote in remote mode (reachable, writable, its server hook), and scripts/integration-test.sh.\n" +
-			"git liza agent and run make the same checks of git and the agent CLI before they start.",
+		Description: "Checks git, the agent CLI (--cli, default claude; or a command after --) and its version, that\n" +
+			"it can authenticate (its key variable, its login, its settings; one request to its endpoint), the\n" +
+			"user and the sandbox (--sandboxed as git liza agent and run take it), git-liza's hooks in task\n" +
+			"worktrees, the remote in remote mode (reachable, writable, its server hook), and\n" +
+			"scripts/integration-test.sh. git liza agent and run make the same checks of git and the agent CLI\n" +
+			"before they start, its authentication offline (no request).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cli", Usage: "agent CLI preset: " + strings.Join(agent.PresetNames(), ", ") + " (default claude)"},
 			&cli.BoolFlag{Name: "sandboxed", Usage: "check as for a team run with --sandboxed"},

@@ -65,7 +65,7 @@ var permissions = map[Op][]Role{
 	OpUnblock:    {RoleHuman, RolePlanner},
 	OpSupersede:  {RoleHuman, RolePlanner},
 	OpAbandon:    {RoleHuman, RolePlanner},
-	OpRelease:    {RoleHuman, RolePlanner, RoleReviewer}, // a reviewer releases its own review
+	OpRelease:    {RoleHuman, RolePlanner, RoleCoder, RoleReviewer}, // a coder its own claim, a reviewer its own review
 	OpArchive:    {RoleHuman, RolePlanner},
 	OpAnomaly:    {RoleHuman, RolePlanner, RoleCoder, RoleReviewer},
 	OpDiscover:   {RoleHuman, RolePlanner, RoleCoder, RoleReviewer},

@@ -18,7 +18,7 @@ func TestPermissions(t *testing.T) {
 		OpClaim: C, OpCheckpoint: C, OpHeartbeat: P | C | R, OpSubmit: C, OpHandoff: C,
 		OpReview: R, OpVerdict: R, OpMerge: R,
 		OpBlock: H | P | C, OpUnblock: H | P, OpSupersede: H | P, OpAbandon: H | P,
-		OpRelease: H | P | R, OpArchive: H | P,
+		OpRelease: H | P | C | R, OpArchive: H | P,
 		OpAnomaly: H | P | C | R, OpDiscover: H | P | C | R, OpNote: H | P | C | R,
 		OpPause: H, OpResume: H, OpAbort: H, OpRegister: P | C | R, OpSprint: H | P,
 		OpConvert: H | P, OpGoal: H | P, OpAdopt: H,

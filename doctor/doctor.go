@@ -1,5 +1,5 @@
 // Package doctor answers "can a team run here?": one typed check per
-// thing a team needs (git, the agent CLI, the user and sandbox, hooks in
+// thing a team needs (git, the agent CLI and its credentials, the user and sandbox, hooks in
 // task worktrees, the remote, the integration test). git liza doctor
 // prints them; git liza agent and git liza run refuse to start on a
 // failing one, before anything is registered or claimed.
@@ -71,6 +71,31 @@ type Request struct {
 	Launch agent.Launch
 	// EUID is the effective user id the team runs as.
 	EUID int
+	// Getenv is the environment the agents get (default os.Getenv).
+	Getenv func(string) string
+}
+
+// root is the project root the request is for, or "".
+func (r Request) root() string {
+	if r.Repo != nil {
+		return r.Repo.MainWorkTree()
+	}
+	if wd, err := os.Getwd(); err == nil {
+		return wd
+	}
+	return ""
+}
+
+// agentChecks are Agent's checks, then, when they pass, Auth's (with a
+// network probe when probe is set).
+func agentChecks(ctx context.Context, r Request, probe bool) []Check {
+	checks := Agent(ctx, r.Launch, r.EUID)
+	for _, c := range checks {
+		if c.Failed() {
+			return checks
+		}
+	}
+	return append(checks, Auth(ctx, r.Launch, r.Getenv, r.root(), probe))
 }
 
 // Report is every check, in order.
@@ -83,7 +108,7 @@ type Report struct {
 // Run makes every check.
 func Run(ctx context.Context, r Request) Report {
 	checks := []Check{Git()}
-	checks = append(checks, Agent(ctx, r.Launch, r.EUID)...)
+	checks = append(checks, agentChecks(ctx, r, true)...)
 	checks = append(checks, Containment(r.Launch))
 	if r.Repo != nil {
 		branch := integrationBranch(r.Repo)
@@ -102,13 +127,15 @@ func Run(ctx context.Context, r Request) Report {
 }
 
 // Preflight is the part of Run that git liza agent and run make before they
-// register anything: git, the agent CLI and the user; it returns the first
-// failure as an error (exit 5 for a missing or unusable dependency).
+// register anything: git, the agent CLI, the user, and that the CLI can
+// authenticate (offline: its key variable, its login state, its
+// settings; no request to its endpoint); it returns the first failure as
+// an error (exit 5 for a missing or unusable dependency).
 func Preflight(ctx context.Context, r Request) error {
 	if err := refstore.CheckGit(); err != nil {
 		return gitFailed(err).Err()
 	}
-	for _, c := range Agent(ctx, r.Launch, r.EUID) {
+	for _, c := range agentChecks(ctx, r, false) {
 		if err := c.Err(); err != nil {
 			return err
 		}

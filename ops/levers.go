@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -375,6 +376,19 @@ var kindRelease = def("release", contracts.OpRelease, func(tx *cas.Tx, in *relea
 	agent, side, force := tx.Actor, in.Side, in.Force
 	role, _ := contracts.ParseAgentID(agent)
 	return lever(tx, contracts.OpRelease, in.Task, "released", func(t *contracts.Task) (leverChange, error) {
+		// A coder gives back its own claim (its supervisor does, when its
+		// agent cannot work for its environment: agent/envfail.go).
+		if role == contracts.RoleCoder {
+			if side != "coder" {
+				return leverChange{}, contracts.Invalidf("%s may release only its own claim (--role coder)", agent)
+			}
+			if force {
+				return leverChange{}, contracts.Invalidf("%s may not force a release", agent)
+			}
+			if t.AssignedTo != agent {
+				return leverChange{}, contracts.Invalidf("%s may release only its own claim (task %s is held by %s)", agent, t.ID, cmp.Or(t.AssignedTo, "no coder"))
+			}
+		}
 		if role == contracts.RoleReviewer {
 			if side != "reviewer" {
 				return leverChange{}, contracts.Invalidf("%s may release only its own review (--role reviewer)", agent)
