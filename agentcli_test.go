@@ -141,31 +141,7 @@ func runTeam(t *testing.T, name, cliPath string, sandboxed bool) {
 	}
 
 	model := newScriptedModel(t)
-	env := []string{
-		"HOME=" + home, "PATH=" + bin + ":" + cliBin + ":/usr/local/bin:/usr/bin:/bin",
-		"GIT_CONFIG_NOSYSTEM=1", "TZ=UTC", "LANG=C.UTF-8",
-		// Claude Code
-		"ANTHROPIC_BASE_URL=" + model.url, "ANTHROPIC_API_KEY=sk-scripted", "DISABLE_TELEMETRY=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
-		// codex reads its model provider from $CODEX_HOME/config.toml
-		"CODEX_HOME=" + filepath.Join(home, ".codex"),
-		// gemini-cli
-		"GEMINI_API_KEY=scripted", "GOOGLE_GEMINI_BASE_URL=" + model.url, "GEMINI_CLI_NO_RELAUNCH=true",
-	}
-	writeFile(t, filepath.Join(home, ".codex", "config.toml"), fmt.Sprintf(`model = "scripted"
-model_provider = "scripted"
-[model_providers.scripted]
-name = "scripted"
-base_url = "%s/v1"
-wire_api = "responses"
-`, model.url))
-	writeFile(t, filepath.Join(home, ".gemini", "settings.json"), `{
-  "security": {"auth": {"selectedType": "gemini-api-key"}},
-  "privacy": {"usageStatisticsEnabled": false},
-  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
-  "telemetry": {"enabled": false}
-}
-`)
+	env := cliEnv(t, home, bin+":"+cliBin+":/usr/local/bin:/usr/bin:/bin", model)
 	writeFile(t, filepath.Join(base, "probe.sh"), probeScript(filepath.Join(base, "planted.log")))
 	writeFile(t, filepath.Join(root, "specs", "vision.md"), "# Vision\n\nhello.txt says hello.\n")
 	writeFile(t, filepath.Join(root, "scripts", "integration-test.sh"), "#!/bin/sh\ngrep -q hello hello.txt\n")
