@@ -172,9 +172,11 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	// A reviewer merges one task after another: its integration tests
 	// share one worktree, removed when it stops.
 	board.TestCheckout = &worktree.Kept{}
-	how := strings.Join(launch.Command, " ")
+	// The program by its name: where it is installed is doctor's to say,
+	// and a team's first lines should not be two absolute paths long.
+	how := strings.Join(append([]string{filepath.Base(launch.Command[0])}, launch.Command[1:]...), " ")
 	if launch.Preset != nil {
-		how = launch.Preset.Name + " preset, " + launch.Command[0]
+		how = launch.Preset.Name + " preset"
 	}
 	if launch.Sandboxed {
 		how += " (sandboxed)"
