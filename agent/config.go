@@ -65,4 +65,7 @@ type Config struct {
 	PromptDir, LogDir string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// StallAfter overrides how long a session may only retry a failure
+	// of its environment before it is stopped (default StallAfter).
+	StallAfter time.Duration
 }

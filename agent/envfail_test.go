@@ -83,6 +83,38 @@ func TestEnvTrack(t *testing.T) {
 // UNCLAIMED again, not BLOCKED; no anomaly is logged; no session is
 // recorded as a crash.
 func TestEnvFailureStopsAndReleases(t *testing.T) {
+	err, log, svc, logDir := runEnvFake(t, "envfail-claude-nokey.jsonl", transcript.FormatClaude, "exit 1", 0)
+	var envErr *EnvError
+	if !errors.Is(err, ErrEnvironment) || !errors.As(err, &envErr) {
+		t.Fatalf("Run: %v, want ErrEnvironment; it said:\n%s", err, log)
+	}
+	if envErr.Failure.Kind != "auth" || envErr.Sessions != 2 || !strings.Contains(envErr.Line(), "Not logged in · Please run /login; fix: set ANTHROPIC_API_KEY") {
+		t.Errorf("error: %+v, line %q", envErr, envErr.Line())
+	}
+	checkReleased(t, svc, logDir, log, "auth")
+}
+
+// A codex session whose endpoint does not answer never ends by itself: it
+// prints "Reconnecting... waiting for network" for ever. The supervisor
+// stops it once it has done nothing else for StallAfter, as a failure of
+// its environment, and the task is not held until the timebox.
+func TestEnvStalledSessionStops(t *testing.T) {
+	err, log, svc, logDir := runEnvFake(t, "envfail-codex-refused.jsonl", transcript.FormatCodex, "exec sleep 600", 300*time.Millisecond)
+	var envErr *EnvError
+	if !errors.As(err, &envErr) || envErr.Failure.Kind != transcript.FailUnreachable || envErr.Sessions != 2 {
+		t.Fatalf("Run: %v, want an unreachable endpoint after 2 sessions; it said:\n%s", err, log)
+	}
+	if !strings.Contains(log.String(), "only retried a failure of its environment") {
+		t.Errorf("the supervisor said:\n%s", log)
+	}
+	checkReleased(t, svc, logDir, log, "unreachable")
+}
+
+// runEnvFake runs a coder supervisor on task a with a fake CLI of the
+// format that prints the captured stream and then runs tail; stall, when
+// set, is the supervisor's StallAfter. It returns what Run returned.
+func runEnvFake(t *testing.T, capture, format, tail string, stall time.Duration) (error, *syncBuffer, *ops.Service, string) {
+	t.Helper()
 	svc := newBoard(t)
 	addTask(t, svc, "a")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -92,22 +124,22 @@ func TestEnvFailureStopsAndReleases(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	stream, err := filepath.Abs("../transcript/testdata/envfail-claude-nokey.jsonl")
+	stream, err := filepath.Abs("../transcript/testdata/" + capture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(dir, "fake-claude")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat "+stream+"\nexit 1\n"), 0o755); err != nil {
+	script := filepath.Join(dir, "fake-cli")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat "+stream+"\n"+tail+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fake := &Preset{Name: "fake", Program: script, Format: transcript.FormatClaude,
+	fake := &Preset{Name: "fake", Program: script, Format: format,
 		args: func(Session) ([]string, []string, error) { return []string{"-p"}, nil, nil }}
 	log := &syncBuffer{}
 	logDir := filepath.Join(dir, "logs")
 	cfg := Config{ID: "coder-1", Role: contracts.RoleCoder, Generation: reg.Generation, Repo: svc.Repo, Root: svc.Repo.MainWorkTree(),
 		Launch: Launch{Command: []string{script}, Preset: fake, Sandboxed: true}, Board: svc.As("coder-1", reg.Generation),
 		Log: log, AgentOut: &syncBuffer{}, Poll: 10 * time.Millisecond, Backoff: time.Millisecond,
-		PromptDir: filepath.Join(dir, "prompts"), LogDir: logDir}
+		PromptDir: filepath.Join(dir, "prompts"), LogDir: logDir, StallAfter: stall}
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, cfg) }()
 	select {
@@ -116,13 +148,13 @@ func TestEnvFailureStopsAndReleases(t *testing.T) {
 		cancel()
 		t.Fatalf("the supervisor did not stop; it said:\n%s", log)
 	}
-	var envErr *EnvError
-	if !errors.Is(err, ErrEnvironment) || !errors.As(err, &envErr) {
-		t.Fatalf("Run: %v, want ErrEnvironment; it said:\n%s", err, log)
-	}
-	if envErr.Failure.Kind != "auth" || envErr.Sessions != 2 || !strings.Contains(envErr.Line(), "Not logged in · Please run /login; fix: set ANTHROPIC_API_KEY") {
-		t.Errorf("error: %+v, line %q", envErr, envErr.Line())
-	}
+	return err, log, svc, logDir
+}
+
+// checkReleased checks that task a went back to UNCLAIMED with no anomaly
+// after two sessions recorded as stopped for their environment (kind).
+func checkReleased(t *testing.T, svc *ops.Service, logDir string, log *syncBuffer, kind string) {
+	t.Helper()
 	st, err := svc.State(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +170,7 @@ func TestEnvFailureStopsAndReleases(t *testing.T) {
 	for _, ev := range task.History {
 		if ev.Event == ops.SessionEventTag {
 			outcomes = append(outcomes, ev.Extra["outcome"].(string))
-			if !strings.Contains(ev.Reason, "failed for its environment (auth)") {
+			if !strings.Contains(ev.Reason, "failed for its environment ("+kind+")") {
 				t.Errorf("session recorded as %q", ev.Reason)
 			}
 		}
@@ -150,7 +182,7 @@ func TestEnvFailureStopsAndReleases(t *testing.T) {
 	if len(logs) != 2 {
 		t.Errorf("session logs %v, want 2", logs)
 	}
-	if !strings.Contains(log.String(), "released a: its agent cannot work here (auth)") {
+	if !strings.Contains(log.String(), "released a: its agent cannot work here ("+kind+")") {
 		t.Errorf("the supervisor said:\n%s", log)
 	}
 }

@@ -46,6 +46,9 @@ type session struct {
 	// failure is the environment failure its stream shows, if any
 	// (transcript.Classify), set once it has ended.
 	failure *transcript.Failure
+	// stall tells a session that only retries a failure of its
+	// environment, while it runs (codex waiting for the network).
+	stall *transcript.Stall
 	// tail is what a failure quotes of it, once lastOutput has read it.
 	tail     lastWords
 	tailRead bool
@@ -133,12 +136,17 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	s.startFails = nil
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	ses.stopped = s.watchRun(ctx, cmd, done, timebox, grace)
+	ses.stopped = s.watchRun(ctx, cmd, done, timebox, grace, ses.stall)
 	exitErr := <-done
 	took := time.Since(ses.started).Round(10 * time.Millisecond)
 	// Whether it failed for its environment rather than its task; package
 	// transcript tells, the supervisor's handling of it is elsewhere.
 	ses.failure = transcript.Classify(ses.format, ses.tw.Steps(), exitStatus(exitErr))
+	if strings.HasPrefix(ses.stopped, stalledStop) {
+		s.eventf(EventSessionEnded, taskOf(w), "%s: stopped: %s (after %s)", label, ses.stopped, took)
+		ses.failure = ses.stall.Check(time.Now())
+		return s.envFailed(ctx, w, ses)
+	}
 	if ses.stopped != "" {
 		s.eventf(EventSessionEnded, taskOf(w), "%s: stopped: %s (after %s)", label, ses.stopped, took)
 		if ses.stopped == replaced {
@@ -396,17 +404,20 @@ func (s *sup) stillHeld(ctx context.Context, t *contracts.Task) *contracts.Task 
 }
 
 // replaced is why an agent was stopped when its supervisor was replaced;
-// timeboxStop starts the reason of one stopped at its timebox.
+// timeboxStop starts the reason of one stopped at its timebox;
+// stalledStop of one stopped because it only retried a failure of its
+// environment (transcript.Stall).
 const (
 	replaced    = "this supervisor was replaced by a newer registration"
 	timeboxStop = "timebox"
+	stalledStop = "environment"
 )
 
 // watchRun waits for the agent, stopping its process group on ABORT, when
 // ctx is cancelled, or at the end of its timebox: then it is asked to stop
 // (SIGINT) and made to after grace (SIGTERM, then SIGKILL). It returns why
 // it stopped the agent, or "".
-func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, timebox, grace time.Duration) string {
+func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, timebox, grace time.Duration, stall *transcript.Stall) string {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	var expired <-chan time.Time
@@ -439,6 +450,11 @@ func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, time
 			}
 			return fmt.Sprintf("%s of %s reached", timeboxStop, timebox)
 		case <-tick.C:
+		}
+		if f := stall.Check(time.Now()); f != nil {
+			s.eventf(EventSessionEnded, "", "the agent CLI has only retried a failure of its environment for %s (%s): stopping the session", s.stallAfter(), f.Message)
+			kill(cmd, done)
+			return fmt.Sprintf("%s: %s", stalledStop, f.Message)
 		}
 		aborted := false
 		if _, ok := contracts.StatSwitchFiles(s.Root)[".liza/ABORT"]; ok {

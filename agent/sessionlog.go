@@ -21,11 +21,31 @@ func (s *sup) transcript(f io.Writer, ses *session, w *work, label, prompt strin
 		h.Task = w.task.ID
 	}
 	tw := transcript.NewWriter(f, h, ses.format)
-	if s.AgentOut != nil {
-		out := s.AgentOut
-		tw.OnStep(func(st transcript.Step) { fmt.Fprintln(out, transcript.Render(st, 0)) })
+	if ses.format != transcript.FormatText {
+		ses.stall = transcript.NewStall(ses.format, s.stallAfter())
 	}
+	out, stall := s.AgentOut, ses.stall
+	tw.OnStep(func(st transcript.Step) {
+		stall.Step(st, time.Now())
+		if out != nil {
+			fmt.Fprintln(out, transcript.Render(st, 0))
+		}
+	})
 	return tw
+}
+
+// StallAfter is how long a session may do nothing but retry a failure of
+// its environment before the supervisor stops it as failed for that
+// environment (transcript.Stall): longer than the CLIs' own retries of a
+// request (Claude Code's ten take about two and a half minutes, and then
+// it exits), shorter than any timebox.
+const StallAfter = 5 * time.Minute
+
+func (s *sup) stallAfter() time.Duration {
+	if s.Config.StallAfter > 0 {
+		return s.Config.StallAfter
+	}
+	return StallAfter
 }
 
 // cliName is the preset's name, or the name of the program given after --.
