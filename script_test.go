@@ -19,6 +19,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/liza-dev/git-liza/commands"
+	"github.com/liza-dev/git-liza/httpdo"
 	"github.com/liza-dev/git-liza/tui"
 )
 
@@ -29,6 +30,9 @@ func TestMain(m *testing.M) {
 		},
 		"git-liza-board": func() {
 			os.Exit(tui.Main(context.Background(), testClock(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
+		"git-liza-http": func() {
+			os.Exit(httpdo.Main(context.Background(), os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
 }

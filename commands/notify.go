@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/liza-dev/git-liza/agent"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/doctor"
+	"github.com/liza-dev/git-liza/httpcall"
 	"github.com/liza-dev/git-liza/notify"
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -208,6 +210,12 @@ func notifyCheck(repo *refstore.Repo, getenv func(string) string) doctor.Check {
 		c.Fix = "git config --global " + notify.KeyURL + " URL, or " + notify.KeyCommand + " CMD; then git liza notify test"
 	} else {
 		c.Detail = "sent through " + strings.Join(names, ", ")
+	}
+	if slices.Contains(names, "webhook") {
+		if _, err := httpcall.Find(); err != nil {
+			c.Level, c.Fix = doctor.Warn, "go install github.com/liza-dev/git-liza/"+httpcall.Program+"@latest"
+			c.Detail += "; the webhook posts through " + httpcall.Program + ", which is not installed"
+		}
 	}
 	if len(setup.Ignored) > 0 {
 		c.Level = doctor.Warn

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"io"
-	"net/http"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/httpcall"
 )
 
 // Channel is one way of telling a person.
@@ -121,7 +120,6 @@ type Webhook struct {
 	Tries   int
 	Backoff time.Duration
 	Timeout time.Duration
-	Client  *http.Client
 }
 
 func (w *Webhook) Name() string { return "webhook" }
@@ -146,10 +144,6 @@ func (w *Webhook) Send(ctx context.Context, e Event) error {
 	if err != nil {
 		return err
 	}
-	client := w.Client
-	if client == nil {
-		client = &http.Client{}
-	}
 	wait := w.Backoff
 	var last error
 	for try := 1; try <= max(w.Tries, 1); try++ {
@@ -162,7 +156,7 @@ func (w *Webhook) Send(ctx context.Context, e Event) error {
 			wait *= 2
 		}
 		var again bool
-		again, last = w.post(ctx, client, data, e.Title)
+		again, last = w.post(ctx, data, e.Title)
 		if last == nil || !again {
 			return last
 		}
@@ -170,31 +164,25 @@ func (w *Webhook) Send(ctx context.Context, e Event) error {
 	return last
 }
 
-// post makes one POST and says whether a failure is worth another try.
-func (w *Webhook) post(ctx context.Context, client *http.Client, data []byte, title string) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(data))
-	if err != nil {
+// post makes one POST (through git-liza-http: package httpcall) and says
+// whether a failure is worth another try.
+func (w *Webhook) post(ctx context.Context, data []byte, title string) (bool, error) {
+	resp, err := httpcall.Do(ctx, httpcall.Request{Method: "POST", URL: w.URL, Body: data, Timeout: w.Timeout,
+		Header: map[string]string{
+			"Content-Type": "application/json",
+			"User-Agent":   "git-liza",
+			"Title":        title, // ntfy's title, when the URL is a topic's
+		}})
+	switch {
+	case err != nil:
 		return false, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "git-liza")
-	req.Header.Set("Title", title) // ntfy's title, when the URL is a topic's
-	resp, err := client.Do(req)
-	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return true, fmt.Errorf("no answer within %s", w.Timeout)
-		}
-		return true, errors.New(firstLine(err.Error()))
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 == 2 {
+	case resp.Err != "":
+		return true, errors.New(resp.Err)
+	case resp.Status/100 == 2:
 		return false, nil
 	}
-	again := resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
-	return again, fmt.Errorf("answered %s", resp.Status)
+	again := resp.Status >= 500 || resp.Status == 429
+	return again, fmt.Errorf("answered %s", resp.StatusText)
 }
 
 // ShowURL is a webhook URL as it may be shown: without the password of
