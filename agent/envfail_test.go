@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,40 +114,12 @@ func TestEnvStalledSessionStops(t *testing.T) {
 // set, is the supervisor's StallAfter. It returns what Run returned.
 func runEnvFake(t *testing.T, capture, format, tail string, stall time.Duration) (error, *syncBuffer, *ops.Service, string) {
 	t.Helper()
-	svc := newBoard(t)
-	addTask(t, svc, "a")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	reg, err := svc.As("coder-1", 0).Register(ctx, ops.RegisterRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
 	stream, err := filepath.Abs("../transcript/testdata/" + capture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(dir, "fake-cli")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat "+stream+"\n"+tail+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fake := &Preset{Name: "fake", Program: script, Format: format,
-		args: func(Session) ([]string, []string, error) { return []string{"-p"}, nil, nil }}
-	log := &syncBuffer{}
-	logDir := filepath.Join(dir, "logs")
-	cfg := Config{ID: "coder-1", Role: contracts.RoleCoder, Generation: reg.Generation, Repo: svc.Repo, Root: svc.Repo.MainWorkTree(),
-		Launch: Launch{Command: []string{script}, Preset: fake, Sandboxed: true}, Board: svc.As("coder-1", reg.Generation),
-		Log: log, AgentOut: &syncBuffer{}, Poll: 10 * time.Millisecond, Backoff: time.Millisecond,
-		PromptDir: filepath.Join(dir, "prompts"), LogDir: logDir, StallAfter: stall}
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg) }()
-	select {
-	case err = <-done:
-	case <-time.After(60 * time.Second):
-		cancel()
-		t.Fatalf("the supervisor did not stop; it said:\n%s", log)
-	}
-	return err, log, svc, logDir
+	r := startFake(t, "cat "+stream+"\n"+tail, format, stall)
+	return r.wait(t, "after its sessions failed"), r.log, r.svc, r.logDir
 }
 
 // checkReleased checks that task a went back to UNCLAIMED with no anomaly

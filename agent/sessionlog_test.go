@@ -128,33 +128,14 @@ func runFakeClaude(t *testing.T, exit int) (*contracts.Task, string, string) {
 
 func runFakeClaudeState(t *testing.T, exit int) (*contracts.Task, string, string, *contracts.State) {
 	t.Helper()
-	svc := newBoard(t)
-	addTask(t, svc, "a")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	reg, err := svc.As("coder-1", 0).Register(ctx, ops.RegisterRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	stream := filepath.Join(dir, "stream.jsonl")
 	if err := os.WriteFile(stream, []byte(fakeClaudeStream), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(dir, "fake-claude")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf("#!/bin/sh\ncat %s\necho 'a warning' >&2\nexit %d\n", stream, exit)), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fake := &Preset{Name: "fake", Program: script, Format: transcript.FormatClaude,
-		args: func(Session) ([]string, []string, error) { return []string{"-p"}, nil, nil }}
-	var agentOut syncBuffer
-	logDir := filepath.Join(dir, "logs")
-	cfg := Config{ID: "coder-1", Role: contracts.RoleCoder, Generation: reg.Generation, Repo: svc.Repo, Root: svc.Repo.MainWorkTree(),
-		Launch: Launch{Command: []string{script}, Preset: fake, Sandboxed: true}, Board: svc.As("coder-1", reg.Generation),
-		Log: &syncBuffer{}, AgentOut: &agentOut, Poll: 10 * time.Millisecond, Backoff: time.Millisecond,
-		PromptDir: filepath.Join(dir, "prompts"), LogDir: logDir}
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg) }()
+	r := startFake(t, fmt.Sprintf("cat %s\necho 'a warning' >&2\nexit %d", stream, exit), transcript.FormatClaude, 0)
+	svc, cfg, logDir := r.svc, r.cfg, r.logDir
+	agentOut := r.agentOut
 	var task *contracts.Task
 	var st *contracts.State
 	for deadline := time.Now().Add(60 * time.Second); ; {
@@ -175,19 +156,14 @@ func runFakeClaudeState(t *testing.T, exit int) (*contracts.Task, string, string
 		// A crash loop blocks the task, then logs its anomaly, then stops
 		// the supervisor: wait for that stop, so that the anomaly is read
 		// (and not cancelled half-way).
-		select {
-		case <-done:
-			done <- nil
-		case <-time.After(60 * time.Second):
-			t.Fatalf("the supervisor did not stop after the crash loop:\n%s", cfg.Log)
-		}
+		r.wait(t, "after the crash loop")
 		var err error
 		if st, err = svc.State(context.Background(), ""); err != nil {
 			t.Fatal(err)
 		}
 		task = st.Task("a")
 	}
-	cancel()
-	<-done
+	r.cancel()
+	<-r.done
 	return task, logDir, agentOut.String(), st
 }

@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
+)
+
+// fakeRun is a coder supervisor, coder-1, running a fake agent CLI on a
+// board that holds task a.
+type fakeRun struct {
+	svc      *ops.Service
+	cfg      Config
+	log      *syncBuffer // the supervisor's lines
+	agentOut *syncBuffer // the agent's steps, as the terminal gets them
+	logDir   string      // the session logs
+	done     chan error  // what Run returned
+	cancel   context.CancelFunc
+}
+
+// startFake starts coder-1's supervisor with a preset of the format
+// whose program is the shell script body; stall, when set, is its
+// StallAfter.
+func startFake(t *testing.T, body, format string, stall time.Duration) *fakeRun {
+	t.Helper()
+	svc := newBoard(t)
+	addTask(t, svc, "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	reg, err := svc.As("coder-1", 0).Register(ctx, ops.RegisterRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "fake-cli")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fake := &Preset{Name: "fake", Program: script, Format: format,
+		args: func(Session) ([]string, []string, error) { return []string{"-p"}, nil, nil }}
+	r := &fakeRun{svc: svc, log: &syncBuffer{}, agentOut: &syncBuffer{}, logDir: filepath.Join(dir, "logs"),
+		done: make(chan error, 1), cancel: cancel}
+	r.cfg = Config{ID: "coder-1", Role: contracts.RoleCoder, Generation: reg.Generation, Repo: svc.Repo, Root: svc.Repo.MainWorkTree(),
+		Launch: Launch{Command: []string{script}, Preset: fake, Sandboxed: true}, Board: svc.As("coder-1", reg.Generation),
+		Log: r.log, AgentOut: r.agentOut, Poll: 10 * time.Millisecond, Backoff: time.Millisecond,
+		PromptDir: filepath.Join(dir, "prompts"), LogDir: r.logDir, StallAfter: stall}
+	go func() { r.done <- Run(ctx, r.cfg) }()
+	return r
+}
+
+// wait waits up to a minute for Run to return by itself.
+func (r *fakeRun) wait(t *testing.T, what string) error {
+	t.Helper()
+	select {
+	case err := <-r.done:
+		r.done <- err
+		return err
+	case <-time.After(60 * time.Second):
+		r.cancel()
+		t.Fatalf("the supervisor did not stop %s; it said:\n%s", what, r.log)
+		return nil
+	}
+}
