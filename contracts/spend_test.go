@@ -98,8 +98,8 @@ func TestSpendValidation(t *testing.T) {
 		}, `unknown cost_source "guessed"`},
 		"negative budget": {func(s *State) { s.Config.Budgets = &Budgets{TaskTokens: -5} }, "task_tokens -5 is negative"},
 		"infinite budget": {func(s *State) { s.Config.Budgets = &Budgets{GoalUSD: math.Inf(1)} }, "goal_usd is not a finite number"},
-		"warn share": {func(s *State) { s.Config.Budgets = &Budgets{WarnShare: 1.5} }, "warn_share 1.5 is past the bound 1"},
-		"negative price": {func(s *State) { s.Config.Prices = map[string]Price{"m": {Output: -1}} }, "config.prices.m: output -1 is negative"},
+		"warn share":      {func(s *State) { s.Config.Budgets = &Budgets{WarnShare: 1.5} }, "warn_share 1.5 is past the bound 1"},
+		"negative price":  {func(s *State) { s.Config.Prices = map[string]Price{"m": {Output: -1}} }, "config.prices.m: output -1 is negative"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := validState()
