@@ -38,6 +38,12 @@ var helpText = map[string]help{
 		`git liza status --fetch              # in remote mode: fetch the board first`,
 		`git liza status --json | jq '.tasks[] | select(.status == "CLAIMED") | .lease_expires'`,
 	}},
+	"usage": {usage: spendUsage, category: catBoard, examples: []string{
+		`git liza usage                      # the sprint's spend: by outcome, role, model, agent, task`,
+		`git liza usage --goal               # every session of the goal`,
+		`git liza usage --agent coder-1 --since 2h`,
+		`git liza usage --json | jq '.by_task[] | select(.status == "MERGED") | .cost_usd'`,
+	}},
 	"show": {usage: "show [--at REV] [--all] [ID]", category: catBoard, examples: []string{
 		`git liza show task-3`,
 		`git liza show --at refs/liza/state~5 --json | jq '.tasks[].status'`,

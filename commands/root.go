@@ -104,6 +104,7 @@ func (e *Env) app() *cli.Command {
 		Commands: slices.Concat([]*cli.Command{
 			e.initCmd(),
 			e.statusCmd(),
+			e.usageCmd(),
 			e.showCmd(),
 			e.logCmd(),
 			e.validateCmd(),

@@ -126,6 +126,9 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 	if rm := b.Remote; rm != nil {
 		fmt.Fprintf(w, "%s\n", p(remoteLine(rm, now)))
 	}
+	if b.Spend != nil {
+		fmt.Fprintf(w, "%s\n", b.Spend.Line())
+	}
 	var counts []string
 	for _, status := range contracts.Statuses {
 		if n := b.Counts[status]; n > 0 {

@@ -39,6 +39,9 @@ type Board struct {
 	Anomalies int                `json:"anomalies"`
 	Switches  []contracts.Switch `json:"switches"`
 	Alarms    []contracts.Alarm  `json:"alarms"`
+	// Spend is the sprint's spend, and the goal's against its budget;
+	// none when no session recorded usage and the goal has no budget.
+	Spend *BoardSpend `json:"spend,omitempty"`
 	// Remote, in remote mode, says whose board this is a copy of and how
 	// old the copy is.
 	Remote *BoardRemote `json:"remote,omitempty"`
@@ -165,6 +168,9 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 	b.Switches, b.Alarms = obs.Switches, obs.Alarms
 	b.Unverified = obs.Unverified
 	b.Mode = contracts.EffectiveMode(obs.Switches)
+	if b.Spend, err = boardSpend(snap, obs.State, now); err != nil {
+		return nil, err
+	}
 	if remote != nil {
 		if at, ok := s.Store.LastFetch(remote.Name); ok {
 			remote.FetchedAt = contracts.FormatTime(at)

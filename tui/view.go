@@ -68,6 +68,9 @@ func (m *model) render() string {
 	now, _ := contracts.ParseTime(b.Now)
 	top = append(top, titleStyle.Render(fmt.Sprintf(" git liza board  %s [%s] ", p(b.Goal), p(b.GoalStatus))))
 	top = append(top, fmt.Sprintf("%s [%s]  mode %s  integration %s", p(b.Sprint), p(b.SprintStatus), p(b.Mode), p(b.IntegrationBranch)))
+	if b.Spend != nil {
+		top = append(top, b.Spend.Line())
+	}
 	top = append(top, headStyle.Render(countsLine(b)))
 
 	if len(b.Agents) > 0 {
