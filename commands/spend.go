@@ -130,7 +130,13 @@ func writeUsage(w io.Writer, rep *ops.UsageReport) {
 				fmt.Fprintf(w, "  … %d more: git liza usage --json\n", len(rows)-limit)
 				break
 			}
-			fmt.Fprintf(w, "  %s %8d %14s %12s\n", cell(name(r), 38), r.Sessions, thousands(r.Tokens), usd(r.CostUSD))
+			// A planner's task-less sessions are a sum on its agent
+			// entry, their number not kept: "-", not 0.
+			n := "-"
+			if r.Sessions > 0 {
+				n = strconv.Itoa(r.Sessions)
+			}
+			fmt.Fprintf(w, "  %s %8s %14s %12s\n", cell(name(r), 38), n, thousands(r.Tokens), usd(r.CostUSD))
 		}
 	}
 	section("By outcome", rep.ByOutcome, func(r ops.UsageRow) string { return r.Outcome }, 0)

@@ -365,22 +365,54 @@ func goalBudget(c contracts.Config, spent Spend) *SpendBudget {
 	return b
 }
 
-// Line is what a board says of its spend on one line: the sprint's
-// tokens and money, then the share of the goal's budget spent.
+// Line is what a board says of its spend on one line that fits 80
+// columns: the sprint's tokens and money, then the share of the goal's
+// budget spent (git liza usage has the exact counts).
 func (b *BoardSpend) Line() string {
-	s := fmt.Sprintf("Spend %s tokens $%.2f (sprint)", Thousands(b.Sprint.Tokens), b.Sprint.CostUSD)
+	s := fmt.Sprintf("Spend %s tokens $%.2f (sprint)", Compact(b.Sprint.Tokens), b.Sprint.CostUSD)
 	bud := b.Budget
 	if bud == nil {
 		return s + "; no goal budget"
 	}
 	var parts []string
 	if bud.GoalTokens > 0 {
-		parts = append(parts, fmt.Sprintf("%.0f%% of %s tokens", bud.TokensShare*100, Thousands(bud.GoalTokens)))
+		parts = append(parts, fmt.Sprintf("%.0f%% of %s tokens", bud.TokensShare*100, Compact(bud.GoalTokens)))
 	}
 	if bud.GoalUSD > 0 {
 		parts = append(parts, fmt.Sprintf("%.0f%% of $%.2f", bud.USDShare*100, bud.GoalUSD))
 	}
 	return s + "; goal " + strings.Join(parts, ", ")
+}
+
+// Compact writes a count of tokens short: exact up to 99,999, then in
+// thousands (k), millions (M) or billions (B) to three figures: 123k,
+// 1.23M, 2M.
+func Compact(n int64) string {
+	if n < 100000 {
+		return Thousands(n)
+	}
+	x, unit := float64(n)/1e3, "k"
+	switch {
+	case n >= 1e9:
+		x, unit = float64(n)/1e9, "B"
+	case n >= 1e6:
+		x, unit = float64(n)/1e6, "M"
+	}
+	digits := 2
+	switch {
+	case x >= 100:
+		digits = 0
+	case x >= 10:
+		digits = 1
+	}
+	s := strconv.FormatFloat(x, 'f', digits, 64)
+	if s == "1000" && unit != "B" { // 999,999,999 is 1B, not 1000M
+		s, unit = "1", map[string]string{"k": "M", "M": "B"}[unit]
+	}
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s + unit
 }
 
 // Thousands writes n with a comma between groups of three digits: 4,312.

@@ -217,7 +217,8 @@ type spendCache struct {
 	changed   bool
 }
 
-// spendCacheVersion names the cache's format; another is read as empty.
+// spendCacheVersion names the cache's format and what its entries hold
+// (sessionsOf): change it with either. Another version is read as empty.
 const spendCacheVersion = 1
 
 // maxSpendCache bounds what is read of the cache: about 300 bytes a task
