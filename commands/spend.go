@@ -110,11 +110,14 @@ func writeUsage(w io.Writer, rep *ops.UsageReport) {
 	}
 	t := rep.Total
 	fmt.Fprintf(w, "%s\n", scope)
-	fmt.Fprintf(w, "  %s: %s tokens, %s\n", plural(t.Sessions, "session"), thousands(t.Tokens), usd(t.CostUSD))
+	fmt.Fprintf(w, "  %s: %s tokens, %s\n", plural(t.Sessions, "session"), thousands(t.Tokens), ops.USD(t.CostUSD))
 	fmt.Fprintf(w, "  input %s, output %s, cache read %s, cache write %s\n",
 		thousands(t.InputTokens), thousands(t.OutputTokens), thousands(t.CacheReadTokens), thousands(t.CacheWriteTokens))
+	if t.Unpriced > 0 {
+		fmt.Fprintf(w, "  %s of a model with no price cost $0 here (config.prices)\n", plural(t.Unpriced, "session"))
+	}
 	if u := rep.Unscoped; u.Tokens > 0 || u.CostUSD > 0 {
-		fmt.Fprintf(w, "  not counted: %s tokens, %s of sessions without a task (a planner's),\n", thousands(u.Tokens), usd(u.CostUSD))
+		fmt.Fprintf(w, "  not counted: %s tokens, %s of sessions without a task (a planner's),\n", thousands(u.Tokens), ops.USD(u.CostUSD))
 		fmt.Fprintf(w, "  which the board keeps as a sum with no time: git liza usage --goal counts them\n")
 	}
 	if b := rep.Budget; b != nil {
@@ -136,7 +139,7 @@ func writeUsage(w io.Writer, rep *ops.UsageReport) {
 			if r.Sessions > 0 {
 				n = strconv.Itoa(r.Sessions)
 			}
-			fmt.Fprintf(w, "  %s %8s %14s %12s\n", cell(name(r), 38), n, thousands(r.Tokens), usd(r.CostUSD))
+			fmt.Fprintf(w, "  %s %8s %14s %12s\n", cell(name(r), 38), n, thousands(r.Tokens), ops.USD(r.CostUSD))
 		}
 	}
 	section("By outcome", rep.ByOutcome, func(r ops.UsageRow) string { return r.Outcome }, 0)
@@ -155,7 +158,7 @@ func budgetLine(b *ops.SpendBudget) string {
 		parts = append(parts, fmt.Sprintf("%s of %s tokens (%s)", thousands(b.Spent.Tokens), thousands(b.GoalTokens), percent(b.TokensShare)))
 	}
 	if b.GoalUSD > 0 {
-		parts = append(parts, fmt.Sprintf("%s of %s (%s)", usd(b.Spent.CostUSD), usd(b.GoalUSD), percent(b.USDShare)))
+		parts = append(parts, fmt.Sprintf("%s of %s (%s)", ops.USD(b.Spent.CostUSD), ops.USD(b.GoalUSD), percent(b.USDShare)))
 	}
 	return "Goal budget: " + strings.Join(parts, ", ")
 }
@@ -167,8 +170,6 @@ func cell(s string, n int) string {
 	}
 	return s + strings.Repeat(" ", n-utf8.RuneCountInString(s))
 }
-
-func usd(x float64) string { return "$" + strconv.FormatFloat(x, 'f', 2, 64) }
 
 func percent(share float64) string { return fmt.Sprintf("%.0f%%", share*100) }
 
