@@ -25,17 +25,18 @@ const (
 // The outcomes spend is counted under: what became of the work a session
 // paid for.
 const (
-	OutcomeMerged    = "merged"    // its task is MERGED, and the iteration was not rejected
-	OutcomeRejected  = "rejected"  // its iteration was rejected by a review
-	OutcomeInFlight  = "in_flight" // its task is still in play
-	OutcomeAbandoned = "abandoned" // its task was ABANDONED or SUPERSEDED
-	OutcomeBlocked   = "blocked"   // its task is BLOCKED
-	OutcomePlanning  = "planning"  // a session without a task (a planner's)
+	OutcomeMerged     = "merged"     // the iteration that landed, of a MERGED task
+	OutcomeRejected   = "rejected"   // an iteration a review rejected (of a task not given up or blocked)
+	OutcomeInFlight   = "in_flight"  // work not judged yet
+	OutcomeAbandoned  = "abandoned"  // all of an ABANDONED task
+	OutcomeSuperseded = "superseded" // all of a SUPERSEDED task
+	OutcomeBlocked    = "blocked"    // all of a BLOCKED or INTEGRATION_FAILED task
+	OutcomePlanning   = "planning"   // the sessions without a task (a planner's)
 )
 
 // outcomeOrder is the order of the outcomes in a report: what landed, then
 // what did not.
-var outcomeOrder = []string{OutcomeMerged, OutcomeInFlight, OutcomePlanning, OutcomeRejected, OutcomeAbandoned, OutcomeBlocked}
+var outcomeOrder = []string{OutcomeMerged, OutcomeInFlight, OutcomePlanning, OutcomeRejected, OutcomeAbandoned, OutcomeSuperseded, OutcomeBlocked}
 
 // Spend is what a set of sessions cost: the tokens by kind and in all,
 // the money, and how many sessions reported it.
@@ -187,16 +188,11 @@ func usageOf(snap *cas.Snapshot, st *contracts.State, r UsageRequest, now time.T
 	// sessions, whenever it ran.
 	known := r.Agent == "" || st.Agents[r.Agent] != nil
 	for _, task := range tasks {
-		final := taskOutcome(task.Status)
 		for _, ses := range task.Sessions {
 			goal.add(ses.Usage)
 			known = known || ses.Agent == r.Agent
 			if (r.Agent == "" || ses.Agent == r.Agent) && endedSince(ses.Time, from) {
-				outcome := final
-				if ses.Rejected {
-					outcome = OutcomeRejected
-				}
-				t.add(task, ses.Agent, ses.Usage, outcome)
+				t.add(task, ses.Agent, ses.Usage, sessionOutcome(task.Status, ses.Rejected))
 			}
 		}
 	}
@@ -251,14 +247,23 @@ func boardSpend(snap *cas.Snapshot, st *contracts.State, now time.Time) (*BoardS
 	return &BoardSpend{Sprint: rep.Total, Budget: rep.Budget}, nil
 }
 
-func taskOutcome(s contracts.Status) string {
+// sessionOutcome is what became of a session's work, as the sprint's
+// metrics count it: all of a task given up or blocked is that; on the
+// others, a rejected iteration is rejected, the rest merged or in flight.
+func sessionOutcome(s contracts.Status, rejected bool) string {
 	switch s {
-	case contracts.Merged:
-		return OutcomeMerged
-	case contracts.Abandoned, contracts.Superseded:
+	case contracts.Abandoned:
 		return OutcomeAbandoned
-	case contracts.Blocked:
+	case contracts.Superseded:
+		return OutcomeSuperseded
+	case contracts.Blocked, contracts.IntegrationFailed:
 		return OutcomeBlocked
+	}
+	switch {
+	case rejected:
+		return OutcomeRejected
+	case s == contracts.Merged:
+		return OutcomeMerged
 	}
 	return OutcomeInFlight
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -48,26 +49,49 @@ func TestSpendHistory(t *testing.T) {
 			t.Errorf("%s: spendHistory reads\n%v\nwant\n%v\nfrom\n%s", name, sessionsAndRejections(got), want, raw)
 		}
 	}
-	if got, _ := spendHistory(raw); len(got) != 4 {
-		t.Errorf("the encoder's file: %d events, want 3 sessions and a rejection", len(got))
+	if got, _ := spendHistory(raw); len(got) != len(task.History) {
+		t.Errorf("the encoder's file: %d events, want %d", len(got), len(task.History))
 	}
 }
 
 // sessionsAndRejections is what a report reads of a history: each
-// session's agent, time and usage, and "rejected" where a rejection is.
+// session's time, agent and usage, and whether its iteration was rejected.
 func sessionsAndRejections(h []*contracts.HistoryEvent) []string {
 	var out []string
-	for _, ev := range h {
-		switch {
-		case ev.Event == "rejected":
-			out = append(out, "rejected")
-		case ev.Event == SessionEventTag:
-			s := ev.Time + " " + ev.Agent
-			if u, ok := contracts.SessionUsage(ev); ok {
-				s += fmt.Sprintf(" %+v", u)
-			}
-			out = append(out, s)
-		}
+	for _, s := range sessionsOf(h) {
+		out = append(out, fmt.Sprintf("%s %s %+v rejected=%v", s.Time, s.Agent, s.Usage, s.Rejected))
 	}
 	return out
+}
+
+// TestSessionsOf checks which sessions count as a rejected iteration: the
+// ones before a rejection, and the rejecting reviewer's own session, which
+// ends after its verdict; not a later one of the same reviewer after
+// another event, nor the coder's next iteration.
+func TestSessionsOf(t *testing.T) {
+	u := &contracts.Usage{InputTokens: 1}
+	ses := func(at, agent string) *contracts.HistoryEvent {
+		return &contracts.HistoryEvent{Time: at, Event: SessionEventTag, Agent: agent, Usage: u}
+	}
+	h := []*contracts.HistoryEvent{
+		{Event: "claimed", Agent: "coder-1"},
+		ses("1", "coder-1"),
+		{Event: "submitted", Agent: "coder-1"},
+		ses("2", "coder-1"),
+		{Event: "rejected", Agent: "code-reviewer-1"},
+		ses("3", "code-reviewer-1"), // the rejecting review's session
+		ses("4", "coder-1"),         // the next iteration
+		{Event: "submitted", Agent: "coder-1"},
+		{Event: "approved", Agent: "code-reviewer-1"},
+		ses("5", "code-reviewer-1"),
+		{Time: "6", Event: SessionEventTag, Agent: "coder-1"}, // no usage: not counted
+	}
+	var got []string
+	for _, s := range sessionsOf(h) {
+		got = append(got, fmt.Sprintf("%s %s %v", s.Time, s.Agent, s.Rejected))
+	}
+	want := []string{"1 coder-1 true", "2 coder-1 true", "3 code-reviewer-1 true", "4 coder-1 false", "5 code-reviewer-1 false"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("sessionsOf:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

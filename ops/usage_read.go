@@ -26,9 +26,11 @@ type taskSessions struct {
 	Sessions []spentSession
 }
 
-// spentSession is one session_ended event with usage. Rejected says a
-// review rejected the iteration after it (a later rejected event in the
-// same history): its spend did not land, whatever became of the task.
+// spentSession is one session_ended event with usage. Rejected says its
+// iteration was rejected by a review: it ran before a rejection, or it is
+// the rejecting reviewer's own session, which ends just after its
+// verdict. The sprint's metrics split spend the same way
+// (contracts.SprintSpend).
 type spentSession struct {
 	Time     string          `json:"t"`
 	Agent    string          `json:"a"`
@@ -38,16 +40,27 @@ type spentSession struct {
 
 // sessionsOf is the sessions a history records with usage.
 func sessionsOf(h []*contracts.HistoryEvent) []spentSession {
-	lastRejection := -1
-	for i, ev := range h {
-		if ev != nil && ev.Event == "rejected" {
-			lastRejection = i
-		}
-	}
 	var out []spentSession
-	for i, ev := range h {
+	since, rejecter := 0, "" // the sessions since the last rejection start at since
+	for _, ev := range h {
+		if ev == nil {
+			continue
+		}
 		if u, ok := contracts.SessionUsage(ev); ok {
-			out = append(out, spentSession{Time: ev.Time, Agent: ev.Agent, Usage: u, Rejected: i < lastRejection})
+			s := spentSession{Time: ev.Time, Agent: ev.Agent, Usage: u}
+			if rejecter != "" && ev.Agent == rejecter {
+				s.Rejected, rejecter = true, ""
+				since = len(out) + 1
+			}
+			out = append(out, s)
+			continue
+		}
+		rejecter = ""
+		if ev.Event == "rejected" {
+			for i := since; i < len(out); i++ {
+				out[i].Rejected = true
+			}
+			since, rejecter = len(out), ev.Agent
 		}
 	}
 	return out
@@ -145,8 +158,8 @@ func spendTasks(snap *cas.Snapshot, st *contracts.State, id string) ([]*taskSess
 }
 
 // spendHistory is what a report needs of a task file's history: its
-// session_ended events and where its rejections are (as events with no
-// more than their name), in order. The encoder writes the history as a
+// session_ended and rejected events, and the others as events with no
+// more than a name, "-", in order. The encoder writes the history as a
 // top-level key and each event as an item at two spaces ("  - "), an
 // event's own lines deeper, so that the events of interest are cut out
 // and decoded alone; a file not written so is decoded whole.
@@ -173,16 +186,17 @@ func spendHistory(raw []byte) ([]*contracts.HistoryEvent, error) {
 		}
 		item := rest[:end]
 		rest = rest[end:]
-		switch {
-		case isEvent(item, SessionEventTag):
-			var evs []*contracts.HistoryEvent
-			if err := yaml.Unmarshal(item, &evs); err != nil || len(evs) != 1 || evs[0] == nil || evs[0].Event != SessionEventTag {
-				return wholeHistory(raw)
-			}
-			out = append(out, evs[0])
-		case isEvent(item, "rejected"):
-			out = append(out, &contracts.HistoryEvent{Event: "rejected"})
+		// The events that are neither sessions nor rejections matter
+		// only by their place: a name stands for each.
+		if !isEvent(item, SessionEventTag) && !isEvent(item, "rejected") {
+			out = append(out, &contracts.HistoryEvent{Event: "-"})
+			continue
 		}
+		var evs []*contracts.HistoryEvent
+		if err := yaml.Unmarshal(item, &evs); err != nil || len(evs) != 1 || evs[0] == nil {
+			return wholeHistory(raw)
+		}
+		out = append(out, evs[0])
 	}
 	if len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\n') {
 		return wholeHistory(raw) // not the encoder's layout
