@@ -168,9 +168,9 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 	b.Switches, b.Alarms = obs.Switches, obs.Alarms
 	b.Unverified = obs.Unverified
 	b.Mode = contracts.EffectiveMode(obs.Switches)
-	if b.Spend, err = boardSpend(snap, obs.State, now); err != nil {
-		return nil, err
-	}
+	// A task file that cannot be read is the state's problem, which the
+	// board reports as it does; it does not keep the board from showing.
+	b.Spend, _ = boardSpend(snap, obs.State, now)
 	if remote != nil {
 		if at, ok := s.Store.LastFetch(remote.Name); ok {
 			remote.FetchedAt = contracts.FormatTime(at)
