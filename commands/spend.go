@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -118,7 +119,11 @@ func writeUsage(w io.Writer, rep *ops.UsageReport) {
 	}
 	if u := rep.Unscoped; u.Tokens > 0 || u.CostUSD > 0 {
 		fmt.Fprintf(w, "  not counted: %s tokens, %s of sessions without a task (a planner's),\n", thousands(u.Tokens), ops.USD(u.CostUSD))
-		fmt.Fprintf(w, "  which the board keeps as a sum with no time: git liza usage --goal counts them\n")
+		fmt.Fprintf(w, "  which the board keeps as a sum with no time\n")
+	}
+	if rep.Scope == ops.ScopeSprint && slices.ContainsFunc(rep.ByOutcome, func(r ops.UsageRow) bool { return r.Outcome == ops.OutcomePlanning }) {
+		fmt.Fprintf(w, "  planning: the sessions without a task (a planner's) since the goal began,\n")
+		fmt.Fprintf(w, "  which the board keeps as a sum with no time\n")
 	}
 	if b := rep.Budget; b != nil {
 		fmt.Fprintf(w, "%s\n", budgetLine(b))

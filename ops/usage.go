@@ -105,9 +105,9 @@ type UsageReport struct {
 	Task  string `json:"task,omitempty"`
 	Agent string `json:"agent,omitempty"`
 	Total Spend  `json:"total"`
-	// Unscoped, in a report of the sprint or --since, is the spend of the
-	// sessions without a task (a planner's), which the board keeps as a
-	// sum with no time: it is counted in a report of the goal only.
+	// Unscoped, in a report --since a time, is the spend of the sessions
+	// without a task (a planner's), which the board keeps as a sum with no
+	// time: a report of the sprint or the goal counts it, this one cannot.
 	Unscoped  Spend        `json:"unscoped"`
 	Budget    *SpendBudget `json:"budget,omitempty"`
 	ByTask    []UsageRow   `json:"by_task"`
@@ -198,7 +198,8 @@ func usageOf(snap *cas.Snapshot, st *contracts.State, r UsageRequest, now time.T
 	}
 	// The sessions without a task (a planner's) are kept as a sum on
 	// the agent's entry, without their times: they count toward the goal,
-	// and in a report of the goal only.
+	// and in the sprint's report as the sprint's metrics count them (since
+	// the goal began); a report --since a time cannot place them.
 	for _, id := range slices.Sorted(maps.Keys(st.Agents)) {
 		a := st.Agents[id]
 		if a == nil || a.Spend == nil || r.Task != "" {
@@ -209,7 +210,7 @@ func usageOf(snap *cas.Snapshot, st *contracts.State, r UsageRequest, now time.T
 		if r.Agent != "" && id != r.Agent {
 			continue
 		}
-		if rep.Scope == ScopeGoal {
+		if rep.Scope != ScopeSince {
 			t.addSum(id, *a.Spend)
 		} else {
 			rep.Unscoped.addSum(*a.Spend)
