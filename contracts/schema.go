@@ -89,11 +89,16 @@ type Config struct {
 	// timebox_grace more seconds makes it (SIGTERM). Zero means the default
 	// (see Config.Timebox); like the thresholds they are written only when
 	// set.
-	TimeboxCoder        int   `yaml:"timebox_coder,omitempty"`
-	TimeboxCodeReviewer int   `yaml:"timebox_code_reviewer,omitempty"`
-	TimeboxPlanner      int   `yaml:"timebox_planner,omitempty"`
-	TimeboxGrace        int   `yaml:"timebox_grace,omitempty"`
-	Extra               Extra `yaml:",inline"`
+	TimeboxCoder        int `yaml:"timebox_coder,omitempty"`
+	TimeboxCodeReviewer int `yaml:"timebox_code_reviewer,omitempty"`
+	TimeboxPlanner      int `yaml:"timebox_planner,omitempty"`
+	TimeboxGrace        int `yaml:"timebox_grace,omitempty"`
+	// Budgets are the hard spend budgets (see Budgets), Prices the price
+	// table (USD per million tokens, by model) that costs a session whose
+	// CLI reports no cost; both are written only when set.
+	Budgets *Budgets         `yaml:"budgets,omitempty"`
+	Prices  map[string]Price `yaml:"prices,omitempty"`
+	Extra   Extra            `yaml:",inline"`
 }
 
 // DefaultConfig is the seeds' configuration.
@@ -241,7 +246,11 @@ type Agent struct {
 	// environment failure); a clean stop and the next registration leave
 	// it empty.
 	StopReason string `yaml:"stop_reason,omitempty"`
-	Extra      Extra  `yaml:",inline"`
+	// Spend sums the usage of the agent's sessions that had no task (a
+	// planner's): they count toward the goal (GoalSpend) though no task's
+	// history holds them.
+	Spend *Usage `yaml:"spend,omitempty"`
+	Extra Extra  `yaml:",inline"`
 }
 
 // Task is one task. Field names are the seed's.
@@ -296,7 +305,11 @@ type HistoryEvent struct {
 	Reason     string      `yaml:"reason,omitempty"`
 	Commit     string      `yaml:"commit,omitempty"`
 	Checkpoint *Checkpoint `yaml:"checkpoint,omitempty"`
-	Extra      Extra       `yaml:",inline"`
+	// Usage is what a session_ended event's session spent (see
+	// SessionUsage); none on other events and on sessions recorded before
+	// spend was.
+	Usage *Usage `yaml:"usage,omitempty"`
+	Extra Extra  `yaml:",inline"`
 }
 
 // Checkpoint is the pre-execution checkpoint a coder writes before work.

@@ -290,6 +290,7 @@ func ValidateHeaderUnder(s *State, rules int) []Problem {
 			ps.addf("config", "%s %d is negative", f.name, f.value)
 		}
 	}
+	validateSpendConfig(&ps, c)
 
 	if s.Sprint.ID == "" {
 		ps.add("sprint", "sprint has no id")
@@ -466,6 +467,11 @@ func validateTask(where string, t *Task, rules int) []Problem {
 			continue
 		}
 		stamp(fmt.Sprintf("history[%d].time", i), e.Time)
+		if e.Usage != nil {
+			if msg := CheckUsage(*e.Usage, MaxSessionTokens, MaxSessionUSD); msg != "" {
+				ps.addf(where, "history[%d].usage: %s", i, msg)
+			}
+		}
 	}
 
 	if t.Iteration < 0 {
@@ -625,6 +631,11 @@ func ValidateAgent(id string, a *Agent) []Problem {
 	for _, n := range a.NotesProcessed {
 		if n < 1 {
 			ps.addf(where, "notes_processed: %d is not a note number (notes are numbered from 1)", n)
+		}
+	}
+	if a.Spend != nil {
+		if msg := CheckUsage(*a.Spend, MaxSpendTokens, MaxSpendUSD); msg != "" {
+			ps.addf(where, "spend: %s", msg)
 		}
 	}
 	return ps
