@@ -42,10 +42,20 @@ func (l BudgetLine) Share() float64 {
 // Figures says what is spent of the budget: "12,400 tokens of its 10,000"
 // or "$3.20 of its $3.00".
 func (l BudgetLine) Figures() string {
+	spent, limit := l.Amounts()
 	if l.USD() {
-		return fmt.Sprintf("%s of its %s", Dollars(l.Spent), Dollars(l.Limit))
+		return fmt.Sprintf("%s of its %s", spent, limit)
 	}
-	return fmt.Sprintf("%s tokens of its %s", Thousands(int64(l.Spent)), Thousands(int64(l.Limit)))
+	return fmt.Sprintf("%s tokens of its %s", spent, limit)
+}
+
+// Amounts are what is spent and the budget, written for a person:
+// "12,400" and "10,000", or "$3.20" and "$3.00".
+func (l BudgetLine) Amounts() (spent, limit string) {
+	if l.USD() {
+		return Dollars(l.Spent), Dollars(l.Limit)
+	}
+	return Thousands(int64(l.Spent)), Thousands(int64(l.Limit))
 }
 
 // Exceeded is the reason that names a budget gone over, with its figures:
@@ -74,9 +84,9 @@ func Thousands(n int64) string {
 }
 
 // Dollars writes an amount of USD with cents, or with four decimals under
-// a dollar.
+// a cent.
 func Dollars(v float64) string {
-	if v != 0 && v < 1 {
+	if v != 0 && v < 0.01 {
 		return fmt.Sprintf("$%.4f", v)
 	}
 	return fmt.Sprintf("$%.2f", v)
