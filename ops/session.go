@@ -31,6 +31,12 @@ type SessionRequest struct {
 	Log string
 	// Detail says more: why it crashed, its timebox, its last lines.
 	Detail string
+	// Usage is what the session spent, as its CLI reported it (nil when it
+	// reported nothing). Its cost is kept when the CLI reported one
+	// (cost_source reported); otherwise the board's price table gives it.
+	// A session with no task (a planner's) is recorded only for its
+	// usage, on the agent's entry.
+	Usage *contracts.Usage
 }
 
 // SessionEnded appends a session_ended event to the task's history: which
@@ -41,10 +47,12 @@ func (s *Service) SessionEnded(ctx context.Context, r SessionRequest) (Written, 
 	if s.Agent == "" {
 		return Written{}, contracts.Invalidf("a session is recorded for an agent (--agent or LIZA_AGENT_ID)")
 	}
-	if err := contracts.ValidTaskID(r.Task); err != nil {
-		return Written{}, err
+	if r.Task != "" || r.Usage == nil {
+		if err := contracts.ValidTaskID(r.Task); err != nil {
+			return Written{}, err
+		}
 	}
-	in := sessionInput{Task: r.Task, Outcome: r.Outcome, Seconds: max(r.Seconds, 0), Log: r.Log, Detail: clipText(r.Detail, maxSessionDetail)}
+	in := sessionInput{Task: r.Task, Outcome: r.Outcome, Seconds: max(r.Seconds, 0), Log: r.Log, Detail: clipText(r.Detail, maxSessionDetail), Usage: r.Usage}
 	if r.Exit >= 0 {
 		exit := r.Exit
 		in.Exit = &exit
@@ -71,6 +79,9 @@ type sessionInput struct {
 	Seconds int    `json:"seconds,omitempty"`
 	Log     string `json:"log,omitempty"`
 	Detail  string `json:"detail,omitempty"`
+	// Usage is absent from the sessions recorded before spend was: they
+	// replay as they were made.
+	Usage *contracts.Usage `json:"usage,omitempty"`
 }
 
 // kindSessionEnded is recorded under the register operation: it is the
@@ -93,6 +104,23 @@ var kindSessionEnded = def(SessionEventTag, contracts.OpRegister, func(tx *cas.T
 	if len(in.Log) > maxSessionLog || len(in.Detail) > maxSessionDetail+len("…") {
 		return nil, contracts.Invalidf("a session's log name is at most %d bytes and its detail %d", maxSessionLog, maxSessionDetail)
 	}
+	var usage *contracts.Usage
+	if in.Usage != nil {
+		if err := contracts.ValidSessionUsage(*in.Usage); err != nil {
+			return nil, err
+		}
+		m, err := tx.Meta()
+		if err != nil {
+			return nil, err
+		}
+		// Priced here, from the board's table at the time, so that a
+		// replay prices it the same and a priced cost cannot be forged.
+		u, _ := m.Config.Price(*in.Usage)
+		usage = &u
+	}
+	if in.Task == "" && usage != nil {
+		return nil, taskless(tx, agent, in.Outcome, *usage)
+	}
 	if err := contracts.ValidTaskID(in.Task); err != nil {
 		return nil, err
 	}
@@ -114,11 +142,37 @@ var kindSessionEnded = def(SessionEventTag, contracts.OpRegister, func(tx *cas.T
 	if in.Log != "" {
 		ev.Extra["log"] = in.Log
 	}
+	ev.Usage = usage
 	t.History = append(t.History, ev)
 	tx.PutTask(t)
 	tx.Describe(fmt.Sprintf("session of %s on %s: %s", agent, t.ID, in.Outcome), t.ID)
 	return nil, nil
 })
+
+// taskless records what a session without a task (a planner's) spent:
+// no task's history holds it, so it is added to the agent's own entry,
+// which GoalSpend and AgentSpend count.
+func taskless(tx *cas.Tx, agent, outcome string, u contracts.Usage) error {
+	a, err := tx.Agent(agent)
+	if err != nil {
+		return err
+	}
+	if a == nil {
+		return contracts.Invalidf("%s is not registered: a session without a task is recorded on the agent's entry", agent)
+	}
+	sum := contracts.Usage{}
+	if a.Spend != nil {
+		sum = *a.Spend
+	}
+	sum.Add(u)
+	if msg := contracts.CheckUsage(sum, contracts.MaxSpendTokens, contracts.MaxSpendUSD); msg != "" {
+		return contracts.Invalidf("%s's spend: %s", agent, msg)
+	}
+	a.Spend = &sum
+	tx.PutAgent(agent, a)
+	tx.Describe(fmt.Sprintf("session of %s: %s, %d tokens", agent, outcome, u.Tokens()), "")
+	return nil
+}
 
 // workedOn reports whether agent holds t, or its history names agent.
 func workedOn(t *contracts.Task, agent string) bool {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
 )
 
 // claudeEvent is a line of Claude Code's stream-json output (-p
@@ -24,7 +26,7 @@ type claudeEvent struct {
 	// The result event.
 	IsError      bool         `json:"is_error"`
 	Result       string       `json:"result"`
-	TotalCostUSD float64      `json:"total_cost_usd"`
+	TotalCostUSD *float64     `json:"total_cost_usd"`
 	Usage        *claudeUsage `json:"usage"`
 	Errors       []string     `json:"errors"`
 	// An assistant message the CLI made itself for a failed request
@@ -140,7 +142,10 @@ func (p *Parser) claude(t time.Time, raw json.RawMessage) []Step {
 			}
 			out = append(out, st)
 		}
-		u := Usage{CostUSD: ev.TotalCostUSD}
+		var u Usage
+		if ev.TotalCostUSD != nil {
+			u.CostUSD, u.CostSource = *ev.TotalCostUSD, contracts.CostReported
+		}
 		if ev.Usage != nil {
 			u.InputTokens, u.OutputTokens = ev.Usage.InputTokens, ev.Usage.OutputTokens
 			u.CacheReadTokens, u.CacheWriteTokens = ev.Usage.CacheReadInputTokens, ev.Usage.CacheCreationInputTokens

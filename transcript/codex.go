@@ -63,8 +63,11 @@ func (p *Parser) codex(t time.Time, raw json.RawMessage) []Step {
 			return nil
 		}
 		// Each turn reports its own usage; the steps carry the session's.
-		p.usage.InputTokens += ev.Usage.InputTokens
-		p.usage.CacheReadTokens += ev.Usage.CachedInputTokens
+		// codex's input tokens include the cached ones (OpenAI's
+		// convention): the board counts them apart.
+		cached := min(max(ev.Usage.CachedInputTokens, 0), max(ev.Usage.InputTokens, 0))
+		p.usage.InputTokens += ev.Usage.InputTokens - cached
+		p.usage.CacheReadTokens += cached
 		p.usage.OutputTokens += ev.Usage.OutputTokens
 		u := p.usage
 		return []Step{{T: t, Kind: KindUsage, Usage: &u}}

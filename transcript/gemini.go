@@ -30,6 +30,9 @@ type geminiEvent struct {
 		InputTokens  int64 `json:"input_tokens"`
 		OutputTokens int64 `json:"output_tokens"`
 		Cached       int64 `json:"cached"`
+		// Models is the usage by model: gemini-cli's init names "auto"
+		// when it routes, the stats the models that answered.
+		Models map[string]geminiModelStats `json:"models"`
 	} `json:"stats"`
 }
 
@@ -82,9 +85,29 @@ func (p *Parser) gemini(t time.Time, raw json.RawMessage) []Step {
 			out = append(out, st)
 		}
 		if ev.Stats != nil {
-			u := Usage{InputTokens: ev.Stats.InputTokens, OutputTokens: ev.Stats.OutputTokens, CacheReadTokens: ev.Stats.Cached}
+			// gemini's input tokens include the cached ones.
+			cached := min(max(ev.Stats.Cached, 0), max(ev.Stats.InputTokens, 0))
+			u := Usage{InputTokens: ev.Stats.InputTokens - cached, OutputTokens: ev.Stats.OutputTokens, CacheReadTokens: cached,
+				Model: geminiModel(ev.Stats.Models)}
 			out = append(out, Step{T: t, Kind: KindUsage, Usage: &u})
 		}
 	}
 	return out
+}
+
+// geminiModelStats is one model's part of a gemini session's stats.
+type geminiModelStats struct {
+	TotalTokens int64 `json:"total_tokens"`
+}
+
+// geminiModel is the model that spent the most of a session's tokens (the
+// one its usage is priced at), or "" when the stats name none.
+func geminiModel(models map[string]geminiModelStats) string {
+	best, most := "", int64(-1)
+	for name, m := range models {
+		if m.TotalTokens > most || m.TotalTokens == most && name < best {
+			best, most = name, m.TotalTokens
+		}
+	}
+	return best
 }

@@ -57,6 +57,13 @@ func (p *Parser) Record(r Record) []Step {
 	case r.Err != "" || (r.Bytes > 0 && r.Out == "" && r.JSON == nil):
 		return append(out, textStep(r.T, KindStderr, r.Err, r.Bytes))
 	case r.Out != "":
+		// A command's report of its usage (the text format only: a
+		// CLI's stream has its own accounting).
+		if p.format == FormatText && r.Bytes == 0 {
+			if st, ok := usageLine(r.T, json.RawMessage(r.Out)); ok {
+				return append(out, st)
+			}
+		}
 		return append(out, textStep(r.T, KindOutput, r.Out, r.Bytes))
 	case r.JSON != nil:
 		var steps []Step

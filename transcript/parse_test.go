@@ -47,7 +47,7 @@ func TestParseCapturedStreams(t *testing.T) {
 			"usage  300 in, 30 out, $0.0018",
 			"end    idle",
 		}, Summary{LastToolError: "Bash: Exit code 2 ls: cannot access '/liza-no-such-widget': No such file or directory",
-			LastText: "The widget is missing: LIZA-STREAM-END.", Usage: Usage{InputTokens: 300, OutputTokens: 30, CostUSD: 0.0018000000000000002}, Steps: 8}},
+			LastText: "The widget is missing: LIZA-STREAM-END.", Model: "claude-opus-5-5", Usage: Usage{Model: "claude-opus-5-5", InputTokens: 300, OutputTokens: 30, CostUSD: 0.0018000000000000002, CostSource: "reported"}, Steps: 8}},
 		{"codex", []string{
 			"start  session 01a2178f-6fd2-7123-b49c-3b4596e04286",
 			"warn   Model metadata for `scripted` not found. Defaulting to fallback metadata; this can degrade performan… (120 bytes)",
@@ -73,7 +73,7 @@ func TestParseCapturedStreams(t *testing.T) {
 			"text   The widget is missing: LIZA-STREAM-END.",
 			"usage  500 in, 50 out",
 			"end    idle",
-		}, Summary{LastText: "The widget is missing: LIZA-STREAM-END.", Usage: Usage{InputTokens: 500, OutputTokens: 50}, Steps: 10}},
+		}, Summary{LastText: "The widget is missing: LIZA-STREAM-END.", Model: "auto", Usage: Usage{Model: "scripted", InputTokens: 500, OutputTokens: 50}, Steps: 10}},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			got, sum := replay(t, tc.format, "testdata/"+tc.format+".jsonl")

@@ -11,6 +11,8 @@ package transcript
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
 )
 
 // The formats a session's output is read in.
@@ -25,14 +27,14 @@ const (
 // a longer line is dropped and its full size recorded (Record.Bytes).
 const MaxLine = 1 << 20
 
-// Usage is what a session spent, as the CLI reports it.
-type Usage struct {
-	InputTokens      int64   `json:"input_tokens"`
-	OutputTokens     int64   `json:"output_tokens"`
-	CacheReadTokens  int64   `json:"cache_read_tokens"`
-	CacheWriteTokens int64   `json:"cache_write_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
-}
+// Usage is what a session spent, as the CLI reports it: the board's
+// contracts.Usage, with the same field names. InputTokens counts the input
+// not read from a cache, whatever the CLI's convention (codex and gemini
+// count cached tokens inside their input tokens; Anthropic's API does
+// not), so that Tokens adds up every token once. CostSource is "reported"
+// when the CLI gave the cost (Claude Code's total_cost_usd), else empty:
+// the board prices it.
+type Usage = contracts.Usage
 
 // Failure is a session that failed for its environment, not its task.
 type Failure struct {
@@ -126,10 +128,13 @@ type Summary struct {
 	LastText      string `json:"last_text,omitempty"`
 	// LastError is the last error the CLI reported, unless the model
 	// wrote text or a tool succeeded after it (the session recovered).
-	LastError string   `json:"last_error,omitempty"`
-	Usage     Usage    `json:"usage"`
-	Steps     int      `json:"steps"`
-	Failure   *Failure `json:"failure,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+	// Model is the model the CLI named when its session began; a usage
+	// that names none is taken to be its.
+	Model   string   `json:"model,omitempty"`
+	Usage   Usage    `json:"usage"`
+	Steps   int      `json:"steps"`
+	Failure *Failure `json:"failure,omitempty"`
 }
 
 // quoteMax is the most of a text Quote gives.
@@ -162,8 +167,14 @@ func (s *Summary) Add(st Step) {
 			s.LastError = cut(oneLine(st.Text), quoteMax)
 		}
 	}
+	if st.Kind == KindStart && st.Model != "" {
+		s.Model = st.Model
+	}
 	if st.Usage != nil {
 		s.Usage = *st.Usage
+	}
+	if s.Usage.Model == "" && !s.Usage.IsZero() {
+		s.Usage.Model = s.Model
 	}
 	if st.Failure != nil {
 		s.Failure = st.Failure
