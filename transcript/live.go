@@ -26,6 +26,9 @@ func (p *Parser) claudeTurn(ev *claudeEvent) {
 		return
 	}
 	l.inTurn, l.msgID = true, ev.Message.ID
+	if m := ev.Message.Model; m != "" {
+		l.sum.Model = m
+	}
 	if u := ev.Message.Usage; u != nil {
 		l.sum.InputTokens += max(u.InputTokens, 0)
 		l.sum.OutputTokens += max(u.OutputTokens, 0)
