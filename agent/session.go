@@ -52,6 +52,9 @@ type session struct {
 	// tail is what a failure quotes of it, once lastOutput has read it.
 	tail     lastWords
 	tailRead bool
+	// model is the model its CLI was told to use, when its stream does
+	// not name it (see launchModel).
+	model string
 }
 
 // runAgent starts the agent for w and handles its exit.
@@ -108,6 +111,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		defer removeStubs(dir, s.Launch.Preset.Stubs)
 	}
 	ses := &session{exit: -1, out: &tailWriter{}, format: s.Launch.Format()}
+	ses.model = launchModel(ses.format, argv, env)
 	logFile, err := s.openLog(sname)
 	if err != nil {
 		return err
@@ -183,6 +187,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	case ExitDone:
 		s.eventf(EventSessionEnded, taskOf(w), "%s: exited 0 after %s", label, took)
 		if w.trigger != nil {
+			s.record(ctx, w, ses, ops.SessionDone, "")
 			s.seen = w.trigger.Fingerprint()
 			s.crashes = nil
 			s.notesDone(ctx, w.trigger)
@@ -217,11 +222,20 @@ func (s *sup) record(ctx context.Context, w *work, ses *session, outcome, detail
 		detail = withOutput(detail, ses.lastOutput())
 	}
 	ses.outcome, ses.detail = outcome, detail
+	usage := s.sessionUsage(ses)
 	if w.task == nil {
+		// A planner's session is recorded only for what it spent, on the
+		// agent's entry: it counts toward the goal.
+		if usage != nil {
+			r := ops.SessionRequest{Outcome: outcome, Exit: ses.exit, Usage: usage}
+			if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); err != nil {
+				s.eventf(EventError, "", "record the session's usage: %v", err)
+			}
+		}
 		return
 	}
 	r := ops.SessionRequest{Task: w.task.ID, Outcome: outcome, Exit: ses.exit,
-		Seconds: int(time.Since(ses.started).Seconds()), Log: s.relPath(ses.log), Detail: detail}
+		Seconds: int(time.Since(ses.started).Seconds()), Log: s.relPath(ses.log), Detail: detail, Usage: usage}
 	if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); err != nil {
 		s.eventf(EventError, w.task.ID, "record the session on %s: %v", w.task.ID, err)
 	}

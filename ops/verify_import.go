@@ -125,6 +125,9 @@ func importKeeps(prev, next *contracts.State, rules int, now string) error {
 			return fmt.Errorf("the import drops entries of %s", l.name)
 		}
 	}
+	if err := spendKept(prev, next); err != nil {
+		return err
+	}
 	if e := importConfig(prev.Config, next.Config, now); recorded && e != nil {
 		if n := len(next.Goal.AlignmentHistory); n == len(prev.Goal.AlignmentHistory) || !sameYAML(next.Goal.AlignmentHistory[n-1], e) {
 			return fmt.Errorf("the import changes the config (%s) without recording it in the goal's alignment history", strings.Join(slices.Sorted(maps.Keys(e.Extra["changes"].(contracts.Extra))), ", "))
@@ -143,6 +146,28 @@ func importKeeps(prev, next *contracts.State, rules int, now string) error {
 	for i, n := range prev.HumanNotes {
 		if !sameYAML(n, next.HumanNotes[i]) {
 			return fmt.Errorf("the import edits human note %d", i+1)
+		}
+	}
+	return nil
+}
+
+// spendKept: what an agent's task-less sessions spent (its entry's spend,
+// which only grows) is not lowered or dropped by an import. Task spend is
+// in the histories, which an import may not edit.
+func spendKept(prev, next *contracts.State) error {
+	for _, id := range slices.Sorted(maps.Keys(prev.Agents)) {
+		was := prev.Agents[id]
+		if was == nil || was.Spend == nil {
+			continue
+		}
+		var now contracts.Usage
+		if a := next.Agents[id]; a != nil && a.Spend != nil {
+			now = *a.Spend
+		}
+		if now.InputTokens < was.Spend.InputTokens || now.OutputTokens < was.Spend.OutputTokens ||
+			now.CacheReadTokens < was.Spend.CacheReadTokens || now.CacheWriteTokens < was.Spend.CacheWriteTokens ||
+			now.CostUSD < was.Spend.CostUSD {
+			return fmt.Errorf("the import lowers the spend of %s", id)
 		}
 	}
 	return nil
