@@ -96,6 +96,18 @@ func TestSessionBudgetStops(t *testing.T) {
 			stopped++
 		}
 	}
+	var recorded int
+	for _, ev := range task.History {
+		if u, ok := contracts.SessionUsage(ev); ok {
+			recorded++
+			if u.Tokens() != 2400 && u.Tokens() != 3000 {
+				t.Errorf("a stopped session recorded %d tokens, want what its requests reported (2,400, or 3,000 after a fifth)", u.Tokens())
+			}
+		}
+	}
+	if recorded != IdleLimit {
+		t.Errorf("%d sessions recorded their usage, want %d: a session stopped before its result event spent its turns", recorded, IdleLimit)
+	}
 	if stopped != IdleLimit {
 		t.Errorf("%d sessions recorded as stopped for %q, want %d; history:\n%s", stopped, want, IdleLimit, historyOf(task))
 	}
@@ -134,6 +146,38 @@ func TestTaskBudgetBlocks(t *testing.T) {
 	if strings.Join(res.Unblocked, ",") != "a" {
 		t.Errorf("raising the budget unblocked %v, want a", res.Unblocked)
 	}
+}
+
+// A goal over its budget pauses the team, where every clone sees it,
+// with a reason naming the budget; the coder's task gets a handoff; no
+// session starts while paused. Raising the goal's budget lifts the pause.
+func TestGoalBudgetPauses(t *testing.T) {
+	turns := filepath.Join(t.TempDir(), "turns")
+	r := startFakeOn(t, growingClaude(turns), "claude", 0, setBudgets(map[string]float64{"goal_tokens": 2000}))
+	r.waitTask(t, "handed off", func(t *contracts.Task) bool { return t.HandoffPending })
+	st, err := r.svc.State(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := st.Control
+	if c == nil || c.Mode != contracts.ModePaused || c.By != contracts.BudgetBy ||
+		!strings.HasPrefix(c.Reason, "budget_exceeded: goal spent ") || !strings.HasSuffix(c.Reason, " tokens of its 2,000 (goal_tokens)") {
+		t.Fatalf("control %+v: want PAUSED by budget for goal_tokens", c)
+	}
+	if got := contracts.GoalSpend(st).Tokens(); got < 2400 {
+		t.Errorf("the board shows the goal spent %d tokens, want the stopped session's 2,400 or more", got)
+	}
+	if got := turnsOf(t, turns); len(got) != 1 || got[0] > 5 {
+		t.Errorf("sessions and their turns: %v; want one session stopped within one turn of its fourth", got)
+	}
+	res, err := r.svc.SetBudgets(context.Background(), ops.BudgetRequest{Set: map[string]float64{"goal_tokens": 1e9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Resumed {
+		t.Errorf("raising the goal's budget did not lift its pause")
+	}
+	r.cancel()
 }
 
 func historyOf(t *contracts.Task) string {
