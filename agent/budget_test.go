@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -178,6 +179,28 @@ func TestGoalBudgetPauses(t *testing.T) {
 		t.Errorf("raising the goal's budget did not lift its pause")
 	}
 	r.cancel()
+}
+
+// An agent over its budget gives back the task it holds, for another
+// coder, and its supervisor stops, saying why.
+func TestAgentBudgetStops(t *testing.T) {
+	turns := filepath.Join(t.TempDir(), "turns")
+	r := startFakeOn(t, growingClaude(turns), "claude", 0, setBudgets(map[string]float64{"agent_tokens": 2000}))
+	err := r.wait(t, "over its budget")
+	want := "budget_exceeded: agent coder-1 spent 2,400 tokens of its 2,000 (agent_tokens)"
+	if !errors.Is(err, ErrOverBudget) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Run returned %v, want ErrOverBudget with %q", err, want)
+	}
+	task, err := r.svc.Task(context.Background(), "", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Status != contracts.Unclaimed || task.AssignedTo != "" {
+		t.Errorf("task a is %s, assigned to %q: want it given back", task.Status, task.AssignedTo)
+	}
+	if got := turnsOf(t, turns); len(got) != 1 || got[0] > 5 {
+		t.Errorf("sessions and their turns: %v; want one session stopped within one turn of its fourth", got)
+	}
 }
 
 func historyOf(t *contracts.Task) string {
