@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -34,6 +35,43 @@ type scriptedModel struct {
 	// script, when set, decides every answer instead of the Liza
 	// session's script (decide).
 	script func(turn) reply
+	// usage, when set, is the usage each answer reports (by the API's
+	// conventions), and reported keeps what was reported, by request;
+	// unset, every answer reports 100 input and 10 output tokens.
+	usage    func(turn) tokenUsage
+	reported []reportedUsage
+}
+
+// tokenUsage is what one answer of the scripted model says it spent:
+// input tokens not read from a cache, output tokens, cache reads and (the
+// Messages API only) cache writes.
+type tokenUsage struct{ input, output, cacheRead, cacheWrite int64 }
+
+// reportedUsage is the usage one answer reported, with the Liza session
+// its request belonged to ("coder", "reviewer", or "" for a CLI's side
+// request) and the model it named.
+type reportedUsage struct {
+	session, model string
+	usage          tokenUsage
+}
+
+// usageFor is the usage an answer reports, recorded.
+func (m *scriptedModel) usageFor(tn turn, model string) tokenUsage {
+	if m.usage == nil {
+		return tokenUsage{input: 100, output: 10}
+	}
+	u := m.usage(tn)
+	session := ""
+	switch {
+	case coderRE.MatchString(tn.text):
+		session = "coder"
+	case reviewerRE.MatchString(tn.text):
+		session = "reviewer"
+	}
+	m.mu.Lock()
+	m.reported = append(m.reported, reportedUsage{session: session, model: model, usage: u})
+	m.mu.Unlock()
+	return u
 }
 
 func newScriptedModel(t *testing.T) *scriptedModel {
@@ -245,9 +283,9 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(path, "/messages"):
 		m.anthropic(w, body, tn, rep)
 	case strings.HasSuffix(path, "/responses"):
-		m.openai(w, tn, rep)
+		m.openai(w, body, tn, rep)
 	case strings.Contains(path, ":streamGenerateContent"), strings.Contains(path, ":generateContent"):
-		m.gemini(w, body, strings.Contains(path, ":stream"), rep)
+		m.gemini(w, body, tn, path, rep)
 	default:
 		m.logf("  unknown endpoint")
 		http.NotFound(w, r)
@@ -286,7 +324,11 @@ func (m *scriptedModel) anthropic(w http.ResponseWriter, body []byte, tn turn, r
 		Stream bool   `json:"stream"`
 	}
 	_ = json.Unmarshal(body, &req)
-	usage := map[string]any{"input_tokens": 100, "output_tokens": 10}
+	tu := m.usageFor(tn, req.Model)
+	usage := map[string]any{"input_tokens": tu.input, "output_tokens": tu.output}
+	if m.usage != nil {
+		usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"] = tu.cacheRead, tu.cacheWrite
+	}
 	var block map[string]any
 	stop := "end_turn"
 	if rep.tool != "" {
@@ -303,8 +345,14 @@ func (m *scriptedModel) anthropic(w http.ResponseWriter, body []byte, tn turn, r
 		return
 	}
 	s := newSSE(w)
+	start := usage
+	if m.usage != nil {
+		// The output is counted at the end of the stream (message_delta).
+		start = maps.Clone(usage)
+		start["output_tokens"] = 0
+	}
 	s.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_liza", "type": "message",
-		"role": "assistant", "model": req.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
+		"role": "assistant", "model": req.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": start}})
 	if rep.tool != "" {
 		input, _ := json.Marshal(block["input"])
 		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
@@ -319,12 +367,18 @@ func (m *scriptedModel) anthropic(w http.ResponseWriter, body []byte, tn turn, r
 	}
 	s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	s.event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": 10}})
+		"usage": map[string]any{"output_tokens": tu.output}})
 	s.event("message_stop", map[string]any{"type": "message_stop"})
 }
 
 // openai answers a Responses API request, streamed (codex always streams).
-func (m *scriptedModel) openai(w http.ResponseWriter, tn turn, rep reply) {
+func (m *scriptedModel) openai(w http.ResponseWriter, body []byte, tn turn, rep reply) {
+	var req struct {
+		Model string `json:"model"`
+	}
+	_ = json.Unmarshal(body, &req)
+	// The Responses API counts cached tokens inside the input tokens.
+	tu := m.usageFor(tn, req.Model)
 	s := newSSE(w)
 	s.event("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": "resp_liza"}})
 	var item map[string]any
@@ -350,13 +404,17 @@ func (m *scriptedModel) openai(w http.ResponseWriter, tn turn, rep reply) {
 	}
 	s.event("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
 	s.event("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": "resp_liza",
-		"usage": map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0},
-			"output_tokens": 10, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 110}}})
+		"usage": map[string]any{"input_tokens": tu.input + tu.cacheRead, "input_tokens_details": map[string]any{"cached_tokens": tu.cacheRead},
+			"output_tokens": tu.output, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": tu.input + tu.cacheRead + tu.output}}})
 }
 
 // gemini answers a generateContent request, streamed as server-sent events
 // when asked.
-func (m *scriptedModel) gemini(w http.ResponseWriter, body []byte, stream bool, rep reply) {
+func (m *scriptedModel) gemini(w http.ResponseWriter, body []byte, tn turn, path string, rep reply) {
+	stream := strings.Contains(path, ":stream")
+	// The model is in the path: /v1beta/models/NAME:streamGenerateContent.
+	model := path[strings.LastIndex(path, "/")+1:]
+	model, _, _ = strings.Cut(model, ":")
 	var req struct {
 		GenerationConfig struct {
 			Schema     any    `json:"responseJsonSchema"`
@@ -384,7 +442,7 @@ func (m *scriptedModel) gemini(w http.ResponseWriter, body []byte, stream bool, 
 	}
 	resp := map[string]any{
 		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
-		"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
+		"usageMetadata": geminiUsage(m.usageFor(tn, model)),
 		"modelVersion":  "scripted",
 	}
 	if !stream {
@@ -392,6 +450,16 @@ func (m *scriptedModel) gemini(w http.ResponseWriter, body []byte, stream bool, 
 		return
 	}
 	newSSE(w).event("", resp)
+}
+
+// geminiUsage is a Gemini API usageMetadata: cached tokens are counted
+// inside the prompt's.
+func geminiUsage(u tokenUsage) map[string]any {
+	md := map[string]any{"promptTokenCount": u.input + u.cacheRead, "candidatesTokenCount": u.output, "totalTokenCount": u.input + u.cacheRead + u.output}
+	if u.cacheRead > 0 {
+		md["cachedContentTokenCount"] = u.cacheRead
+	}
+	return md
 }
 
 // logToFile keeps the model's report beside a failing test's output, when

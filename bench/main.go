@@ -56,12 +56,14 @@ type options struct {
 	queue int
 	// bigpush times forged pushes of a huge state file (-only bigpush).
 	bigpush bool
+	// spend times recording a session's usage (one-task teams).
+	spend bool
 	// only, when not empty, names the sections to run (see -only).
 	only map[string]bool
 }
 
 // sections are the parts of a run -only can name.
-var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "bigpush"}
+var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "bigpush", "spend"}
 
 // want reports whether section runs: -only names it, or -only is empty
 // and its own flag allows it.
@@ -105,6 +107,7 @@ func main() {
 	flag.IntVar(&opt.teamTasks, "team-tasks", 60, "teams of 1, 2, 4 and 8 coders merge `N` tasks each (0: no team runs)")
 	flag.IntVar(&opt.teamBoard, "team-board", 2000, "and 2 coders merge 20 tasks on a board of 20, then on one of `N` tasks")
 	flag.BoolVar(&opt.bigpush, "bigpush", false, "time pushes of a state commit whose liza.yaml is 200-300 MB to a guarded remote (a minute, a GB of disk)")
+	flag.BoolVar(&opt.spend, "spend", true, "time what recording a session's usage costs: one-task teams whose agents report usage or not")
 	flag.IntVar(&opt.queue, "queue", 100, "time one task's claim, review and merge with no other task in review, and with `N` in review (0: not)")
 	var only string
 	flag.StringVar(&only, "only", "", "run only these `SECTIONS` (comma-separated: "+strings.Join(sections, ", ")+"); the other flags still size them")
@@ -288,6 +291,13 @@ func run(opt options) error {
 			return fmt.Errorf("queue: %v", err)
 		}
 		rep.Queue = &q
+	}
+	if opt.want("spend", opt.spend) {
+		r, err := b.measureSpend()
+		if err != nil {
+			return fmt.Errorf("spend: %v", err)
+		}
+		rep.Spend = &r
 	}
 	if opt.want("bigpush", opt.bigpush) {
 		r, err := b.measureBigPush()

@@ -97,6 +97,7 @@ type report struct {
 	Fairness      []fairResult       `json:"fairness,omitempty"`
 	Teams         []teamResult       `json:"teams,omitempty"`
 	Queue         *queueResult       `json:"queue,omitempty"`
+	Spend         *spendResult       `json:"spend,omitempty"`
 	Compare       *compareInfo       `json:"compare,omitempty"`
 }
 
@@ -149,6 +150,7 @@ func printTable(r report) {
 	printFairness(r.Fairness)
 	printTeams(r.Teams)
 	printQueue(r.Queue)
+	printSpend(r.Spend)
 	if r.Scale != nil {
 		printScale(r.Scale)
 	}

@@ -100,6 +100,19 @@ func (s *session) sprintMetrics(ctx context.Context) error {
 	} {
 		fmt.Fprintf(tw, "%s\t%v\n", row.name, row.value)
 	}
+	if sp := m.Spend; sp != nil {
+		for _, row := range []struct {
+			name string
+			u    contracts.Usage
+		}{
+			{"spend_total", sp.Total}, {"spend_planning", sp.Planning}, {"spend_merged", sp.Merged},
+			{"spend_per_merged_task", sp.PerMergedTask}, {"spend_not_landed", sp.NotLanded},
+			{"spend_rejected_iterations", sp.RejectedIterations}, {"spend_abandoned", sp.Abandoned},
+			{"spend_superseded", sp.Superseded}, {"spend_blocked", sp.Blocked}, {"spend_in_flight", sp.InFlight},
+		} {
+			fmt.Fprintf(tw, "%s\t%d tokens, $%.4f\n", row.name, row.u.Tokens(), row.u.CostUSD)
+		}
+	}
 	tw.Flush()
 	for _, w := range m.Warnings {
 		fmt.Fprintf(s.Stderr, "git-liza: warning: %s\n", w)

@@ -76,6 +76,10 @@ type Metrics struct {
 	TasksEverBlocked int     `yaml:"tasks_ever_blocked" json:"tasks_ever_blocked"`
 	BlockedShare     float64 `yaml:"blocked_share" json:"blocked_share"`
 
+	// Spend is what the sprint's sessions spent (see SprintSpend); none
+	// when no session recorded usage.
+	Spend *SprintSpend `yaml:"spend,omitempty" json:"spend,omitempty"`
+
 	// Warnings are the original's review quality warnings.
 	Warnings []string `yaml:"warnings,omitempty" json:"warnings"`
 }
@@ -187,6 +191,7 @@ func SprintMetrics(st *State, now time.Time) Metrics {
 		m.BlockedShare = round(float64(m.TasksEverBlocked)/float64(m.TasksTotal), 1000)
 		m.CompletionRate = round(float64(m.TasksMerged)/float64(m.TasksTotal), 1000)
 	}
+	m.Spend = sprintSpend(st, tasks, in, m.TasksMerged)
 	if m.ReviewVerdictCount >= RubberStampReviews && m.ReviewVerdictApprovalRatePercent > RubberStampPercent {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("high approval rate: %d%% over %d reviews; the code reviewers may be rubber-stamping: spot-check recently merged tasks and the reviewers' rejection rationale",
 			m.ReviewVerdictApprovalRatePercent, m.ReviewVerdictCount))
@@ -253,6 +258,11 @@ func MetricsAfterMerge(stored Extra, t *Task, started string) (Extra, bool) {
 		out["approve_to_merge_mean_seconds"] = round((num("approve_to_merge_mean_seconds")*n+float64(secs))/(n+1), 10)
 		out["approve_to_merge_max_seconds"] = max(int64(num("approve_to_merge_max_seconds")), secs)
 		out["approve_to_merge_count"] = int(n) + 1
+	}
+	if sp, ok := out["spend"]; ok {
+		if moved, ok := spendAfterMerge(sp, t, started, merged); ok {
+			out["spend"] = moved
+		}
 	}
 	return out, true
 }
