@@ -43,6 +43,33 @@ type budgetWatch struct {
 	tw    *transcript.Writer
 	// over is the budget the session went over, once it has.
 	over *contracts.BudgetLine
+	// grew is signalled when the session's spend grows (attach).
+	grew chan struct{}
+}
+
+// attach starts watching the session's stream: grew is signalled as soon
+// as what it spent grows, so that watchRun checks the budgets then, not
+// at its next tick.
+func (bw *budgetWatch) attach(tw *transcript.Writer) {
+	if bw == nil {
+		return
+	}
+	bw.tw, bw.grew = tw, make(chan struct{}, 1)
+	tw.OnSpent(func() {
+		select {
+		case bw.grew <- struct{}{}:
+		default:
+		}
+	})
+}
+
+// spent is signalled when the watched session's spend grows; nil (never
+// ready) without a watch.
+func (bw *budgetWatch) spent() <-chan struct{} {
+	if bw == nil {
+		return nil
+	}
+	return bw.grew
 }
 
 // budgetWatch is the watch of a session for w, or nil when no budget is

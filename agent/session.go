@@ -120,9 +120,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	ses.log = logFile.Name()
 	ses.tw = s.transcript(logFile, ses, w, label, file)
 	defer func() { ses.tw.End(ses.end()) }()
-	if bw != nil {
-		bw.tw = ses.tw
-	}
+	bw.attach(ses.tw)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	// What another agent may have planted in the repository's config, and
 	// replace refs, do not reach this agent's git (refstore/contain.go).
@@ -476,6 +474,7 @@ func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, time
 			}
 			return fmt.Sprintf("%s of %s reached", timeboxStop, timebox)
 		case <-tick.C:
+		case <-bw.spent():
 		}
 		if f := stall.Check(time.Now()); f != nil {
 			s.eventf(EventSessionEnded, "", "the agent CLI has only retried a failure of its environment for %s (%s): stopping the session", s.stallAfter(), f.Message)

@@ -53,3 +53,26 @@ func (w *Writer) Spent() Usage {
 	}
 	return w.sum.Usage
 }
+
+// OnSpent sets a function called as soon as what the session has spent
+// grows (Spent), so that a supervisor can hold it to a budget between two
+// model requests rather than at its next poll: Claude Code makes several
+// requests a second when its tools are quick. It is called with the
+// Writer's lock held: it must not call the Writer.
+func (w *Writer) OnSpent(fn func()) {
+	w.mu.Lock()
+	w.onSpent = fn
+	w.mu.Unlock()
+}
+
+// spentMoved calls onSpent when the spend grew; w.mu is held.
+func (w *Writer) spentMoved() {
+	n := max(tokens(w.parser.live.sum), tokens(w.sum.Usage))
+	if n == w.spentSeen {
+		return
+	}
+	w.spentSeen = n
+	if w.onSpent != nil {
+		w.onSpent()
+	}
+}

@@ -61,3 +61,20 @@ func mustRead(t *testing.T, name string) []byte {
 	}
 	return b
 }
+
+// OnSpent is called when what the session spent grows, and only then.
+func TestOnSpent(t *testing.T) {
+	var log bytes.Buffer
+	w := NewWriter(&log, Header{}, FormatClaude)
+	calls := 0
+	w.OnSpent(func() { calls++ })
+	msg := `{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"x"}],"usage":{"input_tokens":10}}}` + "\n"
+	w.Stdout().Write([]byte(msg + msg)) // one request in two events
+	if calls != 1 {
+		t.Fatalf("%d calls after one request, want 1", calls)
+	}
+	w.Stdout().Write([]byte(`{"type":"user","message":{"content":"ok"}}` + "\n" + msg))
+	if calls != 2 {
+		t.Fatalf("%d calls after two requests, want 2", calls)
+	}
+}
