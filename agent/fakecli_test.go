@@ -28,8 +28,18 @@ type fakeRun struct {
 // StallAfter.
 func startFake(t *testing.T, body, format string, stall time.Duration) *fakeRun {
 	t.Helper()
+	return startFakeOn(t, body, format, stall, nil)
+}
+
+// startFakeOn is startFake on a board that prep, when set, changes first
+// (as the human).
+func startFakeOn(t *testing.T, body, format string, stall time.Duration, prep func(svc *ops.Service)) *fakeRun {
+	t.Helper()
 	svc := newBoard(t)
 	addTask(t, svc, "a")
+	if prep != nil {
+		prep(svc)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	reg, err := svc.As("coder-1", 0).Register(ctx, ops.RegisterRequest{})

@@ -84,6 +84,10 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	} else {
 		env = append(env, "LIZA_TRIGGER="+w.trigger.Trigger)
 	}
+	bw, ok, err := s.budgetGate(ctx, st, w)
+	if !ok {
+		return err
+	}
 	prompt, err := contracts.BuildPrompt(pc)
 	if err != nil {
 		return err
@@ -116,6 +120,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	ses.log = logFile.Name()
 	ses.tw = s.transcript(logFile, ses, w, label, file)
 	defer func() { ses.tw.End(ses.end()) }()
+	bw.attach(ses.tw)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	// What another agent may have planted in the repository's config, and
 	// replace refs, do not reach this agent's git (refstore/contain.go).
@@ -140,7 +145,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	s.startFails = nil
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	ses.stopped = s.watchRun(ctx, cmd, done, timebox, grace, ses.stall)
+	ses.stopped = s.watchRun(ctx, cmd, done, timebox, grace, ses.stall, bw)
 	exitErr := <-done
 	took := time.Since(ses.started).Round(10 * time.Millisecond)
 	// Whether it failed for its environment rather than its task; package
@@ -155,6 +160,10 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		s.eventf(EventSessionEnded, taskOf(w), "%s: stopped: %s (after %s)", label, ses.stopped, took)
 		if ses.stopped == replaced {
 			return fmt.Errorf("%w: %s has a newer registration", ErrStale, s.ID)
+		}
+		if bw != nil && bw.over != nil {
+			s.record(context.WithoutCancel(ctx), w, ses, ops.SessionStopped, ses.stopped)
+			return s.overBudget(ctx, w, ses, *bw.over)
 		}
 		if strings.HasPrefix(ses.stopped, timeboxStop) {
 			s.record(ctx, w, ses, ops.SessionTimebox, ses.stopped)
@@ -428,10 +437,11 @@ const (
 )
 
 // watchRun waits for the agent, stopping its process group on ABORT, when
-// ctx is cancelled, or at the end of its timebox: then it is asked to stop
+// ctx is cancelled, or at the end of its timebox or of a budget (bw, see
+// budget.go): then it is asked to stop
 // (SIGINT) and made to after grace (SIGTERM, then SIGKILL). It returns why
 // it stopped the agent, or "".
-func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, timebox, grace time.Duration, stall *transcript.Stall) string {
+func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, timebox, grace time.Duration, stall *transcript.Stall, bw *budgetWatch) string {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	var expired <-chan time.Time
@@ -464,11 +474,15 @@ func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, time
 			}
 			return fmt.Sprintf("%s of %s reached", timeboxStop, timebox)
 		case <-tick.C:
+		case <-bw.spent():
 		}
 		if f := stall.Check(time.Now()); f != nil {
 			s.eventf(EventSessionEnded, "", "the agent CLI has only retried a failure of its environment for %s (%s): stopping the session", s.stallAfter(), f.Message)
 			kill(cmd, done)
 			return fmt.Sprintf("%s: %s", stalledStop, f.Message)
+		}
+		if why := s.stopOverBudget(bw, cmd, done, grace); why != "" {
+			return why
 		}
 		aborted := false
 		if _, ok := contracts.StatSwitchFiles(s.Root)[".liza/ABORT"]; ok {

@@ -20,7 +20,10 @@ func (s *sup) sessionUsage(ses *session) *contracts.Usage {
 	if ses.tw == nil {
 		return nil
 	}
-	u := ses.tw.Summary().Usage
+	// Spent, not the Summary's usage: a Claude Code session stopped
+	// before its result event (at a budget, a timebox) reports its
+	// requests' usage only turn by turn.
+	u := ses.tw.Spent()
 	if u.IsZero() && u.Model == "" {
 		return nil
 	}

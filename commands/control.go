@@ -12,7 +12,8 @@ import (
 	"github.com/liza-dev/git-liza/ops"
 )
 
-// controlCmds are the kill switches: pause, resume and abort.
+// controlCmds are the kill switches (pause, resume and abort) and the
+// budgets that pause the team when the goal goes over its own.
 func (e *Env) controlCmds() []*cli.Command {
 	reason := &cli.StringFlag{Name: "reason", Usage: "why, for the agents and the audit log"}
 	return []*cli.Command{
@@ -34,6 +35,7 @@ func (e *Env) controlCmds() []*cli.Command {
 			Flags:  []cli.Flag{reason},
 			Action: e.action(0, 0, "abort [--reason TEXT]", setMode(contracts.ModeAborted)),
 		},
+		e.budgetCmd(),
 	}
 }
 

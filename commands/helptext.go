@@ -209,6 +209,12 @@ var helpText = map[string]help{
 	"abort": {usage: "abort [--reason TEXT]", category: catTeam, examples: []string{
 		`git liza abort --reason "wrong goal"`,
 	}},
+	"budget": {usage: "budget [--session-tokens N] [--task-tokens N] [--task-usd X] [--agent-tokens N] [--agent-usd X] [--goal-tokens N] [--goal-usd X] [--warn SHARE] [--clear]", category: catTeam, examples: []string{
+		`git liza budget                                   # the budgets in force and what is spent`,
+		`git liza budget --session-tokens 200000 --task-usd 5 --goal-usd 100`,
+		`git liza budget --task-tokens 2000000             # raise it: tasks blocked for it unblock`,
+		`git liza budget --clear`,
+	}},
 	"watch": {usage: "watch [--once] [--interval DURATION] [--log PATH]", category: catTeam, examples: []string{
 		`git liza watch --once          # for cron`,
 	}},

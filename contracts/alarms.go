@@ -114,6 +114,7 @@ func Alarms(st *State, in AlarmInput) []Alarm {
 		}
 		out.task(t, st, cfg, now)
 	}
+	out.budgets(st, cfg)
 	for _, d := range st.Discovered {
 		if d == nil || d.Urgency != "immediate" || d.ConvertedToTask != "" {
 			continue
@@ -311,6 +312,9 @@ func MayAlarm(s *TaskSummary, cfg Config, now time.Time) bool {
 		return false
 	}
 	cfg.FillDefaults()
+	if b := cfg.Budgets; b != nil && (b.TaskTokens > 0 || b.TaskUSD > 0) {
+		return true // its spend is in its history (alarms_budget.go)
+	}
 	return s.Reassigned || s.FailedBy >= 2 ||
 		s.ReviewCycles >= max(cfg.MaxReviewCycles-2, 1) ||
 		s.Iteration >= max(cfg.MaxCoderIterations-2, 1)

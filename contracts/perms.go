@@ -38,10 +38,12 @@ const (
 	OpResume     Op = "resume"
 	OpAbort      Op = "abort"
 	OpRegister   Op = "register"
-	OpSprint     Op = "sprint"  // sprint checkpoint, metrics and analyze writes
-	OpConvert    Op = "convert" // a discovery becomes a task
-	OpGoal       Op = "goal"    // the next goal and sprint on the same board
-	OpAdopt      Op = "adopt"   // integration adopt: the branch's tip the operator accepts
+	OpSprint     Op = "sprint"      // sprint checkpoint, metrics and analyze writes
+	OpConvert    Op = "convert"     // a discovery becomes a task
+	OpGoal       Op = "goal"        // the next goal and sprint on the same board
+	OpAdopt      Op = "adopt"       // integration adopt: the branch's tip the operator accepts
+	OpBudget     Op = "budget"      // set or clear config.budgets
+	OpOverBudget Op = "over_budget" // a supervisor pauses the team for the goal's budget, which the board shows spent
 )
 
 // permissions says which roles may perform each operation (seeds 000 and
@@ -78,6 +80,8 @@ var permissions = map[Op][]Role{
 	OpConvert:    {RoleHuman, RolePlanner},
 	OpGoal:       {RoleHuman, RolePlanner},
 	OpAdopt:      {RoleHuman},
+	OpBudget:     {RoleHuman, RolePlanner},
+	OpOverBudget: {RoleHuman, RolePlanner, RoleCoder, RoleReviewer},
 }
 
 // Ops lists every operation.
@@ -87,7 +91,7 @@ func Ops() []Op {
 		OpHeartbeat, OpSubmit, OpHandoff, OpReview, OpVerdict, OpMerge,
 		OpBlock, OpUnblock, OpSupersede, OpAbandon, OpRelease, OpArchive,
 		OpAnomaly, OpDiscover, OpNote, OpPause, OpResume, OpAbort,
-		OpRegister, OpSprint, OpConvert, OpGoal, OpAdopt,
+		OpRegister, OpSprint, OpConvert, OpGoal, OpAdopt, OpBudget, OpOverBudget,
 	}
 }
 

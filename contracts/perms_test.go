@@ -21,7 +21,7 @@ func TestPermissions(t *testing.T) {
 		OpRelease: H | P | C | R, OpArchive: H | P,
 		OpAnomaly: H | P | C | R, OpDiscover: H | P | C | R, OpNote: H | P | C | R,
 		OpPause: H, OpResume: H, OpAbort: H, OpRegister: P | C | R, OpSprint: H | P,
-		OpConvert: H | P, OpGoal: H | P, OpAdopt: H,
+		OpConvert: H | P, OpGoal: H | P, OpAdopt: H, OpBudget: H | P, OpOverBudget: H | P | C | R,
 	}
 	if len(want) != len(Ops()) {
 		t.Fatalf("expected table has %d ops, Ops() has %d", len(want), len(Ops()))

@@ -143,8 +143,17 @@ func Events(st *contracts.State, commit string, now time.Time) []Event {
 					Action: "git liza resume"})
 			}
 		case contracts.ModePaused:
+			action := "git liza resume"
+			if contracts.BudgetPaused(c) {
+				// Resumed over its budget, the team would pause again.
+				flag := "--goal-tokens N"
+				if budgetKey(c.Reason) == "goal_usd" {
+					flag = "--goal-usd X"
+				}
+				action = "git liza budget " + flag + " (raising the goal's budget resumes the team)"
+			}
 			add(Event{ID: id(KindPaused, "", c.Since), Kind: KindPaused,
-				Title: "the team is PAUSED" + paren("by "+c.By), Body: "Since " + c.Since + why, Action: "git liza resume"})
+				Title: "the team is PAUSED" + paren("by "+c.By), Body: "Since " + c.Since + why, Action: action})
 		case contracts.ModeAborted:
 			add(Event{ID: id(KindAborted, "", c.Since), Kind: KindAborted,
 				Title: "the team is ABORTED" + paren("by "+c.By), Body: "Since " + c.Since + why, Action: "git liza resume"})
@@ -271,3 +280,16 @@ func clip(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// budgetKey is the budget a budget_exceeded reason names last, in
+// parentheses ("goal_tokens"), or goal_tokens.
+func budgetKey(reason string) string {
+	i, j := strings.LastIndex(reason, "("), strings.LastIndex(reason, ")")
+	if i < 0 || j < i {
+		return "goal_tokens"
+	}
+	if k := reason[i+1 : j]; k == "goal_usd" {
+		return k
+	}
+	return "goal_tokens"
+}

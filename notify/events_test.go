@@ -115,3 +115,21 @@ func TestEventsBounded(t *testing.T) {
 		t.Fatalf("body %d, title %d bytes", len(e.Body), len(e.Title))
 	}
 }
+
+// A pause for the goal's budget says what lifts it: raising the budget,
+// which resumes the team (resume alone would be paused again).
+func TestEventsBudgetPause(t *testing.T) {
+	st := board()
+	st.Control = &contracts.Control{Mode: contracts.ModePaused, Since: "2026-01-17T09:30:00Z", By: contracts.BudgetBy,
+		Reason: "budget_exceeded: goal spent 2,400 tokens of its 2,000 (goal_tokens)"}
+	evs := Events(st, "c", at)
+	if len(evs) != 1 || evs[0].Kind != KindPaused {
+		t.Fatalf("events %+v, want one pause", evs)
+	}
+	if want := "git liza budget --goal-tokens N (raising the goal's budget resumes the team)"; evs[0].Action != want {
+		t.Errorf("action %q, want %q", evs[0].Action, want)
+	}
+	if !strings.Contains(evs[0].Body, "budget_exceeded: goal spent 2,400 tokens of its 2,000 (goal_tokens)") {
+		t.Errorf("body %q does not give the figures", evs[0].Body)
+	}
+}

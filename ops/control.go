@@ -226,5 +226,8 @@ func haltError(what string, sw contracts.Switch) error {
 	if sw.Source == "state" && sw.By == BreakerBy {
 		lift = "git liza analyze --resolve TEXT lifts it"
 	}
+	if sw.Source == "state" && sw.By == contracts.BudgetBy && sw.Mode == contracts.ModePaused {
+		lift = "raising the goal's budget lifts it (git liza budget --goal-tokens N or --goal-usd X)"
+	}
 	return contracts.Invalidf("%s are refused while the team is %s (%s); %s", what, sw.Mode, src, lift)
 }

@@ -137,9 +137,20 @@ func (s *Service) lean(r ObserveRequest, obs *Observation) error {
 	}
 	cfg := st.Config
 	cfg.FillDefaults()
+	// An agent's or the goal's budget counts every session recorded on
+	// the board: its alarms need every task whole, the archived ones too.
+	spend := budgetsOverAll(cfg.Budgets)
+	if spend {
+		if err := snap.EachTask(cas.ArchiveDir, func(t *contracts.Task) error {
+			st.Archive = append(st.Archive, t)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	for _, x := range sums {
 		t := x.Stub()
-		if contracts.MayAlarm(x, cfg, r.Now) || r.Whole != nil && r.Whole(x) {
+		if spend || contracts.MayAlarm(x, cfg, r.Now) || r.Whole != nil && r.Whole(x) {
 			if t, err = snap.Task(x.ID); err != nil {
 				return err
 			}
@@ -164,4 +175,10 @@ func (s *Service) lean(r ObserveRequest, obs *Observation) error {
 	}
 	obs.State, obs.Lean = st, true
 	return nil
+}
+
+// budgetsOverAll reports whether b holds an agent's or the goal's spend,
+// which sums the sessions of every task.
+func budgetsOverAll(b *contracts.Budgets) bool {
+	return b != nil && (b.AgentTokens > 0 || b.AgentUSD > 0 || b.GoalTokens > 0 || b.GoalUSD > 0)
 }

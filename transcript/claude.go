@@ -18,8 +18,10 @@ type claudeEvent struct {
 	SessionID string `json:"session_id"`
 	Model     string `json:"model"`
 	Message   struct {
+		ID      string          `json:"id"`
 		Model   string          `json:"model"`
 		Content json.RawMessage `json:"content"`
+		Usage   *claudeUsage    `json:"usage"`
 	} `json:"message"`
 	// The result event.
 	IsError      bool         `json:"is_error"`
@@ -90,6 +92,7 @@ func (p *Parser) claude(t time.Time, raw json.RawMessage) []Step {
 			return []Step{{T: t, Kind: KindError, Text: p.lastErr, Error: true, Code: r.Error, Status: httpStatus(r.ErrorStatus)}}
 		}
 	case "assistant", "user":
+		p.claudeTurn(&ev)
 		var out []Step
 		for _, b := range claudeBlocks(ev.Message.Content) {
 			switch b.Type {

@@ -19,6 +19,7 @@ type Parser struct {
 	pending   strings.Builder
 	pendingT  time.Time
 	usage     Usage // codex: the turns' usage so far
+	live      liveUsage
 	sessionID string
 	// lastErr is the last error the CLI reported that nothing went right
 	// after (claude).

@@ -33,11 +33,14 @@ type Writer struct {
 	sum    Summary
 	steps  []Step
 	onStep func(Step)
-	ended  bool
-	err    error
-	now    func() time.Time
-	out    lineWriter
-	errw   lineWriter
+	// onSpent and spentSeen: see OnSpent (live.go).
+	onSpent   func()
+	spentSeen int64
+	ended     bool
+	err       error
+	now       func() time.Time
+	out       lineWriter
+	errw      lineWriter
 }
 
 // NewWriter starts a session log on w in the given format with its
@@ -140,6 +143,7 @@ func (w *Writer) emit(r Record) {
 			w.onStep(st)
 		}
 	}
+	w.spentMoved()
 }
 
 // line makes the record of one whole line of output; full is its size
