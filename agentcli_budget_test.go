@@ -65,23 +65,7 @@ func TestAgentCLIBudget(t *testing.T) {
 		return tokenUsage{input: 1}
 	}
 	env := cliEnv(t, filepath.Join(base, "home"), bin+":"+filepath.Dir(path)+":/usr/local/bin:/usr/bin:/bin", model)
-	writeFile(t, filepath.Join(root, "specs", "vision.md"), "# Vision\n\nThe widget exists.\n")
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir, cmd.Env = root, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	run("git", "init", "-q", "-b", "main")
-	run("git", "add", ".")
-	run("git", "-c", "user.name=Ada", "-c", "user.email=ada@example.com", "commit", "-q", "-m", "vision")
-	run("git", "liza", "init", "--spec", "specs/vision.md", "Build the widget")
-	run("git", "liza", "task", "add", "--id", "widget", "--desc", "Build the widget", "--spec", "specs/vision.md",
-		"--done", "the widget exists", "--scope", "IN: widget")
+	run := widgetProject(t, root, env)
 	run("git", "liza", "budget", "--session-tokens", "2000")
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -231,23 +231,7 @@ func blockedByToolError(t *testing.T, name, cliPath string) {
 		return reply{text: "I could not find the widget."}
 	}
 	env := cliEnv(t, filepath.Join(base, "home"), bin+":"+filepath.Dir(cliPath)+":/usr/local/bin:/usr/bin:/bin", model)
-	writeFile(t, filepath.Join(root, "specs", "vision.md"), "# Vision\n\nThe widget exists.\n")
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir, cmd.Env = root, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	run("git", "init", "-q", "-b", "main")
-	run("git", "add", ".")
-	run("git", "-c", "user.name=Ada", "-c", "user.email=ada@example.com", "commit", "-q", "-m", "vision")
-	run("git", "liza", "init", "--spec", "specs/vision.md", "Build the widget")
-	run("git", "liza", "task", "add", "--id", "widget", "--desc", "Build the widget", "--spec", "specs/vision.md",
-		"--done", "the widget exists", "--scope", "IN: widget")
+	run := widgetProject(t, root, env)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -332,4 +316,29 @@ func blockedByToolError(t *testing.T, name, cliPath string) {
 		t.Fatalf("run printed the agent's text:\n%s", out.String())
 	}
 	t.Logf("git liza logs widget:\n%s", shown)
+}
+
+// widgetProject makes root a repository with a spec and a board whose
+// goal is to build the widget, with its one task "widget"; it returns how
+// to run a command there with env.
+func widgetProject(t *testing.T, root string, env []string) func(args ...string) string {
+	t.Helper()
+	writeFile(t, filepath.Join(root, "specs", "vision.md"), "# Vision\n\nThe widget exists.\n")
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir, cmd.Env = root, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("git", "init", "-q", "-b", "main")
+	run("git", "add", ".")
+	run("git", "-c", "user.name=Ada", "-c", "user.email=ada@example.com", "commit", "-q", "-m", "vision")
+	run("git", "liza", "init", "--spec", "specs/vision.md", "Build the widget")
+	run("git", "liza", "task", "add", "--id", "widget", "--desc", "Build the widget", "--spec", "specs/vision.md",
+		"--done", "the widget exists", "--scope", "IN: widget")
+	return run
 }

@@ -186,7 +186,7 @@ func (l *logsView) list(sessions []transcript.Session) error {
 		u := s.Summary.Usage
 		fmt.Fprintf(l.out, "%3d  %-15s %-14s %s %7s  %-9s %5d steps %9s tokens  %s\n", s.N, p(h.Agent), p(h.Label),
 			h.Started.Local().Format("2006-01-02 15:04:05"), (time.Duration(seconds(s)) * time.Second).String(),
-			p(outcome(s)), s.Summary.Steps, thousands(u.InputTokens+u.OutputTokens), p(l.rel(s.Path)))
+			p(outcome(s)), s.Summary.Steps, contracts.Thousands(u.InputTokens+u.OutputTokens), p(l.rel(s.Path)))
 	}
 	return nil
 }
@@ -261,17 +261,4 @@ func (l *logsView) follow(ctx context.Context, s transcript.Session) error {
 		return contracts.Invalidf("%s: %v", l.rel(s.Path), err)
 	}
 	return nil
-}
-
-// thousands writes n with commas: 4,312.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && c != '-' && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -46,9 +45,9 @@ func Render(st Step, width int) string {
 	case KindUsage:
 		head = "usage"
 		if u := st.Usage; u != nil {
-			body = fmt.Sprintf("%s in, %s out", thousands(u.InputTokens), thousands(u.OutputTokens))
+			body = fmt.Sprintf("%s in, %s out", contracts.Thousands(u.InputTokens), contracts.Thousands(u.OutputTokens))
 			if u.CacheReadTokens > 0 || u.CacheWriteTokens > 0 {
-				body += fmt.Sprintf(", cache %s read, %s written", thousands(u.CacheReadTokens), thousands(u.CacheWriteTokens))
+				body += fmt.Sprintf(", cache %s read, %s written", contracts.Thousands(u.CacheReadTokens), contracts.Thousands(u.CacheWriteTokens))
 			}
 			if u.CostUSD > 0 {
 				body += fmt.Sprintf(", $%.4f", u.CostUSD)
@@ -78,25 +77,7 @@ func Render(st Step, width int) string {
 		if len(shown) > width {
 			shown = cut(shown, width)
 		}
-		shown += "… (" + thousands(int64(size)) + " bytes)"
+		shown += "… (" + contracts.Thousands(int64(size)) + " bytes)"
 	}
 	return fmt.Sprintf("%-6s %s", head, shown)
-}
-
-// thousands writes n with commas: 4,312.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
