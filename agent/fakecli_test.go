@@ -60,6 +60,14 @@ func startFakeOn(t *testing.T, body, format string, stall time.Duration, prep fu
 		Log: r.log, AgentOut: r.agentOut, Poll: 10 * time.Millisecond, Backoff: time.Millisecond,
 		PromptDir: filepath.Join(dir, "prompts"), LogDir: r.logDir, StallAfter: stall}
 	go func() { r.done <- Run(ctx, r.cfg) }()
+	// The supervisor stops before the test's directories are removed (the
+	// cleanups run last first): a test that ends while it still writes
+	// would find its repository half removed.
+	t.Cleanup(func() {
+		cancel()
+		err := <-r.done
+		r.done <- err
+	})
 	return r
 }
 

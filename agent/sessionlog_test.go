@@ -164,6 +164,6 @@ func runFakeClaudeState(t *testing.T, exit int) (*contracts.Task, string, string
 		task = st.Task("a")
 	}
 	r.cancel()
-	<-r.done
+	r.wait(t, "when cancelled")
 	return task, logDir, agentOut.String(), st
 }
