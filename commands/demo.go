@@ -132,6 +132,8 @@ func (e *Env) demo(ctx context.Context, dir string, timeout time.Duration) error
 
 	fmt.Fprintln(w, "\n== Board ==")
 	in.Run(ctx, []string{"git-liza", "status"})
+	fmt.Fprintln(w, "\n== Spend (git liza usage) ==")
+	in.Run(ctx, []string{"git-liza", "usage"})
 	fmt.Fprintln(w, "\n== Audit log (git liza log) ==")
 	in.Run(ctx, []string{"git-liza", "log"})
 	fmt.Fprintln(w, "\n== Integration branch ==")

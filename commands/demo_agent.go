@@ -76,6 +76,13 @@ func (e *Env) demoAgent(ctx context.Context) error {
 		return out.String(), nil
 	}
 	root, wt, id := e.Getenv("LIZA_PROJECT_ROOT"), e.Getenv("LIZA_WORKTREE"), e.Getenv("LIZA_TASK")
+	// What a session of this role would have spent, reported as a command
+	// agent reports it (a liza_usage line), so that the demo's board has
+	// spend to show.
+	if u, ok := demoUsage[e.Getenv("LIZA_ROLE")]; ok {
+		defer fmt.Fprintf(e.Stdout, `{"liza_usage":{"model":"demo-model","input_tokens":%d,"output_tokens":%d,"cache_read_tokens":%d,"cache_write_tokens":0,"cost_usd":%g}}`+"\n",
+			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CostUSD)
+	}
 	switch e.Getenv("LIZA_ROLE") {
 	case string(contracts.RolePlanner):
 		if e.Getenv("LIZA_TRIGGER") != "INITIAL_PLANNING" {
@@ -171,4 +178,11 @@ func demoReadTask(ctx context.Context, e *Env, root, id string) (*contracts.Task
 		return nil, err
 	}
 	return &t, nil
+}
+
+// demoUsage is what a scripted session reports spending, by role.
+var demoUsage = map[string]contracts.Usage{
+	string(contracts.RolePlanner):     {InputTokens: 4200, OutputTokens: 900, CacheReadTokens: 8000, CostUSD: 0.0342},
+	string(contracts.RoleCoder):       {InputTokens: 12000, OutputTokens: 2400, CacheReadTokens: 30000, CostUSD: 0.081},
+	contracts.RoleReviewer.IDPrefix(): {InputTokens: 6000, OutputTokens: 600, CacheReadTokens: 15000, CostUSD: 0.0315},
 }
