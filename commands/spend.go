@@ -111,14 +111,14 @@ func writeUsage(w io.Writer, rep *ops.UsageReport) {
 	}
 	t := rep.Total
 	fmt.Fprintf(w, "%s\n", scope)
-	fmt.Fprintf(w, "  %s: %s tokens, %s\n", plural(t.Sessions, "session"), contracts.Thousands(t.Tokens), ops.USD(t.CostUSD))
+	fmt.Fprintf(w, "  %s: %s tokens, %s\n", plural(t.Sessions, "session"), contracts.Thousands(t.Tokens), contracts.Dollars(t.CostUSD))
 	fmt.Fprintf(w, "  input %s, output %s, cache read %s, cache write %s\n",
 		contracts.Thousands(t.InputTokens), contracts.Thousands(t.OutputTokens), contracts.Thousands(t.CacheReadTokens), contracts.Thousands(t.CacheWriteTokens))
 	if t.Unpriced > 0 {
 		fmt.Fprintf(w, "  %s of a model with no price cost $0 here (config.prices)\n", plural(t.Unpriced, "session"))
 	}
 	if u := rep.Unscoped; u.Tokens > 0 || u.CostUSD > 0 {
-		fmt.Fprintf(w, "  not counted: %s tokens, %s of sessions without a task (a planner's),\n", contracts.Thousands(u.Tokens), ops.USD(u.CostUSD))
+		fmt.Fprintf(w, "  not counted: %s tokens, %s of sessions without a task (a planner's),\n", contracts.Thousands(u.Tokens), contracts.Dollars(u.CostUSD))
 		fmt.Fprintf(w, "  which the board keeps as a sum with no time\n")
 	}
 	if rep.Scope == ops.ScopeSprint && slices.ContainsFunc(rep.ByOutcome, func(r ops.UsageRow) bool { return r.Outcome == ops.OutcomePlanning }) {
@@ -144,7 +144,7 @@ func writeUsage(w io.Writer, rep *ops.UsageReport) {
 			if r.Sessions > 0 {
 				n = strconv.Itoa(r.Sessions)
 			}
-			fmt.Fprintf(w, "  %s %8s %14s %12s\n", cell(name(r), 38), n, contracts.Thousands(r.Tokens), ops.USD(r.CostUSD))
+			fmt.Fprintf(w, "  %s %8s %14s %12s\n", cell(name(r), 38), n, contracts.Thousands(r.Tokens), contracts.Dollars(r.CostUSD))
 		}
 	}
 	section("By outcome", rep.ByOutcome, func(r ops.UsageRow) string { return r.Outcome }, 0)
@@ -163,7 +163,7 @@ func budgetLine(b *ops.SpendBudget) string {
 		parts = append(parts, fmt.Sprintf("%s of %s tokens (%s)", contracts.Thousands(b.Spent.Tokens), contracts.Thousands(b.GoalTokens), percent(b.TokensShare)))
 	}
 	if b.GoalUSD > 0 {
-		parts = append(parts, fmt.Sprintf("%s of %s (%s)", ops.USD(b.Spent.CostUSD), ops.USD(b.GoalUSD), percent(b.USDShare)))
+		parts = append(parts, fmt.Sprintf("%s of %s (%s)", contracts.Dollars(b.Spent.CostUSD), contracts.Dollars(b.GoalUSD), percent(b.USDShare)))
 	}
 	return "Goal budget: " + strings.Join(parts, ", ")
 }

@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -83,13 +84,19 @@ func Thousands(n int64) string {
 	return b.String()
 }
 
-// Dollars writes an amount of USD with cents, or with four decimals under
-// a cent.
-func Dollars(v float64) string {
-	if v != 0 && v < 0.01 {
-		return fmt.Sprintf("$%.4f", v)
+// Dollars writes an amount of money to the cent, and below a dollar to a
+// hundredth of a cent where it has one (a session often costs a few
+// cents): $12.50, $0.0421, $0.55. budget, usage and the alarms all write
+// money so.
+func Dollars(x float64) string {
+	if math.Abs(x) >= 1 {
+		return "$" + strconv.FormatFloat(x, 'f', 2, 64)
 	}
-	return fmt.Sprintf("$%.2f", v)
+	s := strconv.FormatFloat(x, 'f', 4, 64)
+	for i := 0; i < 2 && strings.HasSuffix(s, "0"); i++ {
+		s = s[:len(s)-1]
+	}
+	return "$" + s
 }
 
 // budgetLines are the budgets of one scope in force, tokens then money,

@@ -381,7 +381,7 @@ func goalBudget(c contracts.Config, spent Spend) *SpendBudget {
 // columns: the sprint's tokens and money, then the share of the goal's
 // budget spent (git liza usage has the exact counts).
 func (b *BoardSpend) Line() string {
-	s := fmt.Sprintf("Spend %s tokens %s (sprint)", Compact(b.Sprint.Tokens), USD(b.Sprint.CostUSD))
+	s := fmt.Sprintf("Spend %s tokens %s (sprint)", Compact(b.Sprint.Tokens), contracts.Dollars(b.Sprint.CostUSD))
 	bud := b.Budget
 	if bud == nil {
 		return s + "; no goal budget"
@@ -391,23 +391,9 @@ func (b *BoardSpend) Line() string {
 		parts = append(parts, fmt.Sprintf("%.0f%% of %s tokens", bud.TokensShare*100, Compact(bud.GoalTokens)))
 	}
 	if bud.GoalUSD > 0 {
-		parts = append(parts, fmt.Sprintf("%.0f%% of %s", bud.USDShare*100, USD(bud.GoalUSD)))
+		parts = append(parts, fmt.Sprintf("%.0f%% of %s", bud.USDShare*100, contracts.Dollars(bud.GoalUSD)))
 	}
 	return s + "; goal " + strings.Join(parts, ", ")
-}
-
-// USD writes an amount of money to the cent, and below a dollar to a
-// hundredth of a cent where it has one (a session often costs a few
-// cents): $12.50, $0.0421, $0.55.
-func USD(x float64) string {
-	if math.Abs(x) >= 1 {
-		return "$" + strconv.FormatFloat(x, 'f', 2, 64)
-	}
-	s := strconv.FormatFloat(x, 'f', 4, 64)
-	for i := 0; i < 2 && strings.HasSuffix(s, "0"); i++ {
-		s = s[:len(s)-1]
-	}
-	return "$" + s
 }
 
 // Compact writes a count of tokens short: exact up to 99,999, then in
