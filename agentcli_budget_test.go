@@ -34,19 +34,7 @@ func TestAgentCLIBudget(t *testing.T) {
 	if !ok {
 		t.Skipf("%s is not installed", c.program)
 	}
-	base, err := os.MkdirTemp(varTmp(), "git-liza-budget-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	root, bin := filepath.Join(base, "proj"), filepath.Join(base, "bin")
-	self, _ := exec.LookPath("git-liza")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := copyFile(self, filepath.Join(bin, "git-liza"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base, root, bin := teamBase(t, "git-liza-budget-")
 	model := newScriptedModel(t)
 	coderAnswers := 0
 	model.script = func(tn turn) reply {

@@ -193,22 +193,8 @@ func runTeam(t *testing.T, name, cliPath string, sandboxed bool) {
 	}
 	team := asUser(who, args...)
 	team.Dir, team.Env = root, env
-	var out bytes.Buffer
-	team.Stdout, team.Stderr = &out, &out
-	team.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := team.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- team.Wait() }()
-	stop := func() {
-		_ = syscall.Kill(-team.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-team.Process.Pid, syscall.SIGKILL)
-		}
-	}
+	rt := startTeam(t, team)
+	out, exited, stop := &rt.out, rt.exited, rt.stop
 	fail := func(format string, a ...any) {
 		t.Helper()
 		stop()
@@ -373,3 +359,56 @@ func chownAll(dir string, uid, gid int) error {
 }
 
 var _ = context.Background
+
+// teamBase makes a directory for a test's team outside /tmp (see varTmp),
+// removed after the test, with git-liza copied into its bin; it returns
+// the directory, the project root under it and the bin.
+func teamBase(t *testing.T, prefix string) (base, root, bin string) {
+	t.Helper()
+	base, err := os.MkdirTemp(varTmp(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	root, bin = filepath.Join(base, "proj"), filepath.Join(base, "bin")
+	self, _ := exec.LookPath("git-liza")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFile(self, filepath.Join(bin, "git-liza"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return base, root, bin
+}
+
+// runningTeam is a git liza run started in its own process group.
+type runningTeam struct {
+	out    bytes.Buffer
+	exited chan error
+	pid    int
+}
+
+// startTeam starts team, its output kept.
+func startTeam(t *testing.T, team *exec.Cmd) *runningTeam {
+	t.Helper()
+	r := &runningTeam{exited: make(chan error, 1)}
+	team.Stdout, team.Stderr = &r.out, &r.out
+	team.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := team.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.pid = team.Process.Pid
+	go func() { r.exited <- team.Wait() }()
+	return r
+}
+
+// stop stops the team with SIGTERM, and SIGKILL after 30 s.
+func (r *runningTeam) stop() {
+	_ = syscall.Kill(-r.pid, syscall.SIGTERM)
+	select {
+	case err := <-r.exited:
+		r.exited <- err
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+	}
+}

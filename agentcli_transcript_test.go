@@ -210,19 +210,7 @@ func TestAgentCLITranscript(t *testing.T) {
 }
 
 func blockedByToolError(t *testing.T, name, cliPath string) {
-	base, err := os.MkdirTemp(varTmp(), "git-liza-transcript-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	root, bin := filepath.Join(base, "proj"), filepath.Join(base, "bin")
-	self, _ := exec.LookPath("git-liza")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := copyFile(self, filepath.Join(bin, "git-liza"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base, root, bin := teamBase(t, "git-liza-transcript-")
 	model := newScriptedModel(t)
 	model.script = func(tn turn) reply {
 		if tn.shellTool != "" && coderRE.MatchString(tn.text) && tn.answers == 0 {

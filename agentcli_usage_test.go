@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -73,19 +72,8 @@ func sessionTokens(cli string) func(turn) tokenUsage {
 }
 
 func usageTeam(t *testing.T, name, cliPath string) {
-	base, err := os.MkdirTemp(varTmp(), "git-liza-usage-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	home, root, bin := filepath.Join(base, "home"), filepath.Join(base, "proj"), filepath.Join(base, "bin")
-	self, _ := exec.LookPath("git-liza")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := copyFile(self, filepath.Join(bin, "git-liza"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base, root, bin := teamBase(t, "git-liza-usage-")
+	home := filepath.Join(base, "home")
 	model := newScriptedModel(t)
 	model.usage = sessionTokens(name)
 	env := cliEnv(t, home, bin+":"+filepath.Dir(cliPath)+":/usr/local/bin:/usr/bin:/bin", model)
@@ -131,22 +119,8 @@ func usageTeam(t *testing.T, name, cliPath string) {
 
 	team := exec.Command("git", "liza", "run", "--no-planner", "--coders", "1", "--reviewers", "1", "--poll", "200ms", "--cli", name, "--sandboxed")
 	team.Dir, team.Env = root, env
-	var out bytes.Buffer
-	team.Stdout, team.Stderr = &out, &out
-	team.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := team.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- team.Wait() }()
-	stop := func() {
-		_ = syscall.Kill(-team.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-team.Process.Pid, syscall.SIGKILL)
-		}
-	}
+	rt := startTeam(t, team)
+	out, exited, stop := &rt.out, rt.exited, rt.stop
 	fail := func(format string, a ...any) {
 		t.Helper()
 		stop()

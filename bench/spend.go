@@ -36,21 +36,9 @@ type spendResult struct {
 	UsageBytes float64 `json:"usage_bytes_per_session"`
 }
 
-// spendAgent is the one-step agent of the spend runs; with USAGE=1 it
-// reports what its session spent.
-const spendAgent = `#!/bin/sh
-set -e
-case "$LIZA_ROLE" in
-coder)
-	cd "$LIZA_WORKTREE"
-	echo "$LIZA_TASK" > "done-$LIZA_TASK.txt"
-	git add "done-$LIZA_TASK.txt"
-	git commit -q -m "$LIZA_TASK"
-	git liza submit "$LIZA_TASK" >/dev/null ;;
-code-reviewer)
-	git liza verdict "$LIZA_TASK" approve >/dev/null ;;
-esac
-if [ "$USAGE" = 1 ]; then
+// spendAgent is the team's one-step agent (teamAgent); with USAGE=1 it
+// also reports what its session spent.
+var spendAgent = teamAgent + `if [ "$USAGE" = 1 ]; then
 	echo '{"liza_usage":{"model":"gpt-5","input_tokens":123456,"output_tokens":7890,"cache_read_tokens":45678,"cache_write_tokens":0}}'
 fi
 `
