@@ -130,15 +130,7 @@ func (s *sup) stopOverBudget(bw *budgetWatch, cmd *exec.Cmd, done chan error, gr
 		return ""
 	}
 	bw.over = &line
-	s.eventf(EventTimebox, "", "%s: asking the agent to stop (SIGINT)", line.Exceeded())
-	signalGroup(cmd, sigInt)
-	select {
-	case err := <-done:
-		done <- err
-	case <-time.After(grace):
-		s.eventf(EventTimebox, "", "the agent is still running %s after SIGINT: SIGTERM", grace)
-		kill(cmd, done)
-	}
+	s.interrupt(cmd, done, grace, EventTimebox, line.Exceeded())
 	return line.Exceeded()
 }
 

@@ -402,15 +402,7 @@ func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, time
 			}
 			return "supervisor stopping"
 		case <-expired:
-			s.eventf(EventTimebox, "", "the session reached its timebox of %s: asking the agent to stop (SIGINT)", timebox)
-			signalGroup(cmd, sigInt)
-			select {
-			case err := <-done:
-				done <- err
-			case <-time.After(grace):
-				s.eventf(EventTimebox, "", "the agent is still running %s after SIGINT: SIGTERM", grace)
-				kill(cmd, done)
-			}
+			s.interrupt(cmd, done, grace, EventTimebox, fmt.Sprintf("the session reached its timebox of %s", timebox))
 			return fmt.Sprintf("%s of %s reached", timeboxStop, timebox)
 		case <-tick.C:
 		case <-bw.spent():
@@ -443,6 +435,21 @@ func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, time
 			kill(cmd, done)
 			return "ABORT"
 		}
+	}
+}
+
+// interrupt stops the agent the way its timebox does, saying why (an
+// event of kind): it is asked to stop (SIGINT), and made to after grace
+// (kill).
+func (s *sup) interrupt(cmd *exec.Cmd, done chan error, grace time.Duration, kind, why string) {
+	s.eventf(kind, "", "%s: asking the agent to stop (SIGINT)", why)
+	signalGroup(cmd, sigInt)
+	select {
+	case err := <-done:
+		done <- err
+	case <-time.After(grace):
+		s.eventf(kind, "", "the agent is still running %s after SIGINT: SIGTERM", grace)
+		kill(cmd, done)
 	}
 }
 

@@ -26,15 +26,7 @@ func (s *sup) stopSessions(ctx context.Context, st *contracts.State, cmd *exec.C
 		return ""
 	}
 	why := fmt.Sprintf("%s at %s", pauseStop, st.Control.Since)
-	s.logf("the team is paused with --stop-sessions: asking the agent to stop (SIGINT)")
-	signalGroup(cmd, sigInt)
-	select {
-	case err := <-done:
-		done <- err
-	case <-time.After(grace):
-		s.logf("the agent is still running %s after SIGINT: SIGTERM", grace)
-		kill(cmd, done)
-	}
+	s.interrupt(cmd, done, grace, EventInfo, "the team is paused with --stop-sessions")
 	if s.Role != contracts.RoleCoder {
 		return why
 	}
