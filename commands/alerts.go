@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/liza-dev/git-liza/atomicfile"
 	"github.com/liza-dev/git-liza/contracts"
 )
 
@@ -110,22 +111,5 @@ func writeActive(path string, list []contracts.Alarm) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".alarms-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.Write(path, append(data, '\n'), 0o644)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/liza-dev/git-liza/atomicfile"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -286,23 +287,8 @@ func (l Location) Uninstall(names []string) ([]Change, error) {
 // writeExecutable replaces path with content, mode 0755, through a
 // temporary file and a rename, so that git never runs half a script.
 func writeExecutable(path, content string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	_, werr := f.WriteString(content)
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	if werr == nil {
-		werr = os.Chmod(f.Name(), 0o755)
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		return fmt.Errorf("writing hook %s: %w", path, werr)
+	if err := atomicfile.Write(path, []byte(content), 0o755); err != nil {
+		return fmt.Errorf("writing hook %s: %w", path, err)
 	}
 	return nil
 }
