@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
@@ -16,7 +15,7 @@ import (
 // text printer makes it printable (an error may quote input, an agent's
 // too), JSON keeps it exact.
 func exitCode(err error) (contracts.Code, string) {
-	return ops.Class(err), firstLine(err.Error())
+	return ops.Class(err), contracts.FirstLine(err.Error())
 }
 
 // fail prints err on stderr and returns the exit code: one line starting
@@ -77,12 +76,4 @@ func jsonRequested(args []string) bool {
 		}
 	}
 	return false
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }

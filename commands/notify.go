@@ -66,7 +66,7 @@ func (s *session) notifyTest(ctx context.Context) error {
 		t := testedChannel{Name: c.Name(), Target: channelTarget(c)}
 		for _, ev := range events {
 			if err := c.Send(ctx, ev); err != nil {
-				t.Error = fmt.Sprintf("the %s event: %s", ev.Kind, firstLine(err.Error()))
+				t.Error = fmt.Sprintf("the %s event: %s", ev.Kind, contracts.FirstLine(err.Error()))
 				failed++
 				break
 			}
@@ -233,6 +233,6 @@ func stopReason(runErr error) string {
 	case runErr == nil, errors.Is(runErr, agent.ErrStale), errors.Is(runErr, context.Canceled):
 		return ""
 	default:
-		return firstLine(runErr.Error())
+		return contracts.FirstLine(runErr.Error())
 	}
 }

@@ -207,7 +207,7 @@ func (w *watcher) tip(ctx context.Context) (refstore.Hash, error) {
 		if errors.As(err, &unreachable) {
 			err = fmt.Errorf("%s is unreachable: %v", r, unreachable.Err)
 		}
-		if msg := firstLine(err.Error()); msg != w.fetchErr {
+		if msg := contracts.FirstLine(err.Error()); msg != w.fetchErr {
 			w.fetchErr = msg
 			w.notice(fmt.Sprintf("⚠️ FETCH FAILED: %s (watching the last state fetched)", msg))
 		}

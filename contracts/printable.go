@@ -164,3 +164,10 @@ func writeRuneEscape(b *strings.Builder, r rune) {
 // (lines true) would leave s as it is: what a test asserts of a printer's
 // output.
 func IsPrintable(s string, lines bool) bool { return firstUnprintable(s, lines) == len(s) }
+
+// FirstLine is the first line of s, with the space around it trimmed: what
+// one line of an error or a message says.
+func FirstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

@@ -136,7 +136,7 @@ func (a auther) claude(c *Check) {
 	}
 	out, code, err := a.status("auth", "status", "--json")
 	if err != nil {
-		c.Level, c.Detail = Warn, "claude auth status did not run: "+firstLine(err.Error())
+		c.Level, c.Detail = Warn, "claude auth status did not run: "+contracts.FirstLine(err.Error())
 		return
 	}
 	var st struct {
@@ -154,7 +154,7 @@ func (a auther) claude(c *Check) {
 		c.Level, c.Fix = Fail, fix
 		c.Detail = "claude is not logged in (claude auth status: loggedIn false) and no ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN is set"
 	default:
-		c.Level, c.Detail = Warn, fmt.Sprintf("claude auth status exited %d: %s", code, firstLine(out))
+		c.Level, c.Detail = Warn, fmt.Sprintf("claude auth status exited %d: %s", code, contracts.FirstLine(out))
 	}
 }
 
@@ -201,9 +201,9 @@ func (a auther) codex(c *Check) {
 	out, code, err := a.status("login", "status")
 	switch {
 	case err != nil:
-		c.Level, c.Detail = Warn, "codex login status did not run: "+firstLine(err.Error())
+		c.Level, c.Detail = Warn, "codex login status did not run: "+contracts.FirstLine(err.Error())
 	case code == 0:
-		c.Detail = "logged in: " + firstLine(out)
+		c.Detail = "logged in: " + contracts.FirstLine(out)
 	default:
 		c.Level = Fail
 		c.Detail = "codex is not logged in (codex login status) and neither CODEX_API_KEY nor OPENAI_API_KEY is set"

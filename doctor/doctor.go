@@ -350,7 +350,7 @@ func Remote(ctx context.Context, repo *refstore.Repo) Check {
 	url, _ := repo.Config("remote." + name + ".url")
 	if _, err := refstore.Run(ctx, repo.Dir(), nil, "ls-remote", "--quiet", repo.PackProgram(name, false), "--", name, refstore.StateRef); err != nil {
 		c.Level, c.Code = Fail, contracts.CodeGit
-		c.Detail = fmt.Sprintf("remote %s (%s) does not answer: %s", name, url, firstLine(err.Error()))
+		c.Detail = fmt.Sprintf("remote %s (%s) does not answer: %s", name, url, contracts.FirstLine(err.Error()))
 		c.Fix = "check its URL and your access, or unset liza.remote for local mode"
 		return c
 	}
@@ -358,7 +358,7 @@ func Remote(ctx context.Context, repo *refstore.Repo) Check {
 	// the right to push.
 	if _, err := refstore.Run(ctx, repo.Dir(), nil, "push", "--dry-run", "--quiet", repo.PackProgram(name, true), "--", name, "HEAD:refs/liza/doctor-probe"); err != nil {
 		c.Level, c.Code = Fail, contracts.CodeGit
-		c.Detail = fmt.Sprintf("remote %s (%s) answers but refuses a push: %s", name, url, firstLine(err.Error()))
+		c.Detail = fmt.Sprintf("remote %s (%s) answers but refuses a push: %s", name, url, contracts.FirstLine(err.Error()))
 		c.Fix = "get push access to it"
 		return c
 	}
@@ -451,9 +451,4 @@ func integrationBranch(repo *refstore.Repo) string {
 		return b
 	}
 	return contracts.DefaultConfig().IntegrationBranch
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }

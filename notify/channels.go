@@ -9,7 +9,6 @@ import (
 	"html"
 	"net/url"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 
@@ -107,9 +106,10 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// firstLine is the first line of s, printable and bounded, as a channel's
+// failure is said.
 func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return clip(contracts.Printable(s), 300)
+	return clip(contracts.Printable(contracts.FirstLine(s)), 300)
 }
 
 // Webhook posts an event as JSON to liza.notifyURL.

@@ -110,7 +110,7 @@ func (v *Verifier) Chain(ctx context.Context, tip refstore.Hash, known func(refs
 			subject, _, _ := strings.Cut(c.Message, "\n")
 			return len(todo) - i, contracts.Errorf(contracts.CodeInconsistent,
 				"state is inconsistent: %s at %s (%q) does not do what it says: %v; nothing builds on it (git liza validate --history lists what is wrong, git liza import repairs it)",
-				refstore.StateRef, short(c.ID.String()), subject, firstLine(err.Error()))
+				refstore.StateRef, short(c.ID.String()), subject, contracts.FirstLine(err.Error()))
 		}
 		if good != nil {
 			good(c.ID)
@@ -188,7 +188,7 @@ func (v *Verifier) boundary(c *refstore.Commit) error {
 		return err
 	}
 	if err := cas.CheckState(snap, rulesOf(c.Message)); err != nil {
-		return fmt.Errorf("its state, at the shallow boundary, %s", strings.TrimPrefix(firstLine(err.Error()), "state is inconsistent: "))
+		return fmt.Errorf("its state, at the shallow boundary, %s", strings.TrimPrefix(contracts.FirstLine(err.Error()), "state is inconsistent: "))
 	}
 	return nil
 }

@@ -98,7 +98,7 @@ var kindGoal = since(contracts.RulesWhole, def("goal", contracts.OpGoal, func(tx
 	}); err != nil {
 		return nil, err
 	}
-	tx.Describe(fmt.Sprintf("goal %s: %s%s", m.Goal.ID, firstLine(goal), by(tx.Actor)), "")
+	tx.Describe(fmt.Sprintf("goal %s: %s%s", m.Goal.ID, contracts.FirstLine(goal), by(tx.Actor)), "")
 	return GoalNewResult{Goal: m.Goal.ID, Previous: prev.ID, Sprint: m.Sprint.ID, Archived: append([]string{}, ids...)}, nil
 }))
 

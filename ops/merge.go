@@ -348,7 +348,7 @@ func (s *Service) buildMerge(ctx context.Context, t *contracts.Task, integ, revi
 	if err != nil || len(conflicts) > 0 {
 		return refstore.Hash{}, conflicts, err
 	}
-	msg := fmt.Sprintf("Merge %s: %s\n\nApproved-by: %s\nLiza-Task: %s\n", worktree.Branch(t.ID), firstLine(t.Description), t.ApprovedBy, t.ID)
+	msg := fmt.Sprintf("Merge %s: %s\n\nApproved-by: %s\nLiza-Task: %s\n", worktree.Branch(t.ID), contracts.FirstLine(t.Description), t.ApprovedBy, t.ID)
 	sig := s.Store.Author
 	if s.Agent != "" {
 		sig = refstore.Signature{Name: s.Agent, Email: s.Agent + "@liza.invalid"}

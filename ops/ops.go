@@ -14,7 +14,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -250,13 +249,4 @@ func short(sha string) string {
 		return sha[:12]
 	}
 	return sha
-}
-
-// firstLine is the first line of s, trimmed.
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }

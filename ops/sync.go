@@ -384,7 +384,7 @@ func (s *Service) applyAll(ctx context.Context, remote string, todo []*refstore.
 		}
 		subject, _, _ := strings.Cut(c.Message, "\n")
 		if err := s.applyAgain(ctx, c); err != nil {
-			rep.Refused = append(rep.Refused, subject+": "+firstLine(err.Error()))
+			rep.Refused = append(rep.Refused, subject+": "+contracts.FirstLine(err.Error()))
 			continue
 		}
 		rep.Replayed = append(rep.Replayed, subject)

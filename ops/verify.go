@@ -223,7 +223,7 @@ func (v *Verifier) Commit(ctx context.Context, c *refstore.Commit) error {
 	}
 	what := fmt.Sprintf("%s by %s", k.name, contracts.ActorName(rec.Agent))
 	if err != nil {
-		return fmt.Errorf("%s is refused on its parent state: %v", what, firstLine(err.Error()))
+		return fmt.Errorf("%s is refused on its parent state: %v", what, contracts.FirstLine(err.Error()))
 	}
 	if tree != c.Tree {
 		return fmt.Errorf("its change is not what %s makes: it differs in %s", what, v.treeDiff(tree, c.Tree))

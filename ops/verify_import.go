@@ -38,7 +38,7 @@ func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit, rules i
 		return fmt.Errorf("the imported state does not validate: %s", ps[0])
 	}
 	if err := cas.IndexesMatch(snap, st); err != nil {
-		return fmt.Errorf("its indexes are not what an import writes: %v", firstLine(err.Error()))
+		return fmt.Errorf("its indexes are not what an import writes: %v", contracts.FirstLine(err.Error()))
 	}
 	if !parent.Exists() {
 		return nil

@@ -175,7 +175,7 @@ func signSSH(program, key string, payload []byte) ([]byte, error) {
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return nil, contracts.Invalidf("signing the state commit with %s failed: %s", keyFile, firstLineOf(stderr.String()))
+			return nil, contracts.Invalidf("signing the state commit with %s failed: %s", keyFile, contracts.FirstLine(stderr.String()))
 		}
 		return nil, contracts.Errorf(contracts.CodeMissingDep, "signing the state commit: %s: %v", program, err)
 	}
@@ -205,7 +205,7 @@ func VerifySSH(ctx context.Context, program, allowedSigners, principal string, p
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return fmt.Errorf("signature not valid for %s: %s", principal, firstLineOf(out.String()))
+			return fmt.Errorf("signature not valid for %s: %s", principal, contracts.FirstLine(out.String()))
 		}
 		return contracts.Errorf(contracts.CodeMissingDep, "verifying a signature: %s: %v", program, err)
 	}
@@ -237,14 +237,6 @@ func SignatureKey(sig []byte) (string, error) {
 	}
 	sum := sha256.Sum256(rest[4 : 4+n])
 	return "SHA256:" + base64.RawStdEncoding.EncodeToString(sum[:]), nil
-}
-
-func firstLineOf(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // AllowedPrincipals lists the principals an ssh-keygen allowed-signers file
