@@ -6,13 +6,8 @@ package cas
 
 import (
 	"context"
-	"crypto/sha1"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -163,75 +158,6 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 			}
 		}
 	}
-}
-
-// waitTurn waits, looking at the queue in place, while others go first
-// and the remote can be read here (peek); the next attempt fetches. The
-// next in line fetches and verifies what the remote has while the turn
-// before its own runs, so that its own turn costs only what that turn
-// added.
-func (s *Store) waitTurn(ctx context.Context, turn *turn, deadline time.Time) error {
-	for time.Now().Before(deadline) {
-		wait, ok := s.peek(ctx, turn)
-		if !ok || !wait {
-			return nil
-		}
-		if turn.ahead <= 1 && turn.lastTip != turn.ready {
-			if err := s.prepare(ctx, turn); err != nil {
-				return nil // the attempt meets it again, and says so
-			}
-			continue
-		}
-		if err := sleepCtx(ctx, turn.poll()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// prepare fetches the remote's state and verifies it, as an attempt
-// would, for an operation that waits.
-func (s *Store) prepare(ctx context.Context, turn *turn) error {
-	tip, err := s.tip(ctx)
-	if err != nil {
-		return err
-	}
-	turn.ready = tip
-	snap, err := ReadSnapshot(s.Repo, tip)
-	if err != nil || !snap.Exists() {
-		return err
-	}
-	_, err = s.checkTip(ctx, snap)
-	return err
-}
-
-// sleepCtx sleeps for d, or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
-
-// queuePoll is how long an operation waiting for its turn waits before it
-// looks at the queue again.
-func queuePoll() time.Duration {
-	return 20*time.Millisecond + time.Duration(rand.Int64N(int64(20*time.Millisecond)))
-}
-
-// backoff is the wait after the n-th lost race, whose attempt took took:
-// exponential backoff with full jitter, in slots as long as an attempt. An
-// attempt that loses has overlapped another writer's for about that long,
-// so spreading the retries over a few slots lets the writers take turns;
-// a fixed scale too short for remote attempts (a fetch and a push each)
-// only makes them collide again. The window stops growing at 32 slots,
-// and at two seconds.
-func backoff(n int, took time.Duration) time.Duration {
-	slot := max(took, 2*time.Millisecond)
-	window := min(slot<<min(n, 5), 2*time.Second)
-	return time.Duration(rand.Int64N(int64(window)) + 1)
 }
 
 // View runs fn on a read-only transaction at the tip for agent, after the
@@ -507,105 +433,6 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*
 	return b, nil
 }
 
-// Replay applies op to the state at parent at time now, as build does for a
-// live write, and returns the tree and commit message it makes and the
-// other refs it moves; the new objects are written, nothing is committed.
-// A commit whose recorded operation replays to its own tree and message is
-// exactly what that operation makes of its parent. rebuild is as for build
-// (see RebuildIndex). A request whose id the parent has already recorded
-// makes no commit, so replaying one is an error.
-func (s *Store) Replay(parent *Snapshot, op Op, now time.Time, rebuild *Rebuild) (refstore.Hash, string, []refstore.RefUpdate, error) {
-	b, err := s.build(parent, op, now, rebuild)
-	if err != nil {
-		return refstore.Hash{}, "", nil, err
-	}
-	if b.replayed {
-		return refstore.Hash{}, "", nil, contracts.Invalidf("request %s had already been applied: it makes no new commit", op.Request)
-	}
-	return b.tree, b.msg, b.refs, nil
-}
-
-// RebuildIndex reports whether an operation on snap rewrites its indexes
-// whole (the stored ones do not match the tasks), and with which tasks. A
-// layout 1 state is written anew in layout 2 anyway, indexes and all.
-func RebuildIndex(snap *Snapshot) (*Rebuild, error) {
-	if snap.v1 {
-		return nil, nil
-	}
-	st, err := snap.Load()
-	if err != nil {
-		return nil, err
-	}
-	return indexesMatch(snap, st)
-}
-
-// indexesMatch compares the stored indexes of tasks/ and archive/ with
-// what st's tasks make; on a difference it returns the tasks to rebuild
-// them from.
-func indexesMatch(snap *Snapshot, st *contracts.State) (*Rebuild, error) {
-	for dir, tasks := range map[string][]*contracts.Task{TasksDir: st.Tasks, ArchiveDir: st.Archive} {
-		want := shards(tasks)
-		for _, b := range buckets {
-			e, ok, err := snap.entry(dir+"/"+b, IndexFile)
-			if err != nil {
-				return nil, err
-			}
-			w, has := want[b]
-			if !ok || !has {
-				if ok != has {
-					return &Rebuild{Tasks: st.Tasks, Archive: st.Archive}, nil
-				}
-				continue
-			}
-			got, err := snap.Repo.ReadBlob(e.ID)
-			if err != nil {
-				return nil, err
-			}
-			if string(got) != string(w) {
-				return &Rebuild{Tasks: st.Tasks, Archive: st.Archive}, nil
-			}
-		}
-	}
-	return nil, nil
-}
-
-// migrate writes a layout 1 state anew in layout 2 (its request records
-// unchanged, at their new places) and opens that tree as if snap's commit
-// held it. Nothing is committed: the operation that builds on it does.
-func (s *Store) migrate(snap *Snapshot) (*Snapshot, error) {
-	st, err := snap.Load()
-	if err != nil {
-		return nil, err
-	}
-	files, err := splitState(st)
-	if err != nil {
-		return nil, err
-	}
-	dirs, err := snap.Entries(RequestDir)
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range dirs {
-		records, err := snap.Entries(RequestDir + "/" + d.Name)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range records {
-			b, err := s.Repo.ReadBlob(r.ID)
-			if err != nil {
-				return nil, inconsistent("reading request record %s: %v", r.Name, err)
-			}
-			files[locate2(RequestDir+"/"+d.Name+"/"+r.Name)] = b
-		}
-	}
-	empty := &Snapshot{Repo: s.Repo, dirs: map[string][]refstore.TreeEntry{"": nil}}
-	tree, err := applyFiles(empty, "", files)
-	if err != nil {
-		return nil, err
-	}
-	return treeSnapshot(s.Repo, snap.Commit, tree)
-}
-
 // instant is the store's clock to the nanosecond, for what is not
 // recorded in the state (the queue's tickets).
 func (s *Store) instant() time.Time {
@@ -627,42 +454,6 @@ func (s *Store) author(agent string, when time.Time) refstore.Signature {
 	}
 	a.When = when
 	return a
-}
-
-// commitMessage is the subject, a blank line and the trailers.
-func commitMessage(op Op, tx *Tx) string {
-	subject := tx.subject
-	if subject == "" {
-		subject = string(op.Name)
-	}
-	var b strings.Builder
-	b.WriteString(subject)
-	b.WriteString("\n\n")
-	if body := strings.TrimSpace(tx.body); body != "" {
-		b.WriteString(body)
-		b.WriteString("\n\n")
-	}
-	fmt.Fprintf(&b, "Liza-Op: %s\n", op.Name)
-	fmt.Fprintf(&b, "Liza-Agent: %s\n", contracts.ActorName(op.Agent))
-	if tx.task != "" {
-		fmt.Fprintf(&b, "Liza-Task: %s\n", tx.task)
-	}
-	if op.Generation != 0 {
-		fmt.Fprintf(&b, "Liza-Generation: %d\n", op.Generation)
-	}
-	if op.Request != "" {
-		fmt.Fprintf(&b, "Liza-Request: %s\n", op.Request)
-	}
-	if op.Kind != "" {
-		fmt.Fprintf(&b, "Liza-Kind: %s\n", op.Kind)
-		if r := op.RulesOf(); r > contracts.RulesFirst {
-			fmt.Fprintf(&b, "Liza-Rules: %d\n", r)
-		}
-	}
-	if len(op.Input) > 0 {
-		fmt.Fprintf(&b, "Liza-Input: %s\n", op.Input)
-	}
-	return b.String()
 }
 
 // checkGeneration refuses an operation from a supervisor whose
@@ -696,23 +487,6 @@ func checkGeneration(tx *Tx, op Op) error {
 	return nil
 }
 
-// Trailers reads the "Key: value" lines of a commit message's last
-// paragraph.
-func Trailers(msg string) map[string]string {
-	out := map[string]string{}
-	paras := strings.Split(strings.TrimSpace(msg), "\n\n")
-	if len(paras) < 2 {
-		return out
-	}
-	for _, line := range strings.Split(paras[len(paras)-1], "\n") {
-		k, v, ok := strings.Cut(line, ": ")
-		if ok && !strings.ContainsAny(k, " \t") {
-			out[k] = strings.TrimSpace(v)
-		}
-	}
-	return out
-}
-
 type requestRecord struct {
 	Op    string `json:"op"`
 	Agent string `json:"agent,omitempty"`
@@ -720,69 +494,6 @@ type requestRecord struct {
 	// other inputs is refused rather than reported as done.
 	Digest string          `json:"digest,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
-}
-
-// inputDigest identifies what a request asked for: its kind and input, or
-// the input's "asked" part when it has one (an operation that chooses, a
-// claim of the best task, records what it chose beside what it was asked).
-func inputDigest(op Op) string {
-	asked := op.Input
-	var parts struct {
-		Asked json.RawMessage `json:"asked"`
-	}
-	if json.Unmarshal(op.Input, &parts) == nil && len(parts.Asked) > 0 {
-		asked = parts.Asked
-	}
-	sum := sha256.Sum256(append([]byte(op.Kind+"\x00"), asked...))
-	return hex.EncodeToString(sum[:16])
-}
-
-// Requested reports what a request id already did at the tip: its result,
-// when the id was used by the same operation, agent and inputs (as op
-// says); an error when it was used for something else; nothing when it is
-// new. Operations that choose what they do before they write (a claim) ask
-// first, so that a retried request reports its first result.
-func (tx *Tx) Requested(op Op) (json.RawMessage, bool, error) {
-	if op.Request == "" {
-		return nil, false, nil
-	}
-	data, ok, err := tx.Snap.ReadFile(requestPath(op.Request))
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	var rec requestRecord
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, false, inconsistent("request record %s: %v", op.Request, err)
-	}
-	if rec.Op != string(op.Name) || rec.Agent != op.Agent {
-		return nil, false, contracts.Invalidf("request id %s was already used by %s (%s)", op.Request, rec.Op, contracts.ActorName(rec.Agent))
-	}
-	if rec.Digest != "" && rec.Digest != inputDigest(op) {
-		return nil, false, contracts.Invalidf("request id %s was already used for %s with other inputs: nothing done (use a new request id for a new request)", op.Request, rec.Op)
-	}
-	return rec.Result, true, nil
-}
-
-// requestPath spreads request records over 256 subtrees so that no tree an
-// operation rewrites grows without bound.
-func requestPath(id string) string {
-	sum := sha1.Sum([]byte(id))
-	h := hex.EncodeToString(sum[:])
-	return RequestDir + "/" + h[:2] + "/" + h[2:]
-}
-
-// ValidRequestID checks an idempotency key: 1-128 characters of
-// [A-Za-z0-9._:-].
-func ValidRequestID(id string) error {
-	if len(id) == 0 || len(id) > 128 {
-		return contracts.Invalidf("invalid request id %q: 1 to 128 characters", id)
-	}
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._:-", c)) {
-			return contracts.Invalidf("invalid request id %q: use letters, digits and . _ : -", id)
-		}
-	}
-	return nil
 }
 
 // writeState stores a whole state as a fresh tree.

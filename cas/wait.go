@@ -1,0 +1,76 @@
+package cas
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// waitTurn waits, looking at the queue in place, while others go first
+// and the remote can be read here (peek); the next attempt fetches. The
+// next in line fetches and verifies what the remote has while the turn
+// before its own runs, so that its own turn costs only what that turn
+// added.
+func (s *Store) waitTurn(ctx context.Context, turn *turn, deadline time.Time) error {
+	for time.Now().Before(deadline) {
+		wait, ok := s.peek(ctx, turn)
+		if !ok || !wait {
+			return nil
+		}
+		if turn.ahead <= 1 && turn.lastTip != turn.ready {
+			if err := s.prepare(ctx, turn); err != nil {
+				return nil // the attempt meets it again, and says so
+			}
+			continue
+		}
+		if err := sleepCtx(ctx, turn.poll()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepare fetches the remote's state and verifies it, as an attempt
+// would, for an operation that waits.
+func (s *Store) prepare(ctx context.Context, turn *turn) error {
+	tip, err := s.tip(ctx)
+	if err != nil {
+		return err
+	}
+	turn.ready = tip
+	snap, err := ReadSnapshot(s.Repo, tip)
+	if err != nil || !snap.Exists() {
+		return err
+	}
+	_, err = s.checkTip(ctx, snap)
+	return err
+}
+
+// sleepCtx sleeps for d, or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// queuePoll is how long an operation waiting for its turn waits before it
+// looks at the queue again.
+func queuePoll() time.Duration {
+	return 20*time.Millisecond + time.Duration(rand.Int64N(int64(20*time.Millisecond)))
+}
+
+// backoff is the wait after the n-th lost race, whose attempt took took:
+// exponential backoff with full jitter, in slots as long as an attempt. An
+// attempt that loses has overlapped another writer's for about that long,
+// so spreading the retries over a few slots lets the writers take turns;
+// a fixed scale too short for remote attempts (a fetch and a push each)
+// only makes them collide again. The window stops growing at 32 slots,
+// and at two seconds.
+func backoff(n int, took time.Duration) time.Duration {
+	slot := max(took, 2*time.Millisecond)
+	window := min(slot<<min(n, 5), 2*time.Second)
+	return time.Duration(rand.Int64N(int64(window)) + 1)
+}
