@@ -1,0 +1,171 @@
+package ops
+
+// Which task a claim may take, and which one a coder is offered.
+
+import (
+	"slices"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+)
+
+// checkClaim decides whether agent may claim t now, and how. Under the
+// whole contract, a takeover that would give the task a third coder is
+// ClaimExhausted, not an error: the claim then records the exhaustion for
+// the planner.
+func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, error) {
+	var kind ClaimKind
+	switch t.Status {
+	case contracts.Unclaimed:
+		kind = ClaimFresh
+	case contracts.Rejected, contracts.IntegrationFailed:
+		switch {
+		case t.AssignedTo == agent:
+			kind = ClaimOwn
+		case t.AssignedTo == "" || tx.LeaseEnded(t.LeaseExpires):
+			kind = ClaimTakeover
+		default:
+			return "", contracts.Invalidf("task %s is %s and still leased to %s until %s%s", t.ID, t.Status, t.AssignedTo, t.LeaseExpires, tx.Held(t.LeaseExpires))
+		}
+	case contracts.Claimed:
+		switch {
+		case t.AssignedTo == agent:
+			return "", contracts.Invalidf("%s already holds task %s", agent, t.ID)
+		case tx.LeaseEnded(t.LeaseExpires):
+			kind = ClaimExpired
+		default:
+			return "", contracts.Invalidf("task %s is claimed by %s until %s%s", t.ID, t.AssignedTo, t.LeaseExpires, tx.Held(t.LeaseExpires))
+		}
+	case contracts.Draft:
+		return "", contracts.Invalidf("task %s is DRAFT: the planner has not finalized it", t.ID)
+	default:
+		return "", contracts.Invalidf("task %s is %s: it cannot be claimed", t.ID, t.Status)
+	}
+	for _, d := range t.DependsOn {
+		st, err := taskStatus(tx, d)
+		if err != nil {
+			return "", err
+		}
+		if st != contracts.Merged {
+			return "", contracts.Invalidf("task %s depends on %s, which is %s", t.ID, d, orUnknown(st))
+		}
+	}
+	idx, err := tx.Index()
+	if err != nil {
+		return "", err
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return "", err
+	}
+	whole := tx.Rules >= contracts.RulesWhole
+	inFlight := 0
+	for _, o := range idx {
+		if o.ID == t.ID {
+			continue
+		}
+		if o.Status == contracts.Claimed && o.AssignedTo == agent {
+			return "", contracts.Invalidf("%s already holds task %s: submit, hand off or release it first", agent, o.ID)
+		}
+		// One active task per coder (liza-validate.sh): work awaiting
+		// review or sent back counts, so a coder does not start a second
+		// task before its first is through review.
+		if whole && o.AssignedTo == agent && o.Status.Active() {
+			return "", contracts.Invalidf("%s already holds task %s (%s): one active task per coder", agent, o.ID, o.Status)
+		}
+		if !o.Status.InFlight() {
+			continue
+		}
+		inFlight++
+		if a, b, ok := contracts.PathsOverlap(t.Paths, o.Paths); ok {
+			return "", contracts.Invalidf("task %s owns %s, which overlaps %s owned by %s (%s)", t.ID, a, b, o.ID, o.Status)
+		}
+	}
+	limit := m.Config.MaxInFlight
+	if whole {
+		limit = m.Config.InFlightLimit() // seed 001's window by default
+	}
+	if limit > 0 && !t.Status.InFlight() && inFlight >= limit {
+		return "", contracts.Invalidf("%d tasks are in flight and max_in_flight is %d", inFlight, limit)
+	}
+	if whole && (kind == ClaimTakeover || kind == ClaimExpired) && t.AssignedTo != "" {
+		full, err := tx.MustTask(t.ID)
+		if err != nil {
+			return "", err
+		}
+		failed := slices.Clone(full.FailedBy)
+		if !failed.Contains(t.AssignedTo) {
+			failed = append(failed, t.AssignedTo)
+		}
+		// Seed 003: "Hypothesis exhaustion | 2 coders failed"; seed 004:
+		// "Reassign or rescope". The coder displaced is the one who
+		// failed; with it, two have.
+		if len(failed) >= contracts.FailedCodersThreshold {
+			return ClaimExhausted, nil
+		}
+	}
+	return kind, nil
+}
+
+// bestClaim chooses the task a claim without ID takes: the best claimable
+// task in seed order (the agent's own rejected work first), else the oldest
+// claim whose lease ran out. Tasks in skip, and tasks the agent may not
+// take, are passed over.
+func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
+	idx, err := tx.Index()
+	if err != nil {
+		return "", err
+	}
+	tasks := make([]*contracts.TaskSummary, 0, len(idx))
+	for _, t := range idx {
+		tasks = append(tasks, t)
+	}
+	statusOf := func(id string) (contracts.Status, bool) {
+		st, err := taskStatus(tx, id)
+		return st, err == nil && st != ""
+	}
+	ok := func(t *contracts.TaskSummary) bool {
+		if skip[t.ID] {
+			return false
+		}
+		_, err := checkClaim(tx, t, agent)
+		return err == nil
+	}
+	if best := contracts.Best(tasks, statusOf, agent, func(t *contracts.TaskSummary) bool { return !ok(t) }); best != nil {
+		return best.ID, nil
+	}
+	var expired *contracts.TaskSummary
+	for _, t := range tasks {
+		if t.Status == contracts.Claimed && tx.LeaseEnded(t.LeaseExpires) && ok(t) && (expired == nil || contracts.Less(t, expired)) {
+			expired = t
+		}
+	}
+	if expired != nil {
+		return expired.ID, nil
+	}
+	return "", nil
+}
+
+// taskStatus is the status of a live or archived task ("" when unknown),
+// read from the index for live tasks.
+func taskStatus(tx *cas.Tx, id string) (contracts.Status, error) {
+	idx, err := tx.Index()
+	if err != nil {
+		return "", err
+	}
+	if t, ok := idx[id]; ok {
+		return t.Status, nil
+	}
+	t, err := tx.ArchivedTask(id)
+	if err != nil || t == nil {
+		return "", err
+	}
+	return t.Status, nil
+}
+
+func orUnknown(s contracts.Status) string {
+	if s == "" {
+		return "unknown"
+	}
+	return string(s)
+}
