@@ -20,6 +20,7 @@ import (
 
 	"github.com/liza-dev/git-liza/commands"
 	"github.com/liza-dev/git-liza/httpdo"
+	"github.com/liza-dev/git-liza/mcpserver"
 	"github.com/liza-dev/git-liza/tui"
 )
 
@@ -33,6 +34,9 @@ func TestMain(m *testing.M) {
 		},
 		"git-liza-http": func() {
 			os.Exit(httpdo.Main(context.Background(), os.Stdin, os.Stdout, os.Stderr))
+		},
+		"git-liza-mcp": func() {
+			os.Exit(mcpserver.Main(context.Background(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
 }

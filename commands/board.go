@@ -5,8 +5,9 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"time"
+
+	"github.com/liza-dev/git-liza/companion"
 
 	"github.com/urfave/cli/v3"
 
@@ -30,37 +31,37 @@ func (e *Env) boardCmd() *cli.Command {
 			if _, err := args(cmd, 0, 0, "board [--interval DURATION]"); err != nil {
 				return err
 			}
-			prog, err := boardProgram()
+			prog, err := program(BoardProgram, "git liza board")
 			if err != nil {
 				return err
 			}
-			c := exec.CommandContext(ctx, prog, "--interval", cmd.Duration("interval").String())
-			c.Dir, c.Stdin, c.Stdout, c.Stderr = e.Dir, e.Stdin, e.Stdout, e.Stderr
-			c.Cancel = func() error { return c.Process.Signal(os.Interrupt) }
-			err = c.Run()
-			var ee *exec.ExitError
-			if errors.As(err, &ee) && ee.ExitCode() > 0 {
-				// It said why on stderr already.
-				return &saidError{code: contracts.Code(ee.ExitCode())}
-			}
-			return err
+			return e.runProgram(ctx, prog, "--interval", cmd.Duration("interval").String())
 		},
 	}
 }
 
-// boardProgram finds git-liza-board: beside the running git-liza first (go
-// install puts both in the same directory), else on PATH.
-func boardProgram() (string, error) {
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), BoardProgram)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(BoardProgram); err == nil {
+// program finds a companion program (see package companion), or says how
+// to install it.
+func program(name, what string) (string, error) {
+	if p, ok := companion.Find(name); ok {
 		return p, nil
 	}
-	return "", contracts.Errorf(contracts.CodeMissingDep, "git liza board runs %s, which is not installed: go install github.com/liza-dev/git-liza/%s@latest", BoardProgram, BoardProgram)
+	return "", contracts.Errorf(contracts.CodeMissingDep, "%s runs %s, which is not installed: go install github.com/liza-dev/git-liza/%s@latest", what, name, name)
+}
+
+// runProgram runs a companion program in the command's directory, on its
+// standard streams, until it ends; an interrupt of git-liza interrupts it.
+func (e *Env) runProgram(ctx context.Context, prog string, args ...string) error {
+	c := exec.CommandContext(ctx, prog, args...)
+	c.Dir, c.Stdin, c.Stdout, c.Stderr = e.Dir, e.Stdin, e.Stdout, e.Stderr
+	c.Cancel = func() error { return c.Process.Signal(os.Interrupt) }
+	err := c.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() > 0 {
+		// It said why on stderr already.
+		return &saidError{code: contracts.Code(ee.ExitCode())}
+	}
+	return err
 }
 
 // saidError is an exit code whose message was printed already.

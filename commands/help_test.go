@@ -71,7 +71,7 @@ func TestSuggest(t *testing.T) {
 // how to install it (exit 5).
 func TestBoardProgramMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := boardProgram()
+	_, err := program(BoardProgram, "git liza board")
 	if err == nil || !strings.Contains(err.Error(), "go install github.com/liza-dev/git-liza/git-liza-board@latest") {
 		t.Fatalf("err = %v", err)
 	}

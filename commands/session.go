@@ -67,7 +67,7 @@ func (e *Env) openAs(cmd *cli.Command, agent string) (*session, error) {
 	}
 	svc, err := ops.New(repo, ops.Options{
 		Agent: agent, Generation: gen, Clock: clock, Budget: cmd.Duration("retry-budget"),
-		Author: identity(repo, e.Getenv), Offline: cmd.Bool("offline"),
+		Author: ops.OperatorAuthor(repo, e.Getenv), Offline: cmd.Bool("offline"),
 		Progress: e.progress(), Notice: e.notice,
 	})
 	if err != nil {
@@ -99,25 +99,6 @@ func (e *Env) clock() (func() time.Time, error) {
 		return e.Clock, nil
 	}
 	return time.Now, nil
-}
-
-// identity is the author of commits made for the human operator: git's
-// author identity when there is one, else a fixed one.
-func identity(repo *refstore.Repo, getenv func(string) string) refstore.Signature {
-	name, email := getenv("GIT_AUTHOR_NAME"), getenv("GIT_AUTHOR_EMAIL")
-	if name == "" {
-		name, _ = repo.Config("user.name")
-	}
-	if email == "" {
-		email, _ = repo.Config("user.email")
-	}
-	if name == "" {
-		return refstore.Signature{}
-	}
-	if email == "" {
-		email = "unknown"
-	}
-	return refstore.Signature{Name: name, Email: email}
 }
 
 // call is what every write takes from the command line: the request id.

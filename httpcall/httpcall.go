@@ -14,11 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/liza-dev/git-liza/companion"
 )
 
 // Program is the program that makes the requests.
@@ -99,13 +99,7 @@ func runProgram(ctx context.Context, r Request) (Response, error) {
 // Find looks for git-liza-http beside the running program first (go
 // install puts them in the same directory), else on PATH.
 func Find() (string, error) {
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), Program)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(Program); err == nil {
+	if p, ok := companion.Find(Program); ok {
 		return p, nil
 	}
 	return "", ErrNoProgram

@@ -250,3 +250,24 @@ func short(sha string) string {
 	}
 	return sha
 }
+
+// OperatorAuthor is the author of commits made for the human operator:
+// git's author identity (GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL through
+// getenv, else user.name and user.email) when there is one, else zero for
+// git-liza's fixed one.
+func OperatorAuthor(repo *refstore.Repo, getenv func(string) string) refstore.Signature {
+	name, email := getenv("GIT_AUTHOR_NAME"), getenv("GIT_AUTHOR_EMAIL")
+	if name == "" {
+		name, _ = repo.Config("user.name")
+	}
+	if email == "" {
+		email, _ = repo.Config("user.email")
+	}
+	if name == "" {
+		return refstore.Signature{}
+	}
+	if email == "" {
+		email = "unknown"
+	}
+	return refstore.Signature{Name: name, Email: email}
+}
