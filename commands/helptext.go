@@ -227,6 +227,10 @@ var helpText = map[string]help{
 	"board": {usage: "board [--interval DURATION]", category: catTeam, examples: []string{
 		`git liza board                 # q quits, r reads the board again`,
 	}},
+	"mcp": {usage: "mcp [--human]", category: catTeam, examples: []string{
+		`git liza mcp                   # started by an agent CLI for a supervised session`,
+		`git liza mcp --human           # the operator's levers, for a chat client`,
+	}},
 	"analyze": {usage: "analyze [--resolve TEXT]", category: catTeam, examples: []string{
 		`git liza analyze`,
 		`git liza analyze --resolve "rewrote the flaky test"`,
