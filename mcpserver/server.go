@@ -118,3 +118,17 @@ func (s *Server) taskOf(given string) (string, error) {
 
 // call is what every write takes: a request id, when the tool was given one.
 func call(requestID string) ops.Call { return ops.Call{RequestID: requestID} }
+
+// TaskOut is what a write on one task reports.
+type TaskOut struct {
+	Task   string `json:"task" jsonschema:"the task"`
+	Status string `json:"status" jsonschema:"its status after the operation"`
+	Verb   string `json:"verb" jsonschema:"what was done"`
+	Commit string `json:"commit" jsonschema:"the state commit on refs/liza/state that records it"`
+	// Replayed: the request id had been applied already.
+	Replayed bool `json:"replayed,omitempty" jsonschema:"the request id had been applied already: nothing new was written"`
+}
+
+func taskOut(r *ops.TaskResult) *TaskOut {
+	return &TaskOut{Task: r.ID, Status: string(r.Status), Verb: r.Verb, Commit: r.Commit.String(), Replayed: r.Replayed}
+}

@@ -13,20 +13,6 @@ func coderTools(s *Server) {
 	addTool(s, "checkpoint", "Record the pre-execution checkpoint of your task before changing any file (git liza checkpoint): an observable intent, a validation that is a concrete command with its expected result, every file to modify, each assumption.", s.checkpoint)
 }
 
-// TaskOut is what a write on one task reports.
-type TaskOut struct {
-	Task   string `json:"task" jsonschema:"the task"`
-	Status string `json:"status" jsonschema:"its status after the operation"`
-	Verb   string `json:"verb" jsonschema:"what was done"`
-	Commit string `json:"commit" jsonschema:"the state commit on refs/liza/state that records it"`
-	// Replayed: the request id had been applied already.
-	Replayed bool `json:"replayed,omitempty" jsonschema:"the request id had been applied already: nothing new was written"`
-}
-
-func taskOut(r *ops.TaskResult) *TaskOut {
-	return &TaskOut{Task: r.ID, Status: string(r.Status), Verb: r.Verb, Commit: r.Commit.String(), Replayed: r.Replayed}
-}
-
 // CheckpointIn is the input of checkpoint, in the seed's field names.
 type CheckpointIn struct {
 	Task          string   `json:"task,omitempty" jsonschema:"your task (default: the session's own; no other is accepted)"`

@@ -1,0 +1,4 @@
+package mcpserver
+
+// addResources adds the resources of the session (filled in next).
+func (s *Server) addResources() {}

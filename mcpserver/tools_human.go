@@ -1,0 +1,4 @@
+package mcpserver
+
+// humanTools are the human session's tools (filled in next).
+func humanTools(s *Server) {}

@@ -1,0 +1,4 @@
+package mcpserver
+
+// plannerTools are the planner session's tools (filled in next).
+func plannerTools(s *Server) {}
