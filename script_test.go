@@ -77,6 +77,7 @@ func TestScript(t *testing.T) {
 			"tmuxrun":  cmdTmuxRun,
 			"waitpane": cmdWaitPane,
 			"webhook":  cmdWebhook,
+			"mcpcall":  cmdMCPCall,
 		},
 	})
 }
