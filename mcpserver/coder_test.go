@@ -145,8 +145,17 @@ func TestCoderBlock(t *testing.T) {
 		t.Fatal("a refused block moved refs/liza/state")
 	}
 	var out mcpserver.TaskOut
-	ok(t, call(t, cs, "block", `{"blocked_reason":"the spec says nothing of retries","blocked_questions":["retry POST?","how many times?"],"attempted":["read specs/vision.md"]}`), &out)
+	args := `{"blocked_reason":"the spec says nothing of retries","blocked_questions":["retry POST?","how many times?"],"attempted":["read specs/vision.md"],"request_id":"blk-1"}`
+	ok(t, call(t, cs, "block", args), &out)
 	tk := b.task(t, "a")
+	// The same call again, as a client retries after a lost answer: the
+	// first result, nothing written.
+	after := b.stateTip(t)
+	var again mcpserver.TaskOut
+	ok(t, call(t, cs, "block", args), &again)
+	if !again.Replayed || again.Commit != after || b.stateTip(t) != after {
+		t.Fatalf("block replayed = %+v; tip %s, was %s", again, b.stateTip(t), after)
+	}
 	if out.Status != "BLOCKED" || tk.Status != contracts.Blocked || tk.BlockedReason != "the spec says nothing of retries" ||
 		!slices.Equal(tk.BlockedQuestions, []string{"retry POST?", "how many times?"}) || !slices.Equal(tk.Attempted, []string{"read specs/vision.md"}) {
 		t.Fatalf("block = %+v; task %s %q %v %v", out, tk.Status, tk.BlockedReason, tk.BlockedQuestions, tk.Attempted)
@@ -174,7 +183,9 @@ func TestCoderAnomaly(t *testing.T) {
 	cs := b.coder(t)
 	before := b.stateTip(t)
 	refused(t, call(t, cs, "anomaly", `{"type":"retry_loop","details":{"count":"3"}}`), contracts.CodeInvalid, "error_pattern")
-	refused(t, call(t, cs, "anomaly", `{"type":"scope_deviation","details":{"x":"y"}}`), contracts.CodeInvalid, "")
+	refused(t, call(t, cs, "anomaly", `{"type":"scope_deviation","details":{"x":"y"}}`), contracts.CodeInvalid, "coder may not log scope_deviation anomalies")
+	// Details are strings: a number is refused by the schema, and says so.
+	refused(t, call(t, cs, "anomaly", `{"type":"retry_loop","details":{"count":3,"error_pattern":"timeout"}}`), contracts.CodeInvalid, `has type "integer", want "string"`)
 	if b.stateTip(t) != before {
 		t.Fatal("a refused anomaly moved refs/liza/state")
 	}
