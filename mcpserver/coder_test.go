@@ -13,12 +13,30 @@ import (
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/mcpserver"
 	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 // stateTip is refs/liza/state: a refused call leaves it where it was.
 func (b *board) stateTip(t *testing.T) string {
 	t.Helper()
 	return git(t, b.root, "rev-parse", "refs/liza/state")
+}
+
+// verified replays every state commit of the board, as a guarded remote
+// verifies a push: what the tools wrote is what their operations make.
+func (b *board) verified(t *testing.T) {
+	t.Helper()
+	v := b.human.Verifier()
+	for _, id := range strings.Fields(git(t, b.root, "rev-list", "--reverse", "refs/liza/state")) {
+		h, _ := refstore.ParseHash(id)
+		c, err := b.human.Repo.ReadCommit(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Commit(context.Background(), c); err != nil {
+			t.Fatalf("state commit %s (%s) does not verify: %v", id, strings.SplitN(c.Message, "\n", 2)[0], err)
+		}
+	}
 }
 
 // worktree is the checkout of task id that the claim made.
@@ -131,6 +149,7 @@ func TestCoderSubmit(t *testing.T) {
 	if mine != theirs || !strings.Contains(mine, "Liza-Op: submit\n") {
 		t.Fatalf("the tool's state commit says\n%s\nthe command's says\n%s", mine, theirs)
 	}
+	b.verified(t)
 }
 
 // block records the seed's blocking fields, and refuses 4 questions.
@@ -156,6 +175,7 @@ func TestCoderBlock(t *testing.T) {
 	if !again.Replayed || again.Commit != after || b.stateTip(t) != after {
 		t.Fatalf("block replayed = %+v; tip %s, was %s", again, b.stateTip(t), after)
 	}
+	b.verified(t)
 	if out.Status != "BLOCKED" || tk.Status != contracts.Blocked || tk.BlockedReason != "the spec says nothing of retries" ||
 		!slices.Equal(tk.BlockedQuestions, []string{"retry POST?", "how many times?"}) || !slices.Equal(tk.Attempted, []string{"read specs/vision.md"}) {
 		t.Fatalf("block = %+v; task %s %q %v %v", out, tk.Status, tk.BlockedReason, tk.BlockedQuestions, tk.Attempted)
@@ -174,6 +194,7 @@ func TestCoderHandoff(t *testing.T) {
 	if out.Status != "CLAIMED" || !b.task(t, "a").HandoffPending || h == nil || h.Summary != "half done" || h.NextAction != "write the tests" || h.Agent != "coder-1" {
 		t.Fatalf("handoff = %+v; handoff on the board %+v", out, h)
 	}
+	b.verified(t)
 }
 
 // anomaly logs on the session's task, with typed details, and holds the
@@ -199,6 +220,7 @@ func TestCoderAnomaly(t *testing.T) {
 	if an.TaskID != "a" || an.Type != "retry_loop" || an.Details["count"] != 3 || an.Details["error_pattern"] != "timeout" {
 		t.Fatalf("anomaly on the board = %+v (count %T)", an, an.Details["count"])
 	}
+	b.verified(t)
 }
 
 // discover logs during the session's task.
@@ -216,6 +238,7 @@ func TestCoderDiscover(t *testing.T) {
 	if d.During != "a" || d.By != "coder-1" || d.Description != "the client ignores timeouts" || d.Recommendation != "a task for it" {
 		t.Fatalf("discovery on the board = %+v", d)
 	}
+	b.verified(t)
 }
 
 // Every coder tool refuses another task and an agent id, and leaves the
