@@ -281,6 +281,21 @@ func TestCoderHugeAndEscapes(t *testing.T) {
 		t.Fatal("a refused huge block moved refs/liza/state")
 	}
 
+	// A huge value that ops echoes in its refusal (an unknown revision):
+	// the model reads a bounded line, not megabytes.
+	res = call(t, cs, "submit", `{"commit":"`+huge+`"}`)
+	refused(t, res, contracts.CodeInvalid, "unknown revision")
+	if len(text(res)) > 1100 || !strings.HasSuffix(text(res), "bytes cut)") {
+		t.Fatalf("the refusal of a huge revision is %d bytes, ending %q", len(text(res)), text(res)[max(0, len(text(res))-40):])
+	}
+
+	// A huge value of the wrong type: the schema's refusal is bounded too.
+	res = call(t, cs, "block", `{"blocked_reason":"x","blocked_questions":"`+huge+`"}`)
+	refused(t, res, contracts.CodeInvalid, "blocked_questions")
+	if len(text(res)) > 1100 {
+		t.Fatalf("the schema's refusal of a huge value is %d bytes", len(text(res)))
+	}
+
 	// Escapes in a field ops echoes in its refusal.
 	esc := `\u001b]0;pwned\u0007\u001b[2J\nsecond line\r\u009b`
 	res = call(t, cs, "anomaly", `{"type":"`+esc+`","details":{"x":"y"}}`)
