@@ -238,6 +238,14 @@ func TestCoderDiscover(t *testing.T) {
 	if d.During != "a" || d.By != "coder-1" || d.Description != "the client ignores timeouts" || d.Recommendation != "a task for it" {
 		t.Fatalf("discovery on the board = %+v", d)
 	}
+	// A session without a task of its own (no LIZA_TASK) may leave the
+	// task out, as the command line does: the agent's current task.
+	free := b.session(t, map[string]string{"LIZA_AGENT_ID": "coder-1"}, false)
+	ok(t, call(t, free, "discover", `{"description":"a second problem"}`), &out)
+	if out.ID != "disc-2" || out.Task != "a" || out.Urgency != "deferred" {
+		t.Fatalf("discover without a task = %+v", out)
+	}
+	refused(t, call(t, free, "anomaly", `{"type":"spec_ambiguity","details":{"message":"x"}}`), contracts.CodeInvalid, "name the task")
 	b.verified(t)
 }
 
