@@ -44,7 +44,7 @@ func TestHumanTools(t *testing.T) {
 	b := newBoard(t)
 	cs := b.humanSession(t)
 
-	var note mcpserver.NoteOut
+	var note mcpserver.NoteAddedOut
 	ok(t, cs, "note", `{"message":"keep a.txt short","for":"a"}`, &note)
 	notes := b.state(t).HumanNotes
 	if note.N != 1 || note.For != "a" || len(notes) != 1 || notes[0].Message != "keep a.txt short" || notes[0].For != "a" {

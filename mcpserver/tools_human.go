@@ -27,8 +27,8 @@ type NoteIn struct {
 	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retried call idempotent: the same id again changes nothing"`
 }
 
-// NoteOut is what note reports.
-type NoteOut struct {
+// NoteAddedOut is what note reports: the note it added.
+type NoteAddedOut struct {
 	N        int    `json:"n" jsonschema:"the note's number, from 1"`
 	For      string `json:"for,omitempty" jsonschema:"whom it is for"`
 	By       string `json:"by" jsonschema:"who wrote it"`
@@ -36,12 +36,12 @@ type NoteOut struct {
 	Replayed bool   `json:"replayed,omitempty" jsonschema:"the request id had been applied already"`
 }
 
-func (s *Server) note(ctx context.Context, in NoteIn) (*NoteOut, error) {
+func (s *Server) note(ctx context.Context, in NoteIn) (*NoteAddedOut, error) {
 	r, err := s.svc.Note(ctx, ops.NoteRequest{Call: call(in.RequestID), Message: in.Message, For: in.For})
 	if err != nil {
 		return nil, err
 	}
-	return &NoteOut{N: r.N, For: r.For, By: r.By, Commit: r.Commit.String(), Replayed: r.Replayed}, nil
+	return &NoteAddedOut{N: r.N, For: r.For, By: r.By, Commit: r.Commit.String(), Replayed: r.Replayed}, nil
 }
 
 // PauseIn is the input of pause.
