@@ -67,11 +67,11 @@ func TestLogTask(t *testing.T) {
 	b := newBoard(t)
 	cs := b.planner(t)
 	var out mcpserver.LogTaskOut
-	ok(t, cs, "log_task", `{"task":"a"}`, &out)
+	must(t, cs, "log_task", `{"task":"a"}`, &out)
 	if len(out.Entries) != 2 || out.Entries[0].Op != "claim" || out.Entries[1].Op != "add" || out.Entries[0].Agent != "coder-1" {
 		t.Fatalf("log_task a = %+v", out.Entries)
 	}
-	ok(t, cs, "log_task", `{"task":"a","max":1,"patch":true}`, &out)
+	must(t, cs, "log_task", `{"task":"a","max":1,"patch":true}`, &out)
 	if len(out.Entries) != 1 || len(out.Entries[0].Changes) == 0 {
 		t.Fatalf("log_task a max 1 with patch = %+v", out.Entries)
 	}
@@ -84,11 +84,11 @@ func TestLogTask(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ok(t, cs, "log_task", `{"task":"b"}`, &out)
+	must(t, cs, "log_task", `{"task":"b"}`, &out)
 	if len(out.Entries) != 20 {
 		t.Fatalf("log_task b default = %d entries", len(out.Entries))
 	}
-	ok(t, cs, "log_task", `{"task":"b","max":100000}`, &out)
+	must(t, cs, "log_task", `{"task":"b","max":100000}`, &out)
 	if len(out.Entries) != 200 {
 		t.Fatalf("log_task b max 100000 = %d entries", len(out.Entries))
 	}
@@ -101,11 +101,11 @@ func TestValidate(t *testing.T) {
 	b := newBoard(t)
 	cs := b.coder(t)
 	var v mcpserver.ValidateOut
-	ok(t, cs, "validate", `{}`, &v)
+	must(t, cs, "validate", `{}`, &v)
 	if !v.Valid || v.States != 1 || v.Problems == nil || len(v.Problems) != 0 {
 		t.Fatalf("validate = %+v", v)
 	}
-	ok(t, cs, "validate", `{"history":true}`, &v)
+	must(t, cs, "validate", `{"history":true}`, &v)
 	if !v.Valid || v.States != 4 {
 		t.Fatalf("validate history = %+v", v)
 	}

@@ -22,7 +22,7 @@ func (b *board) humanSession(t *testing.T) *mcp.ClientSession {
 // mode is the team's mode on the board.
 func (b *board) mode(t *testing.T) string {
 	t.Helper()
-	if c := b.state(t).Control; c != nil && c.Mode != "" {
+	if c := b.whole(t).Control; c != nil && c.Mode != "" {
 		return c.Mode
 	}
 	return contracts.ModeRunning
@@ -45,36 +45,36 @@ func TestHumanTools(t *testing.T) {
 	cs := b.humanSession(t)
 
 	var note mcpserver.NoteAddedOut
-	ok(t, cs, "note", `{"message":"keep a.txt short","for":"a"}`, &note)
-	notes := b.state(t).HumanNotes
+	must(t, cs, "note", `{"message":"keep a.txt short","for":"a"}`, &note)
+	notes := b.whole(t).HumanNotes
 	if note.N != 1 || note.For != "a" || len(notes) != 1 || notes[0].Message != "keep a.txt short" || notes[0].For != "a" {
 		t.Fatalf("note = %+v, board %+v", note, notes)
 	}
 
 	var mode ops.ModeResult
-	ok(t, cs, "pause", `{"reason":"lunch","stop_sessions":true}`, &mode)
-	if mode.Mode != contracts.ModePaused || !mode.StopSessions || b.mode(t) != contracts.ModePaused || b.state(t).Control.Reason != "lunch" {
+	must(t, cs, "pause", `{"reason":"lunch","stop_sessions":true}`, &mode)
+	if mode.Mode != contracts.ModePaused || !mode.StopSessions || b.mode(t) != contracts.ModePaused || b.whole(t).Control.Reason != "lunch" {
 		t.Fatalf("pause = %+v, board %s", mode, b.mode(t))
 	}
-	ok(t, cs, "resume", `{}`, &mode)
+	must(t, cs, "resume", `{}`, &mode)
 	if mode.From != contracts.ModePaused || b.mode(t) != contracts.ModeRunning {
 		t.Fatalf("resume = %+v, board %s", mode, b.mode(t))
 	}
-	ok(t, cs, "abort", `{"reason":"wrong goal"}`, &mode)
+	must(t, cs, "abort", `{"reason":"wrong goal"}`, &mode)
 	if b.mode(t) != contracts.ModeAborted {
 		t.Fatalf("abort: board %s", b.mode(t))
 	}
-	ok(t, cs, "resume", `{}`, nil)
+	must(t, cs, "resume", `{}`, nil)
 
 	b.block(t)
-	ok(t, cs, "unblock", `{"task":"a"}`, nil)
+	must(t, cs, "unblock", `{"task":"a"}`, nil)
 	if a := b.taskOf(t, "a"); a.Status != contracts.Unclaimed {
 		t.Fatalf("a after unblock = %s", a.Status)
 	}
 
 	// task_add and task_edit take the planner's input.
-	ok(t, cs, "task_add", `{"id":"c","description":"do c","spec_ref":"specs/vision.md","done_when":"c.txt exists","scope":"IN: c.txt","depends_on":["a"]}`, nil)
-	ok(t, cs, "task_edit", `{"task":"c","description":"do c well"}`, nil)
+	must(t, cs, "task_add", `{"id":"c","description":"do c","spec_ref":"specs/vision.md","done_when":"c.txt exists","scope":"IN: c.txt","depends_on":["a"]}`, nil)
+	must(t, cs, "task_edit", `{"task":"c","description":"do c well"}`, nil)
 	if c := b.taskOf(t, "c"); c.Description != "do c well" || !slices.Equal(c.DependsOn, []string{"a"}) || c.Priority != 3 {
 		t.Fatalf("c = %+v", c)
 	}
@@ -85,7 +85,7 @@ func TestHumanTools(t *testing.T) {
 func TestHumanRefusals(t *testing.T) {
 	b := newBoard(t)
 	cs := b.humanSession(t)
-	before := b.stateTip(t)
+	before := b.liveTip(t)
 	refused(t, call(t, cs, "note", `{"message":"  "}`), contracts.CodeInvalid, "message")
 	refused(t, call(t, cs, "note", `{"message":"x","for":"../a"}`), contracts.CodeInvalid, "names no task and no agent")
 	refused(t, call(t, cs, "note", `{"message":"x","agent":"planner-1"}`), contracts.CodeInvalid, "agent")
@@ -121,8 +121,8 @@ func TestHumanFromAnotherDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok(t, cs, "note", `{"message":"from the desktop"}`, nil)
-	if notes := b.state(t).HumanNotes; len(notes) != 1 || notes[0].Message != "from the desktop" {
+	must(t, cs, "note", `{"message":"from the desktop"}`, nil)
+	if notes := b.whole(t).HumanNotes; len(notes) != 1 || notes[0].Message != "from the desktop" {
 		t.Fatalf("notes = %+v", notes)
 	}
 	cs.Close()

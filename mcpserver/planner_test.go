@@ -19,8 +19,8 @@ func (b *board) planner(t *testing.T) *mcp.ClientSession {
 	return b.session(t, map[string]string{"LIZA_AGENT_ID": "planner-1", "LIZA_ROLE": "planner", "LIZA_PROJECT_ROOT": b.root}, false)
 }
 
-// stateTip is the commit refs/liza/state points at.
-func (b *board) stateTip(t *testing.T) string {
+// liveTip is the commit refs/liza/state points at.
+func (b *board) liveTip(t *testing.T) string {
 	t.Helper()
 	return git(t, b.root, "rev-parse", "refs/liza/state")
 }
@@ -35,8 +35,8 @@ func (b *board) taskOf(t *testing.T, id string) *contracts.Task {
 	return tk
 }
 
-// state reads the whole board.
-func (b *board) state(t *testing.T) *contracts.State {
+// whole reads the whole board.
+func (b *board) whole(t *testing.T) *contracts.State {
 	t.Helper()
 	st, err := b.human.State(context.Background(), "")
 	if err != nil {
@@ -45,8 +45,8 @@ func (b *board) state(t *testing.T) *contracts.State {
 	return st
 }
 
-// ok calls a tool that must succeed and decodes its result into out.
-func ok(t *testing.T, cs *mcp.ClientSession, name, args string, out any) {
+// must calls a tool that must succeed and decodes its result into out.
+func must(t *testing.T, cs *mcp.ClientSession, name, args string, out any) {
 	t.Helper()
 	res := call(t, cs, name, args)
 	if res.IsError {
@@ -63,7 +63,7 @@ func ok(t *testing.T, cs *mcp.ClientSession, name, args string, out any) {
 // where it was.
 func unchanged(t *testing.T, b *board, before string) {
 	t.Helper()
-	if after := b.stateTip(t); after != before {
+	if after := b.liveTip(t); after != before {
 		t.Fatalf("a refused call moved refs/liza/state from %s to %s", before, after)
 	}
 }
@@ -86,9 +86,9 @@ func TestPlannerTools(t *testing.T) {
 
 	// task_add: the seed's fields, a draft, a dependency.
 	var out mcpserver.TaskOut
-	ok(t, cs, "task_add", `{"id":"c","description":"do c","spec_ref":"specs/vision.md#c","done_when":"c.txt exists","scope":"IN: c.txt",
+	must(t, cs, "task_add", `{"id":"c","description":"do c","spec_ref":"specs/vision.md#c","done_when":"c.txt exists","scope":"IN: c.txt",
 		"priority":2,"depends_on":["b"],"paths":["c.txt"],"max_files":3,"max_loc":40}`, &out)
-	if out.Task != "c" || out.Status != "UNCLAIMED" || out.Verb != "added" || len(out.Commit) != 40 || out.Commit != b.stateTip(t) {
+	if out.Task != "c" || out.Status != "UNCLAIMED" || out.Verb != "added" || len(out.Commit) != 40 || out.Commit != b.liveTip(t) {
 		t.Fatalf("task_add = %+v", out)
 	}
 	c := b.taskOf(t, "c")
@@ -96,42 +96,42 @@ func TestPlannerTools(t *testing.T) {
 		c.SpecRef != "specs/vision.md#c" || c.History[0].Agent != "planner-1" {
 		t.Fatalf("task c on the board = %+v", c)
 	}
-	ok(t, cs, "task_add", `{"id":"d","description":"do d","draft":true}`, &out)
+	must(t, cs, "task_add", `{"id":"d","description":"do d","draft":true}`, &out)
 	if d := b.taskOf(t, "d"); d.Status != contracts.Draft || d.Priority != 3 {
 		t.Fatalf("draft d = %s priority %d", d.Status, d.Priority)
 	}
 
 	// task_edit: only the fields given; an empty list clears one.
-	ok(t, cs, "task_edit", `{"task":"d","spec_ref":"specs/vision.md","done_when":"d.txt exists","scope":"IN: d.txt","priority":1}`, &out)
+	must(t, cs, "task_edit", `{"task":"d","spec_ref":"specs/vision.md","done_when":"d.txt exists","scope":"IN: d.txt","priority":1}`, &out)
 	if d := b.taskOf(t, "d"); d.Description != "do d" || d.DoneWhen != "d.txt exists" || d.Priority != 1 || d.Status != contracts.Draft {
 		t.Fatalf("edited d = %+v", d)
 	}
-	ok(t, cs, "task_edit", `{"task":"c","depends_on":[]}`, nil)
+	must(t, cs, "task_edit", `{"task":"c","depends_on":[]}`, nil)
 	if c := b.taskOf(t, "c"); len(c.DependsOn) != 0 || c.MaxLOC != 40 {
 		t.Fatalf("c after clearing depends_on = %v, max_loc %d", c.DependsOn, c.MaxLOC)
 	}
 
 	// finalize: DRAFT -> UNCLAIMED.
-	ok(t, cs, "finalize", `{"task":"d"}`, &out)
+	must(t, cs, "finalize", `{"task":"d"}`, &out)
 	if out.Status != "UNCLAIMED" || b.taskOf(t, "d").Status != contracts.Unclaimed {
 		t.Fatalf("finalize = %+v", out)
 	}
 
 	// supersede: b by c and d.
-	ok(t, cs, "supersede", `{"task":"b","by":["c","d"],"reason":"b was two tasks"}`, &out)
+	must(t, cs, "supersede", `{"task":"b","by":["c","d"],"reason":"b was two tasks"}`, &out)
 	if tb := b.taskOf(t, "b"); tb.Status != contracts.Superseded || !slices.Equal(tb.SupersededBy, []string{"c", "d"}) {
 		t.Fatalf("superseded b = %s by %v", tb.Status, tb.SupersededBy)
 	}
 
 	// abandon.
-	ok(t, cs, "abandon", `{"task":"d","reason":"c covers it"}`, &out)
+	must(t, cs, "abandon", `{"task":"d","reason":"c covers it"}`, &out)
 	if b.taskOf(t, "d").Status != contracts.Abandoned {
 		t.Fatal("d is not ABANDONED")
 	}
 
 	// unblock: coder-1's a, BLOCKED, back to UNCLAIMED.
 	b.block(t)
-	ok(t, cs, "unblock", `{"task":"a"}`, &out)
+	must(t, cs, "unblock", `{"task":"a"}`, &out)
 	if b.taskOf(t, "a").Status != contracts.Unclaimed {
 		t.Fatal("a is not UNCLAIMED after unblock")
 	}
@@ -141,11 +141,11 @@ func TestPlannerTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	var done mcpserver.NoteDoneOut
-	ok(t, cs, "note_done", `{"notes":[1]}`, &done)
+	must(t, cs, "note_done", `{"notes":[1]}`, &done)
 	if !slices.Equal(done.Processed, []int{1}) || done.Agent != "planner-1" {
 		t.Fatalf("note_done = %+v", done)
 	}
-	if p := b.state(t).Agents["planner-1"]; p == nil || !slices.Equal(p.NotesProcessed, []int{1}) {
+	if p := b.whole(t).Agents["planner-1"]; p == nil || !slices.Equal(p.NotesProcessed, []int{1}) {
 		t.Fatalf("planner-1 on the board = %+v", p)
 	}
 
@@ -154,17 +154,17 @@ func TestPlannerTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	var conv mcpserver.DiscoverConvertOut
-	ok(t, cs, "discover_convert", `{"discovery":1,"task":"c"}`, &conv)
+	must(t, cs, "discover_convert", `{"discovery":1,"task":"c"}`, &conv)
 	if conv.Discovery != "disc-1" || conv.Task != "c" {
 		t.Fatalf("discover_convert = %+v", conv)
 	}
-	if d := b.state(t).Discovered; len(d) != 1 || d[0].ConvertedToTask != "c" {
+	if d := b.whole(t).Discovered; len(d) != 1 || d[0].ConvertedToTask != "c" {
 		t.Fatalf("discovered = %+v", d[0])
 	}
 
 	// The board is valid after all of it.
 	var v mcpserver.ValidateOut
-	ok(t, cs, "validate", `{"history":true}`, &v)
+	must(t, cs, "validate", `{"history":true}`, &v)
 	if !v.Valid || v.States < 10 {
 		t.Fatalf("validate = %+v", v)
 	}
@@ -175,7 +175,7 @@ func TestPlannerTools(t *testing.T) {
 func TestPlannerRefusals(t *testing.T) {
 	b := newBoard(t)
 	cs := b.planner(t)
-	before := b.stateTip(t)
+	before := b.liveTip(t)
 	add := `"description":"x","spec_ref":"specs/vision.md","done_when":"y","scope":"z"`
 
 	refused(t, call(t, cs, "task_add", `{"id":"../x",`+add+`}`), contracts.CodeInvalid, "../x")
@@ -213,7 +213,7 @@ func TestPlannerUnblockIsItsOwn(t *testing.T) {
 	b := newBoard(t)
 	b.block(t)
 	cs := b.planner(t)
-	ok(t, cs, "unblock", `{"task":"a"}`, nil)
+	must(t, cs, "unblock", `{"task":"a"}`, nil)
 	a := b.taskOf(t, "a")
 	if last := a.History[len(a.History)-1]; last.Agent != "planner-1" {
 		t.Fatalf("unblock recorded as %q", last.Agent)
