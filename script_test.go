@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 			os.Exit(httpdo.Main(context.Background(), os.Stdin, os.Stdout, os.Stderr))
 		},
 		"git-liza-mcp": func() {
-			os.Exit(mcpserver.Main(context.Background(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+			os.Exit(mcpserver.Main(context.Background(), testClock(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
 }
@@ -77,6 +77,7 @@ func TestScript(t *testing.T) {
 			"tmuxrun":  cmdTmuxRun,
 			"waitpane": cmdWaitPane,
 			"webhook":  cmdWebhook,
+			"mcpcall":  cmdMCPCall,
 		},
 	})
 }

@@ -58,12 +58,15 @@ type options struct {
 	bigpush bool
 	// spend times recording a session's usage (one-task teams).
 	spend bool
+	// mcp times the MCP server: start-up with the SDK linked in or not,
+	// tool calls against commands.
+	mcp bool
 	// only, when not empty, names the sections to run (see -only).
 	only map[string]bool
 }
 
 // sections are the parts of a run -only can name.
-var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "bigpush", "spend"}
+var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "bigpush", "spend", "mcp"}
 
 // want reports whether section runs: -only names it, or -only is empty
 // and its own flag allows it.
@@ -108,6 +111,7 @@ func main() {
 	flag.IntVar(&opt.teamBoard, "team-board", 2000, "and 2 coders merge 20 tasks on a board of 20, then on one of `N` tasks")
 	flag.BoolVar(&opt.bigpush, "bigpush", false, "time pushes of a state commit whose liza.yaml is 200-300 MB to a guarded remote (a minute, a GB of disk)")
 	flag.BoolVar(&opt.spend, "spend", true, "time what recording a session's usage costs: one-task teams whose agents report usage or not")
+	flag.BoolVar(&opt.mcp, "mcp", true, "time the MCP server: short commands with its SDK linked in or not, a coder's status and checkpoint as commands and as tool calls")
 	flag.IntVar(&opt.queue, "queue", 100, "time one task's claim, review and merge with no other task in review, and with `N` in review (0: not)")
 	var only string
 	flag.StringVar(&only, "only", "", "run only these `SECTIONS` (comma-separated: "+strings.Join(sections, ", ")+"); the other flags still size them")
@@ -298,6 +302,13 @@ func run(opt options) error {
 			return fmt.Errorf("spend: %v", err)
 		}
 		rep.Spend = &r
+	}
+	if opt.want("mcp", opt.mcp) {
+		r, err := b.measureMCP(root)
+		if err != nil {
+			return fmt.Errorf("mcp: %v", err)
+		}
+		rep.MCP = &r
 	}
 	if opt.want("bigpush", opt.bigpush) {
 		r, err := b.measureBigPush()

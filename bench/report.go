@@ -98,6 +98,7 @@ type report struct {
 	Teams         []teamResult       `json:"teams,omitempty"`
 	Queue         *queueResult       `json:"queue,omitempty"`
 	Spend         *spendResult       `json:"spend,omitempty"`
+	MCP           *mcpResult         `json:"mcp,omitempty"`
 	Compare       *compareInfo       `json:"compare,omitempty"`
 }
 
@@ -151,6 +152,7 @@ func printTable(r report) {
 	printTeams(r.Teams)
 	printQueue(r.Queue)
 	printSpend(r.Spend)
+	printMCP(r.MCP)
 	if r.Scale != nil {
 		printScale(r.Scale)
 	}

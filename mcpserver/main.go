@@ -23,7 +23,9 @@ const Program = "git-liza-mcp"
 // by the SDK's line limit), until the client closes stdin. Diagnostics go
 // to stderr, which the agent CLIs keep in their logs. It returns the exit
 // code: 0 when the client hung up, 1 when the session cannot be served.
-func Main(ctx context.Context, args []string, getenv func(string) string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) int {
+// clock is the one source of time (nil: the wall clock; only test
+// harnesses pass another).
+func Main(ctx context.Context, clock func() time.Time, args []string, getenv func(string) string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) int {
 	fs := flag.NewFlagSet(Program, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	human := fs.Bool("human", false, "act for the human operator (no agent id): the operator's levers")
@@ -34,7 +36,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdin 
 		fmt.Fprintf(stderr, "git-liza: mcp takes no arguments (usage: git liza mcp [--human])\n")
 		return 1
 	}
-	srv, err := Open(getenv, *human)
+	srv, err := Open(getenv, *human, clock)
 	if err != nil {
 		fmt.Fprintf(stderr, "git-liza: %s\n", refuse(err).Reason)
 		return 1
@@ -48,8 +50,9 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdin 
 
 // Open is the server of the session getenv describes, on the repository
 // of the session's directory (LIZA_PROJECT_ROOT, else LIZA_WORKTREE, else
-// the working directory).
-func Open(getenv func(string) string, human bool) (*Server, error) {
+// the working directory), with clock as its one source of time (nil: the
+// wall clock).
+func Open(getenv func(string) string, human bool, clock func() time.Time) (*Server, error) {
 	id, err := FromEnv(getenv, human)
 	if err != nil {
 		return nil, err
@@ -70,7 +73,7 @@ func Open(getenv func(string) string, human bool) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := ops.Options{Agent: id.Agent, Generation: id.Generation, Clock: time.Now}
+	o := ops.Options{Agent: id.Agent, Generation: id.Generation, Clock: clock}
 	if id.Human() {
 		o.Author = ops.OperatorAuthor(repo, getenv)
 	}
