@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -115,7 +116,7 @@ func TestHumanFromAnotherDirectory(t *testing.T) {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
-	go func() { done <- mcpserver.Main(ctx, []string{"--human"}, env, inR, outW, io.Discard) }()
+	go func() { done <- mcpserver.Main(ctx, time.Now, []string{"--human"}, env, inR, outW, io.Discard) }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "claude-desktop-like", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
 	if err != nil {
