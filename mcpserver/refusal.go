@@ -93,7 +93,7 @@ func reason(text string) string {
 func refusalMeta(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 			var ref *Refusal
 			if !errors.As(r.GetError(), &ref) {
 				// The SDK refused the arguments against the tool's

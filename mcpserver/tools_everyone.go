@@ -11,6 +11,9 @@ import (
 // log_task, validate.
 func everyoneTools(s *Server) {
 	addTool(s, "status", "The board, as git liza status --json shows it: the goal and sprint, the team's mode (RUNNING, PAUSED, CHECKPOINT, ABORTED), tasks in attention order with their leases and reasons, agents, kill switches and alarms.", s.status)
+	addTool(s, "show_task", "One task, whole, as git liza show ID --json prints it: its fields in the seed's names, history, reasons, questions, checkpoint and worktree.", s.showTask)
+	addTool(s, "log_task", "The audit log of one task, newest first, as git liza log --task ID --json prints it: each state commit with its operation, agent, time and reason (20 entries unless max says, at most 200).", s.logTask)
+	addTool(s, "validate", "Check the board against the Liza contract, as git liza validate --json: valid, and every problem and warning.", s.validate)
 }
 
 // StatusIn is the input of status.
@@ -35,4 +38,90 @@ func (s *Server) status(ctx context.Context, in StatusIn) (*ops.Board, error) {
 		r.Agent = s.id.Agent
 	}
 	return s.svc.Status(ctx, r)
+}
+
+// ShowTaskIn is the input of show_task.
+type ShowTaskIn struct {
+	Task string `json:"task" jsonschema:"the task, live or archived"`
+}
+
+// showTask is one task as git liza show ID --json prints it: the seed's
+// field names in the seed's order, its history, reasons, questions,
+// checkpoint and worktree included. Its result has no output schema (the
+// seed's task document is open: fields the seed adds are kept).
+func (s *Server) showTask(ctx context.Context, in ShowTaskIn) (any, error) {
+	t, err := s.svc.Task(ctx, "", in.Task)
+	if err != nil {
+		return nil, err
+	}
+	return seedJSON(t)
+}
+
+// LogTaskIn is the input of log_task.
+type LogTaskIn struct {
+	Task  string `json:"task" jsonschema:"the task"`
+	Max   int    `json:"max,omitempty" jsonschema:"at most this many entries, newest first (default 20, at most 200)"`
+	Patch bool   `json:"patch,omitempty" jsonschema:"each entry with what it changed, field by field"`
+}
+
+// LogTaskOut is what log_task reports.
+type LogTaskOut struct {
+	Entries []ops.LogEntry `json:"entries" jsonschema:"the state commits that changed the task, newest first"`
+}
+
+// Bounds of log_task: a model gets a page of the log, not all of it.
+const (
+	logDefault = 20
+	logMax     = 200
+)
+
+func (s *Server) logTask(ctx context.Context, in LogTaskIn) (*LogTaskOut, error) {
+	n := in.Max
+	switch {
+	case n < 0:
+		return nil, contracts.Invalidf("max %d: want a positive number of entries", n)
+	case n == 0:
+		n = logDefault
+	case n > logMax:
+		n = logMax
+	}
+	if in.Task == "" {
+		return nil, contracts.Invalidf("log_task needs the task")
+	}
+	out, err := s.svc.Log(ctx, ops.LogRequest{Task: in.Task, Max: n, Patch: in.Patch})
+	if err != nil {
+		return nil, err
+	}
+	return &LogTaskOut{Entries: nonNil(out)}, nil
+}
+
+// ValidateIn is the input of validate.
+type ValidateIn struct {
+	History bool `json:"history,omitempty" jsonschema:"check every commit of refs/liza/state and every transition between consecutive states"`
+}
+
+// ValidateOut is what validate reports, as git liza validate --json prints
+// it. An invalid board is a result (valid false, with its problems), not a
+// refusal: the call itself succeeded.
+type ValidateOut struct {
+	Valid    bool     `json:"valid" jsonschema:"the state satisfies the contract"`
+	States   int      `json:"states" jsonschema:"how many states were checked"`
+	Problems []string `json:"problems" jsonschema:"every violation of the contract"`
+	Warnings []string `json:"warnings" jsonschema:"what is allowed but worth a look"`
+	Shallow  string   `json:"shallow,omitempty" jsonschema:"the commit a history check stopped at in a shallow clone"`
+}
+
+func (s *Server) validate(ctx context.Context, in ValidateIn) (*ValidateOut, error) {
+	v, err := s.svc.Validate(ctx, ops.ValidateRequest{History: in.History})
+	if err != nil {
+		return nil, err
+	}
+	texts := func(ps []contracts.Problem) []string {
+		list := make([]string, len(ps))
+		for i, p := range ps {
+			list[i] = p.String()
+		}
+		return list
+	}
+	return &ValidateOut{Valid: len(v.Problems) == 0, States: v.States, Problems: texts(v.Problems), Warnings: texts(v.Warnings), Shallow: v.Shallow}, nil
 }
