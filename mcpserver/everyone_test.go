@@ -32,7 +32,7 @@ func TestShowTask(t *testing.T) {
 		t.Fatalf("show_task is not in the seed's order: %.120s", raw)
 	}
 	// The same content as the task's seed YAML.
-	y, err := contracts.EncodeYAML(b.taskOf(t, "a"))
+	y, err := contracts.EncodeYAML(b.task(t, "a"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func (b *board) humanSession(t *testing.T) *mcp.ClientSession {
 // mode is the team's mode on the board.
 func (b *board) mode(t *testing.T) string {
 	t.Helper()
-	if c := b.whole(t).Control; c != nil && c.Mode != "" {
+	if c := b.state(t).Control; c != nil && c.Mode != "" {
 		return c.Mode
 	}
 	return contracts.ModeRunning
@@ -47,14 +47,14 @@ func TestHumanTools(t *testing.T) {
 
 	var note mcpserver.NoteAddedOut
 	must(t, cs, "note", `{"message":"keep a.txt short","for":"a"}`, &note)
-	notes := b.whole(t).HumanNotes
+	notes := b.state(t).HumanNotes
 	if note.N != 1 || note.For != "a" || len(notes) != 1 || notes[0].Message != "keep a.txt short" || notes[0].For != "a" {
 		t.Fatalf("note = %+v, board %+v", note, notes)
 	}
 
 	var mode ops.ModeResult
 	must(t, cs, "pause", `{"reason":"lunch","stop_sessions":true}`, &mode)
-	if mode.Mode != contracts.ModePaused || !mode.StopSessions || b.mode(t) != contracts.ModePaused || b.whole(t).Control.Reason != "lunch" {
+	if mode.Mode != contracts.ModePaused || !mode.StopSessions || b.mode(t) != contracts.ModePaused || b.state(t).Control.Reason != "lunch" {
 		t.Fatalf("pause = %+v, board %s", mode, b.mode(t))
 	}
 	must(t, cs, "resume", `{}`, &mode)
@@ -69,14 +69,14 @@ func TestHumanTools(t *testing.T) {
 
 	b.block(t)
 	must(t, cs, "unblock", `{"task":"a"}`, nil)
-	if a := b.taskOf(t, "a"); a.Status != contracts.Unclaimed {
+	if a := b.task(t, "a"); a.Status != contracts.Unclaimed {
 		t.Fatalf("a after unblock = %s", a.Status)
 	}
 
 	// task_add and task_edit take the planner's input.
 	must(t, cs, "task_add", `{"id":"c","description":"do c","spec_ref":"specs/vision.md","done_when":"c.txt exists","scope":"IN: c.txt","depends_on":["a"]}`, nil)
 	must(t, cs, "task_edit", `{"task":"c","description":"do c well"}`, nil)
-	if c := b.taskOf(t, "c"); c.Description != "do c well" || !slices.Equal(c.DependsOn, []string{"a"}) || c.Priority != 3 {
+	if c := b.task(t, "c"); c.Description != "do c well" || !slices.Equal(c.DependsOn, []string{"a"}) || c.Priority != 3 {
 		t.Fatalf("c = %+v", c)
 	}
 }
@@ -86,7 +86,7 @@ func TestHumanTools(t *testing.T) {
 func TestHumanRefusals(t *testing.T) {
 	b := newBoard(t)
 	cs := b.humanSession(t)
-	before := b.liveTip(t)
+	before := b.stateTip(t)
 	refused(t, call(t, cs, "note", `{"message":"  "}`), contracts.CodeInvalid, "message")
 	refused(t, call(t, cs, "note", `{"message":"x","for":"../a"}`), contracts.CodeInvalid, "names no task and no agent")
 	refused(t, call(t, cs, "note", `{"message":"x","agent":"planner-1"}`), contracts.CodeInvalid, "agent")
@@ -123,7 +123,7 @@ func TestHumanFromAnotherDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t, cs, "note", `{"message":"from the desktop"}`, nil)
-	if notes := b.whole(t).HumanNotes; len(notes) != 1 || notes[0].Message != "from the desktop" {
+	if notes := b.state(t).HumanNotes; len(notes) != 1 || notes[0].Message != "from the desktop" {
 		t.Fatalf("notes = %+v", notes)
 	}
 	cs.Close()

@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -19,51 +18,22 @@ func (b *board) planner(t *testing.T) *mcp.ClientSession {
 	return b.session(t, map[string]string{"LIZA_AGENT_ID": "planner-1", "LIZA_ROLE": "planner", "LIZA_PROJECT_ROOT": b.root}, false)
 }
 
-// liveTip is the commit refs/liza/state points at.
-func (b *board) liveTip(t *testing.T) string {
-	t.Helper()
-	return git(t, b.root, "rev-parse", "refs/liza/state")
-}
-
-// taskOf reads a task from the board.
-func (b *board) taskOf(t *testing.T, id string) *contracts.Task {
-	t.Helper()
-	tk, err := b.human.Task(context.Background(), "", id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tk
-}
-
-// whole reads the whole board.
-func (b *board) whole(t *testing.T) *contracts.State {
-	t.Helper()
-	st, err := b.human.State(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
-// must calls a tool that must succeed and decodes its result into out.
+// must calls a tool that must succeed and decodes its result into out
+// (nil: not decoded).
 func must(t *testing.T, cs *mcp.ClientSession, name, args string, out any) {
 	t.Helper()
 	res := call(t, cs, name, args)
-	if res.IsError {
-		t.Fatalf("%s %s refused: %s", name, args, text(res))
+	if out == nil {
+		out = new(any)
 	}
-	if out != nil {
-		if err := json.Unmarshal(mustJSON(t, res.StructuredContent), out); err != nil {
-			t.Fatalf("%s: %v in %s", name, err, mustJSON(t, res.StructuredContent))
-		}
-	}
+	ok(t, res, out)
 }
 
 // unchanged checks that a refused call wrote nothing: refs/liza/state is
 // where it was.
 func unchanged(t *testing.T, b *board, before string) {
 	t.Helper()
-	if after := b.liveTip(t); after != before {
+	if after := b.stateTip(t); after != before {
 		t.Fatalf("a refused call moved refs/liza/state from %s to %s", before, after)
 	}
 }
@@ -88,51 +58,51 @@ func TestPlannerTools(t *testing.T) {
 	var out mcpserver.TaskOut
 	must(t, cs, "task_add", `{"id":"c","description":"do c","spec_ref":"specs/vision.md#c","done_when":"c.txt exists","scope":"IN: c.txt",
 		"priority":2,"depends_on":["b"],"paths":["c.txt"],"max_files":3,"max_loc":40}`, &out)
-	if out.Task != "c" || out.Status != "UNCLAIMED" || out.Verb != "added" || len(out.Commit) != 40 || out.Commit != b.liveTip(t) {
+	if out.Task != "c" || out.Status != "UNCLAIMED" || out.Verb != "added" || len(out.Commit) != 40 || out.Commit != b.stateTip(t) {
 		t.Fatalf("task_add = %+v", out)
 	}
-	c := b.taskOf(t, "c")
+	c := b.task(t, "c")
 	if c.Priority != 2 || !slices.Equal(c.DependsOn, []string{"b"}) || !slices.Equal(c.Paths, []string{"c.txt"}) || c.MaxFiles != 3 || c.MaxLOC != 40 ||
 		c.SpecRef != "specs/vision.md#c" || c.History[0].Agent != "planner-1" {
 		t.Fatalf("task c on the board = %+v", c)
 	}
 	must(t, cs, "task_add", `{"id":"d","description":"do d","draft":true}`, &out)
-	if d := b.taskOf(t, "d"); d.Status != contracts.Draft || d.Priority != 3 {
+	if d := b.task(t, "d"); d.Status != contracts.Draft || d.Priority != 3 {
 		t.Fatalf("draft d = %s priority %d", d.Status, d.Priority)
 	}
 
 	// task_edit: only the fields given; an empty list clears one.
 	must(t, cs, "task_edit", `{"task":"d","spec_ref":"specs/vision.md","done_when":"d.txt exists","scope":"IN: d.txt","priority":1}`, &out)
-	if d := b.taskOf(t, "d"); d.Description != "do d" || d.DoneWhen != "d.txt exists" || d.Priority != 1 || d.Status != contracts.Draft {
+	if d := b.task(t, "d"); d.Description != "do d" || d.DoneWhen != "d.txt exists" || d.Priority != 1 || d.Status != contracts.Draft {
 		t.Fatalf("edited d = %+v", d)
 	}
 	must(t, cs, "task_edit", `{"task":"c","depends_on":[]}`, nil)
-	if c := b.taskOf(t, "c"); len(c.DependsOn) != 0 || c.MaxLOC != 40 {
+	if c := b.task(t, "c"); len(c.DependsOn) != 0 || c.MaxLOC != 40 {
 		t.Fatalf("c after clearing depends_on = %v, max_loc %d", c.DependsOn, c.MaxLOC)
 	}
 
 	// finalize: DRAFT -> UNCLAIMED.
 	must(t, cs, "finalize", `{"task":"d"}`, &out)
-	if out.Status != "UNCLAIMED" || b.taskOf(t, "d").Status != contracts.Unclaimed {
+	if out.Status != "UNCLAIMED" || b.task(t, "d").Status != contracts.Unclaimed {
 		t.Fatalf("finalize = %+v", out)
 	}
 
 	// supersede: b by c and d.
 	must(t, cs, "supersede", `{"task":"b","by":["c","d"],"reason":"b was two tasks"}`, &out)
-	if tb := b.taskOf(t, "b"); tb.Status != contracts.Superseded || !slices.Equal(tb.SupersededBy, []string{"c", "d"}) {
+	if tb := b.task(t, "b"); tb.Status != contracts.Superseded || !slices.Equal(tb.SupersededBy, []string{"c", "d"}) {
 		t.Fatalf("superseded b = %s by %v", tb.Status, tb.SupersededBy)
 	}
 
 	// abandon.
 	must(t, cs, "abandon", `{"task":"d","reason":"c covers it"}`, &out)
-	if b.taskOf(t, "d").Status != contracts.Abandoned {
+	if b.task(t, "d").Status != contracts.Abandoned {
 		t.Fatal("d is not ABANDONED")
 	}
 
 	// unblock: coder-1's a, BLOCKED, back to UNCLAIMED.
 	b.block(t)
 	must(t, cs, "unblock", `{"task":"a"}`, &out)
-	if b.taskOf(t, "a").Status != contracts.Unclaimed {
+	if b.task(t, "a").Status != contracts.Unclaimed {
 		t.Fatal("a is not UNCLAIMED after unblock")
 	}
 
@@ -145,7 +115,7 @@ func TestPlannerTools(t *testing.T) {
 	if !slices.Equal(done.Processed, []int{1}) || done.Agent != "planner-1" {
 		t.Fatalf("note_done = %+v", done)
 	}
-	if p := b.whole(t).Agents["planner-1"]; p == nil || !slices.Equal(p.NotesProcessed, []int{1}) {
+	if p := b.state(t).Agents["planner-1"]; p == nil || !slices.Equal(p.NotesProcessed, []int{1}) {
 		t.Fatalf("planner-1 on the board = %+v", p)
 	}
 
@@ -158,7 +128,7 @@ func TestPlannerTools(t *testing.T) {
 	if conv.Discovery != "disc-1" || conv.Task != "c" {
 		t.Fatalf("discover_convert = %+v", conv)
 	}
-	if d := b.whole(t).Discovered; len(d) != 1 || d[0].ConvertedToTask != "c" {
+	if d := b.state(t).Discovered; len(d) != 1 || d[0].ConvertedToTask != "c" {
 		t.Fatalf("discovered = %+v", d[0])
 	}
 
@@ -175,7 +145,7 @@ func TestPlannerTools(t *testing.T) {
 func TestPlannerRefusals(t *testing.T) {
 	b := newBoard(t)
 	cs := b.planner(t)
-	before := b.liveTip(t)
+	before := b.stateTip(t)
 	add := `"description":"x","spec_ref":"specs/vision.md","done_when":"y","scope":"z"`
 
 	refused(t, call(t, cs, "task_add", `{"id":"../x",`+add+`}`), contracts.CodeInvalid, "../x")
@@ -214,7 +184,7 @@ func TestPlannerUnblockIsItsOwn(t *testing.T) {
 	b.block(t)
 	cs := b.planner(t)
 	must(t, cs, "unblock", `{"task":"a"}`, nil)
-	a := b.taskOf(t, "a")
+	a := b.task(t, "a")
 	if last := a.History[len(a.History)-1]; last.Agent != "planner-1" {
 		t.Fatalf("unblock recorded as %q", last.Agent)
 	}

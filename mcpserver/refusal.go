@@ -26,36 +26,28 @@ func (r *Refusal) Error() string {
 	return fmt.Sprintf("exit %d (%s): %s", r.Code, Class(r.Code), r.Reason)
 }
 
+// classes are the exit codes' classes: a short name for _meta, and what
+// the model is told to do about it.
+var classes = map[contracts.Code]struct{ name, advice string }{
+	contracts.CodeInvalid:      {"refused", "refused: fix the input, or stop"},
+	contracts.CodeContention:   {"contention", "contention: retry in a few seconds"},
+	contracts.CodeGit:          {"git", "git failure: look with git status"},
+	contracts.CodeInconsistent: {"inconsistent", "inconsistent board: stop, and end the session with exit 4"},
+	contracts.CodeMissingDep:   {"missing_dependency", "missing dependency"},
+}
+
 // Class names an exit code's class, with what to do about it.
 func Class(c contracts.Code) string {
-	switch c {
-	case contracts.CodeInvalid:
-		return "refused: fix the input, or stop"
-	case contracts.CodeContention:
-		return "contention: retry in a few seconds"
-	case contracts.CodeGit:
-		return "git failure: look with git status"
-	case contracts.CodeInconsistent:
-		return "inconsistent board: stop, and end the session with exit 4"
-	case contracts.CodeMissingDep:
-		return "missing dependency"
+	if cl, ok := classes[c]; ok {
+		return cl.advice
 	}
 	return "failed"
 }
 
 // className is the short name of a class, for _meta.
 func className(c contracts.Code) string {
-	switch c {
-	case contracts.CodeInvalid:
-		return "refused"
-	case contracts.CodeContention:
-		return "contention"
-	case contracts.CodeGit:
-		return "git"
-	case contracts.CodeInconsistent:
-		return "inconsistent"
-	case contracts.CodeMissingDep:
-		return "missing_dependency"
+	if cl, ok := classes[c]; ok {
+		return cl.name
 	}
 	return "failed"
 }
