@@ -54,7 +54,7 @@ func (s *Server) showTask(ctx context.Context, in ShowTaskIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return seedJSON(t)
+	return contracts.SeedJSON(t)
 }
 
 // LogTaskIn is the input of log_task.
