@@ -24,7 +24,7 @@ import (
 
 // Name is the server's name, as the presets register it: Claude Code calls
 // its tools mcp__liza__NAME.
-const Name = "liza"
+const Name = contracts.MCPServer
 
 // Server is the MCP server of one session.
 type Server struct {

@@ -252,3 +252,23 @@ func TestStatusAndToolList(t *testing.T) {
 		t.Fatalf("coder tools = %v", names)
 	}
 }
+
+// Each role's session is offered exactly the tools its prompt names
+// (contracts.RoleTools, which CLI.md spells): a tool added to one and not
+// the other fails here.
+func TestToolsAsPromptsNameThem(t *testing.T) {
+	b := newBoard(t)
+	sessions := map[contracts.Role]map[string]string{
+		contracts.RoleCoder:    {"LIZA_AGENT_ID": "coder-1", "LIZA_TASK": "a"},
+		contracts.RoleReviewer: {"LIZA_AGENT_ID": "code-reviewer-1", "LIZA_TASK": "a"},
+		contracts.RolePlanner:  {"LIZA_AGENT_ID": "planner-1"},
+	}
+	for role, env := range sessions {
+		env["LIZA_PROJECT_ROOT"] = b.root
+		want := contracts.RoleTools(role)
+		slices.Sort(want)
+		if got := tools(t, b.session(t, env, false)); !slices.Equal(got, want) {
+			t.Errorf("%s is offered %v; its prompt names %v", role, got, want)
+		}
+	}
+}
