@@ -115,6 +115,12 @@ func (s *Service) Checkpoint(ctx context.Context, r CheckpointRequest) (*TaskRes
 			return nil, contracts.Invalidf("a checkpoint needs %s", f.flag)
 		}
 	}
+	if cp.Assumptions == nil {
+		// Recorded as the command line records it (an empty list), so
+		// that every front end makes the same operation of the same
+		// checkpoint.
+		cp.Assumptions = contracts.StringList{}
+	}
 	return s.coderStep(ctx, r.Call, kindCheckpoint, checkpointInput{Task: r.Task, Checkpoint: cp}, r.Task, "checkpoint recorded")
 }
 
