@@ -1,0 +1,498 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/liza-dev/git-liza/agent"
+)
+
+// TestAgentCLIsMCP runs the planner-less team of TestAgentCLIs (one coder,
+// one code reviewer, one task) with each real agent CLI whose scripted
+// model works the board through the MCP tools of git liza mcp alone: the
+// coder calls checkpoint, commits through the shell tool with plain git,
+// tries to act on another task and to pass an agent id (both refused, as
+// tool errors it reads), and calls submit; the reviewer calls verdict. The
+// task must reach MERGED with no git liza in any shell command the model
+// sent, and refs/liza/state must hold the same operations, in the same
+// order, as the same team driven through the git liza commands.
+func TestAgentCLIsMCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the agent CLIs are not run with -short")
+	}
+	for _, p := range []string{"git-liza", "git-liza-mcp"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s is not on PATH (TestMain puts it there)", p)
+		}
+	}
+	var (
+		once sync.Once
+		want []string
+	)
+	cliOps := func(t *testing.T) []string {
+		once.Do(func() { want = shellTeamOps(t) })
+		if want == nil {
+			t.Fatal("the team driven by git liza commands did not reach MERGED")
+		}
+		return want
+	}
+	for _, c := range agentCLIs {
+		for _, sandboxed := range []bool{true, false} {
+			mode := "root-sandboxed"
+			if !sandboxed {
+				mode = "unprivileged"
+			}
+			t.Run(c.name+"/"+mode, func(t *testing.T) {
+				path, ok := findCLI(c.name, c.program)
+				if !ok {
+					t.Skipf("%s is not installed: .ci/run installs it (npm install --prefix %s %s@%s)", c.program, filepath.Join(cliDir(), c.name), c.pkg, c.version)
+				}
+				if c.name == "gemini" && !sandboxed && agent.ContainerEngine() == "" {
+					t.Skip("gemini's own sandbox is a docker or podman container, and no container engine answers here")
+				}
+				runMCPTeam(t, c.name, path, sandboxed, cliOps)
+			})
+		}
+	}
+}
+
+// The coder's attempts that must be refused: another task, and an agent
+// id (no tool takes one).
+var (
+	attackTask  = map[string]any{"task": "other"}
+	attackAgent = map[string]any{"agent": "coder-2"}
+)
+
+// mcpStep is one turn of a scripted session: a call of an MCP tool of the
+// liza server with its arguments, or a shell command.
+type mcpStep struct {
+	tool  string
+	args  map[string]any
+	shell string
+}
+
+// mcpSession is what the scripted model saw of one Liza session at its
+// end: the tool calls the conversation held and their results, in order.
+type mcpSession struct {
+	calls   []toolRef
+	results []toolResult
+	// missing names a step's tool the session did not offer.
+	missing string
+}
+
+// mcpScript is the scripted model's script for a team that works through
+// the MCP tools; sessions keeps what each role's session saw at its end.
+func mcpScript(mu *sync.Mutex, sessions map[string]*mcpSession) func(turn) reply {
+	return func(tn turn) reply {
+		var role string
+		var steps []mcpStep
+		if m := coderRE.FindStringSubmatch(tn.text); m != nil {
+			role = "coder"
+			steps = []mcpStep{
+				{tool: "checkpoint", args: map[string]any{"intent": "write hello.txt", "validation": "grep hello hello.txt prints hello", "files_to_modify": []string{"hello.txt"}}},
+				{shell: fmt.Sprintf(`cd %s && echo hello > hello.txt && git add hello.txt && git commit -q -m "hello from the scripted model" && git log -1 --format="committed as %%an <%%ae>"`, m[2])},
+				{tool: "submit", args: attackTask},
+				{tool: "submit", args: attackAgent},
+				{tool: "submit", args: map[string]any{}},
+			}
+		} else if m := reviewerRE.FindStringSubmatch(tn.text); m != nil {
+			role = "reviewer"
+			steps = []mcpStep{
+				{shell: fmt.Sprintf(`cd %s && git rev-parse HEAD | grep -qx %s && grep -q hello hello.txt && echo REVIEWED`, m[2], m[3])},
+				{tool: "verdict", args: map[string]any{"verdict": "approve"}},
+			}
+		}
+		if role == "" || tn.shellTool == "" {
+			// Not a Liza session, or a CLI's side request about one
+			// (gemini routes the prompt to a model first).
+			return reply{text: "ok"}
+		}
+		done, searched := 0, false
+		for _, c := range tn.calls {
+			if c.name == "ToolSearch" {
+				searched = true
+				continue
+			}
+			done++
+		}
+		end := func(missing string) reply {
+			mu.Lock()
+			sessions[role] = &mcpSession{calls: tn.calls, results: tn.results, missing: missing}
+			mu.Unlock()
+			if missing != "" {
+				return reply{text: "The tool " + missing + " is not offered: stopping."}
+			}
+			return reply{text: "The work is done and recorded on the board."}
+		}
+		if done >= len(steps) {
+			return end("")
+		}
+		st := steps[done]
+		if st.shell != "" {
+			if tn.shellTool == "" {
+				return end("the shell tool")
+			}
+			return reply{tool: tn.shellTool, command: st.shell}
+		}
+		ref, ok := tn.tool(st.tool)
+		if !ok {
+			// Claude Code names MCP tools without offering them: a
+			// model loads them with ToolSearch first, as the request
+			// says.
+			if !searched && slices.Contains(tn.deferred, "mcp__liza__"+st.tool) {
+				return reply{tool: "ToolSearch", args: map[string]any{"query": "select:" + strings.Join(tn.deferred, ","), "max_results": len(tn.deferred)}}
+			}
+			return end(st.tool)
+		}
+		return reply{tool: ref.name, namespace: ref.namespace, args: st.args}
+	}
+}
+
+// runMCPTeam runs the team with the CLI at cliPath, its model scripted by
+// mcpScript, and checks what the test's comment says. want gives the
+// operations of the same team driven by git liza commands.
+func runMCPTeam(t *testing.T, name, cliPath string, sandboxed bool, want func(*testing.T) []string) {
+	who := teamUser{uid: os.Geteuid(), gid: os.Getegid()}
+	if sandboxed {
+		if os.Geteuid() != 0 {
+			t.Skip("the --sandboxed run is the root one: not running as root")
+		}
+	} else {
+		who = unprivileged(t)
+	}
+	base, root, bin := teamBase(t, "git-liza-mcp-")
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(base, "home")
+	self, _ := exec.LookPath("git-liza-mcp")
+	if err := copyFile(self, filepath.Join(bin, "git-liza-mcp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cliBin := filepath.Dir(cliPath)
+	if who.uid != os.Geteuid() {
+		cliBin = shareCLI(t, cliPath, filepath.Join(base, "cli"))
+	}
+	path := bin + ":" + cliBin + ":/usr/local/bin:/usr/bin:/bin"
+	registered := presetRegistersMCP(name, sandboxed)
+	if !registered && name != "gemini" {
+		// The preset does not start the server yet: a wrapper in front
+		// of the CLI passes it the server's configuration, with the
+		// session's identity, as a preset would.
+		wrap := filepath.Join(base, "wrap")
+		writeFile(t, filepath.Join(wrap, name), mcpWrapper(name, filepath.Join(cliBin, filepath.Base(cliPath)), filepath.Join(bin, "git-liza-mcp")))
+		if err := os.Chmod(filepath.Join(wrap, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path = wrap + ":" + path
+	}
+	model := newScriptedModel(t)
+	var mu sync.Mutex
+	sessions := map[string]*mcpSession{}
+	model.script = mcpScript(&mu, sessions)
+	env := cliEnv(t, home, path, model)
+	if !registered && name == "gemini" {
+		// gemini reads a system settings file only where no directory
+		// above it is writable by others (not under /var/tmp): the
+		// server goes into the user's settings instead, the session's
+		// identity expanded by gemini from its environment.
+		writeFile(t, filepath.Join(home, ".gemini", "settings.json"), geminiMCPSettings(filepath.Join(bin, "git-liza-mcp")))
+	}
+	setupHelloRepo(t, root)
+	if who.uid != os.Geteuid() {
+		if err := chownAll(base, who.uid, who.gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := asUser(who, args...)
+		cmd.Dir, cmd.Env = root, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	initHelloBoard(run)
+
+	args := []string{"git", "liza", "run", "--no-planner", "--coders", "1", "--reviewers", "1", "--poll", "200ms", "--cli", name}
+	if sandboxed {
+		args = append(args, "--sandboxed")
+	}
+	team := asUser(who, args...)
+	team.Dir, team.Env = root, env
+	start := time.Now()
+	rt := startTeam(t, team)
+	fail := func(format string, a ...any) {
+		t.Helper()
+		rt.stop()
+		model.logToFile()
+		t.Fatalf("%s\nteam output:\n%s\nmodel:\n%s\nboard:\n%s", fmt.Sprintf(format, a...), rt.out.String(), model.report(), show(root, env, who))
+	}
+	if !waitMerged(root, env, who, rt, 120*time.Second) {
+		fail("the task was not merged")
+	}
+	took := time.Since(start)
+	rt.stop()
+
+	// The work is the coder's, committed with plain git through the
+	// shell tool.
+	if got := run("git", "show", "integration:hello.txt"); got != "hello\n" {
+		fail("integration:hello.txt = %q", got)
+	}
+	if got := run("git", "log", "-1", "--format=%an <%ae>", "integration"); got != "coder-1 <coder-1@liza.invalid>\n" {
+		fail("the merged commit's author is %q", got)
+	}
+	// The board was worked through the tools: no shell command the
+	// model sent runs git liza, and each of the tools was called.
+	model.mu.Lock()
+	sent := slices.Clone(model.sent)
+	model.mu.Unlock()
+	var called []string
+	for _, r := range sent {
+		if r.command != "" && (strings.Contains(r.command, "git liza") || strings.Contains(r.command, "git-liza")) {
+			fail("the model ran git liza through the shell: %q", r.command)
+		}
+		if r.args != nil && r.tool != "ToolSearch" {
+			called = append(called, toolRef{namespace: r.namespace, name: r.tool}.full())
+		}
+	}
+	for _, tool := range []string{"checkpoint", "submit", "verdict"} {
+		if !slices.ContainsFunc(called, func(c string) bool { return c == tool || strings.HasSuffix(c, "_"+tool) }) {
+			fail("the model never called the %s tool (called: %v)", tool, called)
+		}
+	}
+	// Each refused attempt came back to the model as a tool error that
+	// says its exit-code class, and the calls after it went on.
+	mu.Lock()
+	coder, reviewer := sessions["coder"], sessions["reviewer"]
+	mu.Unlock()
+	if coder == nil || reviewer == nil {
+		fail("a session did not reach the end of its script: coder %v, reviewer %v", coder != nil, reviewer != nil)
+	}
+	for _, s := range []*mcpSession{coder, reviewer} {
+		if s.missing != "" {
+			fail("a session was not offered the tool %s", s.missing)
+		}
+	}
+	checkRefusals(t, name, coder, fail)
+	// The history verifies by replay, and it is the history of the same
+	// team driven by git liza commands.
+	if got := run("git", "liza", "validate", "--history"); !strings.HasPrefix(got, "VALID (") {
+		fail("validate --history after the run: %s", got)
+	}
+	got := stateOps(t, run("git", "log", "--reverse", "--format=%B%x00", "refs/liza/state"))
+	if w := want(t); !slices.Equal(got, w) {
+		fail("the operations on refs/liza/state differ from the team driven by git liza commands:\n got: %s\nwant: %s", strings.Join(got, " "), strings.Join(w, " "))
+	}
+	how := "the preset registers the server"
+	if !registered {
+		how = "the server passed by hand (the preset does not register it)"
+	}
+	t.Logf("%s %s: UNCLAIMED to MERGED through the MCP tools in %s; %s", name, map[bool]string{true: "--sandboxed", false: "with its own sandbox"}[sandboxed], took.Round(time.Second), how)
+}
+
+// checkRefusals checks the coder's two attacks: the results of its 3rd
+// and 4th calls of the liza tools (another task, an agent id) are
+// refusals of the input that say so, and the model was told they failed.
+func checkRefusals(t *testing.T, cli string, s *mcpSession, fail func(string, ...any)) {
+	t.Helper()
+	var liza []toolResult
+	for i, c := range s.calls {
+		if c.name == "ToolSearch" || i >= len(s.results) {
+			continue
+		}
+		if strings.Contains(c.full(), "submit") {
+			liza = append(liza, s.results[i])
+		}
+	}
+	if len(liza) != 3 {
+		fail("the coder's session holds %d results of submit, want 3 (two refused, one done): %+v", len(liza), s)
+	}
+	for i, want := range []string{"not other", "agent"} {
+		r := liza[i]
+		if !strings.Contains(r.text, `exit 1 (refused`) || !strings.Contains(r.text, want) {
+			fail("the attempt %d came back as %q, want a refusal with exit 1 naming %q", i+1, r.text, want)
+		}
+		if !r.isError && cli != "gemini" {
+			fail("the attempt %d came back to the model as a result that is not an error: %q", i+1, r.text)
+		}
+	}
+	if strings.Contains(liza[2].text, "exit ") {
+		fail("the coder's submit was refused: %q", liza[2].text)
+	}
+}
+
+// presetRegistersMCP says whether the preset passes the CLI the
+// configuration of git liza mcp.
+func presetRegistersMCP(name string, sandboxed bool) bool {
+	flags := agent.Presets[name].Flags(sandboxed)
+	return strings.Contains(flags, "mcp")
+}
+
+// mcpWrapper is a program that runs the CLI at real with the liza server
+// (server) registered for the session, its identity taken from the
+// environment the supervisor sets: what a preset does, by hand.
+func mcpWrapper(name, real, server string) string {
+	env := `{"LIZA_AGENT_ID":"$LIZA_AGENT_ID","LIZA_AGENT_GENERATION":"$LIZA_AGENT_GENERATION","LIZA_ROLE":"$LIZA_ROLE","LIZA_TASK":"$LIZA_TASK","LIZA_WORKTREE":"$LIZA_WORKTREE","LIZA_PROJECT_ROOT":"$LIZA_PROJECT_ROOT","LIZA_PROMPT_FILE":"$LIZA_PROMPT_FILE"}`
+	jsonEnv := strings.ReplaceAll(env, `"`, `\"`)
+	switch name {
+	case "claude":
+		cfg := fmt.Sprintf(`{\"mcpServers\":{\"liza\":{\"command\":\"%s\",\"env\":%s}}}`, server, jsonEnv)
+		return fmt.Sprintf("#!/bin/sh\n[ \"$1\" = --version ] && exec %s \"$@\"\nexec %s --mcp-config \"%s\" --strict-mcp-config --allowedTools mcp__liza \"$@\"\n", real, real, cfg)
+	case "codex":
+		tomlEnv := `{LIZA_AGENT_ID=\"$LIZA_AGENT_ID\",LIZA_AGENT_GENERATION=\"$LIZA_AGENT_GENERATION\",LIZA_ROLE=\"$LIZA_ROLE\",LIZA_TASK=\"$LIZA_TASK\",LIZA_WORKTREE=\"$LIZA_WORKTREE\",LIZA_PROJECT_ROOT=\"$LIZA_PROJECT_ROOT\",LIZA_PROMPT_FILE=\"$LIZA_PROMPT_FILE\"}`
+		return fmt.Sprintf("#!/bin/sh\n[ \"$1\" = exec ] || exec %s \"$@\"\nshift\nexec %s exec -c 'mcp_servers.liza.command=\"%s\"' -c \"mcp_servers.liza.env=%s\" \"$@\"\n", real, real, server, tomlEnv)
+	}
+	panic(name)
+}
+
+// geminiMCPSettings are the user settings of cliEnv with the liza server
+// registered, its environment the session's (gemini expands $VAR in its
+// settings).
+func geminiMCPSettings(server string) string {
+	return `{
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+  "telemetry": {"enabled": false},
+  "mcpServers": {"liza": {"command": "` + server + `", "env": {
+    "LIZA_AGENT_ID": "$LIZA_AGENT_ID", "LIZA_AGENT_GENERATION": "$LIZA_AGENT_GENERATION", "LIZA_ROLE": "$LIZA_ROLE",
+    "LIZA_TASK": "$LIZA_TASK", "LIZA_WORKTREE": "$LIZA_WORKTREE", "LIZA_PROJECT_ROOT": "$LIZA_PROJECT_ROOT",
+    "LIZA_PROMPT_FILE": "$LIZA_PROMPT_FILE"}}}
+}
+`
+}
+
+// setupHelloRepo writes the project of the hello team.
+func setupHelloRepo(t *testing.T, root string) {
+	t.Helper()
+	writeFile(t, filepath.Join(root, "specs", "vision.md"), "# Vision\n\nhello.txt says hello.\n")
+	writeFile(t, filepath.Join(root, "scripts", "integration-test.sh"), "#!/bin/sh\ngrep -q hello hello.txt\n")
+	if err := os.Chmod(filepath.Join(root, "scripts", "integration-test.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// initHelloBoard makes the repository and its board of one task.
+func initHelloBoard(run func(args ...string) string) {
+	run("git", "init", "-q", "-b", "main")
+	run("git", "add", ".")
+	run("git", "-c", "user.name=Ada", "-c", "user.email=ada@example.com", "commit", "-q", "-m", "vision")
+	run("git", "liza", "init", "--spec", "specs/vision.md", "Say hello")
+	run("git", "liza", "hooks", "install")
+	run("git", "liza", "task", "add", "--id", "hello", "--desc", "Write hello.txt", "--spec", "specs/vision.md",
+		"--done", "hello.txt says hello", "--scope", "IN: hello.txt")
+}
+
+// waitMerged waits for the task to be merged, and says whether it was.
+func waitMerged(root string, env []string, who teamUser, rt *runningTeam, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		st := show(root, env, who)
+		if strings.Contains(st, "status: MERGED") {
+			return true
+		}
+		if strings.Contains(st, "status: BLOCKED") {
+			return false
+		}
+		select {
+		case err := <-rt.exited:
+			rt.exited <- err
+			return false
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	return false
+}
+
+// shellAgent is an agent that works the board through the git liza
+// commands, as a session's shell would: the twin of the scripted MCP
+// sessions, step for step.
+const shellAgent = `#!/bin/sh
+set -e
+cd "$LIZA_WORKTREE"
+case "$LIZA_ROLE" in
+coder)
+	git liza checkpoint "$LIZA_TASK" --intent "write hello.txt" --validation "grep hello hello.txt prints hello" --files hello.txt
+	echo hello > hello.txt
+	git add hello.txt
+	git commit -q -m "hello from the shell agent"
+	git liza submit "$LIZA_TASK" ;;
+reviewer)
+	git liza verdict "$LIZA_TASK" approve --commit "$LIZA_REVIEW_COMMIT" ;;
+esac
+`
+
+// shellTeamOps runs the team with shellAgent as its agent command and
+// returns the operations on its refs/liza/state (see stateOps), or nil
+// when the task was not merged.
+func shellTeamOps(t *testing.T) []string {
+	base, root, bin := teamBase(t, "git-liza-mcp-twin-")
+	writeFile(t, filepath.Join(base, "agent.sh"), shellAgent)
+	env := []string{"HOME=" + filepath.Join(base, "home"), "PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "TZ=UTC", "LANG=C.UTF-8"}
+	setupHelloRepo(t, root)
+	who := teamUser{uid: os.Geteuid(), gid: os.Getegid()}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir, cmd.Env = root, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	initHelloBoard(run)
+	team := exec.Command("git", "liza", "run", "--no-planner", "--coders", "1", "--reviewers", "1", "--poll", "200ms", "--sandboxed", "--", "sh", filepath.Join(base, "agent.sh"))
+	team.Dir, team.Env = root, env
+	rt := startTeam(t, team)
+	merged := waitMerged(root, env, who, rt, 60*time.Second)
+	rt.stop()
+	if !merged {
+		t.Logf("the team driven by git liza commands:\n%s\nboard:\n%s", rt.out.String(), show(root, env, who))
+		return nil
+	}
+	return stateOps(t, run("git", "log", "--reverse", "--format=%B%x00", "refs/liza/state"))
+}
+
+// stateOps are the operations of the state commits in log (messages
+// separated by NUL, oldest first), each as OP/KIND by ROLE.
+func stateOps(t *testing.T, log string) []string {
+	t.Helper()
+	var ops []string
+	for _, msg := range strings.Split(log, "\x00") {
+		msg = strings.TrimSpace(msg)
+		if msg == "" {
+			continue
+		}
+		tr := trailersOf(msg)
+		op := tr["Liza-Op"]
+		if k := tr["Liza-Kind"]; k != "" {
+			op += "/" + k
+		}
+		who, _, _ := strings.Cut(tr["Liza-Agent"], "-")
+		ops = append(ops, op+" by "+who)
+	}
+	return ops
+}
+
+// trailersOf reads the Key: value lines of a message's last paragraph.
+func trailersOf(msg string) map[string]string {
+	out := map[string]string{}
+	paras := strings.Split(msg, "\n\n")
+	for _, line := range strings.Split(paras[len(paras)-1], "\n") {
+		if k, v, ok := strings.Cut(line, ": "); ok && !strings.ContainsAny(k, " \t") {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
