@@ -360,7 +360,7 @@ func mcpWrapper(name, real, server string) string {
 		return fmt.Sprintf("#!/bin/sh\n[ \"$1\" = --version ] && exec %s \"$@\"\nexec %s --mcp-config \"%s\" --strict-mcp-config --allowedTools mcp__liza \"$@\"\n", real, real, cfg)
 	case "codex":
 		tomlEnv := `{LIZA_AGENT_ID=\"$LIZA_AGENT_ID\",LIZA_AGENT_GENERATION=\"$LIZA_AGENT_GENERATION\",LIZA_ROLE=\"$LIZA_ROLE\",LIZA_TASK=\"$LIZA_TASK\",LIZA_WORKTREE=\"$LIZA_WORKTREE\",LIZA_PROJECT_ROOT=\"$LIZA_PROJECT_ROOT\",LIZA_PROMPT_FILE=\"$LIZA_PROMPT_FILE\"}`
-		return fmt.Sprintf("#!/bin/sh\n[ \"$1\" = exec ] || exec %s \"$@\"\nshift\nexec %s exec -c 'mcp_servers.liza.command=\"%s\"' -c \"mcp_servers.liza.env=%s\" \"$@\"\n", real, real, server, tomlEnv)
+		return fmt.Sprintf("#!/bin/sh\n[ \"$1\" = exec ] || exec %s \"$@\"\nshift\nexec %s exec -c 'mcp_servers.liza.command=\"%s\"' -c 'mcp_servers.liza.default_tools_approval_mode=\"approve\"' -c \"mcp_servers.liza.env=%s\" \"$@\"\n", real, real, server, tomlEnv)
 	}
 	panic(name)
 }
