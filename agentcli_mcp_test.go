@@ -159,76 +159,12 @@ func mcpScript(mu *sync.Mutex, sessions map[string]*mcpSession) func(turn) reply
 // mcpScript, and checks what the test's comment says. want gives the
 // operations of the same team driven by git liza commands.
 func runMCPTeam(t *testing.T, name, cliPath string, sandboxed bool, want func(*testing.T) []string) {
-	who := teamUser{uid: os.Geteuid(), gid: os.Getegid()}
-	if sandboxed {
-		if os.Geteuid() != 0 {
-			t.Skip("the --sandboxed run is the root one: not running as root")
-		}
-	} else {
-		who = unprivileged(t)
-	}
-	base, root, bin := teamBase(t, "liza-mcp-team-")
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	home := filepath.Join(base, "home")
-	self, _ := exec.LookPath("git-liza-mcp")
-	if err := copyFile(self, filepath.Join(bin, "git-liza-mcp"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cliBin := filepath.Dir(cliPath)
-	if who.uid != os.Geteuid() {
-		cliBin = shareCLI(t, cliPath, filepath.Join(base, "cli"))
-	}
-	path := bin + ":" + cliBin + ":/usr/local/bin:/usr/bin:/bin"
-	registered := presetRegistersMCP(name, sandboxed)
-	if !registered && name != "gemini" {
-		// The preset does not start the server yet: a wrapper in front
-		// of the CLI passes it the server's configuration, with the
-		// session's identity, as a preset would.
-		wrap := filepath.Join(base, "wrap")
-		writeFile(t, filepath.Join(wrap, name), mcpWrapper(name, filepath.Join(cliBin, filepath.Base(cliPath)), filepath.Join(bin, "git-liza-mcp")))
-		if err := os.Chmod(filepath.Join(wrap, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		path = wrap + ":" + path
-	}
 	model := newScriptedModel(t)
 	var mu sync.Mutex
 	sessions := map[string]*mcpSession{}
 	model.script = mcpScript(&mu, sessions)
-	env := cliEnv(t, home, path, model)
-	if !registered && name == "gemini" {
-		// gemini reads a system settings file only where no directory
-		// above it is writable by others (not under /var/tmp): the
-		// server goes into the user's settings instead, the session's
-		// identity expanded by gemini from its environment.
-		writeFile(t, filepath.Join(home, ".gemini", "settings.json"), geminiMCPSettings(filepath.Join(bin, "git-liza-mcp")))
-	}
-	setupHelloRepo(t, root)
-	if who.uid != os.Geteuid() {
-		if err := chownAll(base, who.uid, who.gid); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := asUser(who, args...)
-		cmd.Dir, cmd.Env = root, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	initHelloBoard(run)
-
-	args := []string{"git", "liza", "run", "--no-planner", "--coders", "1", "--reviewers", "1", "--poll", "200ms", "--cli", name}
-	if sandboxed {
-		args = append(args, "--sandboxed")
-	}
-	team := asUser(who, args...)
-	team.Dir, team.Env = root, env
+	tm := newMCPTeam(t, name, cliPath, sandboxed, true, model)
+	root, env, who, run, team, registered := tm.root, tm.env, tm.who, tm.run, tm.cmd, tm.registered
 	start := time.Now()
 	rt := startTeam(t, team)
 	fail := func(format string, a ...any) {
@@ -339,6 +275,95 @@ func checkRefusals(t *testing.T, cli string, s *mcpSession, fail func(string, ..
 	if strings.Contains(liza[2].text, "exit ") {
 		fail("the coder's submit was refused: %q", liza[2].text)
 	}
+}
+
+// mcpTeam is the hello team, ready to run (cmd) with the CLI name.
+type mcpTeam struct {
+	root string
+	env  []string
+	who  teamUser
+	run  func(args ...string) string
+	cmd  *exec.Cmd
+	// registered: the preset itself registers the server.
+	registered bool
+}
+
+// newMCPTeam sets up the hello team with the CLI at cliPath, its model
+// model, as root with --sandboxed or as an unprivileged user without.
+// withMCP, the sessions have the liza server: git-liza-mcp is installed
+// beside git-liza and, if the preset does not register it, passed to the
+// CLI by hand; without, git-liza-mcp is not installed.
+func newMCPTeam(t *testing.T, name, cliPath string, sandboxed, withMCP bool, model *scriptedModel) *mcpTeam {
+	t.Helper()
+	who := teamUser{uid: os.Geteuid(), gid: os.Getegid()}
+	if sandboxed {
+		if os.Geteuid() != 0 {
+			t.Skip("the --sandboxed run is the root one: not running as root")
+		}
+	} else {
+		who = unprivileged(t)
+	}
+	base, root, bin := teamBase(t, "liza-mcp-team-")
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(base, "home")
+	if withMCP {
+		self, _ := exec.LookPath("git-liza-mcp")
+		if err := copyFile(self, filepath.Join(bin, "git-liza-mcp"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cliBin := filepath.Dir(cliPath)
+	if who.uid != os.Geteuid() {
+		cliBin = shareCLI(t, cliPath, filepath.Join(base, "cli"))
+	}
+	path := bin + ":" + cliBin + ":/usr/local/bin:/usr/bin:/bin"
+	registered := presetRegistersMCP(name, sandboxed)
+	byHand := withMCP && !registered
+	if byHand && name != "gemini" {
+		// The preset does not start the server yet: a wrapper in front
+		// of the CLI passes it the server's configuration, with the
+		// session's identity, as a preset would.
+		wrap := filepath.Join(base, "wrap")
+		writeFile(t, filepath.Join(wrap, name), mcpWrapper(name, filepath.Join(cliBin, filepath.Base(cliPath)), filepath.Join(bin, "git-liza-mcp")))
+		if err := os.Chmod(filepath.Join(wrap, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path = wrap + ":" + path
+	}
+	env := cliEnv(t, home, path, model)
+	if byHand && name == "gemini" {
+		// gemini reads a system settings file only where no directory
+		// above it is writable by others (not under /var/tmp): the
+		// server goes into the user's settings instead, the session's
+		// identity expanded by gemini from its environment.
+		writeFile(t, filepath.Join(home, ".gemini", "settings.json"), geminiMCPSettings(filepath.Join(bin, "git-liza-mcp")))
+	}
+	setupHelloRepo(t, root)
+	if who.uid != os.Geteuid() {
+		if err := chownAll(base, who.uid, who.gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := asUser(who, args...)
+		cmd.Dir, cmd.Env = root, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	initHelloBoard(run)
+	args := []string{"git", "liza", "run", "--no-planner", "--coders", "1", "--reviewers", "1", "--poll", "200ms", "--cli", name}
+	if sandboxed {
+		args = append(args, "--sandboxed")
+	}
+	team := asUser(who, args...)
+	team.Dir, team.Env = root, env
+	return &mcpTeam{root: root, env: env, who: who, run: run, cmd: team, registered: registered}
 }
 
 // presetRegistersMCP says whether the preset passes the CLI the
@@ -520,4 +545,72 @@ func trailersOf(msg string) map[string]string {
 		}
 	}
 	return out
+}
+
+// TestAgentCLIsMCPPromptSize measures what a coder's session sends its
+// model before its first turn, without the liza server and with it: the
+// bytes of the prompt (system prompt, instructions and messages: every
+// string of the request outside its tools) and of the tools array, per
+// CLI, as the scripted model receives them. Tokens are estimated as
+// bytes/4. It checks that the liza tools are offered (or, in Claude Code,
+// named for ToolSearch) with the server and not without.
+func TestAgentCLIsMCPPromptSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the agent CLIs are not run with -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("measured in the --sandboxed runs, as root")
+	}
+	for _, c := range agentCLIs {
+		t.Run(c.name, func(t *testing.T) {
+			path, ok := findCLI(c.name, c.program)
+			if !ok {
+				t.Skipf("%s is not installed", c.program)
+			}
+			var sizes [2]turn
+			for i, withMCP := range []bool{false, true} {
+				sizes[i] = firstCoderTurn(t, c.name, path, withMCP)
+				_, offered := sizes[i].tool("checkpoint")
+				named := slices.Contains(sizes[i].deferred, "mcp__liza__checkpoint")
+				if (offered || named) != withMCP {
+					t.Errorf("%s, with the server %v: checkpoint offered %v, named for ToolSearch %v", c.name, withMCP, offered, named)
+				}
+			}
+			kb := func(n int) string { return fmt.Sprintf("%d B (~%d tokens)", n, n/4) }
+			t.Logf("%s coder's first request: prompt %s -> %s; tools %s -> %s (%d -> %d tools); total ~%d -> ~%d tokens",
+				c.name, kb(sizes[0].promptBytes), kb(sizes[1].promptBytes), kb(sizes[0].toolsBytes), kb(sizes[1].toolsBytes),
+				len(sizes[0].offered), len(sizes[1].offered),
+				(sizes[0].promptBytes+sizes[0].toolsBytes)/4, (sizes[1].promptBytes+sizes[1].toolsBytes)/4)
+		})
+	}
+}
+
+// firstCoderTurn runs the hello team until its coder's session sends its
+// first request, and returns what the scripted model made of it.
+func firstCoderTurn(t *testing.T, name, cliPath string, withMCP bool) turn {
+	t.Helper()
+	model := newScriptedModel(t)
+	got := make(chan turn, 1)
+	model.script = func(tn turn) reply {
+		if coderRE.MatchString(tn.text) && tn.shellTool != "" && len(tn.calls) == 0 {
+			select {
+			case got <- tn:
+			default:
+			}
+		}
+		return reply{text: "ok"}
+	}
+	tm := newMCPTeam(t, name, cliPath, true, withMCP, model)
+	rt := startTeam(t, tm.cmd)
+	defer rt.stop()
+	select {
+	case tn := <-got:
+		return tn
+	case err := <-rt.exited:
+		rt.exited <- err
+		t.Fatalf("the team stopped before its coder's first request: %v\n%s", err, rt.out.String())
+	case <-time.After(90 * time.Second):
+		t.Fatalf("no request from the coder's session in 90 s\n%s", rt.out.String())
+	}
+	return turn{}
 }

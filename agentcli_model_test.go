@@ -121,6 +121,10 @@ type turn struct {
 	// and results their outputs, in the same order.
 	calls   []toolRef
 	results []toolResult
+	// promptBytes are the bytes of the request's text outside its tools
+	// (the system prompt, instructions and messages), toolsBytes those
+	// of its tools array as sent (JSON).
+	promptBytes, toolsBytes int
 }
 
 // toolRef names a tool: its name, and the namespace it is offered in
@@ -298,6 +302,7 @@ func read(body []byte) turn {
 	}
 	walk(v, "")
 	tn.text = strings.Join(texts, "\n")
+	tn.promptBytes, tn.toolsBytes = requestSizes(v)
 	if _, ok := tn.tool("ToolSearch"); ok {
 		for _, name := range mcpToolRE.FindAllString(tn.text, -1) {
 			if _, ok := tn.tool(name); !ok && !slices.Contains(tn.deferred, name) {
@@ -306,6 +311,37 @@ func read(body []byte) turn {
 		}
 	}
 	return tn
+}
+
+// requestSizes measures a decoded request: the bytes of every string
+// outside its "tools", and the bytes of its "tools" as JSON.
+func requestSizes(v any) (prompt, tools int) {
+	top, _ := v.(map[string]any)
+	if t, ok := top["tools"]; ok {
+		b, _ := json.Marshal(t)
+		tools = len(b)
+	}
+	var count func(x any)
+	count = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			for _, e := range x {
+				count(e)
+			}
+		case []any:
+			for _, e := range x {
+				count(e)
+			}
+		case string:
+			prompt += len(x)
+		}
+	}
+	for k, e := range top {
+		if k != "tools" {
+			count(e)
+		}
+	}
+	return prompt, tools
 }
 
 func firstOf(m map[string]any, keys ...string) any {
