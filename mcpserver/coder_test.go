@@ -13,12 +13,30 @@ import (
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/mcpserver"
 	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 // stateTip is refs/liza/state: a refused call leaves it where it was.
 func (b *board) stateTip(t *testing.T) string {
 	t.Helper()
 	return git(t, b.root, "rev-parse", "refs/liza/state")
+}
+
+// verified replays every state commit of the board, as a guarded remote
+// verifies a push: what the tools wrote is what their operations make.
+func (b *board) verified(t *testing.T) {
+	t.Helper()
+	v := b.human.Verifier()
+	for _, id := range strings.Fields(git(t, b.root, "rev-list", "--reverse", "refs/liza/state")) {
+		h, _ := refstore.ParseHash(id)
+		c, err := b.human.Repo.ReadCommit(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Commit(context.Background(), c); err != nil {
+			t.Fatalf("state commit %s (%s) does not verify: %v", id, strings.SplitN(c.Message, "\n", 2)[0], err)
+		}
+	}
 }
 
 // worktree is the checkout of task id that the claim made.
@@ -131,6 +149,7 @@ func TestCoderSubmit(t *testing.T) {
 	if mine != theirs || !strings.Contains(mine, "Liza-Op: submit\n") {
 		t.Fatalf("the tool's state commit says\n%s\nthe command's says\n%s", mine, theirs)
 	}
+	b.verified(t)
 }
 
 // block records the seed's blocking fields, and refuses 4 questions.
@@ -145,8 +164,18 @@ func TestCoderBlock(t *testing.T) {
 		t.Fatal("a refused block moved refs/liza/state")
 	}
 	var out mcpserver.TaskOut
-	ok(t, call(t, cs, "block", `{"blocked_reason":"the spec says nothing of retries","blocked_questions":["retry POST?","how many times?"],"attempted":["read specs/vision.md"]}`), &out)
+	args := `{"blocked_reason":"the spec says nothing of retries","blocked_questions":["retry POST?","how many times?"],"attempted":["read specs/vision.md"],"request_id":"blk-1"}`
+	ok(t, call(t, cs, "block", args), &out)
 	tk := b.task(t, "a")
+	// The same call again, as a client retries after a lost answer: the
+	// first result, nothing written.
+	after := b.stateTip(t)
+	var again mcpserver.TaskOut
+	ok(t, call(t, cs, "block", args), &again)
+	if !again.Replayed || again.Commit != after || b.stateTip(t) != after {
+		t.Fatalf("block replayed = %+v; tip %s, was %s", again, b.stateTip(t), after)
+	}
+	b.verified(t)
 	if out.Status != "BLOCKED" || tk.Status != contracts.Blocked || tk.BlockedReason != "the spec says nothing of retries" ||
 		!slices.Equal(tk.BlockedQuestions, []string{"retry POST?", "how many times?"}) || !slices.Equal(tk.Attempted, []string{"read specs/vision.md"}) {
 		t.Fatalf("block = %+v; task %s %q %v %v", out, tk.Status, tk.BlockedReason, tk.BlockedQuestions, tk.Attempted)
@@ -165,6 +194,7 @@ func TestCoderHandoff(t *testing.T) {
 	if out.Status != "CLAIMED" || !b.task(t, "a").HandoffPending || h == nil || h.Summary != "half done" || h.NextAction != "write the tests" || h.Agent != "coder-1" {
 		t.Fatalf("handoff = %+v; handoff on the board %+v", out, h)
 	}
+	b.verified(t)
 }
 
 // anomaly logs on the session's task, with typed details, and holds the
@@ -174,7 +204,9 @@ func TestCoderAnomaly(t *testing.T) {
 	cs := b.coder(t)
 	before := b.stateTip(t)
 	refused(t, call(t, cs, "anomaly", `{"type":"retry_loop","details":{"count":"3"}}`), contracts.CodeInvalid, "error_pattern")
-	refused(t, call(t, cs, "anomaly", `{"type":"scope_deviation","details":{"x":"y"}}`), contracts.CodeInvalid, "")
+	refused(t, call(t, cs, "anomaly", `{"type":"scope_deviation","details":{"x":"y"}}`), contracts.CodeInvalid, "coder may not log scope_deviation anomalies")
+	// Details are strings: a number is refused by the schema, and says so.
+	refused(t, call(t, cs, "anomaly", `{"type":"retry_loop","details":{"count":3,"error_pattern":"timeout"}}`), contracts.CodeInvalid, `has type "integer", want "string"`)
 	if b.stateTip(t) != before {
 		t.Fatal("a refused anomaly moved refs/liza/state")
 	}
@@ -188,6 +220,7 @@ func TestCoderAnomaly(t *testing.T) {
 	if an.TaskID != "a" || an.Type != "retry_loop" || an.Details["count"] != 3 || an.Details["error_pattern"] != "timeout" {
 		t.Fatalf("anomaly on the board = %+v (count %T)", an, an.Details["count"])
 	}
+	b.verified(t)
 }
 
 // discover logs during the session's task.
@@ -205,6 +238,15 @@ func TestCoderDiscover(t *testing.T) {
 	if d.During != "a" || d.By != "coder-1" || d.Description != "the client ignores timeouts" || d.Recommendation != "a task for it" {
 		t.Fatalf("discovery on the board = %+v", d)
 	}
+	// A session without a task of its own (no LIZA_TASK) may leave the
+	// task out, as the command line does: the agent's current task.
+	free := b.session(t, map[string]string{"LIZA_AGENT_ID": "coder-1"}, false)
+	ok(t, call(t, free, "discover", `{"description":"a second problem"}`), &out)
+	if out.ID != "disc-2" || out.Task != "a" || out.Urgency != "deferred" {
+		t.Fatalf("discover without a task = %+v", out)
+	}
+	refused(t, call(t, free, "anomaly", `{"type":"spec_ambiguity","details":{"message":"x"}}`), contracts.CodeInvalid, "name the task")
+	b.verified(t)
 }
 
 // Every coder tool refuses another task and an agent id, and leaves the
@@ -245,6 +287,21 @@ func TestCoderHugeAndEscapes(t *testing.T) {
 	}
 	if b.stateTip(t) != before {
 		t.Fatal("a refused huge block moved refs/liza/state")
+	}
+
+	// A huge value that ops echoes in its refusal (an unknown revision):
+	// the model reads a bounded line, not megabytes.
+	res = call(t, cs, "submit", `{"commit":"`+huge+`"}`)
+	refused(t, res, contracts.CodeInvalid, "unknown revision")
+	if len(text(res)) > 1100 || !strings.HasSuffix(text(res), "bytes cut)") {
+		t.Fatalf("the refusal of a huge revision is %d bytes, ending %q", len(text(res)), text(res)[max(0, len(text(res))-40):])
+	}
+
+	// A huge value of the wrong type: the schema's refusal is bounded too.
+	res = call(t, cs, "block", `{"blocked_reason":"x","blocked_questions":"`+huge+`"}`)
+	refused(t, res, contracts.CodeInvalid, "blocked_questions")
+	if len(text(res)) > 1100 {
+		t.Fatalf("the schema's refusal of a huge value is %d bytes", len(text(res)))
 	}
 
 	// Escapes in a field ops echoes in its refusal.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -65,7 +66,26 @@ func refuse(err error) *Refusal {
 	if errors.As(err, &r) {
 		return r
 	}
-	return &Refusal{Code: ops.Class(err), Reason: contracts.FirstLine(err.Error())}
+	return &Refusal{Code: ops.Class(err), Reason: reason(err.Error())}
+}
+
+// maxReason bounds a refusal's reason: an operation's error may quote the
+// input it refuses (an unknown revision, as given), and the model that
+// sent megabytes should not read them back.
+const maxReason = 1024
+
+// reason is the first line of an error's text, cut to maxReason bytes on
+// a character's boundary.
+func reason(text string) string {
+	line := contracts.FirstLine(text)
+	if len(line) <= maxReason {
+		return line
+	}
+	cut := maxReason
+	for cut > 0 && !utf8.RuneStart(line[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes cut)", line[:cut], len(line)-cut)
 }
 
 // refusalMeta is the middleware that puts a refusal's class into the
@@ -100,5 +120,5 @@ func contentText(r *mcp.CallToolResult) string {
 			parts = append(parts, t.Text)
 		}
 	}
-	return contracts.FirstLine(strings.Join(parts, " "))
+	return reason(strings.Join(parts, " "))
 }

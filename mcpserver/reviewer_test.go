@@ -72,6 +72,7 @@ func TestReviewerApprove(t *testing.T) {
 		last.Agent != "code-reviewer-1" || last.Reason != "tests pass" || last.Commit != tip {
 		t.Fatalf("verdict = %+v; task %s, last event %+v", out, tk.Status, last)
 	}
+	b.verified(t)
 }
 
 // verdict rejects with the seed's rejection_reason and rejection_feedback.
@@ -85,6 +86,7 @@ func TestReviewerReject(t *testing.T) {
 	if out.Status != "REJECTED" || tk.Status != contracts.Rejected || tk.RejectionReason != "a.txt:1 says done, the spec wants ok" || tk.RejectionFeedback != "write ok" {
 		t.Fatalf("verdict = %+v; task %s %q %q", out, tk.Status, tk.RejectionReason, tk.RejectionFeedback)
 	}
+	b.verified(t)
 }
 
 // A reviewer judges only the review it holds: not another task named in
