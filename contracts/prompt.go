@@ -108,6 +108,9 @@ type PromptContext struct {
 	HumanNotes []NumberedNote // the notes relevant to the agent or task
 	Handoff    *Handoff       // the task's handoff, if any
 	Generation int            // the supervisor registration the agent runs under
+	// Tools: the session's CLI has git liza's MCP server (MCPServer), so
+	// its steps name the tools beside the shell commands.
+	Tools bool
 }
 
 // NotesFor selects the human notes meant for an agent working on a task:
@@ -182,6 +185,7 @@ func BuildPrompt(pc PromptContext) (string, error) {
 		w.field("GENERATION", fmt.Sprint(pc.Generation))
 	}
 	w.field("PROJECT ROOT", pc.ProjectRoot)
+	toolsLine(w, pc)
 
 	switch pc.Role {
 	case RoleCoder:
@@ -328,7 +332,7 @@ func coderContext(w *promptWriter, pc PromptContext) {
 
 	previous := previousSession(w, t)
 	steps := []string{
-		fmt.Sprintf("cd %s and read the task: git liza show %s", wt, t.ID),
+		fmt.Sprintf("cd %s and read the task: %s", wt, tool(pc, "show_task", "git liza show "+t.ID)),
 	}
 	if previous && pc.Handoff == nil {
 		steps = append(steps, "The PREVIOUS SESSION ended without finishing: start from what it left in the worktree (git log, git status) and carry on.")
@@ -342,10 +346,12 @@ func coderContext(w *promptWriter, pc PromptContext) {
 		steps = append(steps, "Address every blocker in the REJECTION REASON, and nothing else.")
 	}
 	steps = append(steps,
-		fmt.Sprintf("Before editing: git liza checkpoint %s --intent \"...\" --validation \"...\" --files A,B", t.ID),
+		"Before editing: "+tool(pc, "checkpoint", fmt.Sprintf("git liza checkpoint %s --intent \"...\" --validation \"...\" --files A,B", t.ID)),
 		"Write the tests for DONE WHEN first and see them fail; then implement until they pass.",
-		fmt.Sprintf("Commit on the task branch in the worktree, leave it clean, then: git liza submit %s, and exit 0.", t.ID),
-		fmt.Sprintf("Stuck: git liza task block %s --reason \"...\" --question \"...\", and exit 0. Out of context: git liza handoff %s --summary \"...\" --next \"...\", and exit 42.", t.ID, t.ID),
+		fmt.Sprintf("Commit on the task branch in the worktree, leave it clean, then: %s, and exit 0.", tool(pc, "submit", "git liza submit "+t.ID)),
+		fmt.Sprintf("Stuck: %s, and exit 0. Out of context: %s, and exit 42.",
+			tool(pc, "block", fmt.Sprintf("git liza task block %s --reason \"...\" --question \"...\"", t.ID)),
+			tool(pc, "handoff", fmt.Sprintf("git liza handoff %s --summary \"...\" --next \"...\"", t.ID))),
 	)
 	w.steps(steps)
 }
@@ -397,10 +403,11 @@ func reviewerContext(w *promptWriter, pc PromptContext) error {
 	}
 	w.steps([]string{
 		fmt.Sprintf("cd %s; git rev-parse HEAD must print %s.", wt, review),
-		fmt.Sprintf("Read the task and its history: git liza show %s", t.ID),
+		"Read the task and its history: " + tool(pc, "show_task", "git liza show "+t.ID),
 		fmt.Sprintf("Read every change: %s (--stat first).", diff),
 		"Check the change against the spec, DONE WHEN, SCOPE and the CHECKPOINT; run the tests and the validation.",
-		fmt.Sprintf("Verdict: git liza verdict %s approve --commit %s, or git liza verdict %s reject --commit %s --reason \"...\"; then exit 0.", t.ID, review, t.ID, review),
+		fmt.Sprintf("Verdict: %s; then exit 0.", tool(pc, "verdict",
+			fmt.Sprintf("git liza verdict %s approve --commit %s, or git liza verdict %s reject --commit %s --reason \"...\"", t.ID, review, t.ID, review))),
 	})
 	return nil
 }
@@ -497,12 +504,15 @@ func plannerContext(w *promptWriter, pc PromptContext) {
 		}
 	}
 	var steps []string
+	if pc.Tools {
+		steps = append(steps, plannerToolsStep)
+	}
 	for _, t := range order {
 		if s, ok := triggerSteps[t]; ok {
 			steps = append(steps, t+": "+s)
 		}
 	}
-	if len(steps) == 0 {
+	if len(steps) == 0 || pc.Tools && len(steps) == 1 {
 		steps = append(steps, "Nothing calls for planning: check the board with git liza status, and exit 0 if there is nothing to do.")
 	}
 	steps = append(steps, "Exit 0 when this wake's work is done.")
