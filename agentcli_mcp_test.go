@@ -18,8 +18,10 @@ import (
 // one code reviewer, one task) with each real agent CLI whose scripted
 // model works the board through the MCP tools of git liza mcp alone: the
 // coder calls checkpoint, commits through the shell tool with plain git,
-// tries to act on another task and to pass an agent id (both refused, as
-// tool errors it reads), and calls submit; the reviewer calls verdict. The
+// tries to submit another task and to pass an agent id (both refused, as
+// tool errors it reads), and calls submit; the reviewer checks the commit
+// through the shell, tries to reject another task (refused) and calls
+// verdict. The
 // task must reach MERGED with no git liza in any shell command the model
 // sent, and refs/liza/state must hold the same operations, in the same
 // order, as the same team driven through the git liza commands.
@@ -106,6 +108,7 @@ func mcpScript(mu *sync.Mutex, sessions map[string]*mcpSession) func(turn) reply
 			role = "reviewer"
 			steps = []mcpStep{
 				{shell: fmt.Sprintf(`cd %s && git rev-parse HEAD | grep -qx %s && grep -q hello hello.txt && echo REVIEWED`, m[2], m[3])},
+				{tool: "verdict", args: map[string]any{"verdict": "reject", "task": "other", "reason": "reject another coder's work"}},
 				{tool: "verdict", args: map[string]any{"verdict": "approve", "commit": m[3]}},
 			}
 		}
@@ -219,7 +222,8 @@ func runMCPTeam(t *testing.T, name, cliPath string, sandboxed bool, want func(*t
 			fail("a session was not offered the tool %s", s.missing)
 		}
 	}
-	checkRefusals(t, name, coder, fail)
+	checkRefusals(name, "coder", coder, "submit", []string{"not other", "agent"}, fail)
+	checkRefusals(name, "reviewer", reviewer, "verdict", []string{"not other"}, fail)
 	// The history verifies by replay, and it is the history of the same
 	// team driven by git liza commands.
 	if got := run("git", "liza", "validate", "--history"); !strings.HasPrefix(got, "VALID (") {
@@ -236,25 +240,21 @@ func runMCPTeam(t *testing.T, name, cliPath string, sandboxed bool, want func(*t
 	t.Logf("%s %s: UNCLAIMED to MERGED through the MCP tools in %s; %s", name, map[bool]string{true: "--sandboxed", false: "with its own sandbox"}[sandboxed], took.Round(time.Second), how)
 }
 
-// checkRefusals checks the coder's two attacks: the results of its 3rd
-// and 4th calls of the liza tools (another task, an agent id) are
-// refusals of the input that say so, and the model was told they failed.
-func checkRefusals(t *testing.T, cli string, s *mcpSession, fail func(string, ...any)) {
-	t.Helper()
-	var liza []toolResult
+// checkRefusals checks a session's attempts to act beyond itself: the
+// results of its calls of tool are, in order, one refusal of the input
+// per entry of wants (each naming it), then the call that was done.
+func checkRefusals(cli, role string, s *mcpSession, tool string, wants []string, fail func(string, ...any)) {
+	var results []toolResult
 	for i, c := range s.calls {
-		if c.name == "ToolSearch" || i >= len(s.results) {
-			continue
-		}
-		if strings.Contains(c.full(), "submit") {
-			liza = append(liza, s.results[i])
+		if i < len(s.results) && (c.full() == tool || strings.HasSuffix(c.full(), "_"+tool)) {
+			results = append(results, s.results[i])
 		}
 	}
-	if len(liza) != 3 {
-		fail("the coder's session holds %d results of submit, want 3 (two refused, one done): %+v", len(liza), s)
+	if len(results) != len(wants)+1 {
+		fail("the %s's session holds %d results of %s, want %d (%d refused, one done): %+v", role, len(results), tool, len(wants)+1, len(wants), s)
 	}
-	for i, want := range []string{"not other", "agent"} {
-		r := liza[i]
+	for i, want := range wants {
+		r := results[i]
 		refused := strings.Contains(r.text, `exit 1 (refused`) && strings.Contains(r.text, want)
 		if cli == "gemini" && want == "agent" {
 			// gemini checks the arguments against the tool's schema
@@ -263,17 +263,17 @@ func checkRefusals(t *testing.T, cli string, s *mcpSession, fail func(string, ..
 			refused = refused || strings.Contains(r.text, "must NOT have additional properties")
 		}
 		if !refused {
-			fail("the attempt %d came back as %q, want a refusal with exit 1 naming %q", i+1, r.text, want)
+			fail("the %s's attempt %d came back as %q, want a refusal with exit 1 naming %q", role, i+1, r.text, want)
 		}
 		// The Messages API marks a tool error (is_error) and gemini
 		// answers it as an error; the Responses API has no such mark:
 		// codex gives the model the refusal's text alone.
 		if !r.isError && cli != "codex" {
-			fail("the attempt %d came back to the model as a result that is not an error: %q", i+1, r.text)
+			fail("the %s's attempt %d came back to the model as a result that is not an error: %q", role, i+1, r.text)
 		}
 	}
-	if strings.Contains(liza[2].text, "exit ") {
-		fail("the coder's submit was refused: %q", liza[2].text)
+	if last := results[len(wants)]; strings.Contains(last.text, "exit ") || last.isError {
+		fail("the %s's %s was refused: %q", role, tool, last.text)
 	}
 }
 
