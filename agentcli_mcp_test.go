@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -518,6 +520,14 @@ func stateOps(t *testing.T, log string) []string {
 		if k := tr["Liza-Kind"]; k != "" {
 			op += "/" + k
 		}
+		if g := tr["Liza-Generation"]; g != "" {
+			op += " generation " + g
+		}
+		// What the operation was asked, but for the commits and the
+		// supervisors' records (a host's pid, a session's log and usage).
+		if in := tr["Liza-Input"]; in != "" && tr["Liza-Op"] != "register" {
+			op += " " + sameInput(in)
+		}
 		who := tr["Liza-Agent"]
 		if i := strings.LastIndex(who, "-"); i > 0 {
 			who = who[:i] // the role, not the number
@@ -533,6 +543,53 @@ func stateOps(t *testing.T, log string) []string {
 		t.Errorf("a state commit by %s, who is not on the team", who)
 	}
 	return ops
+}
+
+// shaRE is a commit id.
+var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// sameInput is an operation's input (JSON) as compared between two
+// boards: commit ids are SHA, and empty values (null, [], {}, "") are
+// left out, as they are from the state the operation writes.
+func sameInput(in string) string {
+	var v any
+	if err := json.Unmarshal([]byte(in), &v); err != nil {
+		return in
+	}
+	var norm func(x any) any
+	norm = func(x any) any {
+		switch x := x.(type) {
+		case map[string]any:
+			out := map[string]any{}
+			for k, e := range x {
+				if e = norm(e); e != nil {
+					out[k] = e
+				}
+			}
+			if len(out) == 0 {
+				return nil
+			}
+			return out
+		case []any:
+			if len(x) == 0 {
+				return nil
+			}
+			for i, e := range x {
+				x[i] = norm(e)
+			}
+			return x
+		case string:
+			if x == "" {
+				return nil
+			}
+			if shaRE.MatchString(x) {
+				return "SHA"
+			}
+		}
+		return x
+	}
+	b, _ := json.Marshal(norm(v))
+	return string(b)
 }
 
 // trailersOf reads the Key: value lines of a message's last paragraph.
