@@ -23,7 +23,11 @@ import (
 // CLI's shell tool that does the role's work as the prompt describes it (a
 // coder checkpoints, commits in its WORKTREE and submits; a reviewer checks
 // the COMMIT TO REVIEW in its WORKTREE and approves it), and the next turn,
-// which carries the tool's output, with a closing message. It speaks the
+// which carries the tool's output, with a closing message. A script
+// (scriptedModel.script) may instead call any tool the request offers,
+// MCP tools included (turn.tool finds one by its suffix, whatever prefix
+// the CLI gives it), and read each call's result and error mark in the
+// next request (turn.calls, turn.results). It speaks the
 // three APIs the presets' CLIs use: Anthropic's Messages API (Claude Code),
 // OpenAI's Responses API (codex) and the Gemini API (gemini-cli), each
 // streamed as the CLI asks.
