@@ -53,6 +53,12 @@ type Preset struct {
 	Stubs []string
 	// check refuses a situation the CLI's own sandbox cannot run in.
 	check func() error
+	// mcpRefusal says why a session cannot have git liza's MCP server
+	// (nil: it can); settings is the content of the per-session settings
+	// file the CLI reads it from (MCPServer.Settings), for a CLI that
+	// takes it from no flag.
+	mcpRefusal func(s Session) error
+	settings   func(s Session) ([]byte, error)
 	// args returns the arguments before the prompt, and the environment
 	// the session adds.
 	args func(s Session) (args, env []string, err error)
@@ -78,6 +84,8 @@ type Session struct {
 	// Network says the agent's commands need the network (git liza in
 	// remote mode pushes to the remote).
 	Network bool
+	// MCP is git liza's MCP server, when the session's CLI starts it.
+	MCP *MCPServer
 }
 
 // Presets are the agent CLIs known by name.
@@ -98,7 +106,7 @@ var Presets = map[string]*Preset{
 	},
 	"gemini": {
 		Name: "gemini", Program: "gemini", Format: transcript.FormatGemini, Package: "@google/gemini-cli", MinVersion: "0.61.0",
-		args: geminiArgs, check: geminiContainer,
+		args: geminiArgs, check: geminiContainer, mcpRefusal: geminiMCPRefusal, settings: geminiSettings,
 	},
 }
 
@@ -116,8 +124,13 @@ var claudeStream = []string{"--output-format", "stream-json", "--verbose"}
 // added to what it may write; file edits are accepted in the worktree
 // (--permission-mode acceptEdits) and the git directories (--add-dir).
 func claudeArgs(s Session) ([]string, []string, error) {
+	mcp, err := claudeMCP(s)
+	if err != nil {
+		return nil, nil, err
+	}
 	if s.Sandboxed {
-		return append(slices.Clone(claudeStream), "--dangerously-skip-permissions", "-p"), []string{"IS_SANDBOX=1"}, nil
+		args := append(slices.Clone(claudeStream), "--dangerously-skip-permissions")
+		return append(append(args, mcp...), "-p"), []string{"IS_SANDBOX=1"}, nil
 	}
 	settings := map[string]any{"sandbox": map[string]any{
 		"enabled":                  true,
@@ -132,6 +145,12 @@ func claudeArgs(s Session) ([]string, []string, error) {
 		return nil, nil, err
 	}
 	args := append(slices.Clone(claudeStream), "--permission-mode", "acceptEdits", "--settings", string(b))
+	args = append(args, mcp...)
+	if len(mcp) > 0 {
+		// Its permission checks are on: the server's tools run without
+		// asking (a rule naming the server covers each of its tools).
+		args = append(args, "--allowedTools", "mcp__"+contracts.MCPServer)
+	}
 	for _, d := range s.Writable {
 		args = append(args, "--add-dir", d)
 	}
@@ -168,6 +187,7 @@ func codexArgs(s Session) ([]string, []string, error) {
 	// profile resets PATH: git liza (and the tools the supervisor's PATH
 	// names) would not be found.
 	args := append(slices.Clone(codexStream), "-c", "allow_login_shell=false")
+	args = append(args, codexMCP(s)...)
 	if s.Sandboxed {
 		return append(args, "--dangerously-bypass-approvals-and-sandbox"), nil, nil
 	}
@@ -193,8 +213,13 @@ func codexArgs(s Session) ([]string, []string, error) {
 // the command's output to the model.
 func geminiArgs(s Session) ([]string, []string, error) {
 	args := []string{"--output-format", "stream-json", "--approval-mode", "yolo", "--skip-trust"}
+	var env []string
+	if s.MCP != nil {
+		args = append(args, "--allowed-mcp-server-names", contracts.MCPServer)
+		env = append(env, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+s.MCP.Settings)
+	}
 	if s.Sandboxed {
-		return append(args, "-p"), nil, nil
+		return append(args, "-p"), env, nil
 	}
 	mounts := make([]string, 0, len(s.Writable)+len(s.Protected))
 	for _, d := range s.Writable {
@@ -203,7 +228,6 @@ func geminiArgs(s Session) ([]string, []string, error) {
 	for _, d := range s.Protected {
 		mounts = append(mounts, d+":"+d+":ro")
 	}
-	var env []string
 	if len(mounts) > 0 {
 		env = append(env, "SANDBOX_MOUNTS="+strings.Join(mounts, ","))
 	}
@@ -272,6 +296,10 @@ type Launch struct {
 	Preset *Preset
 	// Sandboxed: the machine is an isolated sandbox (--sandboxed).
 	Sandboxed bool
+	// MCP is the program git-liza-mcp (an absolute path) a preset's
+	// sessions start as git liza's MCP server, or "" when it is not
+	// installed: the sessions then run without it, on the shell commands.
+	MCP string
 }
 
 // Resolve picks the agent command: the words after `--` when given, else
@@ -312,6 +340,11 @@ func (l Launch) Argv(s Session, prompt string) ([]string, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if s.MCP != nil && l.Preset.settings != nil {
+		if err := writeSettings(s, l.Preset.settings); err != nil {
+			return nil, nil, err
+		}
+	}
 	argv := append([]string{l.Command[0]}, args...)
 	return append(argv, prompt), env, nil
 }
@@ -322,6 +355,9 @@ func (p *Preset) Flags(sandboxed bool) string {
 	s := Session{Sandboxed: sandboxed, Dir: "WORKTREE",
 		Writable:  []string{"GITDIR/objects", "GITDIR/refs", "GITDIR/logs", "WORKTREE_GITDIR"},
 		Protected: []string{"GITDIR/config", "GITDIR/hooks", "GITDIR/info", "GITDIR/liza"}}
+	if p.mcpRefusal == nil || p.mcpRefusal(Session{Sandboxed: sandboxed}) == nil {
+		s.MCP = placeholderMCP
+	}
 	args, env, err := p.args(s)
 	if err != nil {
 		return err.Error()

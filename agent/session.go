@@ -88,18 +88,27 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	if !ok {
 		return err
 	}
+	s.runs++
+	sname := s.sessionName(label)
+	sd := s.sessionDirs(dir)
+	sd.MCP = s.mcpServer(sd, sname)
+	pc.Tools = sd.MCP != nil
 	prompt, err := contracts.BuildPrompt(pc)
 	if err != nil {
 		return err
 	}
-	s.runs++
-	sname := s.sessionName(label)
 	file, err := s.savePrompt(sname, prompt)
 	if err != nil {
 		return err
 	}
 	env = append(env, "LIZA_PROMPT_FILE="+file)
-	argv, extra, err := s.Launch.Argv(s.sessionDirs(dir), prompt)
+	if sd.MCP != nil {
+		// The server acts as this session's agent: its identity is
+		// written into the CLI's configuration of it.
+		sd.MCP.Env = identityEnv(env)
+		sd.MCP.Forward = forwardNames(refstore.AgentEnv(env, s.Role == contracts.RoleCoder))
+	}
+	argv, extra, err := s.Launch.Argv(sd, prompt)
 	if err != nil {
 		return s.cannotStart(ctx, err.Error())
 	}

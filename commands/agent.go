@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/liza-dev/git-liza/agent"
+	"github.com/liza-dev/git-liza/companion"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/doctor"
 	"github.com/liza-dev/git-liza/ops"
@@ -99,6 +100,11 @@ func agentLaunch(ctx context.Context, cmd *cli.Command, args []string) (agent.La
 	}
 	if l.Command[0], err = filepath.Abs(path); err != nil {
 		return l, err
+	}
+	// A preset's sessions start git liza's MCP server, git-liza-mcp,
+	// when it is installed (the supervisor says once when it is not).
+	if p, ok := companion.Find(MCPProgram); ok {
+		l.MCP, _ = filepath.Abs(p)
 	}
 	return l, nil
 }
