@@ -199,7 +199,7 @@ func runMCPTeam(t *testing.T, name, cliPath string, sandboxed bool, want func(*t
 	model.mu.Unlock()
 	var called []string
 	for _, r := range sent {
-		if r.command != "" && (strings.Contains(r.command, "git liza") || strings.Contains(r.command, "git-liza")) {
+		if gitLizaRE.MatchString(r.command) {
 			fail("the model ran git liza through the shell: %q", r.command)
 		}
 		if r.args != nil && r.tool != "ToolSearch" {
@@ -305,7 +305,12 @@ func newMCPTeam(t *testing.T, name, cliPath string, sandboxed, withMCP bool, mod
 	} else {
 		who = unprivileged(t)
 	}
-	base, root, bin := teamBase(t, "liza-mcp-team-")
+	var base, root, bin string
+	if name == "gemini" {
+		base, root, bin = rootOnlyBase(t)
+	} else {
+		base, root, bin = teamBase(t, "liza-mcp-team-")
+	}
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -366,6 +371,36 @@ func newMCPTeam(t *testing.T, name, cliPath string, sandboxed, withMCP bool, mod
 	team := asUser(who, args...)
 	team.Dir, team.Env = root, env
 	return &mcpTeam{root: root, env: env, who: who, run: run, cmd: team, registered: registered}
+}
+
+// rootOnlyBase is teamBase in a directory that no one but root may
+// write, nor any directory above it (the user's cache directory, as
+// root): gemini reads a session's settings file (GEMINI_CLI_SYSTEM_SETTINGS_PATH,
+// under .git/liza/) only there, and under /var/tmp the preset runs its
+// sessions without the server, saying so.
+func rootOnlyBase(t *testing.T) (base, root, bin string) {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Skipf("no cache directory for the team: %v", err)
+	}
+	parent := filepath.Join(cache, "git-liza", "mcp-test")
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if base, err = os.MkdirTemp(parent, "team-"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	root, bin = filepath.Join(base, "proj"), filepath.Join(base, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, _ := exec.LookPath("git-liza")
+	if err := copyFile(self, filepath.Join(bin, "git-liza"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return base, root, bin
 }
 
 // presetRegistersMCP says whether the preset passes the CLI the
@@ -545,6 +580,10 @@ func stateOps(t *testing.T, log string) []string {
 	return ops
 }
 
+// gitLizaRE is a shell command that runs git liza or one of its
+// programs (git-liza, git-liza-mcp, ...), not a path that names them.
+var gitLizaRE = regexp.MustCompile(`(^|[\s;&|(])git(-|\s+)liza(-[a-z]+)?($|[\s;&|)])`)
+
 // shaRE is a commit id.
 var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
@@ -670,4 +709,23 @@ func firstCoderTurn(t *testing.T, name, cliPath string, withMCP bool) turn {
 		t.Fatalf("no request from the coder's session in 90 s\n%s", rt.out.String())
 	}
 	return turn{}
+}
+
+// TestGitLizaRE: what the end-to-end test counts as a shell call of git
+// liza, and what it does not (a path that names the programs).
+func TestGitLizaRE(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"git liza submit hello":                             true,
+		"cd wt && git liza checkpoint hello --intent x":     true,
+		"x;git  liza status":                                true,
+		"(git-liza status)":                                 true,
+		"git-liza-mcp":                                      true,
+		"cd /root/.cache/git-liza/mcp-test/x && git commit": false,
+		"cd /var/tmp/git-liza-agentcli-1/proj && git add .": false,
+		"git log -1":                                        false,
+	} {
+		if got := gitLizaRE.MatchString(cmd); got != want {
+			t.Errorf("%q: matched %v, want %v", cmd, got, want)
+		}
+	}
 }
