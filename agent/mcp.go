@@ -270,3 +270,26 @@ func (s *sup) mcpNote(msg string) {
 		s.logf("%s", msg)
 	}
 }
+
+// MCPFlags are the arguments and environment by which the preset's CLI
+// is given the server of s, alone (doctor asks the CLI to list its
+// servers with them); gemini's settings file is written.
+func (l Launch) MCPFlags(s Session) ([]string, []string, error) {
+	if l.Preset == nil || s.MCP == nil {
+		return nil, nil, fmt.Errorf("no MCP server to configure")
+	}
+	s.Sandboxed = l.Sandboxed
+	switch l.Preset.Name {
+	case "claude":
+		args, err := claudeMCP(s)
+		return args, nil, err
+	case "codex":
+		return codexMCP(s), nil, nil
+	case "gemini":
+		if err := writeSettings(s, geminiSettings); err != nil {
+			return nil, nil, err
+		}
+		return nil, []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + s.MCP.Settings}, nil
+	}
+	return nil, nil, fmt.Errorf("the %s preset has no MCP configuration", l.Preset.Name)
+}

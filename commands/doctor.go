@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/liza-dev/git-liza/agent"
+	"github.com/liza-dev/git-liza/companion"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/doctor"
 	"github.com/liza-dev/git-liza/ops"
@@ -24,7 +25,8 @@ func (e *Env) doctorCmd() *cli.Command {
 			"it can authenticate (its key variable, its login, its settings; one request to its endpoint), the\n" +
 			"user and the sandbox (--sandboxed as git liza agent and run take it), git-liza's hooks in task\n" +
 			"worktrees, the remote in remote mode (reachable, writable, its server hook), and\n" +
-			"scripts/integration-test.sh. git liza agent and run make the same checks of git and the agent CLI\n" +
+			"scripts/integration-test.sh, and that the CLI lists git liza's MCP server (git-liza-mcp) as a session\n" +
+			"gives it, and no other. git liza agent and run make the same checks of git and the agent CLI\n" +
 			"before they start, its authentication offline (no request).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cli", Usage: "agent CLI preset: " + strings.Join(agent.PresetNames(), ", ") + " (default claude)"},
@@ -34,6 +36,9 @@ func (e *Env) doctorCmd() *cli.Command {
 			l, err := agent.Resolve(cmd.String("cli"), cmd.Args().Slice(), cmd.Bool("sandboxed"))
 			if err != nil {
 				return contracts.Invalidf("%v", err)
+			}
+			if p, ok := companion.Find(MCPProgram); ok {
+				l.MCP = p
 			}
 			repo, _ := refstore.Open(e.Dir)
 			rep := doctor.Run(ctx, doctor.Request{Repo: repo, Launch: l, EUID: os.Geteuid()})

@@ -109,7 +109,7 @@ type Report struct {
 func Run(ctx context.Context, r Request) Report {
 	checks := []Check{Git()}
 	checks = append(checks, agentChecks(ctx, r, true)...)
-	checks = append(checks, Containment(r.Launch))
+	checks = append(checks, Containment(r.Launch), MCP(ctx, r))
 	if r.Repo != nil {
 		branch := integrationBranch(r.Repo)
 		checks = append(checks, Hooks(ctx, r.Repo, branch), Remote(ctx, r.Repo), IntegrationTest(ctx, r.Repo, branch))
