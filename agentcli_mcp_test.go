@@ -169,7 +169,7 @@ func runMCPTeam(t *testing.T, name, cliPath string, sandboxed bool, want func(*t
 	sessions := map[string]*mcpSession{}
 	model.script = mcpScript(&mu, sessions)
 	tm := newMCPTeam(t, name, cliPath, sandboxed, true, model)
-	root, env, who, run, team, registered := tm.root, tm.env, tm.who, tm.run, tm.cmd, tm.registered
+	root, env, who, run, team := tm.root, tm.env, tm.who, tm.run, tm.cmd
 	start := time.Now()
 	rt := startTeam(t, team)
 	fail := func(format string, a ...any) {
@@ -235,11 +235,7 @@ func runMCPTeam(t *testing.T, name, cliPath string, sandboxed bool, want func(*t
 	if w := want(t); !slices.Equal(got, w) {
 		fail("the operations on refs/liza/state differ from the team driven by git liza commands:\n got: %s\nwant: %s", strings.Join(got, " "), strings.Join(w, " "))
 	}
-	how := "the preset registers the server"
-	if !registered {
-		how = "the server passed by hand (the preset does not register it)"
-	}
-	t.Logf("%s %s: UNCLAIMED to MERGED through the MCP tools in %s; %s", name, map[bool]string{true: "--sandboxed", false: "with its own sandbox"}[sandboxed], took.Round(time.Second), how)
+	t.Logf("%s %s: UNCLAIMED to MERGED through the MCP tools in %s", name, map[bool]string{true: "--sandboxed", false: "with its own sandbox"}[sandboxed], took.Round(time.Second))
 }
 
 // checkRefusals checks a session's attempts to act beyond itself: the
@@ -286,15 +282,13 @@ type mcpTeam struct {
 	who  teamUser
 	run  func(args ...string) string
 	cmd  *exec.Cmd
-	// registered: the preset itself registers the server.
-	registered bool
 }
 
 // newMCPTeam sets up the hello team with the CLI at cliPath, its model
 // model, as root with --sandboxed or as an unprivileged user without.
-// withMCP, the sessions have the liza server: git-liza-mcp is installed
-// beside git-liza and, if the preset does not register it, passed to the
-// CLI by hand; without, git-liza-mcp is not installed.
+// withMCP, git-liza-mcp is installed beside git-liza and the preset
+// gives each session the liza server; without, it is not installed, and
+// the sessions run on the shell commands.
 func newMCPTeam(t *testing.T, name, cliPath string, sandboxed, withMCP bool, model *scriptedModel) *mcpTeam {
 	t.Helper()
 	who := teamUser{uid: os.Geteuid(), gid: os.Getegid()}
@@ -326,27 +320,10 @@ func newMCPTeam(t *testing.T, name, cliPath string, sandboxed, withMCP bool, mod
 		cliBin = shareCLI(t, cliPath, filepath.Join(base, "cli"))
 	}
 	path := bin + ":" + cliBin + ":/usr/local/bin:/usr/bin:/bin"
-	registered := presetRegistersMCP(name, sandboxed)
-	byHand := withMCP && !registered
-	if byHand && name != "gemini" {
-		// The preset does not start the server yet: a wrapper in front
-		// of the CLI passes it the server's configuration, with the
-		// session's identity, as a preset would.
-		wrap := filepath.Join(base, "wrap")
-		writeFile(t, filepath.Join(wrap, name), mcpWrapper(name, filepath.Join(cliBin, filepath.Base(cliPath)), filepath.Join(bin, "git-liza-mcp")))
-		if err := os.Chmod(filepath.Join(wrap, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		path = wrap + ":" + path
+	if withMCP && !presetRegistersMCP(name, sandboxed) {
+		t.Fatalf("the %s preset does not give its sessions git liza's MCP server: %s", name, agent.Presets[name].Flags(sandboxed))
 	}
 	env := cliEnv(t, home, path, model)
-	if byHand && name == "gemini" {
-		// gemini reads a system settings file only where no directory
-		// above it is writable by others (not under /var/tmp): the
-		// server goes into the user's settings instead, the session's
-		// identity expanded by gemini from its environment.
-		writeFile(t, filepath.Join(home, ".gemini", "settings.json"), geminiMCPSettings(filepath.Join(bin, "git-liza-mcp")))
-	}
 	setupHelloRepo(t, root)
 	if who.uid != os.Geteuid() {
 		if err := chownAll(base, who.uid, who.gid); err != nil {
@@ -370,7 +347,7 @@ func newMCPTeam(t *testing.T, name, cliPath string, sandboxed, withMCP bool, mod
 	}
 	team := asUser(who, args...)
 	team.Dir, team.Env = root, env
-	return &mcpTeam{root: root, env: env, who: who, run: run, cmd: team, registered: registered}
+	return &mcpTeam{root: root, env: env, who: who, run: run, cmd: team}
 }
 
 // rootOnlyBase is teamBase in a directory that no one but root may
@@ -408,40 +385,6 @@ func rootOnlyBase(t *testing.T) (base, root, bin string) {
 func presetRegistersMCP(name string, sandboxed bool) bool {
 	flags := agent.Presets[name].Flags(sandboxed)
 	return strings.Contains(flags, "mcp")
-}
-
-// mcpWrapper is a program that runs the CLI at real with the liza server
-// (server) registered for the session, its identity taken from the
-// environment the supervisor sets: what a preset does, by hand.
-func mcpWrapper(name, real, server string) string {
-	env := `{"LIZA_AGENT_ID":"$LIZA_AGENT_ID","LIZA_AGENT_GENERATION":"$LIZA_AGENT_GENERATION","LIZA_ROLE":"$LIZA_ROLE","LIZA_TASK":"$LIZA_TASK","LIZA_WORKTREE":"$LIZA_WORKTREE","LIZA_PROJECT_ROOT":"$LIZA_PROJECT_ROOT","LIZA_PROMPT_FILE":"$LIZA_PROMPT_FILE"}`
-	jsonEnv := strings.ReplaceAll(env, `"`, `\"`)
-	switch name {
-	case "claude":
-		cfg := fmt.Sprintf(`{\"mcpServers\":{\"liza\":{\"command\":\"%s\",\"env\":%s}}}`, server, jsonEnv)
-		return fmt.Sprintf("#!/bin/sh\n[ \"$1\" = --version ] && exec %s \"$@\"\nexec %s --mcp-config \"%s\" --strict-mcp-config --allowedTools mcp__liza \"$@\"\n", real, real, cfg)
-	case "codex":
-		tomlEnv := `{LIZA_AGENT_ID=\"$LIZA_AGENT_ID\",LIZA_AGENT_GENERATION=\"$LIZA_AGENT_GENERATION\",LIZA_ROLE=\"$LIZA_ROLE\",LIZA_TASK=\"$LIZA_TASK\",LIZA_WORKTREE=\"$LIZA_WORKTREE\",LIZA_PROJECT_ROOT=\"$LIZA_PROJECT_ROOT\",LIZA_PROMPT_FILE=\"$LIZA_PROMPT_FILE\"}`
-		return fmt.Sprintf("#!/bin/sh\n[ \"$1\" = exec ] || exec %s \"$@\"\nshift\nexec %s exec -c 'mcp_servers.liza.command=\"%s\"' -c 'mcp_servers.liza.default_tools_approval_mode=\"approve\"' -c \"mcp_servers.liza.env=%s\" \"$@\"\n", real, real, server, tomlEnv)
-	}
-	panic(name)
-}
-
-// geminiMCPSettings are the user settings of cliEnv with the liza server
-// registered, its environment the session's (gemini expands $VAR in its
-// settings).
-func geminiMCPSettings(server string) string {
-	return `{
-  "security": {"auth": {"selectedType": "gemini-api-key"}},
-  "privacy": {"usageStatisticsEnabled": false},
-  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
-  "telemetry": {"enabled": false},
-  "mcpServers": {"liza": {"command": "` + server + `", "env": {
-    "LIZA_AGENT_ID": "$LIZA_AGENT_ID", "LIZA_AGENT_GENERATION": "$LIZA_AGENT_GENERATION", "LIZA_ROLE": "$LIZA_ROLE",
-    "LIZA_TASK": "$LIZA_TASK", "LIZA_WORKTREE": "$LIZA_WORKTREE", "LIZA_PROJECT_ROOT": "$LIZA_PROJECT_ROOT",
-    "LIZA_PROMPT_FILE": "$LIZA_PROMPT_FILE"}}}
-}
-`
 }
 
 // setupHelloRepo writes the project of the hello team.
