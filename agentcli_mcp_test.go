@@ -177,7 +177,7 @@ func runMCPTeam(t *testing.T, name, cliPath string, sandboxed bool, want func(*t
 		t.Fatalf("%s\nteam output:\n%s\nmodel:\n%s\nboard:\n%s", fmt.Sprintf(format, a...), rt.out.String(), model.report(), show(root, env, who))
 	}
 	if !waitMerged(root, env, who, rt, 120*time.Second) {
-		fail("the task was not merged")
+		fail("the task was not merged: %s", lastReason(show(root, env, who)))
 	}
 	took := time.Since(start)
 	rt.stop()
@@ -346,6 +346,18 @@ func newMCPTeam(t *testing.T, name, cliPath string, sandboxed, withMCP bool, mod
 	team := asUser(who, args...)
 	team.Dir, team.Env = root, env
 	return &mcpTeam{root: root, env: env, who: who, run: run, cmd: team}
+}
+
+// lastReason is the last reason the task's history gives (a session's
+// end, a block), for the first line of a failure.
+func lastReason(board string) string {
+	last := "no reason on the board"
+	for _, line := range strings.Split(board, "\n") {
+		if _, r, ok := strings.Cut(line, "reason: "); ok {
+			last = r
+		}
+	}
+	return last
 }
 
 // rootOnlyBase is teamBase in a directory that no one but root may
