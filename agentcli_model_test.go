@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +23,11 @@ import (
 // CLI's shell tool that does the role's work as the prompt describes it (a
 // coder checkpoints, commits in its WORKTREE and submits; a reviewer checks
 // the COMMIT TO REVIEW in its WORKTREE and approves it), and the next turn,
-// which carries the tool's output, with a closing message. It speaks the
+// which carries the tool's output, with a closing message. A script
+// (scriptedModel.script) may instead call any tool the request offers,
+// MCP tools included (turn.tool finds one by its suffix, whatever prefix
+// the CLI gives it), and read each call's result and error mark in the
+// next request (turn.calls, turn.results). It speaks the
 // three APIs the presets' CLIs use: Anthropic's Messages API (Claude Code),
 // OpenAI's Responses API (codex) and the Gemini API (gemini-cli), each
 // streamed as the CLI asks.
@@ -32,6 +37,9 @@ type scriptedModel struct {
 	mu   sync.Mutex
 	log  []string // one line per request, for failures
 	outs []string // the shell tool's outputs the CLIs sent back
+	// sent are the tool calls the model answered with, every one: what
+	// the model asked the CLI to run, in its own words.
+	sent []reply
 	// script, when set, decides every answer instead of the Liza
 	// session's script (decide).
 	script func(turn) reply
@@ -107,6 +115,20 @@ type turn struct {
 	toolOutput string // the output of a tool call, when the request carries one
 	answered   bool   // the request carries a tool call's output
 	answers    int    // how many tool outputs the request carries
+	// offered are the tools the request offers, by name and, for a tool
+	// inside a namespace (codex's MCP tools), the namespace's name.
+	offered []toolRef
+	// deferred are tools the request names without offering them yet
+	// (Claude Code lists MCP tools by name only, behind its ToolSearch).
+	deferred []string
+	// calls are the tool calls the conversation holds so far, in order,
+	// and results their outputs, in the same order.
+	calls   []toolRef
+	results []toolResult
+	// promptBytes are the bytes of the request's text outside its tools
+	// (the system prompt, instructions and messages), toolsBytes those
+	// of its tools array as sent (JSON).
+	promptBytes, toolsBytes int
 }
 
 var (
@@ -188,12 +210,40 @@ func read(body []byte) turn {
 				tn.answers++
 				b, _ := json.Marshal(firstOf(x, "content", "output"))
 				tn.toolOutput += string(b)
+				isErr, _ := x["is_error"].(bool)
+				tn.results = append(tn.results, toolResult{text: string(b), isError: isErr})
+			case "tool_use", "function_call":
+				name, _ := x["name"].(string)
+				ns, _ := x["namespace"].(string)
+				tn.calls = append(tn.calls, toolRef{namespace: ns, name: name})
+			}
+			if fc, ok := x["functionCall"].(map[string]any); ok {
+				name, _ := fc["name"].(string)
+				tn.calls = append(tn.calls, toolRef{name: name})
 			}
 			if fr, ok := x["functionResponse"]; ok {
 				tn.answered = true
 				tn.answers++
 				b, _ := json.Marshal(fr)
 				tn.toolOutput += string(b)
+				resp, _ := fr.(map[string]any)["response"].(map[string]any)
+				_, isErr := resp["error"]
+				tn.results = append(tn.results, toolResult{text: string(b), isError: isErr})
+			}
+			if parent == "tools" || parent == "functionDeclarations" {
+				if name, ok := x["name"].(string); ok {
+					if typ == "namespace" {
+						inner, _ := x["tools"].([]any)
+						for _, e := range inner {
+							if t, ok := e.(map[string]any); ok {
+								n, _ := t["name"].(string)
+								tn.offered = append(tn.offered, toolRef{namespace: name, name: n})
+							}
+						}
+					} else {
+						tn.offered = append(tn.offered, toolRef{name: name})
+					}
+				}
 			}
 			if name, ok := x["name"].(string); ok && (parent == "tools" || parent == "functionDeclarations" || typ == "function") {
 				switch name {
@@ -204,6 +254,9 @@ func read(body []byte) turn {
 				}
 			}
 			for k, e := range x {
+				if typ == "namespace" && k == "tools" {
+					k = "namespace tools" // offered above, by namespace
+				}
 				walk(e, k)
 			}
 		case []any:
@@ -216,6 +269,14 @@ func read(body []byte) turn {
 	}
 	walk(v, "")
 	tn.text = strings.Join(texts, "\n")
+	tn.promptBytes, tn.toolsBytes = requestSizes(v)
+	if _, ok := tn.tool("ToolSearch"); ok {
+		for _, name := range mcpToolRE.FindAllString(tn.text, -1) {
+			if _, ok := tn.tool(name); !ok && !slices.Contains(tn.deferred, name) {
+				tn.deferred = append(tn.deferred, name)
+			}
+		}
+	}
 	return tn
 }
 
@@ -232,8 +293,11 @@ func firstOf(m map[string]any, keys ...string) any {
 type reply struct {
 	tool, command, text string
 	// args, when set, are the call's arguments instead of the shell
-	// command's (gemini only: a call of another tool).
+	// command's: a call of another tool.
 	args map[string]any
+	// namespace is the namespace of the tool called, for a tool offered
+	// inside one (codex's MCP tools).
+	namespace string
 }
 
 func (m *scriptedModel) decide(tn turn) reply {
@@ -278,6 +342,11 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep := m.decide(tn)
+	if rep.tool != "" {
+		m.mu.Lock()
+		m.sent = append(m.sent, rep)
+		m.mu.Unlock()
+	}
 	m.logf("%s %s: shell tool %q, answered %v -> tool %q text %q", r.Method, path, tn.shellTool, tn.answered, rep.tool, rep.text)
 	switch {
 	case strings.HasSuffix(path, "/messages"):
@@ -334,8 +403,11 @@ func (m *scriptedModel) anthropic(w http.ResponseWriter, body []byte, tn turn, r
 	if rep.tool != "" {
 		stop = "tool_use"
 		// Each call of a session its own id: the CLI pairs results by it.
-		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_liza_%d", tn.answers+1), "name": rep.tool,
-			"input": map[string]any{"command": rep.command, "description": "do the Liza session's work"}}
+		var input any = map[string]any{"command": rep.command, "description": "do the Liza session's work"}
+		if rep.args != nil {
+			input = rep.args
+		}
+		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_liza_%d", tn.answers+1), "name": rep.tool, "input": input}
 	} else {
 		block = map[string]any{"type": "text", "text": rep.text}
 	}
@@ -396,8 +468,14 @@ func (m *scriptedModel) openai(w http.ResponseWriter, body []byte, tn turn, rep 
 		default:
 			args = map[string]any{"command": rep.command, "timeout_ms": 300000}
 		}
+		if rep.args != nil {
+			args = rep.args
+		}
 		a, _ := json.Marshal(args)
 		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_liza_%d", tn.answers+1), "call_id": fmt.Sprintf("call_liza_%d", tn.answers+1), "name": rep.tool, "arguments": string(a)}
+		if rep.namespace != "" {
+			item["namespace"] = rep.namespace
+		}
 	} else {
 		item = map[string]any{"type": "message", "id": "msg_liza", "role": "assistant",
 			"content": []any{map[string]any{"type": "output_text", "text": rep.text, "annotations": []any{}}}}
