@@ -146,6 +146,10 @@ func codexMCP(s Session) []string {
 		"-c", key + "env={" + strings.Join(env, ", ") + "}",
 		"-c", key + "env_vars=[" + strings.Join(forward, ", ") + "]",
 		"-c", key + "enabled=true",
+		// codex exec never asks, so a tool call that needs approval is
+		// refused ("requires approval, but approval policy is never"):
+		// the server's tools are the session's own, approved up front.
+		"-c", key + "default_tools_approval_mode=" + tomlString("approve"),
 	}
 }
 

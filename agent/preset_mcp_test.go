@@ -122,6 +122,7 @@ func TestCodexMCPArgs(t *testing.T) {
 				`LIZA_WORKTREE="/p/.worktrees/task 3 \"q\" \\b", LIZA_PROJECT_ROOT="/p", LIZA_PROMPT_FILE="/p/.git/liza/prompts/coder-1/s.md"}`,
 			`mcp_servers.liza.env_vars=["GIT_CONFIG_COUNT", "PATH"]`,
 			`mcp_servers.liza.enabled=true`,
+			`mcp_servers.liza.default_tools_approval_mode="approve"`,
 		}
 		if !slices.Equal(overrides, want) {
 			t.Errorf("sandboxed=%v: overrides\n got %q\nwant %q", sandboxed, overrides, want)
