@@ -13,7 +13,7 @@ import (
 )
 
 func (e *Env) taskEditCmd() *cli.Command {
-	const usage = "task edit ID [--desc T] [--spec R] [--done T] [--scope T] [--priority N] [--depends A,B] [--paths P,...]"
+	const usage = "task edit ID [--desc T] [--spec R] [--done T] [--scope T] [--priority N] [--depends A,B] [--paths P,...] [--docs A,B]"
 	return &cli.Command{
 		Name:      "edit",
 		Usage:     "change the fields of a DRAFT or UNCLAIMED task; its history keeps what changed",
@@ -28,6 +28,7 @@ func (e *Env) taskEditCmd() *cli.Command {
 			&cli.StringSliceFlag{Name: "paths", Usage: "paths or globs the task owns (A,B; empty for none)"},
 			&cli.IntFlag{Name: "max-files", Usage: "most files a submission may touch"},
 			&cli.IntFlag{Name: "max-loc", Usage: "most lines a submission may add and remove"},
+			&cli.StringSliceFlag{Name: "docs", Usage: "at most two more files of the repository its agents should read (A,B; empty for none)"},
 		},
 		Action: e.action(1, 1, usage, func(ctx context.Context, s *session, a []string) error {
 			c := s.cmd
@@ -58,7 +59,7 @@ func (e *Env) taskEditCmd() *cli.Command {
 			}
 			r.Description, r.SpecRef, r.DoneWhen, r.Scope = str("desc"), str("spec"), str("done"), str("scope")
 			r.Priority, r.MaxFiles, r.MaxLOC = num("priority"), num("max-files"), num("max-loc")
-			r.DependsOn, r.Paths = list("depends"), list("paths")
+			r.DependsOn, r.Paths, r.Docs = list("depends"), list("paths"), list("docs")
 			return s.report(s.ops.EditTask(ctx, r))
 		}),
 	}

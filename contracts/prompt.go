@@ -254,6 +254,9 @@ func taskWorktree(pc PromptContext) string {
 func taskFields(w *promptWriter, t *Task) {
 	w.field("DESCRIPTION", t.Description)
 	w.field("SPEC", t.SpecRef)
+	if len(t.Docs) > 0 {
+		w.field("DOCS", strings.Join(t.Docs, ", "))
+	}
 	w.block("DONE WHEN", t.DoneWhen)
 	w.block("SCOPE", t.Scope)
 	if len(t.Paths) > 0 {
@@ -331,9 +334,11 @@ func coderContext(w *promptWriter, pc PromptContext) {
 	}
 
 	previous := previousSession(w, t)
-	steps := []string{
-		fmt.Sprintf("cd %s and read the task: %s", wt, tool(pc, "show_task", "git liza show "+t.ID)),
+	read := fmt.Sprintf("cd %s and read the task: %s", wt, tool(pc, "show_task", "git liza show "+t.ID))
+	if len(t.Docs) > 0 {
+		read += ", then the SPEC and the DOCS"
 	}
+	steps := []string{read}
 	if previous && pc.Handoff == nil {
 		steps = append(steps, "The PREVIOUS SESSION ended without finishing: start from what it left in the worktree (git log, git status) and carry on.")
 	}

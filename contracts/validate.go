@@ -388,6 +388,7 @@ func validateTask(where string, t *Task, rules int) []Problem {
 		ps.addf(where, "priority %d out of range 1..5", t.Priority)
 	}
 	validatePaths(&ps, where, t, rules)
+	validateDocs(&ps, where, t, rules)
 
 	need := func(field, value string) {
 		if value == "" {
