@@ -162,7 +162,8 @@ func SessionContext(st *State, role Role, agent string, task *Task, planning *Pl
 }
 
 // BuildPrompt assembles the prompt a supervisor gives an agent: CORE, the
-// multi-agent contract, the role's section, then the session's context in
+// multi-agent contract (a coder's without what it does not act on: see
+// multiAgentFor), the role's section, then the session's context in
 // the sections seed 003 names (=== ASSIGNED TASK === for a coder,
 // === REVIEW TASK === for a reviewer, === PLANNING CONTEXT === for a
 // planner) and the human notes. It fails (exit 1) without a role, for a
@@ -228,7 +229,7 @@ func BuildPrompt(pc PromptContext) (string, error) {
 		}
 	}
 
-	parts := []string{mustText(TextCore), mustText(TextMultiAgent), mustText(name), ctx.String()}
+	parts := []string{mustText(TextCore), multiAgentFor(pc.Role, pc.Tools), mustText(name), ctx.String()}
 	for i, p := range parts {
 		parts[i] = strings.TrimSpace(p)
 	}
