@@ -242,8 +242,9 @@ var helpText = map[string]help{
 	}},
 	"sprint checkpoint": {usage: "sprint checkpoint", examples: []string{`git liza sprint checkpoint`}},
 	"sprint metrics":    {usage: "sprint metrics", examples: []string{`git liza sprint metrics --json`}},
-	"prompt": {usage: "prompt ROLE [--task ID] [--trigger T] | --list | --text NAME", category: catTeam, examples: []string{
+	"prompt": {usage: "prompt ROLE [--task ID] [--trigger T] [--tools] | --list | --text NAME", category: catTeam, examples: []string{
 		`git liza prompt coder --task task-3`,
+		`git liza prompt coder --task task-3 --tools    # as a session with git liza's MCP tools gets it`,
 		`git liza prompt --list`,
 	}},
 	"demo": {usage: "demo [--dir DIR]", category: catTeam, examples: []string{`git liza demo`}},
