@@ -43,8 +43,11 @@ func checkDoc(ref string) error {
 	switch {
 	case strings.TrimSpace(ref) == "":
 		return Invalidf("empty document name in docs")
-	case strings.ContainsAny(ref, ",\n\r\t"):
-		return Invalidf("doc %q has a comma, tab or newline", ref)
+	case strings.Contains(ref, ","):
+		return Invalidf("doc %q has a comma", ref)
+	case strings.IndexFunc(ref, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
+		// A name the prompt prints must not move the reader's cursor.
+		return Invalidf("doc %q has a control character", ref)
 	case path == "" || strings.HasPrefix(path, "/") || strings.Contains("/"+path+"/", "/../"):
 		return Invalidf("doc %q must be a path inside the repository", ref)
 	}

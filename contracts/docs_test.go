@@ -19,7 +19,7 @@ func TestCheckDocs(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"a.md", "b.md", "c.md"}, {""}, {" "}, {"/etc/passwd"}, {"../x.md"}, {"docs/../../x.md"}, {".git/config"},
-		{"sub/.Git/HEAD"}, {"#anchor"}, {"a.md,b.md"}, {"a\nb.md"},
+		{"sub/.Git/HEAD"}, {"#anchor"}, {"a.md,b.md"}, {"a\nb.md"}, {"a\x1b[2Jb.md"}, {"a.md#\x1b]0;x\x07"}, {"a\x7f.md"},
 	} {
 		if _, err := CheckDocs("t", bad); err == nil {
 			t.Errorf("CheckDocs(%q) accepted", bad)

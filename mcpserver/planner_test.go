@@ -215,7 +215,7 @@ func TestPlannerDocs(t *testing.T) {
 	refused(t, call(t, cs, "task_add", `{"id":"d",`+add+`,"docs":[".GIT/config"]}`), contracts.CodeInvalid, "reaches into .git")
 	refused(t, call(t, cs, "task_add", `{"id":"d",`+add+`,"docs":[""]}`), contracts.CodeInvalid, "empty document name")
 	refused(t, call(t, cs, "task_edit", `{"task":"c","docs":["specs/missing.md"]}`), contracts.CodeInvalid, "doc specs/missing.md is not in HEAD")
-	refused(t, call(t, cs, "task_edit", `{"task":"c","docs":["a\nb"]}`), contracts.CodeInvalid, "comma, tab or newline")
+	refused(t, call(t, cs, "task_edit", `{"task":"c","docs":["a\nb"]}`), contracts.CodeInvalid, "control character")
 	unchanged(t, b, before)
 
 	must(t, cs, "task_edit", `{"task":"c","docs":[]}`, nil)
