@@ -272,6 +272,7 @@ func TestBuildPromptPlanner(t *testing.T) {
 		"1. BLOCKED_TASKS: ", "2. HUMAN_NOTES: ",
 		"=== HUMAN NOTES ===\n- note 1, " + t1 + " (for task-2):\n  use exponential backoff\n",
 		"git liza note --done N",
+		"name at most two\nmore files of the repository with `--docs A,B`",
 	}, []string{"=== ASSIGNED TASK ===", "INITIAL_PLANNING:"})
 
 	// With no trigger the planner is told there is nothing to do; with no
