@@ -324,11 +324,63 @@ func (s *Service) checkDocsIn(tx *cas.Tx, docs []string) error {
 		return err
 	}
 	for _, d := range docs {
-		if err := s.committed("doc", contracts.DocPath(d), head, integ); err != nil {
+		if err := s.committedFile(contracts.DocPath(d), head, integ); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// committedFile requires a doc to be a regular file in HEAD or on the
+// integration branch: seed 002's docs are files, and a symbolic link
+// would lead the agent that reads it out of the repository.
+func (s *Service) committedFile(path string, head, integration refstore.Hash) error {
+	other := ""
+	for _, c := range []refstore.Hash{head, integration} {
+		if c.IsZero() {
+			continue
+		}
+		mode, err := s.modeAt(c, path)
+		if err != nil {
+			return err
+		}
+		switch mode {
+		case refstore.ModeFile, "100755":
+			return nil
+		case "":
+		default:
+			other = mode
+		}
+	}
+	if other != "" {
+		return contracts.Invalidf("doc %s is not a file (mode %s): name a file of the repository", path, other)
+	}
+	return s.committed("doc", path, head, integration)
+}
+
+// modeAt is the mode of path's entry in commit's tree, or "" when there is
+// none.
+func (s *Service) modeAt(commit refstore.Hash, path string) (string, error) {
+	c, err := s.Repo.ReadCommit(commit)
+	if err != nil {
+		return "", err
+	}
+	id, parts := c.Tree, strings.Split(path, "/")
+	for i, name := range parts {
+		entries, err := s.Repo.ReadTree(id)
+		if err != nil {
+			return "", err
+		}
+		e, ok := refstore.FindEntry(entries, name)
+		if !ok || i < len(parts)-1 && !e.IsTree() {
+			return "", nil
+		}
+		if i == len(parts)-1 {
+			return e.Mode, nil
+		}
+		id = e.ID
+	}
+	return "", nil
 }
 
 // committed requires path to exist in HEAD or on the integration branch;
