@@ -102,15 +102,27 @@ func ValidateUnder(s *State, rules int) []Problem {
 }
 
 // Leftovers lists what the current rules no longer write but an older
-// git-liza did, and which a state may therefore still hold without being
-// invalid: an IDLE agent that keeps a lease_expires (it held one while its
-// supervisor ran), an agent that says it works on or reviews a task it no
-// longer holds (a reclaim, a release, a block did not update it), a coder
-// with a CLAIMED task beside one awaiting review or sent back. The next
-// operation on such an agent or task puts it right, and no operation made
-// under the current rules writes one (the update loop refuses it); an
-// import is held to them as well. validate shows them as warnings.
+// git-liza did, and which a board may therefore still hold without being
+// unreadable: a coder with a CLAIMED task beside one awaiting review or
+// sent back (ActiveTwice), and agent entries an operation did not update
+// (AgentLeftovers). No operation made under the current rules writes one
+// (the update loop refuses it); an import is held to them as well. The
+// live validate shows them as warnings.
 func Leftovers(s *State) []Problem {
+	if s == nil {
+		return nil
+	}
+	return append(ActiveTwice(s), AgentLeftovers(s)...)
+}
+
+// ActiveTwice lists the coders assigned to more than one active task
+// (liza-validate.sh: "Agent assigned to multiple active tasks
+// simultaneously"), beyond two CLAIMED tasks, which Validate refuses
+// itself. The seed's validator rejects such a state, and so does validate
+// --file; a live board that an older git-liza left that way (its first
+// rules let a coder claim beside a task awaiting review) stays readable,
+// with a warning, until its coder's work moves on.
+func ActiveTwice(s *State) []Problem {
 	if s == nil {
 		return nil
 	}
@@ -126,6 +138,17 @@ func Leftovers(s *State) []Problem {
 			coding[t.AssignedTo] = t
 		}
 	}
+	return ps
+}
+
+// AgentLeftovers lists the agent entries that say what their agent no
+// longer holds (AgentLeftover); the next operation on the agent puts each
+// right. The seed's validator has no such check.
+func AgentLeftovers(s *State) []Problem {
+	if s == nil {
+		return nil
+	}
+	var ps problems
 	live := make(map[string]*Task, len(s.Tasks))
 	for _, t := range s.Tasks {
 		if t != nil {

@@ -235,6 +235,17 @@ func TestUpgradedBoard(t *testing.T) {
 		"agents[coder-3]: WORKING on e, which it does not hold (CLAIMED by coder-2)",
 		"agents[coder-4]: IDLE but keeps a lease_expires",
 		"agents[planner-1]: IDLE but keeps a lease_expires")
+	// The same state as a seed-format file, which records no rule set, is
+	// judged as liza-validate.sh judges it: a coder on two active tasks is
+	// INVALID there; the agents' leftovers stay warnings.
+	if st, err := human.State(ctx, ""); err != nil {
+		t.Fatal(err)
+	} else if data, err := contracts.MarshalState(st); err != nil {
+		t.Fatal(err)
+	} else if v, err := ops.ValidateFile(data, "state.yaml"); err != nil || len(v.Problems) != 1 || len(v.Warnings) != 3 ||
+		v.Problems[0].String() != "tasks[b]: coder-1 already holds REJECTED task a (one active task per coder)" {
+		t.Errorf("the old board's export, validated as a file: %v %+v", err, v)
+	}
 
 	// Operations under the current rules: the first one, an edit, on a tip
 	// made under the first rules.
