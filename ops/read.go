@@ -347,15 +347,19 @@ func ValidateFile(data []byte, name string) (*Validation, error) {
 		return nil, contracts.Invalidf("%s: %v", name, err)
 	}
 	v := &Validation{Problems: append(contracts.Validate(st), contracts.ActiveTwice(st)...), States: 1}
-	v.Warnings = leftoverWarnings(contracts.AgentLeftovers(st))
+	v.Warnings = append(leftoverWarnings(contracts.AgentLeftovers(st)), contracts.LateWork(st)...)
 	return v, nil
 }
 
 // validation is what validate says of a whole state: its problems, and as
 // warnings what the current rules no longer write but an older git-liza
 // did, which the next operation on it puts right (contracts.Leftovers).
+// The live tasks of a COMPLETED goal (contracts.LateWork) are warned of
+// too: an older git-liza let them in, and the board must stay readable so
+// that they can be finished or abandoned.
 func validation(st *contracts.State) *Validation {
-	return &Validation{Problems: contracts.Validate(st), States: 1, Warnings: leftoverWarnings(contracts.Leftovers(st))}
+	warnings := append(leftoverWarnings(contracts.Leftovers(st)), contracts.LateWork(st)...)
+	return &Validation{Problems: contracts.Validate(st), States: 1, Warnings: warnings}
 }
 
 // leftoverWarnings are leftovers as validate warns of them.
