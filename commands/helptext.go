@@ -135,8 +135,13 @@ var helpText = map[string]help{
 	"discover convert": {usage: "discover convert N --task ID", examples: []string{
 		`git liza --agent planner-1 discover convert 2 --task task-5`,
 	}},
-	"goal": {usage: "goal new [--spec PATH] GOAL", category: catPlanner, examples: []string{
+	"goal": {usage: "goal new [--spec PATH] GOAL | goal complete", category: catPlanner, examples: []string{
 		`git liza help goal new`,
+		`git liza help goal complete`,
+	}},
+	"goal complete": {usage: "goal complete", examples: []string{
+		`git liza goal complete              # every task is MERGED, SUPERSEDED or ABANDONED`,
+		`git liza --agent planner-1 goal complete`,
 	}},
 	"goal new": {usage: "goal new [--spec PATH] GOAL", examples: []string{
 		`git liza --agent planner-1 goal new --spec specs/v2.md "Retry with jitter"`,

@@ -106,12 +106,13 @@ func discoveryNumber(arg string) (int, error) {
 	return n, nil
 }
 
-// goalCmd is `git liza goal new [--spec PATH] GOAL`.
+// goalCmd is `git liza goal new [--spec PATH] GOAL` and `git liza goal
+// complete`.
 func (e *Env) goalCmd() *cli.Command {
-	const usage = "goal new [--spec PATH] GOAL"
+	const usage = "goal new [--spec PATH] GOAL | goal complete"
 	return &cli.Command{
 		Name:  "goal",
-		Usage: "goals on the board: new starts the next goal and sprint once the current goal is COMPLETED",
+		Usage: "goals on the board: complete closes the goal once every task is terminal, new starts the next one",
 		Commands: []*cli.Command{{
 			Name:      "new",
 			Usage:     "start the next goal and its sprint on the same board (the completed goal's tasks are archived)",
@@ -119,7 +120,7 @@ func (e *Env) goalCmd() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "spec", Usage: "the goal's vision document, a path in the repository"},
 			},
-			Action: e.action(1, 1, usage, func(ctx context.Context, s *session, a []string) error {
+			Action: e.action(1, 1, "goal new [--spec PATH] GOAL", func(ctx context.Context, s *session, a []string) error {
 				out, err := s.ops.GoalNew(ctx, ops.GoalNewRequest{Call: s.call(), Goal: a[0], Spec: s.cmd.String("spec")})
 				if err != nil {
 					return err
@@ -130,6 +131,25 @@ func (e *Env) goalCmd() *cli.Command {
 				}
 				fmt.Fprintf(s.Stdout, "%s started (sprint %s) after %s; %s archived%s\n", out.Goal, out.Sprint, out.Previous,
 					contracts.Plural(len(out.Archived), "task"), replayNote(out.Replayed))
+				return nil
+			}),
+		}, {
+			Name:  "complete",
+			Usage: "mark the goal and its sprint COMPLETED once every task is MERGED, SUPERSEDED or ABANDONED",
+			Action: e.action(0, 0, "goal complete", func(ctx context.Context, s *session, _ []string) error {
+				out, err := s.ops.GoalComplete(ctx, s.call())
+				if err != nil {
+					return err
+				}
+				if s.json {
+					return s.printJSON(map[string]any{"goal": out.Goal, "sprint": out.Sprint, "already": out.Already,
+						"commit": out.Commit.String(), "replayed": out.Replayed})
+				}
+				if out.Already {
+					fmt.Fprintf(s.Stdout, "%s is already COMPLETED; git liza goal new GOAL starts the next goal\n", out.Goal)
+					return nil
+				}
+				fmt.Fprintf(s.Stdout, "%s completed; sprint %s closed%s\n", out.Goal, out.Sprint, replayNote(out.Replayed))
 				return nil
 			}),
 		}},

@@ -37,6 +37,15 @@ const (
 	// RulesImport and RulesIntegration name the parts of RulesContained.
 	RulesImport      = RulesContained
 	RulesIntegration = RulesContained
+	// RulesLastMile is issue 27's set, the seeds in every corner. A
+	// COMPLETED goal takes no new work: task add, finalize, unblock and
+	// claim are refused until goal new starts the next goal, and an import
+	// may not bring a completed goal live tasks. goal complete closes a
+	// goal whose tasks are all terminal, whether or not one was merged.
+	RulesLastMile = 4
+	// RulesGoalClosed names the part of RulesLastMile about a completed
+	// goal.
+	RulesGoalClosed = RulesLastMile
 	// Rules is the set new operations follow.
-	Rules = RulesContained
+	Rules = RulesLastMile
 )

@@ -128,6 +128,9 @@ var kindAdd = def("add", contracts.OpAdd, func(tx *cas.Tx, in *addInput) (any, e
 	if err := contracts.ValidTaskID(t.ID); err != nil {
 		return nil, err
 	}
+	if err := checkGoalOpen(tx, "new tasks"); err != nil {
+		return nil, err
+	}
 	live, archived, err := tx.HasTask(t.ID)
 	if err != nil {
 		return nil, err
@@ -207,6 +210,9 @@ type taskInput struct {
 }
 
 var kindFinalize = def("finalize", contracts.OpFinalize, func(tx *cas.Tx, in *taskInput) (any, error) {
+	if err := checkGoalOpen(tx, "finalized tasks"); err != nil {
+		return nil, err
+	}
 	return transition(tx, contracts.OpFinalize, in.Task, contracts.Unclaimed, "finalized", func(t *contracts.Task) error {
 		if t.Status != contracts.Draft {
 			return contracts.Invalidf("task %s is %s, not DRAFT", t.ID, t.Status)
