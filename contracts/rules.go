@@ -37,6 +37,13 @@ const (
 	// RulesImport and RulesIntegration name the parts of RulesContained.
 	RulesImport      = RulesContained
 	RulesIntegration = RulesContained
+	// RulesMetered is issue 27's records as the original computes them:
+	// every merge leaves sprint.metrics equal to a full recomputation (as
+	// wt-merge.sh runs update-sprint-metrics.sh after each merge), with
+	// seed 002's 5-loop pause frequency; and the anomalies the system
+	// logs while an agent acts name that agent in logged_by, as every
+	// other anomaly does.
+	RulesMetered = 4
 	// Rules is the set new operations follow.
-	Rules = RulesContained
+	Rules = RulesMetered
 )
