@@ -42,10 +42,15 @@ const (
 	// claim are refused until goal new starts the next goal, and an import
 	// may not bring a completed goal live tasks. goal complete closes a
 	// goal whose tasks are all terminal, whether or not one was merged.
+	// And the records as the original computes them: every merge leaves
+	// sprint.metrics equal to a full recomputation (as wt-merge.sh runs
+	// update-sprint-metrics.sh after each merge), with seed 002's 5-loop
+	// pause frequency; the anomalies the system logs while an agent acts
+	// name that agent in logged_by, as every other anomaly does.
 	RulesLastMile = 4
-	// RulesGoalClosed names the part of RulesLastMile about a completed
-	// goal.
+	// RulesGoalClosed and RulesMetered name the parts of RulesLastMile.
 	RulesGoalClosed = RulesLastMile
+	RulesMetered    = RulesLastMile
 	// Rules is the set new operations follow.
 	Rules = RulesLastMile
 )
