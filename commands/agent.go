@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -22,6 +21,7 @@ import (
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/doctor"
 	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/proc"
 	"github.com/liza-dev/git-liza/refstore"
 	"github.com/liza-dev/git-liza/worktree"
 )
@@ -47,14 +47,17 @@ func (e *Env) agentCmd() *cli.Command {
 		Usage:     "supervise one agent CLI for a role: claim work, run the agent, handle its exit",
 		ArgsUsage: "ROLE [-- COMMAND ARGS...]",
 		Description: "An agent command that is not installed is refused before anything is registered (exit 5,\n" +
-			"a missing dependency). Ctrl-C or SIGTERM stops the supervisor: a coder's task is parked with its work for the\n" +
-			"next start, a reviewer's review released.",
+			"a missing dependency). Ctrl-C, SIGTERM or SIGHUP stops the supervisor: a coder's task is parked with its work for the\n" +
+			"next start, a reviewer's review released. So does closing its output.",
 		Flags: append(agentFlags(),
 			&cli.BoolFlag{Name: "replace", Usage: "take the agent id from a supervisor that still holds it"},
 			&cli.StringFlag{Name: "key", Usage: "the agent's own SSH signing key: its supervisor's state commits, its commits and its git liza commands are signed with it"},
 			// run's supervisors write their events as JSON lines, which
 			// run decodes, and keep their agents' output to the logs.
-			&cli.StringFlag{Name: "events", Hidden: true, Usage: "json: events as JSON lines on stdout, the agent's output in its session log only"}),
+			&cli.StringFlag{Name: "events", Hidden: true, Usage: "json: events as JSON lines on stdout, the agent's output in its session log only"},
+			// run names itself: the supervisor stops once its parent is
+			// no longer that process.
+			&cli.IntFlag{Name: "parent", Hidden: true, Usage: "the pid of the git liza run that started this supervisor: it stops when that process is gone"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			a := cmd.Args().Slice()
 			if len(a) < 1 {
@@ -71,10 +74,24 @@ func (e *Env) agentCmd() *cli.Command {
 			if err := signWith(cmd.String("key")); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(ctx, stopSignals...)
 			defer stop()
+			// Its output closed (its run gone, or agent ... | head), the
+			// supervisor stops and unregisters rather than die of SIGPIPE
+			// on its next line.
+			keepSIGPIPE()
+			ctx, out, unwatch := stopOnOutputClosed(ctx, e.Stdout)
+			defer unwatch()
+			if parent := int(cmd.Int("parent")); parent > 0 {
+				var gone context.CancelCauseFunc
+				ctx, gone = context.WithCancelCause(ctx)
+				defer gone(nil)
+				proc.WatchParent(ctx, parent, parentCheck, func() { gone(errParentGone) })
+			}
 			longLived()
-			return e.supervise(ctx, cmd, role, launch)
+			se := *e
+			se.Stdout = out
+			return se.supervise(ctx, cmd, role, launch)
 		},
 	}
 }
@@ -263,6 +280,10 @@ func parkedLine(role contracts.Role, tasks []string) string {
 	}
 	return fmt.Sprintf("; parked %s with its work (%s)", contracts.Printable(strings.Join(tasks, ", ")), contracts.ResumeHint)
 }
+
+// parentCheck is how often a supervisor started by git liza run looks
+// whether that run is still its parent: a getppid, nearly free.
+const parentCheck = time.Second
 
 // unregisterTries bounds the tries of a supervisor's last write.
 const unregisterTries = 20

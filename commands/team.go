@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/liza-dev/git-liza/agent"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/proc"
 	"github.com/liza-dev/git-liza/refstore"
 )
 
@@ -34,8 +36,10 @@ func (e *Env) runCmd() *cli.Command {
 			"git liza logs -f does; --json prints the events as JSON lines. A supervisor that stops for a\n" +
 			"missing dependency or its environment (exit 5) stops the team: run says why once and exits 5.\n" +
 			"run also watches the board and sends notifications as watch does, unless --no-notify.\n" +
-			"Ctrl-C or SIGTERM stops every supervisor: a coder's task is parked with its work, and the next run\n" +
-			"resumes it (status shows it parked, with no alarm). A script that started the\n" +
+			"Ctrl-C, SIGTERM or SIGHUP stops every supervisor: a coder's task is parked with its work, and the next run\n" +
+			"resumes it (status shows it parked, with no alarm). So does closing run's output (git liza run | head):\n" +
+			"run says so on stderr and exits 0. A supervisor never outlives run: killed (SIGKILL), run leaves\n" +
+			"supervisors that see it gone and stop the same way. A script that started the\n" +
 			"team in the background should stop it with SIGTERM: such a job ignores SIGINT, and git, when\n" +
 			"git liza run came through it, then reports \"waitpid for git-liza failed\" and exits 128 though\n" +
 			"the team stopped cleanly (git-liza run itself exits 0).",
@@ -85,12 +89,22 @@ func (e *Env) runCmd() *cli.Command {
 			if a := cmd.Args().Slice(); len(a) > 0 {
 				extra = append(append(extra, "--"), a...)
 			}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(ctx, stopSignals...)
 			defer stop()
+			// Output closed (run | head): the team stops as on Ctrl-C,
+			// rather than run dying of SIGPIPE and leaving it running.
+			keepSIGPIPE()
+			ctx, out, unwatch := stopOnOutputClosed(ctx, e.Stdout)
+			defer unwatch()
 			longLived()
 			defer s.startNotifier(ctx, cmd.Bool("no-notify"))()
-			return e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, keys: cmd.String("keys"), out: e.Stdout, progress: e.progress(),
+			err = e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, keys: cmd.String("keys"), out: out, progress: e.progress(),
 				events: true, json: cmd.Bool("json"), follow: splitList(cmd.StringSlice("follow")), followAll: cmd.Bool("verbose"), sessions: filepath.Join(s.repo.CommonDir, "liza", "logs", "sessions")})
+			if errors.Is(context.Cause(ctx), errOutputClosed) {
+				// Said where it may still be read: stderr.
+				fmt.Fprintf(e.Stderr, "git-liza: run: %v: stopped the team (each coder's task parked with its work)\n", errOutputClosed)
+			}
+			return err
 		},
 	}
 }
@@ -136,7 +150,12 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 	}
 	start := t.start
 	if start == nil {
-		start = (*exec.Cmd).Start
+		// The supervisors are started from one thread that lives as long
+		// as this process, so that their parent-death signal (see below)
+		// comes when this process ends, not when some thread of it does.
+		sp := proc.NewSpawner()
+		defer sp.Close() // after every supervisor has ended: team waits for them
+		start = sp.Start
 	}
 	var ids []string
 	if t.planner {
@@ -218,9 +237,15 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 		if t.events {
 			args = slices.Insert(args, 4, "--events=json")
 		}
+		// A supervisor never outlives this process: it stops (as on
+		// SIGTERM) when this process ends, told by the system on Linux
+		// (its parent-death signal), and elsewhere when it sees that its
+		// parent is no longer this process (--parent).
+		args = slices.Insert(args, 4, "--parent", strconv.Itoa(os.Getpid()))
 		c := exec.Command(exe, args...)
 		c.Dir, c.Env = e.Dir, env
 		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		proc.DieWithParent(c.SysProcAttr)
 		pr, pw := io.Pipe()
 		er, ew := io.Pipe()
 		c.Stdout, c.Stderr = pw, ew

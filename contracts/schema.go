@@ -106,8 +106,8 @@ func DefaultConfig() Config {
 	return Config{
 		MaxCoderIterations:   10,
 		MaxReviewCycles:      5,
-		LeaseDuration:        1800,
-		HeartbeatInterval:    60,
+		LeaseDuration:        300, // seed 004: "Lease duration: 5 minutes (default)"
+		HeartbeatInterval:    60,  // seed 004: "Heartbeat interval: 60 seconds"
 		CoderPollInterval:    30,
 		ReviewerPollInterval: 30,
 		PlannerPollInterval:  30,

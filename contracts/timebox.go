@@ -3,12 +3,19 @@ package contracts
 import "time"
 
 // The session timeboxes, in seconds, that apply when the config leaves
-// them unset. They are generous: a timebox is there to end a session that
-// has stopped making progress, not to hurry one that works.
+// them unset: seed 001's. "Work (Coder): 4–12 min", with the hard cap
+// "timebox_minutes <= 12"; "Planning (Supervisor): 6–10 min"; and a
+// review, a work slice, "in the 4–12 minute band". The timebox stops a
+// session the way a handoff does (SIGINT, then timebox_grace), and the
+// next session takes the task up from its worktree; three such stops in a
+// row (the supervisor's IdleLimit) give the task back to the planner, to
+// split, as the seed splits work estimated over 12 minutes. A board whose
+// tasks need longer sessions sets timebox_coder (and the others) in its
+// config.
 const (
-	DefaultTimeboxCoder        = 2 * 60 * 60
-	DefaultTimeboxCodeReviewer = 60 * 60
-	DefaultTimeboxPlanner      = 60 * 60
+	DefaultTimeboxCoder        = 12 * 60
+	DefaultTimeboxCodeReviewer = 12 * 60
+	DefaultTimeboxPlanner      = 10 * 60
 	DefaultTimeboxGrace        = 60
 )
 

@@ -20,8 +20,9 @@ type HeartbeatResult struct {
 // Heartbeat extends the caller's task and review leases. Liveness stays in
 // the state, where every clone sees it and the compare-and-swap guards it,
 // but a lease is renewed only once it is past half its term: at most two
-// commits per agent per lease period (one an hour per agent with the
-// default 30-minute lease), however often the heartbeat runs.
+// commits per agent per lease period (one every 3 minutes per agent with
+// the default 5-minute lease and the supervisor's 60-second heartbeat),
+// however often the heartbeat runs.
 func (s *Service) Heartbeat(ctx context.Context, call Call) (*HeartbeatResult, error) {
 	return writeAs[HeartbeatResult](ctx, s, call, kindHeartbeat, struct{}{}, nil)
 }

@@ -10,11 +10,11 @@ import (
 	"github.com/liza-dev/git-liza/refstore"
 )
 
-// TestLeaseThiefWithFastClock: coder-1 holds task a until 10:30. At 10:26:03
-// by every honest clock, coder-2's clock reads 4.5 minutes ahead (10:30:33),
+// TestLeaseThiefWithFastClock: coder-1 holds task a until 10:05. At 10:01:03
+// by every honest clock, coder-2's clock reads 4.5 minutes ahead (10:05:33),
 // within the skew a commit's date may have. Its claim is refused where it
 // is made; one made by a git-liza that trusts its own clock is refused by
-// a guarded remote and by a clone, whose clocks read 10:26:03. Once the
+// a guarded remote and by a clone, whose clocks read 10:01:03. Once the
 // lease is over by every clock within the bound, coder-2 takes it.
 func TestLeaseThiefWithFastClock(t *testing.T) {
 	human, _ := newBoard(t)
@@ -25,13 +25,13 @@ func TestLeaseThiefWithFastClock(t *testing.T) {
 	if _, err := human.As("coder-1", 0).Claim(ctx, ops.ClaimRequest{Task: "a", NoWorktree: true}); err != nil {
 		t.Fatal(err)
 	}
-	honest := 26*time.Minute + 3*time.Second
+	honest := time.Minute + 3*time.Second
 	fast := honest + 4*time.Minute + 30*time.Second
 	thief := serviceAt(t, human, "coder-2", fast)
 
 	// Made here: refused, whatever the thief's clock says.
 	_, err := thief.Claim(ctx, ops.ClaimRequest{Task: "a", NoWorktree: true})
-	if err == nil || !strings.Contains(err.Error(), "task a is claimed by coder-1 until 2026-01-17T10:30:00Z; a lease is taken over 5m0s after it ends") {
+	if err == nil || !strings.Contains(err.Error(), "task a is claimed by coder-1 until 2026-01-17T10:05:00Z; a lease is taken over 5m0s after it ends") {
 		t.Fatalf("claim with a fast clock: %v, want a refusal", err)
 	}
 
@@ -48,7 +48,7 @@ func TestLeaseThiefWithFastClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(problems) != 1 || !strings.Contains(problems[0], "claim by coder-2 is refused on its parent state: task a is claimed by coder-1 until 2026-01-17T10:30:00Z") {
+	if len(problems) != 1 || !strings.Contains(problems[0], "claim by coder-2 is refused on its parent state: task a is claimed by coder-1 until 2026-01-17T10:05:00Z") {
 		t.Fatalf("guarded remote: %q, want the claim refused", problems)
 	}
 	v, err := server.Validate(ctx, ops.ValidateRequest{History: true})
@@ -62,7 +62,7 @@ func TestLeaseThiefWithFastClock(t *testing.T) {
 
 	// Over by every clock: coder-2's honest takeover lands, and the
 	// remote and a clone at the same time take it.
-	later := 35 * time.Minute
+	later := 10 * time.Minute
 	r, err := serviceAt(t, human, "coder-2", later).Claim(ctx, ops.ClaimRequest{Task: "a", NoWorktree: true})
 	if err != nil || r.Kind != string(ops.ClaimExpired) {
 		t.Fatalf("honest takeover: %+v, %v", r, err)
