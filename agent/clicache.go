@@ -16,7 +16,7 @@ func CLICache() string {
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(cache, "git-liza", "agent-clis")
+	return filepath.Join(cache, filepath.FromSlash("git-liza/agent-clis"))
 }
 
 // CachedCLI is the program of the npm package dir installed in CLICache
