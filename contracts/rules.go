@@ -37,6 +37,13 @@ const (
 	// RulesImport and RulesIntegration name the parts of RulesContained.
 	RulesImport      = RulesContained
 	RulesIntegration = RulesContained
+	// RulesCheckpointed is issue 27's mandatory pre-execution checkpoint
+	// (seed 000: "Before any implementation, the agent MUST write a
+	// checkpoint"): submit refuses a task whose current iteration has no
+	// checkpoint, a claim leaves its coder STARTING on the task, and the
+	// checkpoint is what turns the coder WORKING ("IDLE -> WORKING | Task
+	// claimed, checkpoint written").
+	RulesCheckpointed = 4
 	// Rules is the set new operations follow.
-	Rules = RulesContained
+	Rules = RulesCheckpointed
 )

@@ -91,6 +91,7 @@ func TestNewKindsReplay(t *testing.T) {
 
 	ok(coder.Claim(ctx, ops.ClaimRequest{Task: "a"}))
 	commitIn(t, root, "a", "a.txt", "a\n")
+	checkpoint(t, coder, "a")
 	ok(coder.Submit(ctx, ops.SubmitRequest{Task: "a"}))
 	ok(reviewer.Review(ctx, ops.ReviewRequest{Task: "a"}))
 	ok(reviewer.Verdict(ctx, ops.VerdictRequest{Task: "a", Approve: true}))
@@ -122,7 +123,7 @@ func TestNewKindsReplay(t *testing.T) {
 	}{
 		{"an edit of another field", edit, `"priority":1`, `"priority":2`, "its change is not what edit by planner-1 makes"},
 		{"an edit by a coder", edit, "Liza-Agent: planner-1", "Liza-Agent: coder-1", "coder-1 (coder) may not edit"},
-		{"an edit under the first rules", edit, "Liza-Rules: 3\n", "", "older than its parent's (3)"},
+		{"an edit under the first rules", edit, "Liza-Rules: 4\n", "", "older than its parent's (4)"},
 		{"a conversion of another discovery", convert, `"discovery":1`, `"discovery":2`, "its change is not what convert by planner-1 makes"},
 		{"a conversion relabelled a note", convert, "Liza-Kind: convert", "Liza-Kind: note", "Liza-Kind note goes with Liza-Op note, not convert"},
 		{"a task from a discovery converted already", from, `"from_discovery":2`, `"from_discovery":1`, "disc-1 was converted to task a already"},
@@ -261,6 +262,7 @@ func TestUpgradedBoard(t *testing.T) {
 	// coder-1 finishes what it holds, but takes nothing more.
 	ok(c1.Heartbeat(ctx, ops.Call{}))
 	commitIn(t, root, "b", "b.txt", "b\n")
+	checkpoint(t, c1, "b")
 	ok(c1.Submit(ctx, ops.SubmitRequest{Task: "b"}))
 	if _, err := c1.Claim(ctx, ops.ClaimRequest{Task: "i"}); ops.Class(err) != contracts.CodeInvalid || !strings.Contains(err.Error(), "one active task per coder") {
 		t.Errorf("coder-1's claim beside two active tasks: %v", err)
@@ -270,10 +272,10 @@ func TestUpgradedBoard(t *testing.T) {
 
 	// Forgeries: a new operation under the first rules; a commit that goes
 	// back to them; an old commit claiming the new rules.
-	wantRefused(t, "an edit under the first rules", forged(t, checker, root, edit, "Liza-Rules: 3\n", ""),
+	wantRefused(t, "an edit under the first rules", forged(t, checker, root, edit, "Liza-Rules: 4\n", ""),
 		"edit is an operation of rule set 2 and later, not of rule set 1")
-	wantRefused(t, "a heartbeat back under the first rules", forged(t, checker, root, beat, "Liza-Rules: 3\n", ""),
-		"it was made under rule set 1, older than its parent's (3)")
+	wantRefused(t, "a heartbeat back under the first rules", forged(t, checker, root, beat, "Liza-Rules: 4\n", ""),
+		"it was made under rule set 1, older than its parent's (4)")
 	wantRefused(t, "an old registration under the new rules", forged(t, checker, root, register, "Liza-Kind: register\n", "Liza-Kind: register\nLiza-Rules: 2\n"),
 		"its change is not what register by planner-1 makes")
 }
