@@ -54,7 +54,7 @@ func TestAgentCLIsMCP(t *testing.T) {
 			t.Run(c.name+"/"+mode, func(t *testing.T) {
 				path, ok := findCLI(c.name, c.program)
 				if !ok {
-					t.Skipf("%s is not installed: .ci/run installs it (npm install --prefix %s %s@%s)", c.program, filepath.Join(cliDir(), c.name), c.pkg, c.version)
+					t.Skipf("%s is not installed: .ci/run installs it (npm install --prefix %s %s@%s)", c.program, filepath.Join(agent.CLICache(), c.name), c.pkg, c.version)
 				}
 				if c.name == "gemini" && !sandboxed && agent.ContainerEngine() == "" {
 					t.Skip("gemini's own sandbox is a docker or podman container, and no container engine answers here")
@@ -328,16 +328,7 @@ func newMCPTeam(t *testing.T, name, cliPath string, sandboxed, withMCP bool, mod
 			t.Fatal(err)
 		}
 	}
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := asUser(who, args...)
-		cmd.Dir, cmd.Env = root, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	run := runAs(t, who, root, env)
 	initHelloBoard(run)
 	args := []string{"git", "liza", "run", "--no-planner", "--coders", "1", "--reviewers", "1", "--poll", "200ms", "--cli", name}
 	if sandboxed {

@@ -41,16 +41,7 @@ func shellTeamOps(t *testing.T) []string {
 	env := []string{"HOME=" + filepath.Join(base, "home"), "PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "TZ=UTC", "LANG=C.UTF-8"}
 	setupHelloRepo(t, root)
 	who := teamUser{uid: os.Geteuid(), gid: os.Getegid()}
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir, cmd.Env = root, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	run := runAs(t, who, root, env)
 	initHelloBoard(run)
 	team := exec.Command("git", "liza", "run", "--no-planner", "--coders", "1", "--reviewers", "1", "--poll", "200ms", "--sandboxed", "--", "sh", filepath.Join(base, "agent.sh"))
 	team.Dir, team.Env = root, env

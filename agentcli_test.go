@@ -26,23 +26,9 @@ var agentCLIs = []struct{ name, program, pkg, version string }{
 	{"gemini", "gemini", "@google/gemini-cli", "0.61.0"},
 }
 
-// cliDir is where .ci/run installs the agent CLIs: $LIZA_AGENT_CLIS, else
-// the user's cache directory.
-func cliDir() string {
-	if d := os.Getenv("LIZA_AGENT_CLIS"); d != "" {
-		return d
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(cache, "git-liza", "agent-clis")
-}
-
 // findCLI finds an agent CLI where .ci/run installs it, else on PATH.
 func findCLI(name, program string) (string, bool) {
-	p := filepath.Join(cliDir(), name, "node_modules", ".bin", program)
-	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+	if p := agent.CachedCLI(name, program); p != "" {
 		return p, true
 	}
 	if p, err := exec.LookPath(program); err == nil {
@@ -71,7 +57,7 @@ func TestAgentCLIs(t *testing.T) {
 			t.Run(c.name+"/"+mode, func(t *testing.T) {
 				path, ok := findCLI(c.name, c.program)
 				if !ok {
-					t.Skipf("%s is not installed: .ci/run installs it (npm install --prefix %s %s@%s)", c.program, filepath.Join(cliDir(), c.name), c.pkg, c.version)
+					t.Skipf("%s is not installed: .ci/run installs it (npm install --prefix %s %s@%s)", c.program, filepath.Join(agent.CLICache(), c.name), c.pkg, c.version)
 				}
 				runTeam(t, c.name, path, sandboxed)
 			})
@@ -153,16 +139,7 @@ func runTeam(t *testing.T, name, cliPath string, sandboxed bool) {
 			t.Fatal(err)
 		}
 	}
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := asUser(who, args...)
-		cmd.Dir, cmd.Env = root, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	run := runAs(t, who, root, env)
 	run("git", "init", "-q", "-b", "main")
 	run("git", "add", ".")
 	run("git", "-c", "user.name=Ada", "-c", "user.email=ada@example.com", "commit", "-q", "-m", "vision")
@@ -306,6 +283,21 @@ func asUser(who teamUser, args ...string) *exec.Cmd {
 	}
 	full := append([]string{"--reuid=" + strconv.Itoa(who.uid), "--regid=" + strconv.Itoa(who.gid), "--clear-groups", "--"}, args...)
 	return exec.Command("setpriv", full...)
+}
+
+// runAs is a function that runs a command as who, in dir with env, and
+// returns its output; a failure fails the test.
+func runAs(t *testing.T, who teamUser, dir string, env []string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		cmd := asUser(who, args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
 }
 
 // shareCLI puts the agent CLI's npm installation where another user can

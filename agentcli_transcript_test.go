@@ -90,7 +90,7 @@ func TestAgentCLIStreams(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			path, ok := findCLI(c.name, c.program)
 			if !ok {
-				t.Skipf("%s is not installed: .ci/run installs it (npm install --prefix %s %s@%s)", c.program, filepath.Join(cliDir(), c.name), c.pkg, c.version)
+				t.Skipf("%s is not installed: .ci/run installs it (npm install --prefix %s %s@%s)", c.program, filepath.Join(agent.CLICache(), c.name), c.pkg, c.version)
 			}
 			base, err := os.MkdirTemp(varTmp(), "git-liza-stream-")
 			if err != nil {
@@ -202,7 +202,7 @@ func TestAgentCLITranscript(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			path, ok := findCLI(c.name, c.program)
 			if !ok {
-				t.Skipf("%s is not installed: .ci/run installs it (npm install --prefix %s %s@%s)", c.program, filepath.Join(cliDir(), c.name), c.pkg, c.version)
+				t.Skipf("%s is not installed: .ci/run installs it (npm install --prefix %s %s@%s)", c.program, filepath.Join(agent.CLICache(), c.name), c.pkg, c.version)
 			}
 			blockedByToolError(t, c.name, path)
 		})
@@ -312,16 +312,7 @@ func blockedByToolError(t *testing.T, name, cliPath string) {
 func widgetProject(t *testing.T, root string, env []string) func(args ...string) string {
 	t.Helper()
 	writeFile(t, filepath.Join(root, "specs", "vision.md"), "# Vision\n\nThe widget exists.\n")
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir, cmd.Env = root, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	run := runAs(t, teamUser{uid: os.Geteuid(), gid: os.Getegid()}, root, env)
 	run("git", "init", "-q", "-b", "main")
 	run("git", "add", ".")
 	run("git", "-c", "user.name=Ada", "-c", "user.email=ada@example.com", "commit", "-q", "-m", "vision")

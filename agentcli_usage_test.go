@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/liza-dev/git-liza/agent"
+
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/transcript"
 )
@@ -42,7 +44,7 @@ func TestAgentCLIUsage(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			path, ok := findCLI(c.name, c.program)
 			if !ok {
-				t.Skipf("%s is not installed: .ci/run installs it (npm install --prefix %s %s@%s)", c.program, filepath.Join(cliDir(), c.name), c.pkg, c.version)
+				t.Skipf("%s is not installed: .ci/run installs it (npm install --prefix %s %s@%s)", c.program, filepath.Join(agent.CLICache(), c.name), c.pkg, c.version)
 			}
 			usageTeam(t, c.name, path)
 		})

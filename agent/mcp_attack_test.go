@@ -11,24 +11,6 @@ import (
 	"testing"
 )
 
-// realCLI is the installed agent CLI of the name (the cache the agent-CLI
-// tests install them in; LIZA_AGENT_CLIS overrides it), or "".
-func realCLI(name string) string {
-	dir := os.Getenv("LIZA_AGENT_CLIS")
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(cache, "git-liza", "agent-clis")
-	}
-	p := filepath.Join(dir, name, "node_modules", ".bin", name)
-	if _, err := os.Stat(p); err != nil {
-		return ""
-	}
-	return p
-}
-
 // markerServer is an MCP server that writes the agent id it was started
 // for into marks/NAME, then runs git-liza-mcp.
 func markerServer(t *testing.T, dir, name, mcp string) string {
@@ -63,7 +45,7 @@ func TestCommittedMCPConfig(t *testing.T) {
 	var mcp string
 	for _, cli := range PresetNames() {
 		t.Run(cli, func(t *testing.T) {
-			program := realCLI(cli)
+			program := CachedCLI(cli, cli)
 			if program == "" {
 				t.Skipf("%s is not installed", cli)
 			}

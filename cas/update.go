@@ -385,6 +385,11 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*
 		if tx.Rules >= contracts.RulesWhole {
 			ps = append(ps, contracts.Leftovers(st)...)
 		}
+		if tx.Rules >= contracts.RulesGoalClosed {
+			// A whole new state may not bring a COMPLETED goal live
+			// tasks, which no operation makes under these rules.
+			ps = append(ps, contracts.LateWork(st)...)
+		}
 		if err := problemsError(contracts.CodeInvalid, "", ps); err != nil {
 			return nil, err
 		}

@@ -67,17 +67,19 @@ var helpText = map[string]help{
 	"task": {usage: "task COMMAND [ARGS]", category: catPlanner, examples: []string{
 		`git liza help task add`,
 	}},
-	"task add": {usage: "task add --id ID --desc TEXT --spec REF --done TEXT --scope TEXT [--priority N] [--depends A,B] [--draft] [--from-discovery N]", examples: []string{
+	"task add": {usage: "task add --id ID --desc TEXT --spec REF --done TEXT --scope TEXT [--priority N] [--depends A,B] [--docs A,B] [--draft] [--from-discovery N]", examples: []string{
 		`git liza --agent planner-1 task add --id task-1 --desc "Retry GET calls" --spec specs/vision.md#retry --done "go test ./retry passes" --scope "IN: retry/"`,
 		`git liza task add --id task-2 --desc "Retry POST calls" --spec specs/vision.md --done "tests pass" --scope "IN: retry/" --depends task-1 --paths retry/post.go`,
 		`git liza --agent planner-1 task add --id task-5 --desc "Honour timeouts" --spec specs/vision.md --done "tests pass" --scope "IN: client/" --from-discovery 2`,
+		`git liza task add --id task-6 --desc "Log retries" --spec specs/vision.md --done "tests pass" --scope "IN: log/" --docs docs/agent_docs/CODEBASE.md,docs/agent_docs/TESTING.md`,
 	}},
 	"task finalize": {usage: "task finalize ID", examples: []string{
 		`git liza --agent planner-1 task finalize task-4`,
 	}},
-	"task edit": {usage: "task edit ID [--desc T] [--spec R] [--done T] [--scope T] [--priority N] [--depends A,B] [--paths P,...] [--max-files N] [--max-loc N]", examples: []string{
+	"task edit": {usage: "task edit ID [--desc T] [--spec R] [--done T] [--scope T] [--priority N] [--depends A,B] [--paths P,...] [--max-files N] [--max-loc N] [--docs A,B]", examples: []string{
 		`git liza --agent planner-1 task edit task-4 --scope "IN: retry/get.go" --done "go test ./retry -run GET passes"`,
 		`git liza task edit task-4 --depends ""          # no dependencies`,
+		`git liza task edit task-4 --docs docs/agent_docs/TESTING.md`,
 	}},
 	"task block": {usage: "task block ID --reason TEXT --question Q [--question Q ...] [--attempted TEXT ...]", examples: []string{
 		`git liza --agent coder-1 task block task-3 --reason "the spec contradicts itself" --question "Retry POST or not?"`,
@@ -133,8 +135,13 @@ var helpText = map[string]help{
 	"discover convert": {usage: "discover convert N --task ID", examples: []string{
 		`git liza --agent planner-1 discover convert 2 --task task-5`,
 	}},
-	"goal": {usage: "goal new [--spec PATH] GOAL", category: catPlanner, examples: []string{
+	"goal": {usage: "goal new [--spec PATH] GOAL | goal complete", category: catPlanner, examples: []string{
 		`git liza help goal new`,
+		`git liza help goal complete`,
+	}},
+	"goal complete": {usage: "goal complete", examples: []string{
+		`git liza goal complete              # every task is MERGED, SUPERSEDED or ABANDONED`,
+		`git liza --agent planner-1 goal complete`,
 	}},
 	"goal new": {usage: "goal new [--spec PATH] GOAL", examples: []string{
 		`git liza --agent planner-1 goal new --spec specs/v2.md "Retry with jitter"`,
@@ -240,8 +247,9 @@ var helpText = map[string]help{
 	}},
 	"sprint checkpoint": {usage: "sprint checkpoint", examples: []string{`git liza sprint checkpoint`}},
 	"sprint metrics":    {usage: "sprint metrics", examples: []string{`git liza sprint metrics --json`}},
-	"prompt": {usage: "prompt ROLE [--task ID] [--trigger T] | --list | --text NAME", category: catTeam, examples: []string{
+	"prompt": {usage: "prompt ROLE [--task ID] [--trigger T] [--tools] | --list | --text NAME", category: catTeam, examples: []string{
 		`git liza prompt coder --task task-3`,
+		`git liza prompt coder --task task-3 --tools    # as a session with git liza's MCP tools gets it`,
 		`git liza prompt --list`,
 	}},
 	"demo": {usage: "demo [--dir DIR]", category: catTeam, examples: []string{`git liza demo`}},

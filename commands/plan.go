@@ -13,7 +13,7 @@ import (
 )
 
 func (e *Env) taskEditCmd() *cli.Command {
-	const usage = "task edit ID [--desc T] [--spec R] [--done T] [--scope T] [--priority N] [--depends A,B] [--paths P,...]"
+	const usage = "task edit ID [--desc T] [--spec R] [--done T] [--scope T] [--priority N] [--depends A,B] [--paths P,...] [--docs A,B]"
 	return &cli.Command{
 		Name:      "edit",
 		Usage:     "change the fields of a DRAFT or UNCLAIMED task; its history keeps what changed",
@@ -28,6 +28,7 @@ func (e *Env) taskEditCmd() *cli.Command {
 			&cli.StringSliceFlag{Name: "paths", Usage: "paths or globs the task owns (A,B; empty for none)"},
 			&cli.IntFlag{Name: "max-files", Usage: "most files a submission may touch"},
 			&cli.IntFlag{Name: "max-loc", Usage: "most lines a submission may add and remove"},
+			&cli.StringSliceFlag{Name: "docs", Usage: "at most two more files of the repository its agents should read (A,B; empty for none)"},
 		},
 		Action: e.action(1, 1, usage, func(ctx context.Context, s *session, a []string) error {
 			c := s.cmd
@@ -58,7 +59,7 @@ func (e *Env) taskEditCmd() *cli.Command {
 			}
 			r.Description, r.SpecRef, r.DoneWhen, r.Scope = str("desc"), str("spec"), str("done"), str("scope")
 			r.Priority, r.MaxFiles, r.MaxLOC = num("priority"), num("max-files"), num("max-loc")
-			r.DependsOn, r.Paths = list("depends"), list("paths")
+			r.DependsOn, r.Paths, r.Docs = list("depends"), list("paths"), list("docs")
 			return s.report(s.ops.EditTask(ctx, r))
 		}),
 	}
@@ -105,12 +106,13 @@ func discoveryNumber(arg string) (int, error) {
 	return n, nil
 }
 
-// goalCmd is `git liza goal new [--spec PATH] GOAL`.
+// goalCmd is `git liza goal new [--spec PATH] GOAL` and `git liza goal
+// complete`.
 func (e *Env) goalCmd() *cli.Command {
-	const usage = "goal new [--spec PATH] GOAL"
+	const usage = "goal new [--spec PATH] GOAL | goal complete"
 	return &cli.Command{
 		Name:  "goal",
-		Usage: "goals on the board: new starts the next goal and sprint once the current goal is COMPLETED",
+		Usage: "goals on the board: complete closes the goal once every task is terminal, new starts the next one",
 		Commands: []*cli.Command{{
 			Name:      "new",
 			Usage:     "start the next goal and its sprint on the same board (the completed goal's tasks are archived)",
@@ -118,7 +120,7 @@ func (e *Env) goalCmd() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "spec", Usage: "the goal's vision document, a path in the repository"},
 			},
-			Action: e.action(1, 1, usage, func(ctx context.Context, s *session, a []string) error {
+			Action: e.action(1, 1, "goal new [--spec PATH] GOAL", func(ctx context.Context, s *session, a []string) error {
 				out, err := s.ops.GoalNew(ctx, ops.GoalNewRequest{Call: s.call(), Goal: a[0], Spec: s.cmd.String("spec")})
 				if err != nil {
 					return err
@@ -129,6 +131,25 @@ func (e *Env) goalCmd() *cli.Command {
 				}
 				fmt.Fprintf(s.Stdout, "%s started (sprint %s) after %s; %s archived%s\n", out.Goal, out.Sprint, out.Previous,
 					contracts.Plural(len(out.Archived), "task"), replayNote(out.Replayed))
+				return nil
+			}),
+		}, {
+			Name:  "complete",
+			Usage: "mark the goal and its sprint COMPLETED once every task is MERGED, SUPERSEDED or ABANDONED",
+			Action: e.action(0, 0, "goal complete", func(ctx context.Context, s *session, _ []string) error {
+				out, err := s.ops.GoalComplete(ctx, s.call())
+				if err != nil {
+					return err
+				}
+				if s.json {
+					return s.printJSON(map[string]any{"goal": out.Goal, "sprint": out.Sprint, "already": out.Already,
+						"commit": out.Commit.String(), "replayed": out.Replayed})
+				}
+				if out.Already {
+					fmt.Fprintf(s.Stdout, "%s is already COMPLETED; git liza goal new GOAL starts the next goal\n", out.Goal)
+					return nil
+				}
+				fmt.Fprintf(s.Stdout, "%s completed; sprint %s closed%s\n", out.Goal, out.Sprint, replayNote(out.Replayed))
 				return nil
 			}),
 		}},

@@ -13,7 +13,7 @@ import (
 	"github.com/liza-dev/git-liza/ops"
 )
 
-const promptUsage = "prompt ROLE [--task ID] [--trigger T] | prompt --list | prompt --text NAME"
+const promptUsage = "prompt ROLE [--task ID] [--trigger T] [--tools] | prompt --list | prompt --text NAME"
 
 func (e *Env) promptCmd() *cli.Command {
 	return &cli.Command{
@@ -23,13 +23,14 @@ func (e *Env) promptCmd() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "task", Usage: "the task `ID` of the coder's assignment or of the review"},
 			&cli.StringFlag{Name: "trigger", Usage: "the planner's wake `TRIGGER` (default: the most urgent one present)"},
+			&cli.BoolFlag{Name: "tools", Usage: "the prompt of a session that has git liza's MCP tools (git-liza-mcp installed)"},
 			&cli.BoolFlag{Name: "list", Usage: "list the embedded contract texts"},
 			&cli.StringFlag{Name: "text", Usage: "print the embedded contract text `NAME` (see --list)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			list, text := cmd.Bool("list"), cmd.String("text")
 			if list || text != "" {
-				if cmd.Args().Len() > 0 || list && text != "" || cmd.String("task") != "" || cmd.String("trigger") != "" {
+				if cmd.Args().Len() > 0 || list && text != "" || cmd.String("task") != "" || cmd.String("trigger") != "" || cmd.Bool("tools") {
 					return contracts.Invalidf("usage: git liza %s", promptUsage)
 				}
 				if list {
@@ -49,7 +50,7 @@ func (e *Env) promptCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			p, err := s.ops.Prompt(ctx, ops.PromptRequest{Role: role, Task: cmd.String("task"), Trigger: cmd.String("trigger")})
+			p, err := s.ops.Prompt(ctx, ops.PromptRequest{Role: role, Task: cmd.String("task"), Trigger: cmd.String("trigger"), Tools: cmd.Bool("tools")})
 			if err != nil {
 				return err
 			}

@@ -360,9 +360,23 @@ func TestPromptCommand(t *testing.T) {
 		checkCommands(t, app, commandLines(tc.role+" prompt", got.Prompt))
 	}
 
+	// --tools: the prompt of a session that has git liza's MCP tools; the
+	// coder's names the resource of the contract it leaves out.
+	out, code := run("prompt", "coder", "--task", "task-1", "--tools")
+	for _, w := range []string{"TOOLS: checkpoint, submit, block, handoff, anomaly, discover, status, show_task, log_task, validate (MCP server liza",
+		"Before editing: the checkpoint tool (or git liza checkpoint task-1", "or the MCP resource liza://contract/MULTI_AGENT_MODE."} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Errorf("prompt coder --tools: exit %d, lacks %q", code, w)
+		}
+	}
+	plain, _ := run("prompt", "coder", "--task", "task-1")
+	if strings.Contains(plain, "TOOLS:") || !strings.Contains(plain, "read them with git liza prompt --text MULTI_AGENT_MODE.") {
+		t.Errorf("prompt coder without --tools:\n%s", plain)
+	}
+
 	// --trigger picks the planner's trigger; bad requests change nothing
 	// and exit 1.
-	out, code := run("prompt", "planner", "--trigger", "human_notes")
+	out, code = run("prompt", "planner", "--trigger", "human_notes")
 	if code != 0 || !strings.Contains(out, "WAKE TRIGGER: HUMAN_NOTES\n") {
 		t.Errorf("prompt planner --trigger human_notes: exit %d\n%s", code, out)
 	}
@@ -378,6 +392,7 @@ func TestPromptCommand(t *testing.T) {
 		{[]string{"prompt", "judge"}, `git-liza: unknown role "judge" (roles: planner, coder, code-reviewer)` + "\n"},
 		{[]string{"--agent", "coder-2", "prompt", "planner"}, "git-liza: agent coder-2 is not a planner\n"},
 		{[]string{"prompt"}, "git-liza: usage: git liza prompt ROLE"},
+		{[]string{"prompt", "--list", "--tools"}, "git-liza: usage: git liza prompt ROLE"},
 	} {
 		out, code := run(bad.args...)
 		if code != 1 || !strings.HasPrefix(out, bad.msg) {

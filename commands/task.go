@@ -38,9 +38,10 @@ func (e *Env) taskAddCmd() *cli.Command {
 			&cli.IntFlag{Name: "max-files", Usage: "most files a submission may touch"},
 			&cli.IntFlag{Name: "max-loc", Usage: "most lines a submission may add and remove"},
 			&cli.BoolFlag{Name: "draft", Usage: "keep the task in DRAFT until `task finalize`"},
+			&cli.StringSliceFlag{Name: "docs", Usage: "at most two more files of the repository its agents should read (A,B; seed 002's context diet)"},
 			&cli.StringFlag{Name: "from-discovery", Usage: "the discovery `N` (disc-N) the task comes from: sets its converted_to_task"},
 		},
-		Action: e.action(0, 0, "task add --id ID --desc TEXT --spec REF --done TEXT --scope TEXT [--priority N] [--depends A,B] [--draft]", func(ctx context.Context, s *session, _ []string) error {
+		Action: e.action(0, 0, "task add --id ID --desc TEXT --spec REF --done TEXT --scope TEXT [--priority N] [--depends A,B] [--docs A,B] [--draft]", func(ctx context.Context, s *session, _ []string) error {
 			t := contracts.Task{
 				ID:          s.cmd.String("id"),
 				Description: s.cmd.String("desc"),
@@ -50,6 +51,7 @@ func (e *Env) taskAddCmd() *cli.Command {
 				Priority:    s.cmd.Int("priority"),
 				DependsOn:   contracts.StringList(splitList(s.cmd.StringSlice("depends"))),
 				Paths:       contracts.StringList(splitList(s.cmd.StringSlice("paths"))),
+				Docs:        contracts.StringList(splitList(s.cmd.StringSlice("docs"))),
 				MaxFiles:    s.cmd.Int("max-files"),
 				MaxLOC:      s.cmd.Int("max-loc"),
 				Status:      contracts.Unclaimed,

@@ -160,31 +160,15 @@ var AnomalyTypes = map[string]AnomalyType{
 	"system_ambiguity":      {LoggedBy: []Role{RolePlanner, RoleCoder, RoleReviewer}, Required: []string{"protocol_section", "question"}},
 }
 
-// CheckAnomaly returns an error (exit 1) unless role may log a new anomaly
-// a: CheckRecordedAnomaly, and a type for which the seed names no keys
-// still has to say something (AnomalyMessage). The tool's own anomalies
-// (such as review_deadlock logged on a reviewer's verdict) skip the role
-// check and are checked by Validate only.
+// CheckAnomaly returns an error (exit 1) unless role may log a, its type is
+// known and the details seed 004's table requires of the type are present.
+// The types the seed lists with no required field take none: a message
+// detail saying what happened helps the reader, but an agent that follows
+// the seed to the letter is not refused. (An earlier git-liza required one;
+// dropping a requirement keeps every anomaly it recorded valid.) The tool's
+// own anomalies (such as review_deadlock logged on a reviewer's verdict)
+// skip the role check and are checked by Validate only.
 func CheckAnomaly(a *Anomaly, role Role) error {
-	if err := CheckRecordedAnomaly(a, role); err != nil {
-		return err
-	}
-	// An anomaly with no content tells the planner and the human nothing.
-	// Only new anomalies are held to this: Validate accepts older ones, and
-	// so does the replay of the anomaly operations that logged them
-	// (CheckRecordedAnomaly).
-	if len(AnomalyTypes[a.Type].Required) == 0 {
-		if detailText(a.Details, AnomalyMessage) == "" {
-			return Invalidf("%s anomaly needs a %s detail saying what happened (--detail %s=...)", a.Type, AnomalyMessage, AnomalyMessage)
-		}
-	}
-	return nil
-}
-
-// CheckRecordedAnomaly returns an error (exit 1) unless role may log a, its
-// type is known and its required details are present: the rules an
-// anomaly operation is verified by, whenever it was made.
-func CheckRecordedAnomaly(a *Anomaly, role Role) error {
 	if a == nil {
 		return Invalidf("no anomaly")
 	}
@@ -201,10 +185,6 @@ func CheckRecordedAnomaly(a *Anomaly, role Role) error {
 	}
 	return nil
 }
-
-// AnomalyMessage is the detail that carries the content of an anomaly whose
-// type has no required details in the seed.
-const AnomalyMessage = "message"
 
 // missingDetails lists the required detail keys of t that a lacks or leaves
 // empty.

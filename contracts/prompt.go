@@ -162,7 +162,8 @@ func SessionContext(st *State, role Role, agent string, task *Task, planning *Pl
 }
 
 // BuildPrompt assembles the prompt a supervisor gives an agent: CORE, the
-// multi-agent contract, the role's section, then the session's context in
+// multi-agent contract (a coder's without what it does not act on: see
+// multiAgentFor), the role's section, then the session's context in
 // the sections seed 003 names (=== ASSIGNED TASK === for a coder,
 // === REVIEW TASK === for a reviewer, === PLANNING CONTEXT === for a
 // planner) and the human notes. It fails (exit 1) without a role, for a
@@ -228,7 +229,7 @@ func BuildPrompt(pc PromptContext) (string, error) {
 		}
 	}
 
-	parts := []string{mustText(TextCore), mustText(TextMultiAgent), mustText(name), ctx.String()}
+	parts := []string{mustText(TextCore), multiAgentFor(pc.Role, pc.Tools), mustText(name), ctx.String()}
 	for i, p := range parts {
 		parts[i] = strings.TrimSpace(p)
 	}
@@ -254,6 +255,9 @@ func taskWorktree(pc PromptContext) string {
 func taskFields(w *promptWriter, t *Task) {
 	w.field("DESCRIPTION", t.Description)
 	w.field("SPEC", t.SpecRef)
+	if len(t.Docs) > 0 {
+		w.field("DOCS", strings.Join(t.Docs, ", "))
+	}
 	w.block("DONE WHEN", t.DoneWhen)
 	w.block("SCOPE", t.Scope)
 	if len(t.Paths) > 0 {
@@ -331,9 +335,11 @@ func coderContext(w *promptWriter, pc PromptContext) {
 	}
 
 	previous := previousSession(w, t)
-	steps := []string{
-		fmt.Sprintf("cd %s and read the task: %s", wt, tool(pc, "show_task", "git liza show "+t.ID)),
+	read := fmt.Sprintf("cd %s and read the task: %s", wt, tool(pc, "show_task", "git liza show "+t.ID))
+	if len(t.Docs) > 0 {
+		read += ", then the SPEC and the DOCS"
 	}
+	steps := []string{read}
 	if previous && pc.Handoff == nil {
 		steps = append(steps, "The PREVIOUS SESSION ended without finishing: start from what it left in the worktree (git log, git status) and carry on.")
 	}

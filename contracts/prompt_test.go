@@ -124,10 +124,23 @@ func wantIn(t *testing.T, prompt string, want, unwanted []string) {
 }
 
 // contractParts checks that the prompt holds CORE, the multi-agent
-// contract and exactly its own role's section.
+// contract (a coder's without the sections it does not act on) and exactly
+// its own role's section.
 func contractParts(t *testing.T, prompt, role string) {
 	t.Helper()
-	for _, name := range []string{TextCore, TextMultiAgent, role} {
+	whole := []string{TextCore, TextMultiAgent, role}
+	if role == TextCoder {
+		whole = []string{TextCore, role}
+		for _, sec := range multiAgentSections(t) {
+			switch in, out := strings.Contains(prompt, sec.body), slices.Contains(coderLeavesOut, sec.heading); {
+			case in && out:
+				t.Errorf("coder prompt holds section %q of MULTI_AGENT_MODE, which it leaves out", sec.heading)
+			case !in && !out:
+				t.Errorf("coder prompt lacks section %q of MULTI_AGENT_MODE", sec.heading)
+			}
+		}
+	}
+	for _, name := range whole {
 		s, _ := Text(name)
 		if !strings.Contains(prompt, strings.TrimSpace(s)) {
 			t.Errorf("prompt lacks the text %s", name)
@@ -259,6 +272,7 @@ func TestBuildPromptPlanner(t *testing.T) {
 		"1. BLOCKED_TASKS: ", "2. HUMAN_NOTES: ",
 		"=== HUMAN NOTES ===\n- note 1, " + t1 + " (for task-2):\n  use exponential backoff\n",
 		"git liza note --done N",
+		"name at most two\nmore files of the repository with `--docs A,B`",
 	}, []string{"=== ASSIGNED TASK ===", "INITIAL_PLANNING:"})
 
 	// With no trigger the planner is told there is nothing to do; with no
@@ -317,5 +331,90 @@ func TestSessionContext(t *testing.T) {
 	tk.HandoffPending = true
 	if pc = SessionContext(st, RoleCoder, "coder-1", tk, nil); pc.Handoff == nil {
 		t.Errorf("the pending handoff is missing")
+	}
+}
+
+// mdSection is one "## " section of a contract text, heading line included
+// (the part before the first heading has an empty heading).
+type mdSection struct{ heading, body string }
+
+// multiAgentSections splits MULTI_AGENT_MODE at its "## " headings.
+func multiAgentSections(t *testing.T) []mdSection {
+	t.Helper()
+	text, _ := Text(TextMultiAgent)
+	var out []mdSection
+	cur := mdSection{}
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			out = append(out, cur)
+			cur = mdSection{heading: strings.TrimSpace(h)}
+		}
+		cur.body += line
+	}
+	out = append(out, cur)
+	for i := range out {
+		out[i].body = strings.TrimSpace(out[i].body)
+	}
+	return out
+}
+
+// TestCoderPromptDiet: seed 002's context diet ("Actor: execution only, no
+// additional context") for the coder's prompt. It carries CORE, its role's
+// section and every section of MULTI_AGENT_MODE a coder acts on; the three
+// it does not act on (the other roles' boundaries, the state table, the
+// circuit breaker's mechanics) are left out and named, with where to read
+// them. The reviewer's and the planner's prompts keep the whole text.
+func TestCoderPromptDiet(t *testing.T) {
+	names := map[string]bool{}
+	for _, sec := range multiAgentSections(t) {
+		names[sec.heading] = true
+	}
+	for _, h := range coderLeavesOut {
+		if !names[h] {
+			t.Fatalf("MULTI_AGENT_MODE has no section %q to leave out", h)
+		}
+	}
+	tk := sampleTask()
+	pc := PromptContext{AgentID: "coder-1", Role: RoleCoder, ProjectRoot: "/p", Task: tk}
+	p, err := BuildPrompt(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contractParts(t, p, TextCoder)
+	pointer := "Left out of this prompt, as a coder does not act on them: the sections Roles and their boundaries, Task states and Circuit breaker of MULTI_AGENT_MODE; read them with git liza prompt --text MULTI_AGENT_MODE."
+	if !strings.Contains(p, pointer) {
+		t.Errorf("coder prompt does not say what it leaves out and where to read it")
+	}
+	// Every rule a coder follows stays in front of it: the kill switches
+	// (a triggered circuit breaker among them), its exit codes, the
+	// checkpoint, the stop triggers.
+	for _, rule := range []string{"A triggered `circuit_breaker` counts as CHECKPOINT", "`42`: graceful restart", "## Pre-execution checkpoint",
+		"## Stop triggers", "## Kill switches", "## Anomalies", "never register yourself"} {
+		if !strings.Contains(p, rule) {
+			t.Errorf("coder prompt lacks %q", rule)
+		}
+	}
+	pc.Tools = true
+	if p, _ := BuildPrompt(pc); !strings.Contains(p, "read them with git liza prompt --text MULTI_AGENT_MODE or the MCP resource liza://contract/MULTI_AGENT_MODE.") {
+		t.Errorf("coder prompt with the tools does not name the resource")
+	}
+	whole, _ := Text(TextMultiAgent)
+	rv := sampleTask()
+	rv.ReviewCommit = "2222222222222222222222222222222222222222"
+	pl := Planning(planState())
+	for _, pc := range []PromptContext{
+		{AgentID: "code-reviewer-1", Role: RoleReviewer, ProjectRoot: "/p", Task: rv},
+		{AgentID: "planner-1", Role: RolePlanner, ProjectRoot: "/p", Planning: &pl},
+	} {
+		p, err := BuildPrompt(pc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(p, strings.TrimSpace(whole)) || strings.Contains(p, "Left out of this prompt") {
+			t.Errorf("%s prompt: not the whole MULTI_AGENT_MODE", pc.Role)
+		}
+	}
+	if saved := len(strings.TrimSpace(whole)) - len(multiAgentFor(RoleCoder, false)); saved < 2000 {
+		t.Errorf("the coder's MULTI_AGENT_MODE is only %d bytes shorter", saved)
 	}
 }

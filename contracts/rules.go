@@ -37,13 +37,24 @@ const (
 	// RulesImport and RulesIntegration name the parts of RulesContained.
 	RulesImport      = RulesContained
 	RulesIntegration = RulesContained
-	// RulesCheckpointed is issue 27's mandatory pre-execution checkpoint
-	// (seed 000: "Before any implementation, the agent MUST write a
-	// checkpoint"): submit refuses a task whose current iteration has no
-	// checkpoint, a claim leaves its coder STARTING on the task, and the
-	// checkpoint is what turns the coder WORKING ("IDLE -> WORKING | Task
-	// claimed, checkpoint written").
-	RulesCheckpointed = 4
+	// RulesLastMile is issue 27's set, the seeds in every corner. A
+	// COMPLETED goal takes no new work: task add, finalize, unblock and
+	// claim are refused until goal new starts the next goal, and an import
+	// may not bring a completed goal live tasks. goal complete closes a
+	// goal whose tasks are all terminal, whether or not one was merged.
+	// The pre-execution checkpoint is mandatory (seed 000: "Before any
+	// implementation, the agent MUST write a checkpoint"): submit refuses
+	// a task whose current iteration has no checkpoint, a claim leaves its
+	// coder STARTING on the task, and the checkpoint is what turns the
+	// coder WORKING ("IDLE -> WORKING | Task claimed, checkpoint
+	// written").
+	RulesLastMile = 4
+	// RulesGoalClosed names the part of RulesLastMile about a completed
+	// goal.
+	RulesGoalClosed = RulesLastMile
+	// RulesCheckpointed names the part of RulesLastMile about the
+	// checkpoint.
+	RulesCheckpointed = RulesLastMile
 	// Rules is the set new operations follow.
-	Rules = RulesCheckpointed
+	Rules = RulesLastMile
 )

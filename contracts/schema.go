@@ -261,6 +261,7 @@ type Task struct {
 	Priority            int             `yaml:"priority"`
 	Created             string          `yaml:"created,omitempty"`
 	SpecRef             string          `yaml:"spec_ref,omitempty"`
+	Docs                StringList      `yaml:"docs,omitempty"` // seed 002: at most MaxDocs more files to read
 	DoneWhen            string          `yaml:"done_when,omitempty"`
 	Scope               string          `yaml:"scope,omitempty"`
 	DependsOn           StringList      `yaml:"depends_on"`

@@ -101,65 +101,6 @@ func ValidateUnder(s *State, rules int) []Problem {
 	return ps
 }
 
-// Leftovers lists what the current rules no longer write but an older
-// git-liza did, and which a state may therefore still hold without being
-// invalid: an IDLE agent that keeps a lease_expires (it held one while its
-// supervisor ran), an agent that says it works on or reviews a task it no
-// longer holds (a reclaim, a release, a block did not update it), a coder
-// with a CLAIMED task beside one awaiting review or sent back. The next
-// operation on such an agent or task puts it right, and no operation made
-// under the current rules writes one (the update loop refuses it); an
-// import is held to them as well. validate shows them as warnings.
-func Leftovers(s *State) []Problem {
-	if s == nil {
-		return nil
-	}
-	var ps problems
-	coding := map[string]*Task{}
-	for _, t := range s.Tasks {
-		if t == nil || t.AssignedTo == "" || !t.Status.Active() {
-			continue
-		}
-		if other, ok := coding[t.AssignedTo]; ok && (t.Status != Claimed || other.Status != Claimed) {
-			ps.addf("tasks["+t.ID+"]", "%s already holds %s task %s (one active task per coder)", t.AssignedTo, other.Status, other.ID)
-		} else if !ok {
-			coding[t.AssignedTo] = t
-		}
-	}
-	live := make(map[string]*Task, len(s.Tasks))
-	for _, t := range s.Tasks {
-		if t != nil {
-			live[t.ID] = t
-		}
-	}
-	for _, id := range slices.Sorted(maps.Keys(s.Agents)) {
-		if msg := AgentLeftover(id, s.Agents[id], live[agentTask(s.Agents[id])]); msg != "" {
-			ps.add("agents["+id+"]", msg)
-		}
-	}
-	return ps
-}
-
-// AgentLeftover says what is left over in agent id's entry a given t, the
-// live task its current_task names (nil when there is none): an IDLE
-// agent keeping a lease, or a WORKING or REVIEWING one that does not hold
-// t (HolderProblem). It returns "" when nothing is.
-func AgentLeftover(id string, a *Agent, t *Task) string {
-	if a != nil && a.Status == "IDLE" && a.LeaseExpires != "" {
-		// An idle agent holds nothing; its supervisor's lease, if any,
-		// is supervisor_lease.
-		return "IDLE but keeps a lease_expires"
-	}
-	return HolderProblem(id, a, t)
-}
-
-func agentTask(a *Agent) string {
-	if a == nil {
-		return ""
-	}
-	return a.CurrentTask
-}
-
 // HolderProblem says what is wrong with agent id's entry a given t, the live
 // task its current_task names (nil when there is none): a WORKING agent
 // (or one STARTING on a task it claimed, before its checkpoint) must hold
@@ -389,6 +330,7 @@ func validateTask(where string, t *Task, rules int) []Problem {
 		ps.addf(where, "priority %d out of range 1..5", t.Priority)
 	}
 	validatePaths(&ps, where, t, rules)
+	validateDocs(&ps, where, t, rules)
 
 	need := func(field, value string) {
 		if value == "" {

@@ -12,24 +12,6 @@ import (
 	"github.com/liza-dev/git-liza/refstore"
 )
 
-// installedCLI is the real agent CLI of the name, from the cache the
-// agent-CLI tests install them in (LIZA_AGENT_CLIS overrides it), or "".
-func installedCLI(name string) string {
-	dir := os.Getenv("LIZA_AGENT_CLIS")
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(cache, "git-liza", "agent-clis")
-	}
-	p := filepath.Join(dir, name, "node_modules", ".bin", name)
-	if _, err := os.Stat(p); err != nil {
-		return ""
-	}
-	return p
-}
-
 // buildMCP builds git-liza-mcp for the test.
 func buildMCP(t *testing.T) string {
 	t.Helper()
@@ -88,7 +70,7 @@ func TestMCPCheckRealCLIs(t *testing.T) {
 	mcp := buildMCP(t)
 	for _, cli := range agent.PresetNames() {
 		t.Run(cli, func(t *testing.T) {
-			program := installedCLI(cli)
+			program := agent.CachedCLI(cli, cli)
 			if program == "" {
 				t.Skipf("%s is not installed", cli)
 			}

@@ -192,3 +192,35 @@ func TestPlannerUnblockIsItsOwn(t *testing.T) {
 		t.Fatalf("state commit subject %q does not name planner-1", author)
 	}
 }
+
+// task_add and task_edit take a task's docs (seed 002: at most two more
+// files to read), checked as the command checks them: a third, a file not
+// in the repository, a path outside it or into .git, an empty name are
+// refused and write nothing.
+func TestPlannerDocs(t *testing.T) {
+	b := newBoard(t)
+	cs := b.planner(t)
+	add := `"description":"x","spec_ref":"specs/vision.md","done_when":"y","scope":"z"`
+
+	must(t, cs, "task_add", `{"id":"c",`+add+`,"docs":["specs/vision.md"]}`, nil)
+	if c := b.task(t, "c"); !slices.Equal(c.Docs, []string{"specs/vision.md"}) {
+		t.Fatalf("docs of c = %q", c.Docs)
+	}
+	before := b.stateTip(t)
+	refused(t, call(t, cs, "task_add", `{"id":"d",`+add+`,"docs":["specs/vision.md","a.md","b.md"]}`), contracts.CodeInvalid,
+		"task d names 3 documents: at most 2 (seed 002's context diet)")
+	refused(t, call(t, cs, "task_add", `{"id":"d",`+add+`,"docs":["specs/missing.md"]}`), contracts.CodeInvalid,
+		"doc specs/missing.md is not in HEAD or on the integration branch: commit it first")
+	refused(t, call(t, cs, "task_add", `{"id":"d",`+add+`,"docs":["../../etc/passwd"]}`), contracts.CodeInvalid, "must be a path inside the repository")
+	refused(t, call(t, cs, "task_add", `{"id":"d",`+add+`,"docs":[".GIT/config"]}`), contracts.CodeInvalid, "reaches into .git")
+	refused(t, call(t, cs, "task_add", `{"id":"d",`+add+`,"docs":[""]}`), contracts.CodeInvalid, "empty document name")
+	refused(t, call(t, cs, "task_edit", `{"task":"c","docs":["specs/missing.md"]}`), contracts.CodeInvalid, "doc specs/missing.md is not in HEAD")
+	refused(t, call(t, cs, "task_edit", `{"task":"c","docs":["a\nb"]}`), contracts.CodeInvalid, "control character")
+	unchanged(t, b, before)
+
+	must(t, cs, "task_edit", `{"task":"c","docs":[]}`, nil)
+	if c := b.task(t, "c"); len(c.Docs) != 0 {
+		t.Fatalf("docs of c after [] = %q", c.Docs)
+	}
+	b.verified(t)
+}

@@ -24,7 +24,7 @@ func plannerTools(s *Server) {
 // addTaskTools adds task_add and task_edit, which the planner and the
 // human operator share.
 func addTaskTools(s *Server) {
-	addTool(s, "task_add", "Add a task: UNCLAIMED, or DRAFT with draft (git liza task add). The spec_ref must name a file in the repository; dependencies must be tasks on the board.", s.taskAdd)
+	addTool(s, "task_add", "Add a task: UNCLAIMED, or DRAFT with draft (git liza task add). The spec_ref and the docs (at most two) must name files in the repository; dependencies must be tasks on the board.", s.taskAdd)
 	addTool(s, "task_edit", "Change fields of a DRAFT or UNCLAIMED task; fields left out keep their value, and the task's history records what changed (git liza task edit).", s.taskEdit)
 }
 
@@ -47,13 +47,14 @@ type TaskAddIn struct {
 	MaxLOC        int      `json:"max_loc,omitempty" jsonschema:"most lines a submission may add and remove"`
 	Draft         bool     `json:"draft,omitempty" jsonschema:"keep the task in DRAFT until finalize"`
 	FromDiscovery int      `json:"from_discovery,omitempty" jsonschema:"the number N of the discovery (disc-N) the task comes from: sets its converted_to_task"`
+	Docs          []string `json:"docs,omitempty" jsonschema:"at most two more files of the repository the task's agents should read besides the spec (seed 002's context diet)"`
 	RequestID     string   `json:"request_id,omitempty" jsonschema:"makes a retried call idempotent: the same id again changes nothing"`
 }
 
 func (s *Server) taskAdd(ctx context.Context, in TaskAddIn) (*TaskOut, error) {
 	t := contracts.Task{ID: in.ID, Description: in.Description, SpecRef: in.SpecRef, DoneWhen: in.DoneWhen, Scope: in.Scope,
 		Priority: in.Priority, DependsOn: contracts.StringList(in.DependsOn), Paths: contracts.StringList(in.Paths),
-		MaxFiles: in.MaxFiles, MaxLOC: in.MaxLOC, Status: contracts.Unclaimed}
+		MaxFiles: in.MaxFiles, MaxLOC: in.MaxLOC, Docs: contracts.StringList(in.Docs), Status: contracts.Unclaimed}
 	if t.Priority == 0 {
 		t.Priority = 3 // the command's default
 	}
@@ -80,13 +81,14 @@ type TaskEditIn struct {
 	Paths       *[]string `json:"paths,omitempty" jsonschema:"paths or globs the task owns ([] for none)"`
 	MaxFiles    *int      `json:"max_files,omitempty" jsonschema:"most files a submission may touch"`
 	MaxLOC      *int      `json:"max_loc,omitempty" jsonschema:"most lines a submission may add and remove"`
+	Docs        *[]string `json:"docs,omitempty" jsonschema:"at most two more files of the repository the task's agents should read ([] for none)"`
 	RequestID   string    `json:"request_id,omitempty" jsonschema:"makes a retried call idempotent: the same id again changes nothing"`
 }
 
 func (s *Server) taskEdit(ctx context.Context, in TaskEditIn) (*TaskOut, error) {
 	r, err := s.svc.EditTask(ctx, ops.EditTaskRequest{Call: call(in.RequestID), Task: in.Task,
 		Description: in.Description, SpecRef: in.SpecRef, DoneWhen: in.DoneWhen, Scope: in.Scope, Priority: in.Priority,
-		DependsOn: in.DependsOn, Paths: in.Paths, MaxFiles: in.MaxFiles, MaxLOC: in.MaxLOC})
+		DependsOn: in.DependsOn, Paths: in.Paths, MaxFiles: in.MaxFiles, MaxLOC: in.MaxLOC, Docs: in.Docs})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestSubmitNeedsCheckpoint(t *testing.T) {
 	}
 	// The same commit claiming the current rules is a forgery.
 	wantRefused(t, "a submission without a checkpoint under the current rules",
-		forged(t, human, root, oldSubmit, "Liza-Rules: 3\n", "Liza-Rules: 4\n"), "task b has no pre-execution checkpoint in iteration 1")
+		forged(t, human, root, oldSubmit, "Liza-Rules: 3\n", fmt.Sprintf("Liza-Rules: %d\n", contracts.RulesCheckpointed)), "task b has no pre-execution checkpoint in iteration 1")
 
 	// Under the current rules: refused, then accepted after a checkpoint.
 	coder := human.As("coder-1", 0)

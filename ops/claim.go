@@ -236,6 +236,9 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	if err := checkHalted(m.Control, "claims"); err != nil {
 		return nil, err
 	}
+	if err := checkGoalOpen(tx, "claims"); err != nil {
+		return nil, err
+	}
 	integ, err := s.integrationTip(context.Background(), m.Config.IntegrationBranch)
 	if err != nil {
 		return nil, err
@@ -355,6 +358,9 @@ func applyClaim(tx *cas.Tx, in *claimInput) (any, error) {
 		if err := checkHalted(m.Control, "claims"); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkGoalOpen(tx, "claims"); err != nil {
+		return nil, err
 	}
 	kind, err := checkClaim(tx, t.Summary(), agent)
 	if err != nil {

@@ -62,10 +62,8 @@ func (s *Service) Anomaly(ctx context.Context, r AnomalyRequest) (*EntryResult, 
 	if err != nil {
 		return nil, err
 	}
-	// A new anomaly is held to every rule (CheckAnomaly); the anomaly
-	// operation, which is replayed to verify its commits, only to the
-	// seed's (CheckRecordedAnomaly), so that one logged before the rule of
-	// a message still verifies.
+	// The operation checks the same again when it applies (and when it is
+	// replayed); checked here, a refusal costs no attempt.
 	role, _ := contracts.ParseAgentID(s.Agent)
 	if err := contracts.CheckAnomaly(&contracts.Anomaly{Type: typ, TaskID: task, Details: details}, role); err != nil {
 		return nil, err
@@ -89,7 +87,7 @@ var kindAnomaly = def("anomaly", contracts.OpAnomaly, func(tx *cas.Tx, in *anoma
 		}
 	}
 	an := &contracts.Anomaly{Type: in.Type, TaskID: in.Task, LoggedBy: contracts.ActorName(tx.Actor), Timestamp: tx.NowString(), Details: details}
-	if err := contracts.CheckRecordedAnomaly(an, role); err != nil {
+	if err := contracts.CheckAnomaly(an, role); err != nil {
 		return nil, err
 	}
 	if err := knownTask(tx, in.Task); err != nil {

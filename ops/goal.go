@@ -61,20 +61,22 @@ var kindGoal = since(contracts.RulesWhole, def("goal", contracts.OpGoal, func(tx
 		return nil, err
 	}
 	if m.Goal.Status != "COMPLETED" {
-		return nil, contracts.Invalidf("goal %s is %s: the next goal starts once it is COMPLETED (every task MERGED, SUPERSEDED or ABANDONED, and one merged)", m.Goal.ID, m.Goal.Status)
+		return nil, contracts.Invalidf("goal %s is %s: the next goal starts once it is COMPLETED (git liza goal complete, once every task is MERGED, SUPERSEDED or ABANDONED)", m.Goal.ID, m.Goal.Status)
 	}
 	idx, err := tx.Index()
 	if err != nil {
 		return nil, err
 	}
 	ids := make([]string, 0, len(idx))
-	for id, sum := range idx {
-		if !sum.Status.Terminal() {
-			return nil, contracts.Invalidf("task %s is %s: goal %s still has work on the board", id, sum.Status, m.Goal.ID)
-		}
+	for id := range idx {
 		ids = append(ids, id)
 	}
-	contracts.SortIDs(ids)
+	contracts.SortIDs(ids) // the first live task in id order is named
+	for _, id := range ids {
+		if sum := idx[id]; !sum.Status.Terminal() {
+			return nil, contracts.Invalidf("task %s is %s: goal %s still has work on the board", id, sum.Status, m.Goal.ID)
+		}
+	}
 	for _, id := range ids {
 		t, err := tx.MustTask(id)
 		if err != nil {
@@ -101,6 +103,25 @@ var kindGoal = since(contracts.RulesWhole, def("goal", contracts.OpGoal, func(tx
 	tx.Describe(fmt.Sprintf("goal %s: %s%s", m.Goal.ID, contracts.FirstLine(goal), by(tx.Actor)), "")
 	return GoalNewResult{Goal: m.Goal.ID, Previous: prev.ID, Sprint: m.Sprint.ID, Archived: append([]string{}, ids...)}, nil
 }))
+
+// checkGoalOpen refuses what (new work: "new tasks", "claims") while the
+// goal is COMPLETED, under the rules that hold a completed goal closed
+// (contracts.RulesGoalClosed): the work of a completed goal is done, and
+// what comes next is the next goal's (goal new). Commits an older
+// git-liza made on a completed goal replay under their own rules.
+func checkGoalOpen(tx *cas.Tx, what string) error {
+	if tx.Rules < contracts.RulesGoalClosed {
+		return nil
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return err
+	}
+	if contracts.GoalCompleted(m.Goal) {
+		return contracts.GoalClosedError(m.Goal, what)
+	}
+	return nil
+}
 
 // nextID is the id after id in a kind-N sequence: goal-1 -> goal-2. An id
 // that does not end in a number gets "-2".

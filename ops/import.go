@@ -248,6 +248,7 @@ func importEdit(old, t *contracts.Task, now string) *contracts.HistoryEvent {
 	text("max_loc", old.MaxLOC, t.MaxLOC)
 	list("depends_on", old.DependsOn, t.DependsOn)
 	list("paths", old.Paths, t.Paths)
+	list("docs", old.Docs, t.Docs)
 	if len(changes) == 0 {
 		return nil
 	}

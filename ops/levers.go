@@ -207,6 +207,9 @@ func (s *Service) Unblock(ctx context.Context, r UnblockRequest) (*TaskResult, e
 }
 
 var kindUnblock = def("unblock", contracts.OpUnblock, func(tx *cas.Tx, in *taskInput) (any, error) {
+	if err := checkGoalOpen(tx, "unblocked tasks"); err != nil {
+		return nil, err
+	}
 	return lever(tx, contracts.OpUnblock, in.Task, "unblocked", func(t *contracts.Task) (leverChange, error) {
 		if t.Status != contracts.Blocked {
 			return leverChange{}, contracts.Invalidf("task %s is %s, not BLOCKED", t.ID, t.Status)

@@ -25,6 +25,9 @@ type EditTaskRequest struct {
 	Paths       *[]string
 	MaxFiles    *int
 	MaxLOC      *int
+	// Docs, when given, replace the task's extra documents (at most two;
+	// empty for none).
+	Docs *[]string
 }
 
 // EditTask changes a DRAFT or UNCLAIMED task (planner or human): the
@@ -54,14 +57,20 @@ func (s *Service) EditTask(ctx context.Context, r EditTaskRequest) (*TaskResult,
 		}
 		in.DependsOn = &deps
 	}
+	in.Docs = r.Docs
 	if err := in.check(); err != nil {
 		return nil, err
 	}
 	return s.writeLeverLive(ctx, r.Call, kindEdit, r.Task, in, func(tx *cas.Tx) error {
-		if in.SpecRef == nil {
+		if in.SpecRef != nil {
+			if err := s.checkSpecIn(tx, *in.SpecRef); err != nil {
+				return err
+			}
+		}
+		if in.Docs == nil {
 			return nil
 		}
-		return s.checkSpecIn(tx, *in.SpecRef)
+		return s.checkDocsIn(tx, *in.Docs)
 	})
 }
 
@@ -77,6 +86,7 @@ type editInput struct {
 	Paths       *[]string `json:"paths,omitempty"`
 	MaxFiles    *int      `json:"max_files,omitempty"`
 	MaxLOC      *int      `json:"max_loc,omitempty"`
+	Docs        *[]string `json:"docs,omitempty"`
 }
 
 // check refuses fields no task may have.
@@ -110,6 +120,14 @@ func (in *editInput) check() error {
 			}
 		}
 	}
+	if in.Docs != nil {
+		docs, err := contracts.CheckDocs(in.Task, *in.Docs)
+		if err != nil {
+			return err
+		}
+		d := []string(docs)
+		in.Docs = &d
+	}
 	return nil
 }
 
@@ -137,6 +155,7 @@ var kindEdit = since(contracts.RulesWhole, def("edit", contracts.OpEdit, func(tx
 		}
 		setList("depends_on", &t.DependsOn, in.DependsOn)
 		setList("paths", &t.Paths, in.Paths)
+		setList("docs", &t.Docs, in.Docs)
 		if len(changes) == 0 {
 			return leverChange{}, contracts.Invalidf("task edit %s changes nothing", t.ID)
 		}

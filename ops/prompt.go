@@ -18,6 +18,9 @@ type PromptRequest struct {
 	// Trigger is the planner's wake trigger; empty for the most urgent one
 	// present.
 	Trigger string
+	// Tools: the prompt of a session whose CLI has git liza's MCP server
+	// (the supervisor's, when git-liza-mcp is installed).
+	Tools bool
 }
 
 // Prompt builds the prompt a supervisor would give an agent of r.Role (the
@@ -73,6 +76,7 @@ func (s *Service) Prompt(ctx context.Context, r PromptRequest) (string, error) {
 	}
 	pc := contracts.SessionContext(st, role, agent, task, planning)
 	pc.ProjectRoot = s.Repo.MainWorkTree()
+	pc.Tools = r.Tools
 	switch {
 	case role == contracts.RoleReviewer:
 		// The prompt names the reviewer's own checkout, which must exist

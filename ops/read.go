@@ -335,25 +335,41 @@ func (s *Service) checkRepo(st *contracts.State, v *Validation) error {
 }
 
 // ValidateFile checks a seed-format state.yaml; name is where it came
-// from, for messages.
+// from, for messages. A file records no rule set: it is judged as the
+// seed's validator judges it, and liza-validate.sh rejects a coder on two
+// active tasks (contracts.ActiveTwice), which the live board shows as a
+// warning only (a board an older git-liza wrote must stay readable). The
+// agent entries an older git-liza left, which the seed's validator does
+// not check, stay warnings here too.
 func ValidateFile(data []byte, name string) (*Validation, error) {
 	st, err := contracts.ParseState(data)
 	if err != nil {
 		return nil, contracts.Invalidf("%s: %v", name, err)
 	}
-	return validation(st), nil
+	v := &Validation{Problems: append(contracts.Validate(st), contracts.ActiveTwice(st)...), States: 1}
+	v.Warnings = append(leftoverWarnings(contracts.AgentLeftovers(st)), contracts.LateWork(st)...)
+	return v, nil
 }
 
 // validation is what validate says of a whole state: its problems, and as
 // warnings what the current rules no longer write but an older git-liza
 // did, which the next operation on it puts right (contracts.Leftovers).
+// The live tasks of a COMPLETED goal (contracts.LateWork) are warned of
+// too: an older git-liza let them in, and the board must stay readable so
+// that they can be finished or abandoned.
 func validation(st *contracts.State) *Validation {
-	v := &Validation{Problems: contracts.Validate(st), States: 1}
-	for _, p := range contracts.Leftovers(st) {
+	warnings := append(leftoverWarnings(contracts.Leftovers(st)), contracts.LateWork(st)...)
+	return &Validation{Problems: contracts.Validate(st), States: 1, Warnings: warnings}
+}
+
+// leftoverWarnings are leftovers as validate warns of them.
+func leftoverWarnings(ps []contracts.Problem) []contracts.Problem {
+	var out []contracts.Problem
+	for _, p := range ps {
 		p.Msg += " (the current rules do not write this; the next operation on it puts it right)"
-		v.Warnings = append(v.Warnings, p)
+		out = append(out, p)
 	}
-	return v
+	return out
 }
 
 // shallowStart is the commit a walk down tip's first parents stops at in a

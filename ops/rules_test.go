@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -123,7 +124,7 @@ func TestNewKindsReplay(t *testing.T) {
 	}{
 		{"an edit of another field", edit, `"priority":1`, `"priority":2`, "its change is not what edit by planner-1 makes"},
 		{"an edit by a coder", edit, "Liza-Agent: planner-1", "Liza-Agent: coder-1", "coder-1 (coder) may not edit"},
-		{"an edit under the first rules", edit, "Liza-Rules: 4\n", "", "older than its parent's (4)"},
+		{"an edit under the first rules", edit, fmt.Sprintf("Liza-Rules: %d\n", contracts.Rules), "", fmt.Sprintf("older than its parent's (%d)", contracts.Rules)},
 		{"a conversion of another discovery", convert, `"discovery":1`, `"discovery":2`, "its change is not what convert by planner-1 makes"},
 		{"a conversion relabelled a note", convert, "Liza-Kind: convert", "Liza-Kind: note", "Liza-Kind note goes with Liza-Op note, not convert"},
 		{"a task from a discovery converted already", from, `"from_discovery":2`, `"from_discovery":1`, "disc-1 was converted to task a already"},
@@ -236,6 +237,17 @@ func TestUpgradedBoard(t *testing.T) {
 		"agents[coder-3]: WORKING on e, which it does not hold (CLAIMED by coder-2)",
 		"agents[coder-4]: IDLE but keeps a lease_expires",
 		"agents[planner-1]: IDLE but keeps a lease_expires")
+	// The same state as a seed-format file, which records no rule set, is
+	// judged as liza-validate.sh judges it: a coder on two active tasks is
+	// INVALID there; the agents' leftovers stay warnings.
+	if st, err := human.State(ctx, ""); err != nil {
+		t.Fatal(err)
+	} else if data, err := contracts.MarshalState(st); err != nil {
+		t.Fatal(err)
+	} else if v, err := ops.ValidateFile(data, "state.yaml"); err != nil || len(v.Problems) != 1 || len(v.Warnings) != 3 ||
+		v.Problems[0].String() != "tasks[b]: coder-1 already holds REJECTED task a (one active task per coder)" {
+		t.Errorf("the old board's export, validated as a file: %v %+v", err, v)
+	}
 
 	// Operations under the current rules: the first one, an edit, on a tip
 	// made under the first rules.
@@ -272,10 +284,11 @@ func TestUpgradedBoard(t *testing.T) {
 
 	// Forgeries: a new operation under the first rules; a commit that goes
 	// back to them; an old commit claiming the new rules.
-	wantRefused(t, "an edit under the first rules", forged(t, checker, root, edit, "Liza-Rules: 4\n", ""),
+	current := fmt.Sprintf("Liza-Rules: %d\n", contracts.Rules)
+	wantRefused(t, "an edit under the first rules", forged(t, checker, root, edit, current, ""),
 		"edit is an operation of rule set 2 and later, not of rule set 1")
-	wantRefused(t, "a heartbeat back under the first rules", forged(t, checker, root, beat, "Liza-Rules: 4\n", ""),
-		"it was made under rule set 1, older than its parent's (4)")
+	wantRefused(t, "a heartbeat back under the first rules", forged(t, checker, root, beat, current, ""),
+		fmt.Sprintf("it was made under rule set 1, older than its parent's (%d)", contracts.Rules))
 	wantRefused(t, "an old registration under the new rules", forged(t, checker, root, register, "Liza-Kind: register\n", "Liza-Kind: register\nLiza-Rules: 2\n"),
 		"its change is not what register by planner-1 makes")
 }

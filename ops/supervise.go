@@ -206,8 +206,9 @@ var kindUnregister = def("unregister", contracts.OpRegister, func(tx *cas.Tx, in
 	return map[string]any{"agent": agent, "released": released}, nil
 })
 
-// Complete marks the goal and the sprint COMPLETED. It is refused while a
-// task is not terminal, and when no task was merged.
+// Complete marks the goal and the sprint COMPLETED (see GoalComplete); the
+// planner's supervisor calls it once every task is terminal and one was
+// merged (contracts.GoalComplete).
 func (s *Service) Complete(ctx context.Context, call Call) (Written, error) {
 	res, err := s.write(ctx, call, kindComplete, struct{}{}, nil)
 	if err != nil {
@@ -216,12 +217,43 @@ func (s *Service) Complete(ctx context.Context, call Call) (Written, error) {
 	return written(res), nil
 }
 
+// GoalCompleteResult is what git liza goal complete did.
+type GoalCompleteResult struct {
+	Goal   string `json:"goal"`
+	Sprint string `json:"sprint"`
+	// Already is set when the goal was COMPLETED before: nothing was
+	// written.
+	Already bool `json:"already,omitempty"`
+	Written `json:"-"`
+}
+
+// GoalComplete is git liza goal complete: a human or a planner marks the
+// goal and its sprint COMPLETED once every task of the goal, live and
+// archived, is terminal (MERGED, SUPERSEDED or ABANDONED), as the
+// planner's supervisor does on its own. It is refused, naming the live
+// tasks, while one is not, and for a goal with no task at all; a goal
+// already COMPLETED is left as it is. After it, the goal takes no new work
+// and goal new starts the next one.
+func (s *Service) GoalComplete(ctx context.Context, call Call) (*GoalCompleteResult, error) {
+	// The goal's lifecycle is goal new's (OpGoal); the operation recorded
+	// is the supervisor's, whose permission is the same.
+	if err := contracts.Permit(s.Agent, contracts.OpGoal); err != nil {
+		return nil, err
+	}
+	return writeAs[GoalCompleteResult](ctx, s, call, kindComplete, struct{}{}, nil)
+}
+
 var kindComplete = def("complete", contracts.OpSprint, func(tx *cas.Tx, _ *struct{}) (any, error) {
 	m, err := tx.Meta()
 	if err != nil {
 		return nil, err
 	}
+	whole := tx.Rules >= contracts.RulesWhole
+	closed := tx.Rules >= contracts.RulesGoalClosed
 	if m.Goal.Status == "COMPLETED" {
+		if closed {
+			return GoalCompleteResult{Goal: m.Goal.ID, Sprint: m.Sprint.ID, Already: true}, nil
+		}
 		return nil, nil
 	}
 	idx, err := tx.Index()
@@ -229,28 +261,35 @@ var kindComplete = def("complete", contracts.OpSprint, func(tx *cas.Tx, _ *struc
 		return nil, err
 	}
 	var statuses []contracts.Status
+	var live []string
 	ids := slices.Collect(maps.Keys(idx))
 	sort.Slice(ids, func(i, j int) bool { return contracts.NaturalLess(ids[i], ids[j]) })
 	for _, id := range ids {
 		t := idx[id]
 		if !t.Status.Terminal() {
-			return nil, contracts.Invalidf("task %s is %s: the goal is not complete", t.ID, t.Status)
+			if !closed {
+				return nil, contracts.Invalidf("task %s is %s: the goal is not complete", t.ID, t.Status)
+			}
+			live = append(live, fmt.Sprintf("%s (%s)", t.ID, t.Status))
 		}
 		statuses = append(statuses, t.Status)
+	}
+	if len(live) > 0 {
+		return nil, contracts.LiveTasksError(m.Goal, live)
 	}
 	archived, err := tx.ArchivedIDs()
 	if err != nil {
 		return nil, err
 	}
 	var sprint contracts.Sprint
-	if tx.Rules >= contracts.RulesWhole {
+	if whole {
 		sprint = m.Sprint
 		if sprint.Scope.Planned, err = tx.Planned(); err != nil {
 			return nil, err
 		}
 	}
 	for _, id := range archived {
-		if tx.Rules >= contracts.RulesWhole && !sprint.InScope(id) {
+		if whole && !sprint.InScope(id) {
 			continue // a task of a goal before this one (git liza goal new)
 		}
 		t, err := tx.ArchivedTask(id)
@@ -261,7 +300,14 @@ var kindComplete = def("complete", contracts.OpSprint, func(tx *cas.Tx, _ *struc
 			statuses = append(statuses, t.Status)
 		}
 	}
-	if !contracts.TasksComplete(statuses) {
+	switch {
+	case closed && len(statuses) == 0:
+		return nil, contracts.Invalidf("goal %s has no task: nothing to complete", m.Goal.ID)
+	case closed:
+		// Every task is terminal: whoever completes the goal by hand
+		// (a human, a planner) judges it done, merged or not; the
+		// planner's supervisor waits for a merge (contracts.GoalComplete).
+	case !contracts.TasksComplete(statuses):
 		return nil, contracts.Invalidf("no task was merged: the goal is not complete")
 	}
 	now := tx.NowString()
@@ -269,6 +315,9 @@ var kindComplete = def("complete", contracts.OpSprint, func(tx *cas.Tx, _ *struc
 	m.Sprint.Status, m.Sprint.Timeline.Ended = "COMPLETED", now
 	tx.PutMeta(m)
 	tx.Describe(fmt.Sprintf("goal %s completed", m.Goal.ID), "")
+	if closed {
+		return GoalCompleteResult{Goal: m.Goal.ID, Sprint: m.Sprint.ID}, nil
+	}
 	return nil, nil
 })
 

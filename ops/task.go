@@ -65,12 +65,22 @@ func (s *Service) AddTask(ctx context.Context, r AddTaskRequest) (*TaskResult, e
 	if r.FromDiscovery < 0 {
 		return nil, contracts.Invalidf("--from-discovery takes a discovery number")
 	}
-	// The spec must be in the repository: a check of git, which the live
-	// add makes inside its attempt (it needs the integration branch's name).
-	checkSpec := func(tx *cas.Tx) error { return s.checkSpecIn(tx, t.SpecRef) }
+	docs, err := contracts.CheckDocs(t.ID, t.Docs)
+	if err != nil {
+		return nil, err
+	}
+	// The spec and the docs must be in the repository: a check of git,
+	// which the live add makes inside its attempt (it needs the integration
+	// branch's name).
+	checkSpec := func(tx *cas.Tx) error {
+		if err := s.checkSpecIn(tx, t.SpecRef); err != nil {
+			return err
+		}
+		return s.checkDocsIn(tx, docs)
+	}
 	in := addInput{ID: t.ID, Description: t.Description, SpecRef: t.SpecRef, DoneWhen: t.DoneWhen, Scope: t.Scope, Priority: t.Priority,
 		DependsOn: t.DependsOn, Paths: t.Paths, MaxFiles: t.MaxFiles, MaxLOC: t.MaxLOC, Draft: t.Status == contracts.Draft,
-		FromDiscovery: r.FromDiscovery}
+		FromDiscovery: r.FromDiscovery, Docs: docs}
 	res, err := s.write(ctx, r.Call, kindAdd, in, checkSpec)
 	if err != nil {
 		return nil, err
@@ -93,6 +103,8 @@ type addInput struct {
 	Draft       bool                 `json:"draft,omitempty"`
 	// FromDiscovery is the discovery the task comes from (disc-N).
 	FromDiscovery int `json:"from_discovery,omitempty"`
+	// Docs are the task's extra documents (seed 002: at most two).
+	Docs contracts.StringList `json:"docs,omitempty"`
 }
 
 var kindAdd = def("add", contracts.OpAdd, func(tx *cas.Tx, in *addInput) (any, error) {
@@ -101,10 +113,22 @@ var kindAdd = def("add", contracts.OpAdd, func(tx *cas.Tx, in *addInput) (any, e
 	if in.Draft {
 		t.Status = contracts.Draft
 	}
+	if len(in.Docs) > 0 {
+		// Checked again where the commit is replayed: a recorded input is
+		// anyone's to write.
+		docs, err := contracts.CheckDocs(in.ID, in.Docs)
+		if err != nil {
+			return nil, err
+		}
+		t.Docs = docs
+	}
 	if t.DependsOn == nil {
 		t.DependsOn = contracts.StringList{}
 	}
 	if err := contracts.ValidTaskID(t.ID); err != nil {
+		return nil, err
+	}
+	if err := checkGoalOpen(tx, "new tasks"); err != nil {
 		return nil, err
 	}
 	live, archived, err := tx.HasTask(t.ID)
@@ -186,6 +210,9 @@ type taskInput struct {
 }
 
 var kindFinalize = def("finalize", contracts.OpFinalize, func(tx *cas.Tx, in *taskInput) (any, error) {
+	if err := checkGoalOpen(tx, "finalized tasks"); err != nil {
+		return nil, err
+	}
 	return transition(tx, contracts.OpFinalize, in.Task, contracts.Unclaimed, "finalized", func(t *contracts.Task) error {
 		if t.Status != contracts.Draft {
 			return contracts.Invalidf("task %s is %s, not DRAFT", t.ID, t.Status)
@@ -276,11 +303,95 @@ func (s *Service) checkSpecAt(ref, branch string) error {
 // checkSpec requires the file part of a spec reference (before any #anchor)
 // to exist in HEAD or on the integration branch.
 func (s *Service) checkSpec(ref string, head, integration refstore.Hash) error {
-	path, _, _ := strings.Cut(ref, "#")
-	path = strings.TrimPrefix(path, "./")
+	path := contracts.DocPath(ref)
 	if path == "" || strings.HasPrefix(path, "/") || strings.Contains("/"+path+"/", "/../") {
 		return contracts.Invalidf("spec reference %q must be a path inside the repository", ref)
 	}
+	return s.committed("spec", path, head, integration)
+}
+
+// checkDocsIn checks that each of a task's docs (checked by
+// contracts.CheckDocs) is in HEAD or on the integration branch, as
+// checkSpecIn checks the spec.
+func (s *Service) checkDocsIn(tx *cas.Tx, docs []string) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return err
+	}
+	_, head, err := s.Repo.Head()
+	if err != nil {
+		return err
+	}
+	integ, _, err := s.Repo.ReadRef("refs/heads/" + m.Config.IntegrationBranch)
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if err := s.committedFile(contracts.DocPath(d), head, integ); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// committedFile requires a doc to be a regular file in HEAD or on the
+// integration branch: seed 002's docs are files, and a symbolic link
+// would lead the agent that reads it out of the repository.
+func (s *Service) committedFile(path string, head, integration refstore.Hash) error {
+	other := ""
+	for _, c := range []refstore.Hash{head, integration} {
+		if c.IsZero() {
+			continue
+		}
+		mode, err := s.modeAt(c, path)
+		if err != nil {
+			return err
+		}
+		switch mode {
+		case refstore.ModeFile, "100755":
+			return nil
+		case "":
+		default:
+			other = mode
+		}
+	}
+	if other != "" {
+		return contracts.Invalidf("doc %s is not a file (mode %s): name a file of the repository", path, other)
+	}
+	return s.committed("doc", path, head, integration)
+}
+
+// modeAt is the mode of path's entry in commit's tree, or "" when there is
+// none.
+func (s *Service) modeAt(commit refstore.Hash, path string) (string, error) {
+	c, err := s.Repo.ReadCommit(commit)
+	if err != nil {
+		return "", err
+	}
+	id, parts := c.Tree, strings.Split(path, "/")
+	for i, name := range parts {
+		entries, err := s.Repo.ReadTree(id)
+		if err != nil {
+			return "", err
+		}
+		e, ok := refstore.FindEntry(entries, name)
+		if !ok || i < len(parts)-1 && !e.IsTree() {
+			return "", nil
+		}
+		if i == len(parts)-1 {
+			return e.Mode, nil
+		}
+		id = e.ID
+	}
+	return "", nil
+}
+
+// committed requires path to exist in HEAD or on the integration branch;
+// what names it in the refusal.
+func (s *Service) committed(what, path string, head, integration refstore.Hash) error {
 	for _, c := range []refstore.Hash{head, integration} {
 		if c.IsZero() {
 			continue
@@ -293,5 +404,5 @@ func (s *Service) checkSpec(ref string, head, integration refstore.Hash) error {
 			return nil
 		}
 	}
-	return contracts.Invalidf("spec %s is not in HEAD or on the integration branch: commit it first", path)
+	return contracts.Invalidf("%s %s is not in HEAD or on the integration branch: commit it first", what, path)
 }

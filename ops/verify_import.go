@@ -34,6 +34,9 @@ func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit, rules i
 	if rules >= contracts.RulesWhole {
 		ps = append(ps, contracts.Leftovers(st)...)
 	}
+	if rules >= contracts.RulesGoalClosed {
+		ps = append(ps, contracts.LateWork(st)...)
+	}
 	if len(ps) > 0 {
 		return fmt.Errorf("the imported state does not validate: %s", ps[0])
 	}
