@@ -14,12 +14,13 @@ import (
 // crashed records a crash: back off, or on a crash loop stop with the
 // task blocked and an anomaly logged, both quoting tail, the last words
 // of the agent's output.
-func (s *sup) crashed(ctx context.Context, w *work, why string, tail lastWords) error {
+func (s *sup) crashed(ctx context.Context, w *work, c crash, tail lastWords) error {
+	why := c.String()
 	s.crashes = recent(append(s.crashes, time.Now()), time.Now())
 	n := len(s.crashes)
 	if n >= CrashLimit {
 		s.eventf(EventCrashLoop, taskOf(w), "agent crashed %d times in %s (%s): stopping", n, CrashWindow, why)
-		s.crashLoop(ctx, w, why, tail, n)
+		s.crashLoop(ctx, w, c, tail, n)
 		return fmt.Errorf("%w: %d crashes in %s, last: %s", ErrCrashLoop, n, CrashWindow, why)
 	}
 	delay := s.Backoff << (n - 1)
@@ -61,15 +62,19 @@ func recent(times []time.Time, now time.Time) []time.Time {
 // logged; the blocked reason and the anomaly quote the last words of the
 // agent's output (its last tool error, or its last lines), which say why
 // it failed.
-func (s *sup) crashLoop(ctx context.Context, w *work, why string, tail lastWords, n int) {
+//
+// The anomaly's error_pattern is the crash's pattern alone, without the
+// time the run took, so that loops that fail alike share it and group in
+// the circuit breaker's retry_cluster; that time is its last_run detail.
+func (s *sup) crashLoop(ctx context.Context, w *work, c crash, tail lastWords, n int) {
 	if w.task == nil {
 		// An anomaly is about a task; a planner's crash loop is reported by
 		// the supervisor's exit alone.
 		return
 	}
 	task := w.task.ID
-	s.giveUp(ctx, task, withOutput("agent crash loop: "+why, tail))
-	details := contracts.Extra{"count": n, "error_pattern": "crash loop: " + why}
+	s.giveUp(ctx, task, withOutput("agent crash loop: "+c.String(), tail))
+	details := contracts.Extra{"count": n, "error_pattern": "crash loop: " + c.pattern, "last_run": c.took.String()}
 	if tail.text != "" {
 		details["last_output"] = tail.text
 	}
@@ -111,3 +116,17 @@ func (s *sup) keepAlive(ctx context.Context, stop context.CancelCauseFunc) {
 		}
 	}
 }
+
+// crash is how an agent's run failed: what went wrong, the same for runs
+// that fail alike (the exit status), and how long the run took.
+type crash struct {
+	pattern string
+	took    time.Duration
+}
+
+// crashOf is the crash of a run that exited with status after took.
+func crashOf(status int, took time.Duration) crash {
+	return crash{pattern: fmt.Sprintf("exit status %d", status), took: took}
+}
+
+func (c crash) String() string { return fmt.Sprintf("%s after %s", c.pattern, c.took) }

@@ -210,9 +210,9 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		delete(s.idles, w.task.ID)
 		return nil
 	}
-	why := fmt.Sprintf("exit status %d after %s", status, took)
-	s.record(ctx, w, ses, ops.SessionCrash, why)
-	return s.crashed(ctx, w, why, ses.lastOutput())
+	c := crashOf(status, took)
+	s.record(ctx, w, ses, ops.SessionCrash, c.String())
+	return s.crashed(ctx, w, c, ses.lastOutput())
 }
 
 // crashLines is how many of its last lines a crash's anomaly and blocked

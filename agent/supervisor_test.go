@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -19,9 +20,10 @@ import (
 // person would type ("task block", "merge a"), and answers them with
 // reply (nil: success with empty results).
 type fakeBoard struct {
-	mu    sync.Mutex // the merge lane calls beside the loop
-	calls []string
-	reply func(verb string) error
+	mu        sync.Mutex // the merge lane calls beside the loop
+	calls     []string
+	anomalies []ops.AnomalyRequest
+	reply     func(verb string) error
 }
 
 func (f *fakeBoard) do(verb string) error {
@@ -62,6 +64,9 @@ func (f *fakeBoard) Release(_ context.Context, r ops.ReleaseRequest) (*ops.TaskR
 	return &ops.TaskResult{ID: r.Task}, f.do("task release")
 }
 func (f *fakeBoard) Anomaly(_ context.Context, r ops.AnomalyRequest) (*ops.EntryResult, error) {
+	f.mu.Lock()
+	f.anomalies = append(f.anomalies, r)
+	f.mu.Unlock()
 	return &ops.EntryResult{}, f.do("anomaly " + r.Type)
 }
 
@@ -125,7 +130,7 @@ func TestCrashLoop(t *testing.T) {
 	w := &work{task: &contracts.Task{ID: "a", Status: contracts.Claimed}}
 	ctx := context.Background()
 	for i := 0; i < CrashLimit-1; i++ {
-		if err := s.crashed(ctx, w, "exit status 1", lastWords{}); err != nil {
+		if err := s.crashed(ctx, w, crashOf(1, 0), lastWords{}); err != nil {
 			t.Fatalf("crash %d: %v", i+1, err)
 		}
 	}
@@ -137,11 +142,39 @@ func TestCrashLoop(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
 	}
-	if err := s.crashed(ctx, w, "exit status 1", lastWords{}); !errors.Is(err, ErrCrashLoop) {
+	if err := s.crashed(ctx, w, crashOf(1, 0), lastWords{}); !errors.Is(err, ErrCrashLoop) {
 		t.Fatalf("third crash: %v, want ErrCrashLoop", err)
 	}
 	if got, want := f.verbs(), []string{"task block", "anomaly retry_loop"}; !slices.Equal(got, want) {
 		t.Errorf("calls = %q, want %q", got, want)
+	}
+}
+
+// TestCrashLoopPattern: the error_pattern of a crash loop's anomaly is the
+// exit status alone, so that loops that crash alike group in the circuit
+// breaker's retry_cluster whatever time each run took; the time of the
+// last run is a detail of its own.
+func TestCrashLoopPattern(t *testing.T) {
+	var patterns []string
+	for _, took := range [][]time.Duration{{0, 2 * time.Second, 0}, {time.Minute, 0, 5 * time.Second}} {
+		f := &fakeBoard{}
+		s, _ := newSup(contracts.RoleCoder, "coder-1", f)
+		w := &work{task: &contracts.Task{ID: "a", Status: contracts.Claimed}}
+		var err error
+		for _, d := range took {
+			err = s.crashed(context.Background(), w, crashOf(7, d), lastWords{})
+		}
+		if !errors.Is(err, ErrCrashLoop) || len(f.anomalies) != 1 {
+			t.Fatalf("after %d crashes: %v, anomalies %+v", len(took), err, f.anomalies)
+		}
+		d := f.anomalies[0].Details
+		patterns = append(patterns, fmt.Sprint(d["error_pattern"]))
+		if got, want := fmt.Sprint(d["last_run"]), took[len(took)-1].String(); got != want {
+			t.Errorf("last_run = %q, want %q", got, want)
+		}
+	}
+	if patterns[0] != "crash loop: exit status 7" || patterns[1] != patterns[0] {
+		t.Errorf("error patterns %q, want both \"crash loop: exit status 7\"", patterns)
 	}
 }
 
@@ -151,7 +184,7 @@ func TestCrashWindow(t *testing.T) {
 	s, log := newSup(contracts.RoleCoder, "coder-1", f)
 	old := time.Now().Add(-CrashWindow - time.Minute)
 	s.crashes = []time.Time{old, old, old}
-	if err := s.crashed(context.Background(), &work{task: &contracts.Task{ID: "a"}}, "exit status 1", lastWords{}); err != nil {
+	if err := s.crashed(context.Background(), &work{task: &contracts.Task{ID: "a"}}, crashOf(1, 0), lastWords{}); err != nil {
 		t.Fatalf("a first crash in the window: %v", err)
 	}
 	if len(s.crashes) != 1 || !strings.Contains(log.String(), "retrying in 1ms") {

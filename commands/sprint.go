@@ -97,6 +97,8 @@ func (s *session) sprintMetrics(ctx context.Context) error {
 		{"submit_to_verdict_max_seconds", m.SubmitToVerdictMaxSeconds},
 		{"tasks_ever_blocked", m.TasksEverBlocked},
 		{"blocked_share", m.BlockedShare},
+		{"five_loop_pauses", m.FiveLoopPauses},
+		{"five_loop_pause_frequency", m.FiveLoopPauseFrequency},
 	} {
 		fmt.Fprintf(tw, "%s\t%v\n", row.name, row.value)
 	}

@@ -194,7 +194,7 @@ func (as *alarms) task(t *Task, st *State, cfg Config, now time.Time) {
 	if t.Status.Terminal() {
 		return
 	}
-	if wasReassigned(t) {
+	if reassigned(t) {
 		as.add(AlarmWarning, "reassigned", id, id, "REASSIGNED: %s — hypothesis exhaustion risk", id)
 	}
 	if len(t.FailedBy) >= 2 {
@@ -206,7 +206,10 @@ func (as *alarms) task(t *Task, st *State, cfg Config, now time.Time) {
 		as.addKeyed("approaching_limit/"+id+"/review_cycles", AlarmWarning, "approaching_limit", id,
 			"APPROACHING LIMIT: %s — review cycles %d/%d", id, n, limit)
 	}
-	if n, limit := t.Iteration, cfg.MaxCoderIterations; n >= max(limit-2, 1) {
+	// liza-watch.sh warns of CLAIMED tasks at 8 or 9 of 10 iterations: a
+	// task at the limit is BLOCKED (or sent back), and the alarm of that
+	// says more.
+	if n, limit := t.Iteration, cfg.MaxCoderIterations; t.Status == Claimed && n >= max(limit-2, 1) && n < limit {
 		as.addKeyed("approaching_limit/"+id+"/iterations", AlarmWarning, "approaching_limit", id,
 			"APPROACHING LIMIT: %s — iteration %d/%d", id, n, limit)
 	}
@@ -315,9 +318,9 @@ func MayAlarm(s *TaskSummary, cfg Config, now time.Time) bool {
 	if b := cfg.Budgets; b != nil && (b.TaskTokens > 0 || b.TaskUSD > 0) {
 		return true // its spend is in its history (alarms_budget.go)
 	}
-	return s.Reassigned || s.FailedBy >= 2 ||
+	return s.Status == Claimed && s.Reassigned || s.FailedBy >= 2 ||
 		s.ReviewCycles >= max(cfg.MaxReviewCycles-2, 1) ||
-		s.Iteration >= max(cfg.MaxCoderIterations-2, 1)
+		s.Status == Claimed && s.Iteration >= max(cfg.MaxCoderIterations-2, 1)
 }
 
 // Stub is a task with only what its summary says: what the board, the
@@ -333,7 +336,28 @@ func (s *TaskSummary) Stub() *Task {
 	}
 }
 
-// wasReassigned reports whether a second coder took a task over.
+// reassigned reports whether t raises liza-watch.sh's REASSIGNED: it is
+// CLAIMED by a coder other than the one that first claimed it. A coder
+// that claims its task again after a block, a release or a pause is no
+// second coder.
+func reassigned(t *Task) bool {
+	if t.Status != Claimed || t.AssignedTo == "" {
+		return false
+	}
+	for _, ev := range t.History {
+		if ev != nil && ev.Event == "claimed" && ev.Agent != "" {
+			return ev.Agent != t.AssignedTo
+		}
+	}
+	return false
+}
+
+// wasReassigned reports whether the task may have changed hands: it is
+// what the board index records (TaskSummary.Reassigned), and every task
+// reassigned reports has it, so that MayAlarm can pass over the others
+// without decoding them. It stays as it was when indexes were first
+// written: an index entry is part of every state commit, and replays
+// must write the same.
 func wasReassigned(t *Task) bool {
 	if t.PreviousAssignee != "" {
 		return true

@@ -107,13 +107,23 @@ func TestAlarms(t *testing.T) {
 			t.History = append(t.History, &HistoryEvent{Time: ago(10 * time.Second), Event: "rejected", To: string(Rejected)})
 		}, "orphaned_rejected/task-1", "", ""},
 
-		{"reassigned by previous_assignee", func(st *State, _ *AlarmInput) {
-			claimed(st, time.Hour).PreviousAssignee = "coder-2"
-		}, "reassigned/task-1", AlarmWarning, "⚠️ REASSIGNED: task-1 — hypothesis exhaustion risk"},
-		{"reassigned by history", func(st *State, _ *AlarmInput) {
+		{"reassigned: first claimed by another coder", func(st *State, _ *AlarmInput) {
 			t := claimed(st, time.Hour)
-			t.History = append(t.History, &HistoryEvent{Time: ago(time.Minute), Event: "taken_over", Agent: "coder-1"})
+			t.PreviousAssignee = "coder-2"
+			t.History = append(t.History, &HistoryEvent{Time: ago(time.Hour), Event: "claimed", Agent: "coder-2"},
+				&HistoryEvent{Time: ago(time.Minute), Event: "taken_over", Agent: "coder-1"})
 		}, "reassigned/task-1", AlarmWarning, "⚠️ REASSIGNED: task-1 — hypothesis exhaustion risk"},
+		{"claimed again by its first coder after an unblock", func(st *State, _ *AlarmInput) {
+			t := claimed(st, time.Hour)
+			t.PreviousAssignee = "coder-1"
+			t.History = append(t.History, &HistoryEvent{Time: ago(time.Hour), Event: "claimed", Agent: "coder-1"},
+				&HistoryEvent{Time: ago(30 * time.Minute), Event: "unblocked", Agent: "planner-1"},
+				&HistoryEvent{Time: ago(time.Minute), Event: "claimed", Agent: "coder-1"})
+		}, "reassigned/task-1", "", ""},
+		{"reassigned, now under review", func(st *State, _ *AlarmInput) {
+			t := underReview(st, time.Hour)
+			t.History = append(t.History, &HistoryEvent{Time: ago(time.Hour), Event: "claimed", Agent: "coder-2"})
+		}, "reassigned/task-1", "", ""},
 		{"reassigned, then merged", func(st *State, _ *AlarmInput) {
 			t := claimed(st, time.Hour)
 			t.PreviousAssignee, t.Status = "coder-2", Merged
@@ -152,7 +162,11 @@ func TestAlarms(t *testing.T) {
 		{"approaching the iteration limit", func(st *State, _ *AlarmInput) { claimed(st, time.Hour).Iteration = 8 },
 			"approaching_limit/task-1/iterations", AlarmWarning, "⚠️ APPROACHING LIMIT: task-1 — iteration 8/10"},
 		{"at the iteration limit", func(st *State, _ *AlarmInput) { claimed(st, time.Hour).Iteration = 10 },
-			"approaching_limit/task-1/iterations", AlarmWarning, "⚠️ APPROACHING LIMIT: task-1 — iteration 10/10"},
+			"approaching_limit/task-1/iterations", "", ""},
+		{"blocked near the iteration limit", func(st *State, _ *AlarmInput) {
+			t := claimed(st, time.Hour)
+			t.Status, t.Iteration = Blocked, 9
+		}, "approaching_limit/task-1/iterations", "", ""},
 		{"iteration 7 of 10", func(st *State, _ *AlarmInput) { claimed(st, time.Hour).Iteration = 7 },
 			"approaching_limit/task-1/iterations", "", ""},
 		{"approaching the review limit", func(st *State, _ *AlarmInput) {

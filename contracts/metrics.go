@@ -74,6 +74,15 @@ type Metrics struct {
 	// of the sprint; BlockedShare is that over TasksTotal.
 	TasksEverBlocked int     `yaml:"tasks_ever_blocked" json:"tasks_ever_blocked"`
 	BlockedShare     float64 `yaml:"blocked_share" json:"blocked_share"`
+	// FiveLoopPauses counts seed 002's 5-loop pauses in the sprint: each
+	// time a rejection made PauseRejections in a row on one task, or a
+	// multiple of it (an approval starts the count again): the moment git
+	// liza verdict pauses a running team for the human, and again after
+	// another five once the human let the loop go on. FiveLoopPauseFrequency is that over
+	// the cycles, the tasks claimed at least once (seed 002: "5-loop pause
+	// frequency (goal: <10% of cycles)").
+	FiveLoopPauses         int     `yaml:"five_loop_pauses" json:"five_loop_pauses"`
+	FiveLoopPauseFrequency float64 `yaml:"five_loop_pause_frequency" json:"five_loop_pause_frequency"`
 
 	// Spend is what the sprint's sessions spent (see SprintSpend); none
 	// when no session recorded usage.
@@ -129,6 +138,7 @@ func SprintMetrics(st *State, now time.Time) Metrics {
 
 		everBlocked := t.Status == Blocked
 		var submitted, approved time.Time
+		inRow := 0 // rejections since the last approval
 		for _, e := range t.History {
 			if e == nil {
 				continue
@@ -141,6 +151,11 @@ func SprintMetrics(st *State, now time.Time) Metrics {
 					m.TaskSubmittedForReviewCount++
 				}
 			case "approved", "rejected":
+				if e.Event == "approved" {
+					inRow = 0
+				} else if inRow++; inRow%PauseRejections == 0 && in.has(e.Time) {
+					m.FiveLoopPauses++
+				}
 				if in.has(e.Time) {
 					if e.Event == "approved" {
 						m.Approvals++
@@ -173,6 +188,7 @@ func SprintMetrics(st *State, now time.Time) Metrics {
 	}
 	if claimed > 0 {
 		m.AvgIterations = round(float64(iterations)/float64(claimed), 1000)
+		m.FiveLoopPauseFrequency = round(float64(m.FiveLoopPauses)/float64(claimed), 1000)
 	}
 	m.ReviewVerdictApprovals, m.ReviewVerdictRejections = m.Approvals, m.Rejections
 	m.ReviewVerdictCount = m.Approvals + m.Rejections
@@ -202,11 +218,12 @@ func SprintMetrics(st *State, now time.Time) Metrics {
 // last in its history, to stored, the sprint.metrics that git liza sprint
 // metrics computed: the counts by status, the completion rate and the
 // approve-to-merge latency move as that merge moves them, and every other
-// value stays as computed (a merge changes nothing else). It is what a
-// merge records instead of recomputing the metrics from the whole board
-// as update-sprint-metrics.sh does after each merge: a merge costs what it
-// touches. It reports false, and stored unchanged, when there are no
-// computed metrics to add to.
+// value stays as computed. It is what a merge recorded under rule sets 2
+// and 3, and what their commits replay: it is wrong as soon as anything
+// else moved since the metrics were computed (a task added, a verdict), and
+// a merge from rule set 4 recomputes them from the whole board as
+// update-sprint-metrics.sh does after each merge. It reports false, and
+// stored unchanged, when there are no computed metrics to add to.
 func MetricsAfterMerge(stored Extra, t *Task, started string) (Extra, bool) {
 	need := []string{"tasks_done", "tasks_merged", "tasks_in_progress", "tasks_total", "by_status",
 		"approve_to_merge_count", "approve_to_merge_mean_seconds", "approve_to_merge_max_seconds"}

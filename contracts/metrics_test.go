@@ -291,3 +291,36 @@ func TestSprintSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestFiveLoopPauses: seed 002's 5-loop pause frequency. A task rejected
+// five times in a row makes one pause, and five more after an approval
+// and a failed merge another; four in a row make none; rejections before
+// the sprint do not count. The frequency is over the tasks claimed.
+func TestFiveLoopPauses(t *testing.T) {
+	rejections := func(t *Task, day string, n int) {
+		for i := range n {
+			at := fmt.Sprintf("%sT10:%02d:00Z", day, i)
+			t.History = append(t.History, ev(at, "submitted", "coder-1"), ev(at, "rejected", "code-reviewer-1"))
+		}
+	}
+	loop := task("loop", Rejected)
+	loop.Iteration = 11
+	loop.History = append(loop.History, ev("2026-01-17T09:59:00Z", "claimed", "coder-1"))
+	rejections(loop, "2026-01-17", 5)
+	loop.History = append(loop.History, ev("2026-01-17T11:00:00Z", "approved", "code-reviewer-1"),
+		ev("2026-01-17T11:05:00Z", "integration_failed", "code-reviewer-1"))
+	rejections(loop, "2026-01-18", 5)
+	four := task("four", Rejected)
+	four.Iteration = 4
+	rejections(four, "2026-01-17", 4)
+	early := task("early", Rejected)
+	early.Iteration = 5
+	rejections(early, "2026-01-16", 5) // before the sprint started
+	idle := task("idle", Unclaimed)
+
+	m := SprintMetrics(sprintState(loop, four, early, idle), time.Date(2026, 1, 19, 0, 0, 0, 0, time.UTC))
+	if m.FiveLoopPauses != 2 || m.FiveLoopPauseFrequency != 0.667 {
+		t.Errorf("five_loop_pauses %d, five_loop_pause_frequency %v; want 2 and 0.667 (2 of 3 tasks claimed)",
+			m.FiveLoopPauses, m.FiveLoopPauseFrequency)
+	}
+}

@@ -41,6 +41,9 @@ func TestParkAlarms(t *testing.T) {
 		st := &State{Tasks: []*Task{c.t}, Config: c.cfg, Goal: Goal{Status: "COMPLETED"}}
 		var got []string
 		for _, a := range Alarms(st, AlarmInput{Now: base.Add(c.after)}) {
+			if a.Kind == "reassigned" {
+				continue // coder-2 holding what coder-1 first claimed: not this test's matter
+			}
 			got = append(got, strings.TrimPrefix(a.Message, "⚠️ "))
 		}
 		if c.want == "" && len(got) > 0 || c.want != "" && (len(got) != 1 || got[0] != c.want) {

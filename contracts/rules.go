@@ -42,18 +42,22 @@ const (
 	// claim are refused until goal new starts the next goal, and an import
 	// may not bring a completed goal live tasks. goal complete closes a
 	// goal whose tasks are all terminal, whether or not one was merged.
-	// The pre-execution checkpoint is mandatory (seed 000: "Before any
+	// And the records as the original computes them: every merge leaves
+	// sprint.metrics equal to a full recomputation (as wt-merge.sh runs
+	// update-sprint-metrics.sh after each merge), with seed 002's 5-loop
+	// pause frequency; the anomalies the system logs while an agent acts
+	// name that agent in logged_by, as every other anomaly does. And the
+	// pre-execution checkpoint is mandatory (seed 000: "Before any
 	// implementation, the agent MUST write a checkpoint"): submit refuses
 	// a task whose current iteration has no checkpoint, a claim leaves its
 	// coder STARTING on the task, and the checkpoint is what turns the
 	// coder WORKING ("IDLE -> WORKING | Task claimed, checkpoint
 	// written").
 	RulesLastMile = 4
-	// RulesGoalClosed names the part of RulesLastMile about a completed
-	// goal.
+	// RulesGoalClosed and RulesMetered name parts of RulesLastMile.
 	RulesGoalClosed = RulesLastMile
-	// RulesCheckpointed names the part of RulesLastMile about the
-	// checkpoint.
+	RulesMetered    = RulesLastMile
+	// RulesCheckpointed names the part about the checkpoint.
 	RulesCheckpointed = RulesLastMile
 	// Rules is the set new operations follow.
 	Rules = RulesLastMile

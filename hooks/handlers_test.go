@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -152,9 +153,10 @@ func TestPreReceive(t *testing.T) {
 	// A commit by hand; the change of add b relabelled as a heartbeat of
 	// coder-1; the add itself claimed by a coder. All refused, each on its
 	// own line with its commit.
+	rulesTrailer := fmt.Sprintf("Liza-Rules: %d", contracts.Rules)
 	bare := commit(mid, tree, "by hand")
-	relabelled := commit(mid, tree, "heartbeat (coder-1)\n\nLiza-Op: heartbeat\nLiza-Agent: coder-1\nLiza-Kind: heartbeat\nLiza-Rules: 3\nLiza-Input: {}")
-	role := commit(mid, tree, "add b (coder-1)\n\nLiza-Op: add\nLiza-Agent: coder-1\nLiza-Kind: add\nLiza-Rules: 3\nLiza-Input: {}")
+	relabelled := commit(mid, tree, "heartbeat (coder-1)\n\nLiza-Op: heartbeat\nLiza-Agent: coder-1\nLiza-Kind: heartbeat\n"+rulesTrailer+"\nLiza-Input: {}")
+	role := commit(mid, tree, "add b (coder-1)\n\nLiza-Op: add\nLiza-Agent: coder-1\nLiza-Kind: add\n"+rulesTrailer+"\nLiza-Input: {}")
 	for _, c := range []struct{ commit, want string }{
 		{bare, "lacks the Liza-Op and Liza-Agent trailers"},
 		{relabelled, "its change is not what heartbeat by coder-1 makes: it differs in"},
@@ -167,11 +169,11 @@ func TestPreReceive(t *testing.T) {
 	}
 
 	// An import may replace the state, but not lose a task.
-	back := commit(tip, midTree, "import\n\nLiza-Op: import\nLiza-Agent: human\nLiza-Kind: import\nLiza-Rules: 3\nLiza-Input: {}")
+	back := commit(tip, midTree, "import\n\nLiza-Op: import\nLiza-Agent: human\nLiza-Kind: import\n"+rulesTrailer+"\nLiza-Input: {}")
 	if out, err := receive(t, dir, tip, back); err == nil || !strings.Contains(out, "the import deletes task b") {
 		t.Errorf("import dropping a task: %v\n%s", err, out)
 	}
-	keep := commit(tip, tree, "import\n\nLiza-Op: import\nLiza-Agent: human\nLiza-Kind: import\nLiza-Rules: 3\nLiza-Input: {}")
+	keep := commit(tip, tree, "import\n\nLiza-Op: import\nLiza-Agent: human\nLiza-Kind: import\n"+rulesTrailer+"\nLiza-Input: {}")
 	if out, err := receive(t, dir, tip, keep); err != nil {
 		t.Errorf("import keeping everything: %v\n%s", err, out)
 	}

@@ -488,11 +488,14 @@ func setAgent(tx *cas.Tx, id string, role contracts.Role, status, task, lease st
 }
 
 // logSystemAnomaly appends an anomaly git-liza logs on its own account
-// (hypothesis exhaustion, review deadlock), once per type and task. Under
-// the whole contract it is logged as the role seed 004 gives the type
-// ("hypothesis_exhaustion | Planner", "review_deadlock | Planner"),
-// whoever's operation found it, and details.detected_by names that actor;
-// under the first rules, as that actor.
+// (hypothesis exhaustion, review deadlock), once per type and task. It is
+// logged by the agent whose operation found it (its id, "human" for the
+// operator), as every other anomaly names the agent that logged it and as
+// the commit that writes it does: seed 004 gives these types to the
+// planner, who acts on them, but here the planner's wake trigger finds
+// them already logged. Under rule sets 2 and 3 logged_by was the role
+// seed 004 gives the type ("planner"), with details.detected_by naming
+// the actor; their commits replay as they were made.
 func logSystemAnomaly(tx *cas.Tx, typ, task string, details contracts.Extra) error {
 	list, err := tx.Anomalies()
 	if err != nil {
@@ -504,7 +507,7 @@ func logSystemAnomaly(tx *cas.Tx, typ, task string, details contracts.Extra) err
 		}
 	}
 	logger := contracts.ActorName(tx.Actor)
-	if tx.Rules >= contracts.RulesWhole {
+	if tx.Rules >= contracts.RulesWhole && tx.Rules < contracts.RulesMetered {
 		if roles := contracts.AnomalyTypes[typ].LoggedBy; len(roles) > 0 {
 			logger = roles[0].IDPrefix()
 		}

@@ -268,9 +268,17 @@ var kindMerge = def("merge", contracts.OpMerge, func(tx *cas.Tx, in *mergeInput)
 		}
 	}
 	// wt-merge.sh recomputes the sprint's metrics after every merge from
-	// the whole board; a merge here costs what it touches, so it adds its
-	// own task to the metrics git liza sprint metrics last computed.
-	if whole {
+	// the whole board, and so does a merge from rule set 4
+	// (metricsAtMerge). Under rule sets 2 and 3 a merge added its own task
+	// to the metrics git liza sprint metrics last computed, which went
+	// wrong as soon as anything else had moved since; their commits replay
+	// as they were made.
+	switch {
+	case tx.Rules >= contracts.RulesMetered:
+		if err := metricsAtMerge(tx, m, cur); err != nil {
+			return nil, err
+		}
+	case whole:
 		if metrics, ok := contracts.MetricsAfterMerge(m.Sprint.Metrics, cur, m.Sprint.Timeline.Started); ok {
 			m.Sprint.Metrics = metrics
 			tx.PutMeta(m)
@@ -284,6 +292,32 @@ var kindMerge = def("merge", contracts.OpMerge, func(tx *cas.Tx, in *mergeInput)
 	tx.Describe(fmt.Sprintf("merge %s (%s)", id, tx.Actor), id)
 	return map[string]string{"id": id, "merge_commit": cur.MergeCommit}, nil
 })
+
+// metricsAtMerge records in m the sprint's metrics recomputed from the
+// whole board as the merge of cur leaves it, as git liza sprint metrics
+// computes them: the parent state with cur, now MERGED, in place of its
+// old self (the merge changes no other task, and of the agents only the
+// status of cur's coder, which no metric reads).
+func metricsAtMerge(tx *cas.Tx, m *cas.Meta, cur *contracts.Task) error {
+	st, err := tx.Snap.Load()
+	if err != nil {
+		return err
+	}
+	for i, t := range st.Tasks {
+		if t != nil && t.ID == cur.ID {
+			st.Tasks[i] = cur
+		}
+	}
+	fresh, err := contracts.SprintMetrics(st, tx.Now).Extra()
+	if err != nil {
+		return err
+	}
+	if merged, changed := contracts.MergeMetrics(m.Sprint.Metrics, fresh); changed {
+		m.Sprint.Metrics = merged
+		tx.PutMeta(m)
+	}
+	return nil
+}
 
 func init() { withFacts(kindMerge, mergeFacts) }
 

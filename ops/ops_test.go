@@ -63,7 +63,7 @@ func newRepo(t *testing.T) (*ops.Service, string) {
 	return svc, root
 }
 
-func write(t *testing.T, path, text string) {
+func write(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func write(t *testing.T, path, text string) {
 	}
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -91,7 +91,7 @@ func task(id string, deps ...string) contracts.Task {
 }
 
 // commitIn commits a file in a task's worktree.
-func commitIn(t *testing.T, root, id, name, text string) {
+func commitIn(t testing.TB, root, id, name, text string) {
 	t.Helper()
 	wt := filepath.Join(root, ".worktrees", id)
 	write(t, filepath.Join(wt, name), text)

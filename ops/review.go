@@ -419,7 +419,12 @@ func reject(tx *cas.Tx, t *contracts.Task, m *cas.Meta, reason, feedback string)
 	}
 	t.Status = contracts.Blocked
 	t.BlockedReason, t.BlockedQuestions = blocked, questions
-	if t.AssignedTo != "" && !t.FailedBy.Contains(t.AssignedTo) {
+	// A block at the limits escalates the task to the planner, whose
+	// questions are about the task ("Is the spec clear enough?", seed
+	// 000): from rule set 4 its coder does not join failed_by for it. A
+	// coder fails a task when it loses it to another coder after its
+	// lease ran out (claim); two such are hypothesis exhaustion.
+	if t.AssignedTo != "" && !t.FailedBy.Contains(t.AssignedTo) && tx.Rules < contracts.RulesMetered {
 		t.FailedBy = append(t.FailedBy, t.AssignedTo)
 	}
 	t.History = append(t.History, &contracts.HistoryEvent{Time: now, Event: "blocked", Agent: tx.Actor,

@@ -22,6 +22,9 @@ func serviceAt(t *testing.T, human *ops.Service, agent string, d time.Duration) 
 	return svc
 }
 
+// currentRules is the trailer of a commit made under the current rules.
+var currentRules = fmt.Sprintf("Liza-Rules: %d\n", contracts.Rules)
+
 // succeeds fails the test when a write's error is not nil.
 func succeeds(t *testing.T) func(any, error) {
 	return func(_ any, err error) {
@@ -124,7 +127,7 @@ func TestNewKindsReplay(t *testing.T) {
 	}{
 		{"an edit of another field", edit, `"priority":1`, `"priority":2`, "its change is not what edit by planner-1 makes"},
 		{"an edit by a coder", edit, "Liza-Agent: planner-1", "Liza-Agent: coder-1", "coder-1 (coder) may not edit"},
-		{"an edit under the first rules", edit, fmt.Sprintf("Liza-Rules: %d\n", contracts.Rules), "", fmt.Sprintf("older than its parent's (%d)", contracts.Rules)},
+		{"an edit under the first rules", edit, currentRules, "", fmt.Sprintf("older than its parent's (%d)", contracts.Rules)},
 		{"a conversion of another discovery", convert, `"discovery":1`, `"discovery":2`, "its change is not what convert by planner-1 makes"},
 		{"a conversion relabelled a note", convert, "Liza-Kind: convert", "Liza-Kind: note", "Liza-Kind note goes with Liza-Op note, not convert"},
 		{"a task from a discovery converted already", from, `"from_discovery":2`, `"from_discovery":1`, "disc-1 was converted to task a already"},
@@ -284,10 +287,9 @@ func TestUpgradedBoard(t *testing.T) {
 
 	// Forgeries: a new operation under the first rules; a commit that goes
 	// back to them; an old commit claiming the new rules.
-	current := fmt.Sprintf("Liza-Rules: %d\n", contracts.Rules)
-	wantRefused(t, "an edit under the first rules", forged(t, checker, root, edit, current, ""),
+	wantRefused(t, "an edit under the first rules", forged(t, checker, root, edit, currentRules, ""),
 		"edit is an operation of rule set 2 and later, not of rule set 1")
-	wantRefused(t, "a heartbeat back under the first rules", forged(t, checker, root, beat, current, ""),
+	wantRefused(t, "a heartbeat back under the first rules", forged(t, checker, root, beat, currentRules, ""),
 		fmt.Sprintf("it was made under rule set 1, older than its parent's (%d)", contracts.Rules))
 	wantRefused(t, "an old registration under the new rules", forged(t, checker, root, register, "Liza-Kind: register\n", "Liza-Kind: register\nLiza-Rules: 2\n"),
 		"its change is not what register by planner-1 makes")

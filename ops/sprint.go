@@ -60,9 +60,9 @@ type MetricsResult struct {
 }
 
 // SprintMetrics recomputes sprint.metrics from the tasks and their
-// histories, and writes them only when they changed. It reads the whole
-// board; a merge only adds its own task to what it stored
-// (contracts.MetricsAfterMerge).
+// histories, and writes them only when they changed. Every merge does the
+// same (metricsAtMerge), so this finds them changed only when something
+// moved since the last merge.
 func (s *Service) SprintMetrics(ctx context.Context, call Call) (*MetricsResult, error) {
 	res, err := s.write(ctx, call, kindSprintMetrics, struct{}{}, nil)
 	if err != nil {
