@@ -404,7 +404,7 @@ func (h *crashHarness) plan() *step {
 			if t == nil {
 				continue
 			}
-			h.work(t.ID)
+			h.work(t.ID, t.AssignedTo)
 			return &step{op: "submit", dir: h.proj, task: t.ID, args: []string{"--agent", t.AssignedTo, "--request-id", req, "submit", t.ID}}
 		case "review":
 			t := h.pick(ts, func(t crashTask) bool { return t.Status == "READY_FOR_REVIEW" && t.ReviewingBy == "" })
@@ -447,7 +447,9 @@ func (h *crashHarness) plan() *step {
 }
 
 // work commits the next piece of a task in its worktree.
-func (h *crashHarness) work(id string) {
+func (h *crashHarness) work(id, coder string) {
+	// The pre-execution checkpoint a submission needs first.
+	h.must(h.proj, "git-liza", "--agent", coder, "checkpoint", id, "--intent", "work on "+id, "--validation", "cat files/"+id+".txt", "--files", "files/"+id+".txt")
 	wt := filepath.Join(h.proj, ".worktrees", id)
 	os.MkdirAll(filepath.Join(wt, "files"), 0o755)
 	f, err := os.OpenFile(filepath.Join(wt, "files", id+".txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
@@ -699,7 +701,7 @@ func (h *crashHarness) drain() {
 			case "REJECTED":
 				args = []string{"--agent", t.AssignedTo, "claim", t.ID}
 			case "CLAIMED":
-				h.work(t.ID)
+				h.work(t.ID, t.AssignedTo)
 				args = []string{"--agent", t.AssignedTo, "submit", t.ID}
 			case "READY_FOR_REVIEW":
 				if t.ReviewingBy == "" {

@@ -14,7 +14,7 @@ import (
 
 // teamResult is a team of scripted agents working a board: git liza run
 // with coders and one reviewer, each agent session one step (the coder
-// commits a file and submits, the reviewer approves, its supervisor
+// checkpoints, commits a file and submits, the reviewer approves, its supervisor
 // merges), timed from the start until every live task is MERGED.
 type teamResult struct {
 	Coders   int     `json:"coders"`
@@ -38,6 +38,7 @@ set -e
 case "$LIZA_ROLE" in
 coder)
 	cd "$LIZA_WORKTREE"
+	git liza checkpoint "$LIZA_TASK" --intent "write done-$LIZA_TASK.txt" --validation "cat done-$LIZA_TASK.txt" --files "done-$LIZA_TASK.txt" >/dev/null
 	echo "$LIZA_TASK" > "done-$LIZA_TASK.txt"
 	git add "done-$LIZA_TASK.txt"
 	git commit -q -m "$LIZA_TASK"

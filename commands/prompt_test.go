@@ -287,6 +287,7 @@ func lizaRepo(t *testing.T) (string, func(args ...string) (string, int)) {
 	must("--agent", "coder-1", "claim", "task-1")
 	wt := filepath.Join(root, ".worktrees", "task-1")
 	git(wt, "commit", "-q", "--allow-empty", "-m", "work")
+	must("--agent", "coder-1", "checkpoint", "task-1", "--intent", "retry 503s", "--validation", "go test ./client", "--files", "client/retry.go")
 	must("--agent", "coder-1", "submit", "task-1")
 	must("--agent", "code-reviewer-1", "review", "task-1")
 	must("task", "add", "--id", "task-2", "--desc", "Document retries", "--spec", "specs/vision.md",

@@ -73,3 +73,22 @@ func RejectionSummary(t *Task) string {
 	b.WriteString("\nResume with `git liza resume` once the planner or the human has decided what comes next.\n")
 	return b.String()
 }
+
+// ReviewEndedByVerdict reports whether agent's latest review of t ended
+// with its own verdict (approved or rejected after its review_claimed),
+// rather than being abandoned.
+func ReviewEndedByVerdict(t *Task, agent string) bool {
+	for i := len(t.History) - 1; i >= 0; i-- {
+		ev := t.History[i]
+		if ev == nil || ev.Agent != agent {
+			continue
+		}
+		switch ev.Event {
+		case "approved", "rejected":
+			return true
+		case "review_claimed":
+			return false
+		}
+	}
+	return false
+}

@@ -46,11 +46,19 @@ const (
 	// sprint.metrics equal to a full recomputation (as wt-merge.sh runs
 	// update-sprint-metrics.sh after each merge), with seed 002's 5-loop
 	// pause frequency; the anomalies the system logs while an agent acts
-	// name that agent in logged_by, as every other anomaly does.
+	// name that agent in logged_by, as every other anomaly does. And the
+	// pre-execution checkpoint is mandatory (seed 000: "Before any
+	// implementation, the agent MUST write a checkpoint"): submit refuses
+	// a task whose current iteration has no checkpoint, a claim leaves its
+	// coder STARTING on the task, and the checkpoint is what turns the
+	// coder WORKING ("IDLE -> WORKING | Task claimed, checkpoint
+	// written").
 	RulesLastMile = 4
-	// RulesGoalClosed and RulesMetered name the parts of RulesLastMile.
+	// RulesGoalClosed and RulesMetered name parts of RulesLastMile.
 	RulesGoalClosed = RulesLastMile
 	RulesMetered    = RulesLastMile
+	// RulesCheckpointed names the part about the checkpoint.
+	RulesCheckpointed = RulesLastMile
 	// Rules is the set new operations follow.
 	Rules = RulesLastMile
 )

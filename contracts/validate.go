@@ -103,16 +103,17 @@ func ValidateUnder(s *State, rules int) []Problem {
 
 // HolderProblem says what is wrong with agent id's entry a given t, the live
 // task its current_task names (nil when there is none): a WORKING agent
-// must hold t as its CLAIMED assignee, a REVIEWING one as its reviewer.
+// (or one STARTING on a task it claimed, before its checkpoint) must hold
+// t as its CLAIMED assignee, a REVIEWING one as its reviewer.
 // It returns "" when nothing is.
 func HolderProblem(id string, a *Agent, t *Task) string {
 	if a == nil || a.CurrentTask == "" {
 		return ""
 	}
 	switch a.Status {
-	case "WORKING":
+	case "WORKING", "STARTING":
 		if t == nil || t.Status != Claimed || t.AssignedTo != id {
-			return fmt.Sprintf("WORKING on %s, which it does not hold (%s)", a.CurrentTask, holding(t))
+			return fmt.Sprintf("%s on %s, which it does not hold (%s)", a.Status, a.CurrentTask, holding(t))
 		}
 	case "REVIEWING":
 		if t == nil || t.Status != ReadyForReview || t.ReviewingBy != id {

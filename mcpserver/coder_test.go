@@ -107,8 +107,9 @@ func TestCoderToolList(t *testing.T) {
 	}
 }
 
-// submit refuses a task with nothing committed, then submits the commit
-// it names on the task branch: the task awaits review at it, and the state
+// submit refuses a task with no pre-execution checkpoint in its current
+// iteration and a task with nothing committed, then submits the commit it
+// names on the task branch: the task awaits review at it, and the state
 // commit is the one the command line's ops call writes on a twin board.
 func TestCoderSubmit(t *testing.T) {
 	// Fixed dates: the twin board's commits have the same ids.
@@ -117,8 +118,16 @@ func TestCoderSubmit(t *testing.T) {
 	b := newBoard(t)
 	cs := b.coder(t)
 
-	// Nothing committed: the tip is the base, and nothing changes.
+	// No checkpoint yet: refused, naming the command that records one.
 	before := b.stateTip(t)
+	refused(t, call(t, cs, "submit", `{}`), contracts.CodeInvalid, "task a has no pre-execution checkpoint in iteration 1: record one first")
+	if b.stateTip(t) != before {
+		t.Fatal("a refused submit moved refs/liza/state")
+	}
+	b.checkpoint(t, "a")
+
+	// Nothing committed: the tip is the base, and nothing changes.
+	before = b.stateTip(t)
 	refused(t, call(t, cs, "submit", `{}`), contracts.CodeInvalid, "is the base commit: there is nothing to review")
 	if b.stateTip(t) != before {
 		t.Fatal("a refused submit moved refs/liza/state")
@@ -140,6 +149,7 @@ func TestCoderSubmit(t *testing.T) {
 
 	// The same operation through the command line's call (commands/submit.go).
 	twin := newBoard(t)
+	twin.checkpoint(t, "a")
 	twin.commitWork(t, "a", "a.txt")
 	twin.commitWork(t, "a", "a2.txt")
 	if _, err := twin.human.As("coder-1", 0).Submit(context.Background(), ops.SubmitRequest{Task: "a", Rev: tip}); err != nil {
@@ -291,6 +301,7 @@ func TestCoderHugeAndEscapes(t *testing.T) {
 
 	// A huge value that ops echoes in its refusal (an unknown revision):
 	// the model reads a bounded line, not megabytes.
+	b.checkpoint(t, "a")
 	res = call(t, cs, "submit", `{"commit":"`+huge+`"}`)
 	refused(t, res, contracts.CodeInvalid, "unknown revision")
 	if len(text(res)) > 1100 || !strings.HasSuffix(text(res), "bytes cut)") {

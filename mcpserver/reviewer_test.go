@@ -21,6 +21,7 @@ func reviewBoard(t *testing.T) (*board, string) {
 	b := newBoard(t)
 	tip := b.commitWork(t, "a", "a.txt")
 	ctx := context.Background()
+	b.checkpoint(t, "a")
 	if _, err := b.human.As("coder-1", 0).Submit(ctx, ops.SubmitRequest{Task: "a"}); err != nil {
 		t.Fatal(err)
 	}

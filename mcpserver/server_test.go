@@ -70,6 +70,16 @@ func newBoard(t *testing.T) *board {
 	return &board{root: root, human: human}
 }
 
+// checkpoint records coder-1's pre-execution checkpoint on task id, as the
+// command line does; a submission needs one.
+func (b *board) checkpoint(t *testing.T, id string) {
+	t.Helper()
+	cp := contracts.Checkpoint{Intent: "write " + id, Validation: "cat " + id + ".txt", FilesToModify: contracts.StringList{id + ".txt"}}
+	if _, err := b.human.As("coder-1", 0).Checkpoint(context.Background(), ops.CheckpointRequest{Task: id, Checkpoint: cp}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // task is a task ready to add.
 func task(id string) contracts.Task {
 	return contracts.Task{ID: id, Description: "do " + id, SpecRef: "specs/vision.md", DoneWhen: id + ".txt exists",

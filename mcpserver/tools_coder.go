@@ -15,7 +15,7 @@ import (
 // discover; and the resource of its task's notes.
 func coderTools(s *Server) {
 	addTool(s, "checkpoint", "Record the pre-execution checkpoint of your task before changing any file (git liza checkpoint): an observable intent, a validation that is a concrete command with its expected result, every file to modify, each assumption.", s.checkpoint)
-	addTool(s, "submit", "Submit your task for review (git liza submit): the commit (default: the tip of task/ID) must be on the task branch, descend from the base, leave the worktree clean and stay within the task's scope and size limits. Commit your work first.", s.submit)
+	addTool(s, "submit", "Submit your task for review (git liza submit): the commit (default: the tip of task/ID) must be on the task branch, descend from the base, leave the worktree clean and stay within the task's scope and size limits, and the task needs a checkpoint recorded since its latest claim. Commit your work first.", s.submit)
 	addTool(s, "block", "Block your task (git liza task block): a specific blocked_reason and 1 to 3 blocked_questions whose answers would unblock it; what you attempted. Not for questions the specs answer.", s.block)
 	addTool(s, "handoff", "Hand your task over at context exhaustion (git liza handoff): its state in one phrase (summary) and what your replacement should do first (next_action). Commit pending changes first, then end the session with exit 42.", s.handoff)
 	addTool(s, "anomaly", "Log an anomaly on your task (git liza anomaly): a type of seed 004 a coder logs (retry_loop, trade_off, spec_ambiguity, external_blocker, assumption_violated, system_ambiguity) with the type's required details.", s.anomaly)

@@ -402,7 +402,14 @@ func applyClaim(tx *cas.Tx, in *claimInput) (any, error) {
 	}
 	t.History = append(t.History, ev)
 	tx.PutTask(t)
-	if err := setAgent(tx, agent, contracts.RoleCoder, "WORKING", t.ID, lease); err != nil {
+	// Seed 000 turns the coder WORKING once the task is claimed and the
+	// checkpoint written: until its checkpoint, a coder that holds a task
+	// is STARTING on it (seed 004: "STARTING | Initializing").
+	status := "WORKING"
+	if tx.Rules >= contracts.RulesCheckpointed {
+		status = "STARTING"
+	}
+	if err := setAgent(tx, agent, contracts.RoleCoder, status, t.ID, lease); err != nil {
 		return nil, err
 	}
 	// Under the first rules a takeover by a third coder went ahead with

@@ -135,6 +135,9 @@ var kindCheckpoint = def("checkpoint", contracts.OpCheckpoint, func(tx *cas.Tx, 
 		cp := in.Checkpoint
 		t.History = append(t.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "pre_execution_checkpoint", Agent: tx.Actor, Checkpoint: &cp})
 		t.HandoffPending = false
+		if tx.Rules >= contracts.RulesCheckpointed {
+			return setAgent(tx, tx.Actor, contracts.RoleCoder, "WORKING", t.ID, t.LeaseExpires)
+		}
 		return nil
 	})
 })

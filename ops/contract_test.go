@@ -67,6 +67,7 @@ func TestNewRulesAreDeterministic(t *testing.T) {
 		}
 		must(coder.Claim(ctx, ops.ClaimRequest{Task: "a"}))
 		commitIn(t, root, "a", "a.txt", time.Duration(i).String())
+		checkpoint(t, coder, "a")
 		must(coder.Submit(ctx, ops.SubmitRequest{Task: "a"}))
 		must(reviewer.Review(ctx, ops.ReviewRequest{Task: "a"}))
 		reject := func() error {

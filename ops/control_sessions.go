@@ -30,7 +30,7 @@ func (s *Service) InSession(ctx context.Context) ([]SessionAgent, error) {
 }
 
 // InSession lists the agents of st that are at work on a task (WORKING,
-// REVIEWING) under a supervisor whose lease has not ended, in id order.
+// REVIEWING, or STARTING on a task claimed before its checkpoint) under a supervisor whose lease has not ended, in id order.
 // It is what the board knows: that the supervisor runs and the agent
 // holds work, not whether its CLI process is alive at this instant.
 func InSession(st *contracts.State, now time.Time) []SessionAgent {
@@ -40,7 +40,7 @@ func InSession(st *contracts.State, now time.Time) []SessionAgent {
 		if a == nil || a.SupervisorLease == "" || contracts.LeaseOver(a.SupervisorLease, now) {
 			continue
 		}
-		if a.Status == "WORKING" || a.Status == "REVIEWING" {
+		if a.Status == "WORKING" || a.Status == "REVIEWING" || a.Status == "STARTING" && a.CurrentTask != "" {
 			out = append(out, SessionAgent{ID: id, Status: a.Status, Task: a.CurrentTask})
 		}
 	}

@@ -77,6 +77,7 @@ func TestIntegrationOldBoard(t *testing.T) {
 	coder := serviceAt(t, human, "coder-3", 0)
 	ok(coder.Claim(ctx, ops.ClaimRequest{Task: "c"}))
 	commitIn(t, root, "c", "c.txt", "c\n")
+	checkpoint(t, coder, "c")
 	ok(coder.Submit(ctx, ops.SubmitRequest{Task: "c"}))
 	ok(rev.Review(ctx, ops.ReviewRequest{Task: "c"}))
 	ok(rev.Verdict(ctx, ops.VerdictRequest{Task: "c", Approve: true}))

@@ -131,6 +131,9 @@ func TestOperations(t *testing.T) {
 			if err == nil && (r.ID != "a" || r.Kind != string(ops.ClaimFresh) || r.Worktree != ".worktrees/a") {
 				t.Errorf("claim = %+v, want a claimed into .worktrees/a", r)
 			}
+			if err == nil {
+				checkpoint(t, coder1, "a")
+			}
 			return err
 		}, 0, ""},
 		{"coder-2 cannot take a live claim", func() error { _, err := coder2.Claim(ctx, ops.ClaimRequest{Task: "a"}); return err }, contracts.CodeInvalid, "claimed by coder-1 until"},
@@ -163,7 +166,13 @@ func TestOperations(t *testing.T) {
 			}
 			return err
 		}, 0, ""},
-		{"b is claimable now", func() error { _, err := coder2.Claim(ctx, ops.ClaimRequest{Task: "b"}); return err }, 0, ""},
+		{"b is claimable now", func() error {
+			_, err := coder2.Claim(ctx, ops.ClaimRequest{Task: "b"})
+			if err == nil {
+				checkpoint(t, coder2, "b")
+			}
+			return err
+		}, 0, ""},
 		{"a failing integration test", func() error {
 			commitIn(t, root, "b", "b.txt", "broken\n")
 			if _, err := coder2.Submit(ctx, ops.SubmitRequest{Task: "b"}); err != nil {

@@ -98,6 +98,7 @@ func (s *Service) recovery() worktree.Recovery {
 			sum := idx[task]
 			return sum != nil && sum.Status == contracts.ReadyForReview && sum.ReviewingBy == agent, viewErr
 		},
+		Routine: s.routineReviewEnd,
 		Integration: func() (string, error) {
 			once.Do(read)
 			if viewErr != nil || integ == "" {
@@ -109,6 +110,30 @@ func (s *Service) recovery() worktree.Recovery {
 			return integ, nil
 		},
 	}
+}
+
+// routineReviewEnd reports whether the end of agent's review of task, whose
+// checkout recovery removes, is routine rather than a repair: the acting
+// agent removes its own checkout (a reviewer's verdict or merge), or the
+// review ended with agent's own verdict (the checkout waits for the next
+// command, whoever runs it, since the reviewer's session may still be
+// working in it when it records the verdict). A review its reviewer
+// abandoned (killed, its lease over, taken over by another) ends in no
+// verdict of its own: that checkout is a leftover, and its removal news.
+func (s *Service) routineReviewEnd(agent, task string) bool {
+	if agent == s.Agent {
+		return true
+	}
+	routine := false
+	s.view(func(tx *cas.Tx) error {
+		t, err := tx.Task(task)
+		if err != nil || t == nil {
+			return err
+		}
+		routine = contracts.ReviewEndedByVerdict(t, agent)
+		return nil
+	})
+	return routine
 }
 
 // notice tells Notice, when the front end listens.

@@ -95,6 +95,7 @@ func TestNewKindsReplay(t *testing.T) {
 
 	ok(coder.Claim(ctx, ops.ClaimRequest{Task: "a"}))
 	commitIn(t, root, "a", "a.txt", "a\n")
+	checkpoint(t, coder, "a")
 	ok(coder.Submit(ctx, ops.SubmitRequest{Task: "a"}))
 	ok(reviewer.Review(ctx, ops.ReviewRequest{Task: "a"}))
 	ok(reviewer.Verdict(ctx, ops.VerdictRequest{Task: "a", Approve: true}))
@@ -276,6 +277,7 @@ func TestUpgradedBoard(t *testing.T) {
 	// coder-1 finishes what it holds, but takes nothing more.
 	ok(c1.Heartbeat(ctx, ops.Call{}))
 	commitIn(t, root, "b", "b.txt", "b\n")
+	checkpoint(t, c1, "b")
 	ok(c1.Submit(ctx, ops.SubmitRequest{Task: "b"}))
 	if _, err := c1.Claim(ctx, ops.ClaimRequest{Task: "i"}); ops.Class(err) != contracts.CodeInvalid || !strings.Contains(err.Error(), "one active task per coder") {
 		t.Errorf("coder-1's claim beside two active tasks: %v", err)

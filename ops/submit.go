@@ -48,7 +48,13 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 		if err != nil {
 			return err
 		}
-		return checkSubmitter(t, s.Agent)
+		if err := checkSubmitter(t, s.Agent); err != nil {
+			return err
+		}
+		if s.rules == 0 || s.rules >= contracts.RulesCheckpointed {
+			return contracts.CheckCheckpointed(t)
+		}
+		return nil
 	}); err != nil {
 		// The same request again, after a submission that landed (its
 		// process was killed before it said so): the first result.
@@ -93,6 +99,11 @@ var kindSubmit = def("submit", contracts.OpSubmit, func(tx *cas.Tx, in *submitIn
 	}
 	if err := checkSubmitter(cur, agent); err != nil {
 		return nil, err
+	}
+	if tx.Rules >= contracts.RulesCheckpointed {
+		if err := contracts.CheckCheckpointed(cur); err != nil {
+			return nil, err
+		}
 	}
 	if cur.BaseCommit != in.Base {
 		return nil, contracts.Invalidf("task %s changed base while submitting; submit again", id)

@@ -28,6 +28,12 @@ type Recovery struct {
 	// it does not and no live process of git-liza's owns it. When nil, a
 	// reviewer's checkout is judged by its owner alone.
 	Reviewing func(agent, task string) (bool, error)
+	// Routine reports whether the end of agent's review of task was
+	// routine (the acting agent ends its own review, or the review ended
+	// with that reviewer's verdict): its checkout, once not held, is
+	// removed without a Repair, since nothing was repaired. When nil,
+	// every removal is reported.
+	Routine func(agent, task string) bool
 }
 
 // Repair is one leftover of a dead process that Recover repaired, or (Fix
@@ -203,7 +209,9 @@ func recoverOne(ctx context.Context, repo *refstore.Repo, rec Recovery, e *entry
 		if err := discard(repo, e); err != nil {
 			return false, err
 		}
-		add(e, "", "removed %s: the checkout of a review of %s that %s no longer holds", what, task, agent)
+		if rec.Routine == nil || !rec.Routine(agent, task) {
+			add(e, "", "removed %s: the checkout of a review of %s that %s no longer holds", what, task, agent)
+		}
 		return true, nil
 	}
 	switch {
