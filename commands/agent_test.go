@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func TestTeamStopsWhatItStarted(t *testing.T) {
 			return err
 		}
 		started = append(started, c)
-		id := c.Args[len(c.Args)-1]
+		id := c.Args[slices.Index(c.Args, "--agent")+1]
 		for i := 0; i < 600 && !strings.Contains(logged(), "started "+id); i++ {
 			time.Sleep(50 * time.Millisecond)
 		}
