@@ -31,8 +31,12 @@ const IdleLimit = 3
 type session struct {
 	log     string // the file that holds its output (NAME.jsonl)
 	started time.Time
-	exit    int // -1 when it did not exit by itself
-	stopped string
+	// branchAt is where a coder's task branch was when the session
+	// started: a session that moved it made progress, whatever else it
+	// did not finish.
+	branchAt refstore.Hash
+	exit     int // -1 when it did not exit by itself
+	stopped  string
 	// format is how its output is read (transcript.Format*); tw keeps it
 	// in the log, parsed.
 	format string
@@ -144,6 +148,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		cmd.Stdout, cmd.Stderr = both, both
 	}
 	ownGroup(cmd)
+	ses.branchAt = s.taskBranch(w)
 	ses.started = time.Now()
 	timebox, grace := st.Config.Timebox(s.Role), st.Config.TimeboxGraceAfter()
 	s.sessionStarted(label, ses.log)
@@ -260,6 +265,13 @@ func (s *sup) idle(ctx context.Context, w *work, ses *session, why string) error
 	if s.idles == nil {
 		s.idles = map[string]int{}
 	}
+	if head := s.taskBranch(w); !head.IsZero() && head != ses.branchAt {
+		// It committed: the next session carries on from its work, and
+		// the count of sessions without progress starts again.
+		delete(s.idles, w.task.ID)
+		s.eventf(EventIdle, w.task.ID, "%s: a fresh session (it committed on %s)", why, worktree.Branch(w.task.ID))
+		return nil
+	}
 	s.idles[w.task.ID]++
 	n := s.idles[w.task.ID]
 	if n < IdleLimit {
@@ -276,6 +288,19 @@ func (s *sup) idle(ctx context.Context, w *work, ses *session, why string) error
 		return fmt.Errorf("%w: %s", ErrGaveUp, reason)
 	}
 	return nil
+}
+
+// taskBranch is the tip of a coder's task branch (zero for a reviewer or a
+// planner, or when it cannot be read).
+func (s *sup) taskBranch(w *work) refstore.Hash {
+	if s.Role != contracts.RoleCoder || w.task == nil {
+		return refstore.Hash{}
+	}
+	h, ok, err := s.Repo.ReadRef("refs/heads/" + worktree.Branch(w.task.ID))
+	if err != nil || !ok {
+		return refstore.Hash{}
+	}
+	return h
 }
 
 // giveUp lets go of a task the agent cannot finish: a coder's is blocked for

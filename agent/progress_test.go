@@ -1,0 +1,47 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/transcript"
+)
+
+// A session that ends with its task unfinished but committed work on the
+// task branch made progress: only sessions in a row that moved nothing
+// count toward giving the task up. Here the first four sessions commit and
+// exit 0 (the task still CLAIMED), the next ones do nothing: the task is
+// blocked after the third of those, the seventh session, not the third.
+func TestCommittingSessionsAreProgress(t *testing.T) {
+	count := filepath.Join(t.TempDir(), "sessions")
+	body := fmt.Sprintf(`n=$(cat %[1]s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %[1]s
+if [ $n -le 4 ]; then
+  cd "$LIZA_WORKTREE" && echo "step $n" > work.txt && git add work.txt && git -c user.name=c -c user.email=c@example.com commit -q -m "step $n"
+fi
+exit 0`, count)
+	r := startFake(t, body, transcript.FormatText, 0)
+	var task *contracts.Task
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		st, err := r.svc.State(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task = st.Task("a"); task != nil && task.Status == contracts.Blocked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task a not blocked; the supervisor said:\n%s", r.cfg.Log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r.cancel()
+	r.wait(t, "when cancelled")
+	logs, _ := filepath.Glob(filepath.Join(r.logDir, "coder-1", "*-a.jsonl"))
+	if len(logs) != 7 {
+		t.Errorf("sessions before the task was given up: %d, want 7 (4 that committed, then 3 without progress)\n%s", len(logs), r.log.String())
+	}
+}
