@@ -34,7 +34,9 @@ func mcpRun(t *testing.T, mcp string, n int) ([][]string, string) {
 		t.Fatal(err)
 	}
 	script := filepath.Join(dir, "claude")
-	body := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > " + out + "/$$.tmp && mv " + out + "/$$.tmp " + out + "/$$\n"
+	// Each session writes its arguments to a hidden file and renames it
+	// to its pid: the glob below never sees a file half written.
+	body := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > " + out + "/.tmp$$ && mv " + out + "/.tmp$$ " + out + "/$$\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
