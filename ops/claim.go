@@ -212,6 +212,9 @@ type claimPlan struct {
 	id   string
 	kind ClaimKind
 	base refstore.Hash // where a new task branch starts
+	// integ is the integration tip when the claim was planned: the commit
+	// whose .worktreeinclude a new worktree follows.
+	integ refstore.Hash
 }
 
 // planClaim is phase one: choose and check the task against the tip
@@ -264,7 +267,7 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	if err != nil {
 		return nil, err
 	}
-	plan := &claimPlan{id: id, kind: kind, base: integ}
+	plan := &claimPlan{id: id, kind: kind, base: integ, integ: integ}
 	if kind == ClaimExhausted {
 		return plan, nil
 	}
@@ -332,7 +335,14 @@ func (s *Service) prepareWorktree(ctx context.Context, plan *claimPlan) (*madeWo
 	if err != nil {
 		return nil, err
 	}
-	return &madeWorktree{branch: branch}, nil
+	made := &madeWorktree{branch: branch}
+	if err := s.prepareNew(ctx, worktree.KindTask, plan.id, plan.integ, s.Agent, s.notice); err != nil {
+		if derr := worktree.Undo(context.WithoutCancel(ctx), s.Repo, plan.id, branch); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return nil, err
+	}
+	return made, nil
 }
 
 // applyClaim is phase three, run inside the compare-and-swap (and where a

@@ -104,16 +104,54 @@ type Kept struct {
 // the function that gives it back. While another test holds the kept
 // worktree, and for a nil Kept, it is a new one, removed when given back.
 func (k *Kept) Checkout(ctx context.Context, repo *refstore.Repo, commit refstore.Hash, id string) (string, func(), error) {
+	path, _, done, err := k.CheckoutPrepared(ctx, repo, commit, id, nil)
+	return path, done, err
+}
+
+// CheckoutPrepared is Checkout, and readies the worktree with Prepare
+// (prep's Dir is filled in) when prep is not nil: a new worktree in full,
+// once; the kept one, when it moves to the next merge, only gets its
+// copies of ignored files back (the move cleans them away with every
+// other ignored file). The Prepared it returns is nil when nothing was
+// readied.
+func (k *Kept) CheckoutPrepared(ctx context.Context, repo *refstore.Repo, commit refstore.Hash, id string, prep *Prep) (string, *Prepared, func(), error) {
+	ready := func(path string) (*Prepared, error) {
+		if prep == nil {
+			return nil, nil
+		}
+		p := *prep
+		p.Dir = path
+		return Prepare(ctx, repo, p)
+	}
 	if k == nil || !k.mu.TryLock() {
 		path := MergePath(repo, id)
 		if err := AddDetached(ctx, repo, path, commit, id, ""); err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
-		return path, func() { RemoveDetached(context.WithoutCancel(ctx), repo, path) }, nil
+		done := func() { RemoveDetached(context.WithoutCancel(ctx), repo, path) }
+		got, err := ready(path)
+		if err != nil {
+			done()
+			return "", nil, nil, err
+		}
+		return path, got, done, nil
 	}
 	if k.path != "" {
 		if moveTo(ctx, k.path, commit) == nil {
-			return k.path, k.mu.Unlock, nil
+			var got *Prepared
+			if prep != nil {
+				// The setup step runs again here only when it says that
+				// what it installs from changed; the copies come back
+				// every time, quietly.
+				p := *prep
+				p.Dir, p.Log = k.path, nil
+				got = &Prepared{}
+				if err := copyIncluded(ctx, repo, p, got); err != nil {
+					k.mu.Unlock()
+					return "", nil, nil, err
+				}
+			}
+			return k.path, got, k.mu.Unlock, nil
 		}
 		// Removed by hand, or half moved by a cancelled git: start again.
 		RemoveDetached(context.WithoutCancel(ctx), repo, k.path)
@@ -122,10 +160,16 @@ func (k *Kept) Checkout(ctx context.Context, repo *refstore.Repo, commit refstor
 	path := MergePath(repo, "kept")
 	if err := AddDetached(ctx, repo, path, commit, "", ""); err != nil {
 		k.mu.Unlock()
-		return "", nil, err
+		return "", nil, nil, err
+	}
+	got, err := ready(path)
+	if err != nil {
+		RemoveDetached(context.WithoutCancel(ctx), repo, path)
+		k.mu.Unlock()
+		return "", nil, nil, err
 	}
 	k.path = path
-	return path, k.mu.Unlock, nil
+	return path, got, k.mu.Unlock, nil
 }
 
 // moveTo makes the worktree at path hold exactly commit, detached: what

@@ -1,0 +1,51 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/worktree"
+)
+
+// prepareNew readies the worktree just made for task (worktree.Prepare):
+// of kind worktree.KindTask, at the task's place; of KindReview, at dir.
+// source is the integration tip whose .worktreeinclude counts; agent is
+// who works in it. What was copied and refused goes to log.
+func (s *Service) prepareNew(ctx context.Context, kind, task string, source refstore.Hash, agent string, log func(string)) error {
+	var dir string
+	switch kind {
+	case worktree.KindTask:
+		p, err := worktree.Path(s.Repo, task)
+		if err != nil {
+			return err
+		}
+		dir = p
+	case worktree.KindReview:
+		dir = worktree.ReviewPath(s.Repo, agent, task)
+	default:
+		return fmt.Errorf("prepare a worktree of kind %q", kind)
+	}
+	role, _ := contracts.ParseAgentID(agent)
+	_, err := worktree.Prepare(ctx, s.Repo, worktree.Prep{Dir: dir, Kind: kind, Task: task, Role: role, Source: source, Log: log})
+	return err
+}
+
+// includeSource is the integration branch's tip: the commit whose
+// .worktreeinclude a new review checkout or test worktree follows.
+func (s *Service) includeSource(ctx context.Context) (refstore.Hash, error) {
+	var branch string
+	if err := s.view(func(tx *cas.Tx) error {
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		branch = m.Config.IntegrationBranch
+		return nil
+	}); err != nil {
+		return refstore.Hash{}, err
+	}
+	return s.integrationTip(ctx, branch)
+}
