@@ -110,7 +110,8 @@ func (s *Service) reviewCheckout(ctx context.Context, agent, task string, commit
 		if err != nil {
 			return err
 		}
-		return s.prepareNew(ctx, worktree.KindReview, task, source, agent, s.notice)
+		_, err = s.prepareNew(ctx, worktree.KindReview, task, source, agent, s.notice)
+		return err
 	}()
 	if err != nil {
 		if rerr := worktree.RemoveDetached(context.WithoutCancel(ctx), s.Repo, dir); rerr != nil {

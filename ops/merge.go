@@ -454,7 +454,11 @@ func (s *Service) integrationTest(ctx context.Context, id string, integ, result 
 	// The test's worktree lies under the common directory and is locked
 	// by this process: a merge killed during the test leaves it where the
 	// next worktree command finds it, and removes it (worktree.Recover).
-	prep := &worktree.Prep{Kind: worktree.KindMerge, Task: id, Source: integ, Log: s.notice}
+	timeout, err := s.setupTimeout()
+	if err != nil {
+		return "", err
+	}
+	prep := &worktree.Prep{Kind: worktree.KindMerge, Task: id, Source: integ, Log: s.notice, SetupTimeout: timeout}
 	wt, _, done, err := s.TestCheckout.CheckoutPrepared(ctx, s.Repo, result, id, prep)
 	if err != nil {
 		return "", err

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
@@ -14,23 +15,43 @@ import (
 // of kind worktree.KindTask, at the task's place; of KindReview, at dir.
 // source is the integration tip whose .worktreeinclude counts; agent is
 // who works in it. What was copied and refused goes to log.
-func (s *Service) prepareNew(ctx context.Context, kind, task string, source refstore.Hash, agent string, log func(string)) error {
+func (s *Service) prepareNew(ctx context.Context, kind, task string, source refstore.Hash, agent string, log func(string)) (*worktree.Prepared, error) {
 	var dir string
 	switch kind {
 	case worktree.KindTask:
 		p, err := worktree.Path(s.Repo, task)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		dir = p
 	case worktree.KindReview:
 		dir = worktree.ReviewPath(s.Repo, agent, task)
 	default:
-		return fmt.Errorf("prepare a worktree of kind %q", kind)
+		return nil, fmt.Errorf("prepare a worktree of kind %q", kind)
 	}
 	role, _ := contracts.ParseAgentID(agent)
-	_, err := worktree.Prepare(ctx, s.Repo, worktree.Prep{Dir: dir, Kind: kind, Task: task, Role: role, Source: source, Log: log})
-	return err
+	timeout, err := s.setupTimeout()
+	if err != nil {
+		return nil, err
+	}
+	return worktree.Prepare(ctx, s.Repo, worktree.Prep{Dir: dir, Kind: kind, Task: task, Role: role, Source: source, Log: log, SetupTimeout: timeout})
+}
+
+// SetupEventTag is the history event of a claim's setup step.
+const SetupEventTag = "worktree_setup"
+
+// setupTimeout is the config's bound on a new worktree's setup step.
+func (s *Service) setupTimeout() (time.Duration, error) {
+	var d time.Duration
+	err := s.view(func(tx *cas.Tx) error {
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		d = m.Config.SetupTimeout()
+		return nil
+	})
+	return d, err
 }
 
 // includeSource is the integration branch's tip: the commit whose

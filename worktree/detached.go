@@ -98,6 +98,11 @@ func CheckedOut(ctx context.Context, repo *refstore.Repo, branch string) (string
 type Kept struct {
 	mu   sync.Mutex
 	path string
+	// setupKey is the SetupKey of the setup that last worked in it, or "":
+	// while the next merge's key is the same, what that setup installed
+	// (ignored files: node_modules, a virtualenv) stays through the move,
+	// and the setup does not run again.
+	setupKey string
 }
 
 // Checkout returns a worktree detached at commit for task id's test, and
@@ -136,19 +141,38 @@ func (k *Kept) CheckoutPrepared(ctx context.Context, repo *refstore.Repo, commit
 		}
 		return path, got, done, nil
 	}
+	// What the setup of this commit would depend on: the setup script and
+	// the lockfiles. Unknown (""), the worktree is cleaned whole and set up
+	// again.
+	key := ""
+	if prep != nil {
+		key, _ = SetupKey(repo, prep.Source, commit)
+	}
 	if k.path != "" {
-		if moveTo(ctx, k.path, commit) == nil {
+		keep := key != "" && key == k.setupKey
+		if moveTo(ctx, k.path, commit, keep) == nil {
 			var got *Prepared
-			if prep != nil {
-				// The setup step runs again here only when it says that
-				// what it installs from changed; the copies come back
-				// every time, quietly.
+			if prep != nil && keep {
+				// Set up for the same lockfiles already: the copies come
+				// back, quietly, and the setup does not run.
 				p := *prep
 				p.Dir, p.Log = k.path, nil
 				got = &Prepared{}
 				if err := copyIncluded(ctx, repo, p, got); err != nil {
 					k.mu.Unlock()
 					return "", nil, nil, err
+				}
+			} else if prep != nil {
+				k.setupKey = ""
+				p := *prep
+				p.Dir = k.path
+				var err error
+				if got, err = Prepare(ctx, repo, p); err != nil {
+					k.mu.Unlock()
+					return "", nil, nil, err
+				}
+				if got.Setup != nil {
+					k.setupKey = key
 				}
 			}
 			return k.path, got, k.mu.Unlock, nil
@@ -168,20 +192,29 @@ func (k *Kept) CheckoutPrepared(ctx context.Context, repo *refstore.Repo, commit
 		k.mu.Unlock()
 		return "", nil, nil, err
 	}
-	k.path = path
+	k.path, k.setupKey = path, ""
+	if got != nil && got.Setup != nil {
+		k.setupKey = key
+	}
 	return path, got, k.mu.Unlock, nil
 }
 
 // moveTo makes the worktree at path hold exactly commit, detached: what
-// the last test changed or left there, ignored files included, goes.
-func moveTo(ctx context.Context, path string, commit refstore.Hash) error {
+// the last test changed or left there goes, ignored files included unless
+// keepIgnored (what a setup installed, kept while its lockfiles are the
+// same).
+func moveTo(ctx context.Context, path string, commit refstore.Hash, keepIgnored bool) error {
 	if _, err := os.Lstat(filepath.Join(path, ".git")); err != nil {
 		return err
 	}
 	if _, err := refstore.RunIn(ctx, path, "reset", "--quiet", "--hard", commit.String()); err != nil {
 		return err
 	}
-	_, err := refstore.RunIn(ctx, path, "clean", "-ffdxq")
+	clean := "-ffdxq"
+	if keepIgnored {
+		clean = "-ffdq"
+	}
+	_, err := refstore.RunIn(ctx, path, "clean", clean)
 	return err
 }
 

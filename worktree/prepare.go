@@ -3,6 +3,7 @@ package worktree
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/refstore"
@@ -32,6 +33,9 @@ type Prep struct {
 	// Log, when set, is told each line worth a person's reading: what was
 	// copied, what was refused and why.
 	Log func(string)
+	// SetupTimeout bounds the setup step (the config's
+	// worktree_setup_timeout); 0 is contracts.DefaultSetupTimeout.
+	SetupTimeout time.Duration
 }
 
 // Prepared is what Prepare did to a new worktree.
@@ -48,10 +52,6 @@ type Prepared struct {
 	Setup *SetupResult
 }
 
-// SetupResult is what the setup step (scripts/worktree-setup.sh) did in a
-// new worktree.
-type SetupResult struct{}
-
 // Prepare readies a worktree that was just made (a claim's, a review's, a
 // merge test's) before anyone works in it: the ignored files that
 // .worktreeinclude names are copied from the main checkout, then the setup
@@ -63,6 +63,12 @@ func Prepare(ctx context.Context, repo *refstore.Repo, p Prep) (*Prepared, error
 	if err := copyIncluded(ctx, repo, p, out); err != nil {
 		return out, fmt.Errorf("copy what %s names into %s: %w", IncludeFile, p.Dir, err)
 	}
-	// The setup step runs here, after the copy, and fills out.Setup.
-	return out, nil
+	// Then the setup step, with the copies in place. A failure is a
+	// *SetupFailed: the caller undoes the worktree and charges no task.
+	res, err := RunSetup(ctx, repo, Setup{Dir: p.Dir, Kind: p.Kind, Task: p.Task, Role: p.Role.IDPrefix(), Source: p.Source, Timeout: p.SetupTimeout})
+	out.Setup = res
+	if err == nil && res != nil && p.Log != nil {
+		p.Log(fmt.Sprintf("%s set up the %s worktree of %s in %.2fs (log: %s)", SetupScript, p.Kind, p.Task, res.Seconds(), res.Log))
+	}
+	return out, err
 }

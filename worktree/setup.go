@@ -23,13 +23,6 @@ import (
 // checkout, from the worktree's top, as the integration test does.
 const SetupScript = "scripts/worktree-setup.sh"
 
-// The kinds of worktree a setup runs in (LIZA_SETUP_KIND).
-const (
-	SetupTask   = "task"
-	SetupReview = "review"
-	SetupMerge  = "merge"
-)
-
 // The outcomes of a setup.
 const (
 	SetupOK      = "ok"
@@ -40,7 +33,7 @@ const (
 // Setup is one run of the setup step.
 type Setup struct {
 	Dir  string // the new worktree's top
-	Kind string // SetupTask, SetupReview or SetupMerge
+	Kind string // KindTask, KindReview or KindMerge (LIZA_SETUP_KIND)
 	Task string
 	Role string // as spelled in ids: coder, code-reviewer; empty for a merge by hand
 	// Source is the commit whose script runs: the integration tip, which

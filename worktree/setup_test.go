@@ -43,7 +43,7 @@ echo set up
 `)
 	dir := r.newCheckout(src)
 	t.Setenv("LIZA_AGENT_ID", "coder-9")
-	res, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: SetupTask, Task: "a", Role: "coder", Source: src})
+	res, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: KindTask, Task: "a", Role: "coder", Source: src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestSetupFromSource(t *testing.T) {
 	r.git("commit", "-q", "-am", "a coder's own setup")
 	branch := r.ref("HEAD")
 	dir := r.newCheckout(branch)
-	if _, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: SetupReview, Task: "a", Role: "code-reviewer", Source: src}); err != nil {
+	if _, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: KindReview, Task: "a", Role: "code-reviewer", Source: src}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(filepath.Join(r.repo.CommonDir, "liza", "cache", "setup", "ran"))
@@ -93,11 +93,11 @@ func TestSetupFromSource(t *testing.T) {
 	}
 	r.git("add", SetupScript)
 	r.git("commit", "-q", "-m", "link")
-	if _, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: SetupTask, Task: "a", Source: r.ref("HEAD")}); err == nil || !strings.Contains(err.Error(), "is not a file (mode 120000)") {
+	if _, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: KindTask, Task: "a", Source: r.ref("HEAD")}); err == nil || !strings.Contains(err.Error(), "is not a file (mode 120000)") {
 		t.Errorf("a symbolic link ran: %v", err)
 	}
 	// No script: nothing runs, nothing fails.
-	if res, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: SetupTask, Task: "a", Source: r.base}); res != nil || err != nil {
+	if res, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: KindTask, Task: "a", Source: r.base}); res != nil || err != nil {
 		t.Errorf("no script: %v %v", res, err)
 	}
 }
@@ -108,7 +108,7 @@ func TestSetupFails(t *testing.T) {
 	r := newRepo(t)
 	src := r.commitSetup("echo installing\necho 'npm ERR! 404 left-pad'\nexit 3\n")
 	dir := r.newCheckout(src)
-	_, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: SetupTask, Task: "a", Role: "coder", Source: src})
+	_, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: KindTask, Task: "a", Role: "coder", Source: src})
 	var f *SetupFailed
 	if !errors.As(err, &f) {
 		t.Fatalf("error %v, want a *SetupFailed", err)
@@ -131,7 +131,7 @@ func TestSetupTimeout(t *testing.T) {
 	r := newRepo(t)
 	src := r.commitSetup("sleep 300 &\necho $! > \"$LIZA_CACHE_DIR/child\"\necho started\nsleep 300\n")
 	dir := r.newCheckout(src)
-	_, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: SetupMerge, Task: "a", Source: src, Timeout: time.Second})
+	_, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: KindMerge, Task: "a", Source: src, Timeout: time.Second})
 	var f *SetupFailed
 	if !errors.As(err, &f) || f.Outcome != SetupTimeout || f.Exit != -1 {
 		t.Fatalf("error %v, want a timeout", err)
@@ -169,7 +169,7 @@ func TestSetupLogBounded(t *testing.T) {
 	r := newRepo(t)
 	src := r.commitSetup("yes 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde | head -c 5000000\necho the end\nexit 1\n")
 	dir := r.newCheckout(src)
-	_, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: SetupTask, Task: "a", Source: src})
+	_, err := RunSetup(context.Background(), r.repo, Setup{Dir: dir, Kind: KindTask, Task: "a", Source: src})
 	var f *SetupFailed
 	if !errors.As(err, &f) {
 		t.Fatalf("error %v", err)
@@ -205,5 +205,60 @@ func TestSetupKey(t *testing.T) {
 	}
 	if k, err := SetupKey(r.repo, r.base, src); k != "" || err != nil {
 		t.Errorf("no script: key %q %v", k, err)
+	}
+}
+
+// TestKeptSetup: the merge lane's kept test worktree is set up once, and
+// again only when the setup script or a lockfile changes; in between,
+// what the setup installed (ignored) stays through each move, while what
+// a test left that git does not ignore goes.
+func TestKeptSetup(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	r.write(".gitignore", "node_modules/\n")
+	r.write("package-lock.json", "{\"v\": 1}\n")
+	r.git("add", ".")
+	first := r.commitSetup("echo run >> \"$LIZA_CACHE_DIR/runs\"\nmkdir -p node_modules && echo x > node_modules/dep\n")
+	r.write("main.js", "1\n")
+	r.git("add", ".")
+	r.git("commit", "-q", "-m", "code")
+	code := r.ref("HEAD")
+	r.write("package-lock.json", "{\"v\": 2}\n")
+	r.git("commit", "-q", "-am", "deps")
+	deps := r.ref("HEAD")
+	runs := func() int {
+		b, _ := os.ReadFile(filepath.Join(r.repo.CommonDir, "liza", "cache", "setup", "runs"))
+		return strings.Count(string(b), "run\n")
+	}
+	k := &Kept{}
+	defer k.Close(ctx, r.repo)
+	for i, step := range []struct {
+		commit refstore.Hash
+		runs   int
+	}{{first, 1}, {code, 1}, {deps, 2}, {deps, 2}} {
+		prep := &Prep{Kind: KindMerge, Task: "t", Source: first}
+		path, got, done, err := k.CheckoutPrepared(ctx, r.repo, step.commit, "t", prep)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if n := runs(); n != step.runs {
+			t.Errorf("step %d: the setup ran %d times in all, want %d", i, n, step.runs)
+		}
+		if ran := got != nil && got.Setup != nil; ran != (i == 0 || i == 2) {
+			t.Errorf("step %d: Prepared.Setup set: %v", i, ran)
+		}
+		if _, err := os.Stat(filepath.Join(path, "node_modules", "dep")); err != nil {
+			t.Errorf("step %d: what the setup installed is gone: %v", i, err)
+		}
+		os.WriteFile(filepath.Join(path, "left-by-test.txt"), []byte("x"), 0o644)
+		done()
+	}
+	path, _, done, err := k.CheckoutPrepared(ctx, r.repo, deps, "t", &Prep{Kind: KindMerge, Task: "t", Source: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	if _, err := os.Stat(filepath.Join(path, "left-by-test.txt")); !os.IsNotExist(err) {
+		t.Errorf("a file the last test left stays: %v", err)
 	}
 }
