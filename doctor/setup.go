@@ -67,7 +67,7 @@ func Setup(ctx context.Context, repo *refstore.Repo, branch string) Check {
 	case p == nil || p.Setup == nil:
 		c.Level, c.Detail = Warn, "no "+worktree.SetupScript+": worktrees start as checked out"
 	default:
-		c.Detail = fmt.Sprintf("%s on %s sets up a new worktree in %.2fs (log: %s)", worktree.SetupScript, branch, p.Setup.Seconds(), p.Setup.Log)
+		c.Detail = fmt.Sprintf("%s on %s sets up a new worktree in %.3fs (log: %s)", worktree.SetupScript, branch, p.Setup.Seconds(), p.Setup.Log)
 	}
 	return c
 }

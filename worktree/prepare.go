@@ -68,7 +68,7 @@ func Prepare(ctx context.Context, repo *refstore.Repo, p Prep) (*Prepared, error
 	res, err := RunSetup(ctx, repo, Setup{Dir: p.Dir, Kind: p.Kind, Task: p.Task, Role: p.Role.IDPrefix(), Source: p.Source, Timeout: p.SetupTimeout})
 	out.Setup = res
 	if err == nil && res != nil && p.Log != nil {
-		p.Log(fmt.Sprintf("%s set up the %s worktree of %s in %.2fs (log: %s)", SetupScript, p.Kind, p.Task, res.Seconds(), res.Log))
+		p.Log(fmt.Sprintf("%s set up the %s worktree of %s in %.3fs (log: %s)", SetupScript, p.Kind, p.Task, res.Seconds(), res.Log))
 	}
 	return out, err
 }
