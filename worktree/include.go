@@ -63,9 +63,12 @@ func copyIncluded(ctx context.Context, repo *refstore.Repo, p Prep, out *Prepare
 	patterns := includePatterns(list, out)
 	skips := len(out.Skipped)
 	if len(patterns) > 0 {
-		names, err := includedFiles(ctx, root, patterns)
+		names, tracked, err := includedFiles(ctx, root, patterns)
 		if err != nil {
 			return err
+		}
+		for _, name := range tracked {
+			out.Skipped = append(out.Skipped, name+": skipped: git tracks it")
 		}
 		if err := copyFiles(ctx, root, p.Dir, names, out); err != nil {
 			return err
@@ -136,25 +139,38 @@ func includePatterns(list []byte, out *Prepared) []string {
 
 // includedFiles lists the files of the main checkout at root that the
 // patterns name and that git ignores there (and so does not track),
-// sorted. git lists them: the patterns' syntax is git's own.
-func includedFiles(ctx context.Context, root string, patterns []string) ([]string, error) {
+// sorted, and those it names that git tracks. git lists them: the
+// patterns' syntax is git's own.
+func includedFiles(ctx context.Context, root string, patterns []string) (names, tracked []string, err error) {
 	args := []string{"ls-files", "-z", "--others", "--ignored"}
 	for _, p := range patterns {
 		args = append(args, "--exclude="+p)
 	}
 	named, err := refstore.RunIn(ctx, root, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list the files %s names: %w", IncludeFile, err)
+		return nil, nil, fmt.Errorf("list the files %s names: %w", IncludeFile, err)
+	}
+	// What git tracks is named too, to be refused: a pattern that names
+	// a tracked file is a mistake its author should hear of.
+	targs := slices.Clone(args)
+	targs[2] = "--cached"
+	trackedOut, err := refstore.RunIn(ctx, root, targs...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list the files %s names: %w", IncludeFile, err)
 	}
 	ignored, err := refstore.RunIn(ctx, root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard")
 	if err != nil {
-		return nil, fmt.Errorf("list the ignored files: %w", err)
+		return nil, nil, fmt.Errorf("list the ignored files: %w", err)
 	}
 	isIgnored := map[string]bool{}
 	for name := range strings.SplitSeq(string(ignored), "\x00") {
 		isIgnored[name] = true
 	}
-	var names []string
+	for name := range strings.SplitSeq(string(trackedOut), "\x00") {
+		if name != "" {
+			tracked = append(tracked, name)
+		}
+	}
 	for name := range strings.SplitSeq(string(named), "\x00") {
 		// A name ending in a slash is a repository of its own (another
 		// worktree, a clone) that git does not list into.
@@ -164,7 +180,7 @@ func includedFiles(ctx context.Context, root string, patterns []string) ([]strin
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	return names, nil
+	return names, tracked, nil
 }
 
 // ownPath reports whether name lies in git's or git-liza's own folders.
@@ -330,6 +346,10 @@ func logPrepared(p Prep, out *Prepared, skips int) {
 	if len(names) > maxLogNames {
 		names, more = names[:maxLogNames], fmt.Sprintf(" and %d more", len(out.Copied)-maxLogNames)
 	}
-	p.Log(fmt.Sprintf("%s: copied %d ignored files (%d bytes) from the main checkout, as %s asks: %s%s",
-		p.Dir, len(out.Copied), out.Bytes, IncludeFile, strings.Join(names, ", "), more))
+	files := "files"
+	if len(out.Copied) == 1 {
+		files = "file"
+	}
+	p.Log(fmt.Sprintf("%s: copied %d ignored %s (%d bytes) from the main checkout, as %s asks: %s%s",
+		p.Dir, len(out.Copied), files, out.Bytes, IncludeFile, strings.Join(names, ", "), more))
 }

@@ -141,6 +141,7 @@ func TestIncludeRefuses(t *testing.T) {
 		`.worktreeinclude: ".git/config" refused: git-liza's own folders are never copied`,
 		`.worktreeinclude: ".liza/x" refused: git-liza's own folders are never copied`,
 		`.worktreeinclude: "x\x1b[2Jy" refused: it holds control characters`,
+		`: README: skipped: git tracks it`,
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("log lacks %q:\n%s", want, all)
