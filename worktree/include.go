@@ -10,7 +10,9 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -68,7 +70,7 @@ func copyIncluded(ctx context.Context, repo *refstore.Repo, p Prep, out *Prepare
 			return err
 		}
 		for _, name := range tracked {
-			out.Skipped = append(out.Skipped, name+": skipped: git tracks it")
+			out.Skipped = append(out.Skipped, printable(name)+": skipped: git tracks it")
 		}
 		if err := copyFiles(ctx, root, p.Dir, names, out); err != nil {
 			return err
@@ -202,7 +204,7 @@ func copyFiles(ctx context.Context, root, dir string, names []string, out *Prepa
 		return err
 	}
 	defer to.Close()
-	skip := func(name, why string) { out.Skipped = append(out.Skipped, name+": skipped: "+why) }
+	skip := func(name, why string) { out.Skipped = append(out.Skipped, printable(name)+": skipped: "+why) }
 	for i, name := range names {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -341,10 +343,13 @@ func logPrepared(p Prep, out *Prepared, skips int) {
 	if len(out.Copied) == 0 {
 		return
 	}
-	names := out.Copied
+	var names []string
+	for _, name := range out.Copied[:min(len(out.Copied), maxLogNames)] {
+		names = append(names, printable(name))
+	}
 	more := ""
-	if len(names) > maxLogNames {
-		names, more = names[:maxLogNames], fmt.Sprintf(" and %d more", len(out.Copied)-maxLogNames)
+	if len(out.Copied) > maxLogNames {
+		more = fmt.Sprintf(" and %d more", len(out.Copied)-maxLogNames)
 	}
 	files := "files"
 	if len(out.Copied) == 1 {
@@ -352,4 +357,15 @@ func logPrepared(p Prep, out *Prepared, skips int) {
 	}
 	p.Log(fmt.Sprintf("%s: copied %d ignored %s (%d bytes) from the main checkout, as %s asks: %s%s",
 		p.Dir, len(out.Copied), files, out.Bytes, IncludeFile, strings.Join(names, ", "), more))
+}
+
+// printable is name as a log line may hold it: quoted, escapes and all,
+// when it holds a control character or a comma (the lists' separator).
+func printable(name string) string {
+	if strings.ContainsFunc(name, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == ',' || r == utf8.RuneError
+	}) {
+		return strconv.Quote(name)
+	}
+	return name
 }

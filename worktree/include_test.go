@@ -311,3 +311,54 @@ func TestIncludeKept(t *testing.T) {
 		t.Errorf("log = %q; want one line, for the new worktree", log)
 	}
 }
+
+// A file name that holds a terminal escape is copied, and logged quoted:
+// the main checkout's names are partly agents' writing.
+func TestIncludeLogPrintable(t *testing.T) {
+	r := includeRepo(t, "*.env\n")
+	r.write("a\x1b[31m.env", "x\n")
+	path, got, log := prepareAt(t, r, r.base, r.base)
+	if !slices.Contains(got.Copied, "a\x1b[31m.env") {
+		t.Errorf("copied %q", got.Copied)
+	}
+	all := strings.Join(log, "\n")
+	if strings.ContainsRune(all, 0x1b) || !strings.Contains(all, `"a\x1b[31m.env"`) {
+		t.Errorf("log = %q", all)
+	}
+	// What Prepare logged is kept with the worktree, for the session log.
+	if rec := PreparedLines(path); !slices.Equal(rec, log) {
+		t.Errorf("PreparedLines = %q, want %q", rec, log)
+	}
+}
+
+// The record of what readied a worktree is read bounded, and a FIFO
+// planted in its place does not hang the reader.
+func TestPreparedLinesPlanted(t *testing.T) {
+	r := includeRepo(t, ".env\n")
+	path, _, _ := prepareAt(t, r, r.base, r.base)
+	gd, err := refstore.CheckoutGitDir(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(gd, preparedRecord)
+	os.Remove(rec)
+	if err := syscall.Mkfifo(rec, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := PreparedLines(path); got != nil {
+		t.Errorf("PreparedLines of a FIFO = %q", got)
+	}
+	os.Remove(rec)
+	if err := os.WriteFile(rec, []byte(`["copied \u001b[2J"]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := PreparedLines(path); !slices.Equal(got, []string{`"copied \x1b[2J"`}) {
+		t.Errorf("PreparedLines of a planted escape = %q", got)
+	}
+	if err := os.WriteFile(rec, []byte(`["`+strings.Repeat("x", 1<<20)+`"]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := PreparedLines(path); got != nil {
+		t.Errorf("PreparedLines of a huge record = %d lines", len(got))
+	}
+}
