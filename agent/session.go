@@ -135,7 +135,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	}
 	defer logFile.Close()
 	ses.log = logFile.Name()
-	ses.tw = s.transcript(logFile, ses, w, label, file)
+	ses.tw = s.transcript(logFile, ses, w, dir, label, file)
 	defer func() { ses.tw.End(ses.end()) }()
 	bw.attach(ses.tw)
 	cmd := exec.Command(argv[0], argv[1:]...)
