@@ -76,7 +76,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	if t := w.task; t != nil {
 		label = t.ID
 		wd, cleanup, err := s.workDir(ctx, t)
-		if wait, ok := s.reviewSetupFailed(ctx, t, err); ok {
+		if wait, ok := s.reviewSetupFailed(ctx, err); ok {
 			s.waiting(wait.Error())
 			return nil
 		}

@@ -78,12 +78,17 @@ func (s *sup) setupFailed(err error) (error, bool) {
 func (s *sup) setupWorked() { s.setup = setupWait{} }
 
 // reviewSetupFailed gives back the review whose checkout could not be set
-// up, for this reviewer or another to take once the setup works.
-func (s *sup) reviewSetupFailed(ctx context.Context, t *contracts.Task, err error) (error, bool) {
+// up (err holds a *worktree.SetupFailed, else it returns false), for this
+// reviewer or another to take once the setup works: the review's own
+// checkout (ops.Review) and a session's (ReviewCheckout) alike.
+func (s *sup) reviewSetupFailed(ctx context.Context, err error) (error, bool) {
 	wait, ok := s.setupFailed(err)
 	if !ok {
 		return nil, false
 	}
+	var f *worktree.SetupFailed
+	errors.As(err, &f)
+	t := &contracts.Task{ID: f.Task}
 	if rerr := s.do(func() error {
 		_, err := s.Board.Release(context.WithoutCancel(ctx), ops.ReleaseRequest{Task: t.ID, Side: "reviewer"})
 		return err

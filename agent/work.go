@@ -139,6 +139,9 @@ func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, boo
 	}
 	var r *ops.ReviewResult
 	err := s.do(func() (err error) { r, err = s.Board.Review(ctx, ops.ReviewRequest{}); return })
+	if wait, ok := s.reviewSetupFailed(ctx, err); ok {
+		return nil, false, wait
+	}
 	if err != nil {
 		if waitable(err) {
 			s.waiting("no review to take: " + err.Error())
