@@ -279,6 +279,10 @@ func copyFile(from, to *os.Root, name string, fi fs.FileInfo, limit int64) (int6
 	defer src.Close()
 	if now, err := src.Stat(); err != nil || !now.Mode().IsRegular() {
 		return 0, "not a regular file"
+	} else if !os.SameFile(now, fi) {
+		// Put in place of the file listed (a link followed inside the
+		// checkout, to .git/config say) since it was looked at.
+		return 0, "changed while it was copied"
 	}
 	if err := mkParent(to, name); err != nil {
 		return 0, placeErr(err)

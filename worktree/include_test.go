@@ -362,3 +362,29 @@ func TestPreparedLinesPlanted(t *testing.T) {
 		t.Errorf("PreparedLines of a huge record = %d lines", len(got))
 	}
 }
+
+// A file replaced (by a link, say) between its listing and its copy is
+// not copied.
+func TestIncludeSwapped(t *testing.T) {
+	r := includeRepo(t, "")
+	from, err := os.OpenRoot(r.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer from.Close()
+	to, err := os.OpenRoot(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer to.Close()
+	listed, err := from.Lstat("secret.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, why := copyFile(from, to, ".env", listed, 1<<20); n != 0 || why != "changed while it was copied" {
+		t.Errorf("copyFile of a swapped file = %d, %q", n, why)
+	}
+	if _, err := to.Lstat(".env"); err == nil {
+		t.Error("the swapped file was copied")
+	}
+}
