@@ -93,6 +93,9 @@ type Config struct {
 	TimeboxCodeReviewer int `yaml:"timebox_code_reviewer,omitempty"`
 	TimeboxPlanner      int `yaml:"timebox_planner,omitempty"`
 	TimeboxGrace        int `yaml:"timebox_grace,omitempty"`
+	// WorktreeSetupTimeout bounds scripts/worktree-setup.sh in each new
+	// worktree, in seconds (see Config.SetupTimeout); zero is the default.
+	WorktreeSetupTimeout int `yaml:"worktree_setup_timeout,omitempty"`
 	// Budgets are the hard spend budgets (see Budgets), Prices the price
 	// table (USD per million tokens, by model) that costs a session whose
 	// CLI reports no cost; both are written only when set.

@@ -38,3 +38,18 @@ func (c Config) Timebox(r Role) time.Duration {
 func (c Config) TimeboxGraceAfter() time.Duration {
 	return thresholdOr(c.TimeboxGrace, DefaultTimeboxGrace)
 }
+
+// DefaultSetupTimeout is how long scripts/worktree-setup.sh may run in a
+// new worktree when the config leaves worktree_setup_timeout unset, and
+// MaxSetupTimeout the most a config may set: an install that takes longer
+// than a day is stuck, and a bigger number would only hold a claim back.
+const (
+	DefaultSetupTimeout = 600
+	MaxSetupTimeout     = 24 * 60 * 60
+)
+
+// SetupTimeout is how long the setup step of a new worktree may run
+// before it is killed with its process group.
+func (c Config) SetupTimeout() time.Duration {
+	return thresholdOr(c.WorktreeSetupTimeout, DefaultSetupTimeout)
+}

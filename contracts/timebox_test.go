@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -23,5 +24,30 @@ func TestSeedTimeboxes(t *testing.T) {
 	}
 	if d := DefaultConfig(); d.LeaseDuration != 300 || d.HeartbeatInterval != 60 {
 		t.Errorf("default lease %ds, heartbeat %ds; seed 004: 300 and 60", d.LeaseDuration, d.HeartbeatInterval)
+	}
+}
+
+// TestSetupTimeout: the setup step of a new worktree gets 600 s unless
+// the config says otherwise; a negative value, or one over a day, makes
+// the state invalid.
+func TestSetupTimeout(t *testing.T) {
+	var c Config
+	if got := c.SetupTimeout(); got != 10*time.Minute {
+		t.Errorf("default setup timeout %s, want 10m0s", got)
+	}
+	if got := (Config{WorktreeSetupTimeout: 90}).SetupTimeout(); got != 90*time.Second {
+		t.Errorf("configured setup timeout %s, want 1m30s", got)
+	}
+	for v, want := range map[int]string{-1: "worktree_setup_timeout -1 is negative", MaxSetupTimeout + 1: "worktree_setup_timeout 86401 is more than 86400 (a day)"} {
+		s := validState()
+		s.Config.WorktreeSetupTimeout = v
+		if got := problemText(Validate(s)); !strings.Contains(got, want) {
+			t.Errorf("worktree_setup_timeout %d: problems %q, want %q", v, got, want)
+		}
+	}
+	s := validState()
+	s.Config.WorktreeSetupTimeout = MaxSetupTimeout
+	if ps := Validate(s); len(ps) > 0 {
+		t.Errorf("a day's timeout refused: %v", ps)
 	}
 }

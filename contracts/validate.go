@@ -227,10 +227,14 @@ func ValidateHeaderUnder(s *State, rules int) []Problem {
 		{"timebox_code_reviewer", c.TimeboxCodeReviewer},
 		{"timebox_planner", c.TimeboxPlanner},
 		{"timebox_grace", c.TimeboxGrace},
+		{"worktree_setup_timeout", c.WorktreeSetupTimeout},
 	} {
 		if f.value < 0 {
 			ps.addf("config", "%s %d is negative", f.name, f.value)
 		}
+	}
+	if c.WorktreeSetupTimeout > MaxSetupTimeout {
+		ps.addf("config", "worktree_setup_timeout %d is more than %d (a day)", c.WorktreeSetupTimeout, MaxSetupTimeout)
 	}
 	validateSpendConfig(&ps, c)
 

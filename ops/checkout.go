@@ -101,6 +101,24 @@ func (s *Service) reviewCheckout(ctx context.Context, agent, task string, commit
 	if err != nil {
 		return "", fmt.Errorf("check out %s to review: %w", short(commitID), err)
 	}
+	// A new checkout gets the ignored files and the setup that the
+	// integration branch's .worktreeinclude and setup script ask for (not
+	// the commit under review's: its coder wrote them). One that fails to
+	// be readied goes, so that the next call makes it again.
+	err = func() error {
+		source, err := s.includeSource(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = s.prepareNew(ctx, worktree.KindReview, task, source, agent, s.notice)
+		return err
+	}()
+	if err != nil {
+		if rerr := worktree.RemoveDetached(context.WithoutCancel(ctx), s.Repo, dir); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return "", err
+	}
 	return dir, nil
 }
 

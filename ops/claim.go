@@ -70,6 +70,16 @@ type claimInput struct {
 	Base     string     `json:"base"`
 	Worktree string     `json:"worktree"`
 	Branch   string     `json:"branch,omitempty"`
+	// Setup is what the setup step of the claim's new worktree did, when
+	// one ran: it rides in the claim's commit, which follows it, as a
+	// worktree_setup event before the claim's own.
+	Setup *setupRecord `json:"setup,omitempty"`
+}
+
+// setupRecord is a setup step's time and outcome, as a claim records it.
+type setupRecord struct {
+	Seconds float64 `json:"seconds"`
+	Outcome string  `json:"outcome"`
 }
 
 type claimAsked struct {
@@ -136,6 +146,9 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		}
 		proc.CrashPoint("claim:worktree")
 		in := claimInput{Asked: asked, Task: plan.id, Base: plan.base.String(), Worktree: worktree.Rel(plan.id), Branch: worktree.Branch(plan.id)}
+		if created != nil && created.setup != nil {
+			in.Setup = &setupRecord{Seconds: created.setup.Seconds(), Outcome: created.setup.Outcome}
+		}
 		if r.NoWorktree {
 			in.Worktree, in.Branch = s.ownCheckout(), ""
 		}
@@ -212,6 +225,9 @@ type claimPlan struct {
 	id   string
 	kind ClaimKind
 	base refstore.Hash // where a new task branch starts
+	// integ is the integration tip when the claim was planned: the commit
+	// whose .worktreeinclude a new worktree follows.
+	integ refstore.Hash
 }
 
 // planClaim is phase one: choose and check the task against the tip
@@ -264,7 +280,7 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	if err != nil {
 		return nil, err
 	}
-	plan := &claimPlan{id: id, kind: kind, base: integ}
+	plan := &claimPlan{id: id, kind: kind, base: integ, integ: integ}
 	if kind == ClaimExhausted {
 		return plan, nil
 	}
@@ -300,7 +316,10 @@ func (s *Service) taskBranch(ctx context.Context, id string) (refstore.Hash, boo
 
 // madeWorktree is a worktree a claim made, which it removes if the claim
 // does not commit, with the branch when the claim made that too.
-type madeWorktree struct{ branch bool }
+type madeWorktree struct {
+	branch bool
+	setup  *worktree.SetupResult // what its setup step did, if one ran
+}
 
 // prepareWorktree is phase two: the worktree exists when it returns, and
 // made is what this call made (nil when it took on an existing worktree).
@@ -332,7 +351,21 @@ func (s *Service) prepareWorktree(ctx context.Context, plan *claimPlan) (*madeWo
 	if err != nil {
 		return nil, err
 	}
-	return &madeWorktree{branch: branch}, nil
+	made := &madeWorktree{branch: branch}
+	prepared, err := s.prepareNew(ctx, worktree.KindTask, plan.id, plan.integ, s.Agent, s.notice)
+	if prepared != nil {
+		made.setup = prepared.Setup
+	}
+	if err != nil {
+		// A failed setup takes the worktree (and a branch the claim made)
+		// away again: the claim does not happen, and the task, still
+		// UNCLAIMED, is charged nothing (worktree.SetupFailed).
+		if derr := worktree.Undo(context.WithoutCancel(ctx), s.Repo, plan.id, branch); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return nil, err
+	}
+	return made, nil
 }
 
 // applyClaim is phase three, run inside the compare-and-swap (and where a
@@ -396,6 +429,15 @@ func applyClaim(tx *cas.Tx, in *claimInput) (any, error) {
 	t.Iteration++
 	t.BaseCommit = in.Base
 	t.Worktree = in.Worktree
+	if in.Setup != nil {
+		// Only a setup that worked is ever recorded (a failed one stops
+		// the claim), and it took a day at most (the config's bound).
+		if in.Setup.Outcome != worktree.SetupOK || in.Setup.Seconds < 0 || in.Setup.Seconds > contracts.MaxSetupTimeout+60 {
+			return nil, contracts.Invalidf("a claim records a setup step that worked, in at most %d seconds", contracts.MaxSetupTimeout)
+		}
+		t.History = append(t.History, &contracts.HistoryEvent{Time: now, Event: SetupEventTag, Agent: agent,
+			Extra: contracts.Extra{"outcome": in.Setup.Outcome, "seconds": in.Setup.Seconds}})
+	}
 	ev := &contracts.HistoryEvent{Time: now, Event: string(kind), Agent: agent, From: string(from), To: string(contracts.Claimed)}
 	if prev != "" && prev != agent {
 		ev.Reason = "previous assignee " + prev

@@ -135,7 +135,7 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 			}
 			return nil, contracts.Errorf(contracts.CodeGit, "task %s does not merge into %s: %s; it is INTEGRATION_FAILED", id, strings.TrimPrefix(branch, "refs/heads/"), reason)
 		}
-		if logPath, err := s.integrationTest(ctx, id, result); err != nil {
+		if logPath, err := s.integrationTest(ctx, id, integ, result); err != nil {
 			var fail *testFailure
 			if !errors.As(err, &fail) {
 				return nil, err
@@ -442,8 +442,11 @@ func (f *testFailure) Error() string { return f.msg }
 
 // integrationTest runs scripts/integration-test.sh, when the merge result
 // has it, in a throwaway worktree of the result, keeping its output in a
-// log under the git directory. It returns the log's path.
-func (s *Service) integrationTest(ctx context.Context, id string, result refstore.Hash) (string, error) {
+// log under the git directory. It returns the log's path. The worktree
+// gets the ignored files and setup that integ's .worktreeinclude and setup
+// script ask for: integ is the integration tip the result merges into,
+// reviewed and merged work, where result holds the task's own changes.
+func (s *Service) integrationTest(ctx context.Context, id string, integ, result refstore.Hash) (string, error) {
 	has, err := s.Repo.FileAt(result, IntegrationTest)
 	if err != nil || !has {
 		return "", err
@@ -451,7 +454,12 @@ func (s *Service) integrationTest(ctx context.Context, id string, result refstor
 	// The test's worktree lies under the common directory and is locked
 	// by this process: a merge killed during the test leaves it where the
 	// next worktree command finds it, and removes it (worktree.Recover).
-	wt, done, err := s.TestCheckout.Checkout(ctx, s.Repo, result, id)
+	timeout, err := s.setupTimeout()
+	if err != nil {
+		return "", err
+	}
+	prep := &worktree.Prep{Kind: worktree.KindMerge, Task: id, Source: integ, Log: s.notice, SetupTimeout: timeout}
+	wt, _, done, err := s.TestCheckout.CheckoutPrepared(ctx, s.Repo, result, id, prep)
 	if err != nil {
 		return "", err
 	}

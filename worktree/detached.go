@@ -98,22 +98,84 @@ func CheckedOut(ctx context.Context, repo *refstore.Repo, branch string) (string
 type Kept struct {
 	mu   sync.Mutex
 	path string
+	// setupKey is the SetupKey of the setup that last worked in it, or "":
+	// while the next merge's key is the same, what that setup installed
+	// (ignored files: node_modules, a virtualenv) stays through the move,
+	// and the setup does not run again.
+	setupKey string
 }
 
 // Checkout returns a worktree detached at commit for task id's test, and
 // the function that gives it back. While another test holds the kept
 // worktree, and for a nil Kept, it is a new one, removed when given back.
 func (k *Kept) Checkout(ctx context.Context, repo *refstore.Repo, commit refstore.Hash, id string) (string, func(), error) {
+	path, _, done, err := k.CheckoutPrepared(ctx, repo, commit, id, nil)
+	return path, done, err
+}
+
+// CheckoutPrepared is Checkout, and readies the worktree with Prepare
+// (prep's Dir is filled in) when prep is not nil: a new worktree in full,
+// once; the kept one, when it moves to the next merge, only gets its
+// copies of ignored files back (the move cleans them away with every
+// other ignored file). The Prepared it returns is nil when nothing was
+// readied.
+func (k *Kept) CheckoutPrepared(ctx context.Context, repo *refstore.Repo, commit refstore.Hash, id string, prep *Prep) (string, *Prepared, func(), error) {
+	ready := func(path string) (*Prepared, error) {
+		if prep == nil {
+			return nil, nil
+		}
+		p := *prep
+		p.Dir = path
+		return Prepare(ctx, repo, p)
+	}
 	if k == nil || !k.mu.TryLock() {
 		path := MergePath(repo, id)
 		if err := AddDetached(ctx, repo, path, commit, id, ""); err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
-		return path, func() { RemoveDetached(context.WithoutCancel(ctx), repo, path) }, nil
+		done := func() { RemoveDetached(context.WithoutCancel(ctx), repo, path) }
+		got, err := ready(path)
+		if err != nil {
+			done()
+			return "", nil, nil, err
+		}
+		return path, got, done, nil
+	}
+	// What the setup of this commit would depend on: the setup script and
+	// the lockfiles. Unknown (""), the worktree is cleaned whole and set up
+	// again.
+	key := ""
+	if prep != nil {
+		key, _ = SetupKey(repo, prep.Source, commit)
 	}
 	if k.path != "" {
-		if moveTo(ctx, k.path, commit) == nil {
-			return k.path, k.mu.Unlock, nil
+		keep := key != "" && key == k.setupKey
+		if moveTo(ctx, k.path, commit, keep) == nil {
+			var got *Prepared
+			if prep != nil && keep {
+				// Set up for the same lockfiles already: the copies come
+				// back, quietly, and the setup does not run.
+				p := *prep
+				p.Dir, p.Log = k.path, nil
+				got = &Prepared{}
+				if err := copyIncluded(ctx, repo, p, got); err != nil {
+					k.mu.Unlock()
+					return "", nil, nil, err
+				}
+			} else if prep != nil {
+				k.setupKey = ""
+				p := *prep
+				p.Dir = k.path
+				var err error
+				if got, err = Prepare(ctx, repo, p); err != nil {
+					k.mu.Unlock()
+					return "", nil, nil, err
+				}
+				if got.Setup != nil {
+					k.setupKey = key
+				}
+			}
+			return k.path, got, k.mu.Unlock, nil
 		}
 		// Removed by hand, or half moved by a cancelled git: start again.
 		RemoveDetached(context.WithoutCancel(ctx), repo, k.path)
@@ -122,22 +184,37 @@ func (k *Kept) Checkout(ctx context.Context, repo *refstore.Repo, commit refstor
 	path := MergePath(repo, "kept")
 	if err := AddDetached(ctx, repo, path, commit, "", ""); err != nil {
 		k.mu.Unlock()
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	k.path = path
-	return path, k.mu.Unlock, nil
+	got, err := ready(path)
+	if err != nil {
+		RemoveDetached(context.WithoutCancel(ctx), repo, path)
+		k.mu.Unlock()
+		return "", nil, nil, err
+	}
+	k.path, k.setupKey = path, ""
+	if got != nil && got.Setup != nil {
+		k.setupKey = key
+	}
+	return path, got, k.mu.Unlock, nil
 }
 
 // moveTo makes the worktree at path hold exactly commit, detached: what
-// the last test changed or left there, ignored files included, goes.
-func moveTo(ctx context.Context, path string, commit refstore.Hash) error {
+// the last test changed or left there goes, ignored files included unless
+// keepIgnored (what a setup installed, kept while its lockfiles are the
+// same).
+func moveTo(ctx context.Context, path string, commit refstore.Hash, keepIgnored bool) error {
 	if _, err := os.Lstat(filepath.Join(path, ".git")); err != nil {
 		return err
 	}
 	if _, err := refstore.RunIn(ctx, path, "reset", "--quiet", "--hard", commit.String()); err != nil {
 		return err
 	}
-	_, err := refstore.RunIn(ctx, path, "clean", "-ffdxq")
+	clean := "-ffdxq"
+	if keepIgnored {
+		clean = "-ffdq"
+	}
+	_, err := refstore.RunIn(ctx, path, "clean", clean)
 	return err
 }
 

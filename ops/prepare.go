@@ -1,0 +1,72 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/worktree"
+)
+
+// prepareNew readies the worktree just made for task (worktree.Prepare):
+// of kind worktree.KindTask, at the task's place; of KindReview, at dir.
+// source is the integration tip whose .worktreeinclude counts; agent is
+// who works in it. What was copied and refused goes to log.
+func (s *Service) prepareNew(ctx context.Context, kind, task string, source refstore.Hash, agent string, log func(string)) (*worktree.Prepared, error) {
+	var dir string
+	switch kind {
+	case worktree.KindTask:
+		p, err := worktree.Path(s.Repo, task)
+		if err != nil {
+			return nil, err
+		}
+		dir = p
+	case worktree.KindReview:
+		dir = worktree.ReviewPath(s.Repo, agent, task)
+	default:
+		return nil, fmt.Errorf("prepare a worktree of kind %q", kind)
+	}
+	role, _ := contracts.ParseAgentID(agent)
+	timeout, err := s.setupTimeout()
+	if err != nil {
+		return nil, err
+	}
+	return worktree.Prepare(ctx, s.Repo, worktree.Prep{Dir: dir, Kind: kind, Task: task, Role: role, Source: source, Log: log, SetupTimeout: timeout})
+}
+
+// SetupEventTag is the history event of a claim's setup step.
+const SetupEventTag = "worktree_setup"
+
+// setupTimeout is the config's bound on a new worktree's setup step.
+func (s *Service) setupTimeout() (time.Duration, error) {
+	var d time.Duration
+	err := s.view(func(tx *cas.Tx) error {
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		d = m.Config.SetupTimeout()
+		return nil
+	})
+	return d, err
+}
+
+// includeSource is the integration branch's tip: the commit whose
+// .worktreeinclude a new review checkout or test worktree follows.
+func (s *Service) includeSource(ctx context.Context) (refstore.Hash, error) {
+	var branch string
+	if err := s.view(func(tx *cas.Tx) error {
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		branch = m.Config.IntegrationBranch
+		return nil
+	}); err != nil {
+		return refstore.Hash{}, err
+	}
+	return s.integrationTip(ctx, branch)
+}
