@@ -51,6 +51,10 @@ type worktreeResult struct {
 	// Shared and Private are indexed 0 (first worktree) and 1 (last).
 	Shared  [2]stats `json:"shared"`
 	Private [2]stats `json:"private"`
+	// SharedSetup and PrivateSetup are the setup's own time, as each claim
+	// recorded it in its worktree_setup event (hundredths of a second).
+	SharedSetup  [2]stats `json:"shared_setup"`
+	PrivateSetup [2]stats `json:"private_setup"`
 	// LastOverFirst is the last worktree's median over the first's, per
 	// variant; SharedOverPrivate the shared variant's median over the
 	// private one's, for the first and the last worktree.
@@ -215,16 +219,17 @@ func (b *bench) measureWorktree() (worktreeResult, error) {
 		}
 	}
 	progress(fmt.Sprintf("worktree: %d+%d rounds of %d worktrees in each repository (%s)", warmups, r.Rounds, wtPerRound, r.Step))
-	var samples [2][2][]float64
+	var samples, setups [2][2][]float64
 	order := rand.New(rand.NewPCG(5, 6))
 	for round := 0; round < warmups+r.Rounds; round++ {
+		// The setup runner makes LIZA_CACHE_DIR again when it is missing.
 		if err := os.RemoveAll(filepath.Join(repos[0], ".git", "liza", "cache", "setup")); err != nil {
 			return r, err
 		}
 		for k := 0; k < wtPerRound; k++ {
 			it := round*wtPerRound + k
 			for _, v := range order.Perm(2) {
-				d, err := b.newWorktree(repos[v], it)
+				d, setup, err := b.newWorktree(repos[v], it)
 				if err != nil {
 					return r, fmt.Errorf("%s: %v", worktreeVariants[v].name, err)
 				}
@@ -233,11 +238,13 @@ func (b *bench) measureWorktree() (worktreeResult, error) {
 				}
 				pos := min(k, 1)
 				samples[v][pos] = append(samples[v][pos], float64(d.Microseconds())/1000)
+				setups[v][pos] = append(setups[v][pos], setup)
 			}
 		}
 	}
 	for pos := range 2 {
 		r.Shared[pos], r.Private[pos] = summarize(samples[0][pos]), summarize(samples[1][pos])
+		r.SharedSetup[pos], r.PrivateSetup[pos] = summarize(setups[0][pos]), summarize(setups[1][pos])
 		r.SharedOverPrivate[pos] = r.Shared[pos].Median / r.Private[pos].Median
 	}
 	r.LastOverFirst = [2]float64{r.Shared[1].Median / r.Shared[0].Median, r.Private[1].Median / r.Private[0].Median}
@@ -246,34 +253,43 @@ func (b *bench) measureWorktree() (worktreeResult, error) {
 
 // worktreeStep says what newWorktree times.
 func (b *bench) worktreeStep() string {
-	return "git worktree add, then scripts/worktree-setup.sh in it"
+	return "git liza --agent coder-N claim ID, which makes the worktree and runs the setup in it"
 }
 
-// newWorktree makes run it's worktree in repo and returns how long it took,
-// setup included; it then checks that the dependency tree is installed.
-func (b *bench) newWorktree(repo string, it int) (time.Duration, error) {
+// newWorktree claims run it's task in repo, which makes its worktree and
+// runs scripts/worktree-setup.sh in it, and returns how long the claim took,
+// whole process, and how long the claim says its setup took (ms); it checks
+// that the dependency tree is installed.
+func (b *bench) newWorktree(repo string, it int) (time.Duration, float64, error) {
+	d, err := timeRun(command(repo, b.npmEnv(), "git", append([]string{"liza"}, claimArgs(it, false)...)...))
+	if err != nil {
+		return 0, 0, err
+	}
 	id := taskID(it)
-	wt := filepath.Join(repo, ".worktrees", id)
-	gitDir := filepath.Join(repo, ".git")
-	env := append(b.npmEnv(),
-		"LIZA_SETUP_KIND=task", "LIZA_ROLE=coder", "LIZA_TASK="+id,
-		"LIZA_WORKTREE="+wt, "LIZA_PROJECT_ROOT="+repo,
-		"LIZA_CACHE_DIR="+filepath.Join(gitDir, "liza", "cache", "setup"))
-	start := time.Now()
-	if err := timeErr(command(repo, env, "git", "worktree", "add", "--quiet", "-b", "task/"+id, wt)); err != nil {
-		return 0, err
+	installed := filepath.Join(repo, ".worktrees", id, "node_modules", fmt.Sprintf("liza-dep-%d", wtPackages), "index.js")
+	if _, err := os.Stat(installed); err != nil {
+		return 0, 0, fmt.Errorf("%s: the setup did not install the dependency tree: %v", id, err)
 	}
-	if err := os.MkdirAll(filepath.Join(gitDir, "liza", "cache", "setup"), 0o755); err != nil {
-		return 0, err
+	out, err := output(repo, b.env, "git", "liza", "--json", "show", id)
+	if err != nil {
+		return 0, 0, err
 	}
-	if err := timeErr(command(wt, env, filepath.Join(wt, "scripts", "worktree-setup.sh"))); err != nil {
-		return 0, err
+	var task struct {
+		History []struct {
+			Event   string  `json:"event"`
+			Outcome string  `json:"outcome"`
+			Seconds float64 `json:"seconds"`
+		} `json:"history"`
 	}
-	d := time.Since(start)
-	if _, err := os.Stat(filepath.Join(wt, "node_modules", fmt.Sprintf("liza-dep-%d", wtPackages), "index.js")); err != nil {
-		return 0, fmt.Errorf("%s: dependency tree not installed: %v", id, err)
+	if err := json.Unmarshal([]byte(out), &task); err != nil {
+		return 0, 0, fmt.Errorf("show %s: %v", id, err)
 	}
-	return d, nil
+	for _, e := range task.History {
+		if e.Event == "worktree_setup" && e.Outcome == "ok" {
+			return d, e.Seconds * 1000, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("%s: the claim recorded no worktree_setup event", id)
 }
 
 func printWorktree(r *worktreeResult) {
@@ -282,13 +298,14 @@ func printWorktree(r *worktreeResult) {
 	}
 	fmt.Printf("\nNew worktree whose scripts/worktree-setup.sh installs %d npm packages offline (npm %s): %s;\n", r.Packages, r.Npm, r.Step)
 	fmt.Printf("first and %dth worktree of a row, median (p90) of %d rounds, ms\n", wtPerRound, r.Rounds)
-	fmt.Printf("  %-14s %16s %16s %12s\n", "npm cache", "first", fmt.Sprintf("%dth", wtPerRound), fmt.Sprintf("%dth/first", wtPerRound))
+	fmt.Printf("  %-14s %16s %16s %12s %22s\n", "npm cache", "first", fmt.Sprintf("%dth", wtPerRound), fmt.Sprintf("%dth/first", wtPerRound), "setup alone: first, "+fmt.Sprintf("%dth", wtPerRound))
 	for v, variant := range worktreeVariants {
-		s := [2]stats{r.Shared[0], r.Shared[1]}
+		s, setup := r.Shared, r.SharedSetup
 		if v == 1 {
-			s = [2]stats{r.Private[0], r.Private[1]}
+			s, setup = r.Private, r.PrivateSetup
 		}
-		fmt.Printf("  %-14s %16s %16s %12.2f\n", variant.name, ms(s[0]), ms(s[1]), r.LastOverFirst[v])
+		fmt.Printf("  %-14s %16s %16s %12.2f %22s\n", variant.name, ms(s[0]), ms(s[1]), r.LastOverFirst[v],
+			fmt.Sprintf("%.0f, %.0f", setup[0].Median, setup[1].Median))
 	}
 	fmt.Printf("  %-14s %16.2f %16.2f\n", "shared/private", r.SharedOverPrivate[0], r.SharedOverPrivate[1])
 }
