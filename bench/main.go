@@ -6,12 +6,15 @@
 // in a clone whose blackboard lives on a file:// remote and on a `git daemon`
 // on 127.0.0.1, against local mode; and the throughput of 1 to 8 clones
 // adding tasks at once through one remote, checking that no operation was
-// lost. With -compare REV, the add and the claim also time git-liza built
-// from git revision REV, beside this build.
+// lost. Then claims whose scripts/worktree-setup.sh installs an npm tree
+// offline (-only worktree), the first against the tenth, with npm's cache
+// shared through LIZA_CACHE_DIR and private to each worktree. With -compare
+// REV, the add and the claim also time git-liza built from git revision REV,
+// beside this build.
 //
 // Run it from the module root:
 //
-//	go run ./bench [-runs 21] [-sizes 100,1000] [-formats=false] [-remote=false] [-compare REV] [-json] [-keep] [-shared ../shared]
+//	go run ./bench [-runs 21] [-sizes 100,1000] [-formats=false] [-remote=false] [-compare REV] [-worktree-rounds 7] [-json] [-keep] [-shared ../shared]
 //
 // See bench/README.md for what the numbers mean.
 package main
