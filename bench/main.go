@@ -317,7 +317,11 @@ func run(opt options) error {
 		}
 		rep.MCP = &r
 	}
-	if opt.want("worktree", opt.worktreeRounds > 0) {
+	_, npmErr := exec.LookPath("npm")
+	if opt.want("worktree", opt.worktreeRounds > 0) && npmErr != nil && !opt.only["worktree"] {
+		// On by default, but a machine without npm still runs the rest.
+		progress("worktree: skipped, npm not found on PATH")
+	} else if opt.want("worktree", opt.worktreeRounds > 0) {
 		if opt.worktreeRounds < 1 {
 			return errors.New("-only worktree needs -worktree-rounds of at least 1")
 		}
