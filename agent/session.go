@@ -76,6 +76,10 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	if t := w.task; t != nil {
 		label = t.ID
 		wd, cleanup, err := s.workDir(ctx, t)
+		if wait, ok := s.reviewSetupFailed(ctx, err); ok {
+			s.waiting(wait.Error())
+			return nil
+		}
 		if err != nil {
 			return s.cannotStart(ctx, err.Error())
 		}
@@ -131,7 +135,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	}
 	defer logFile.Close()
 	ses.log = logFile.Name()
-	ses.tw = s.transcript(logFile, ses, w, label, file)
+	ses.tw = s.transcript(logFile, ses, w, dir, label, file)
 	defer func() { ses.tw.End(ses.end()) }()
 	bw.attach(ses.tw)
 	cmd := exec.Command(argv[0], argv[1:]...)

@@ -8,17 +8,20 @@ import (
 
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/transcript"
+	"github.com/liza-dev/git-liza/worktree"
 )
 
 // transcript starts the session's log on f: its header, then each line of
 // the agent's output as a record. Each step parsed from it reaches
 // AgentOut as one rendered line (escaped, long text cut), never the
-// agent's raw bytes.
-func (s *sup) transcript(f io.Writer, ses *session, w *work, label, prompt string) *transcript.Writer {
+// agent's raw bytes. dir is where the agent works: a task's header says
+// what readied its worktree (worktree.PreparedLines).
+func (s *sup) transcript(f io.Writer, ses *session, w *work, dir, label, prompt string) *transcript.Writer {
 	h := transcript.Header{Agent: s.ID, Label: label, Session: s.runs, CLI: s.cliName(),
 		Format: ses.format, Started: s.Now().UTC(), Prompt: s.relPath(prompt)}
 	if w.task != nil {
 		h.Task = w.task.ID
+		h.Prepared = worktree.PreparedLines(dir)
 	}
 	tw := transcript.NewWriter(f, h, ses.format)
 	if ses.format != transcript.FormatText {

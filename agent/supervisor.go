@@ -69,6 +69,7 @@ type sup struct {
 	seen       string         // fingerprint of the planning context last handed to the planner
 	runs       int
 	env        envTrack   // sessions that failed for their environment (envfail.go)
+	setup      setupWait  // the wait after a new worktree's setup failed (setup.go)
 	lane       mergeLane  // the reviewer's merges, beside its reviews
 	viewMu     sync.Mutex // the loop and keepAlive both read the board
 	view       cas.View   // the board, read once and then by what changed

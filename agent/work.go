@@ -48,15 +48,22 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 		}
 		return nil, false, nil
 	}
+	if err := s.setupHeld(); err != nil {
+		return nil, false, err
+	}
 	var c *ops.ClaimResult
 	err := s.do(func() (err error) { c, err = s.Board.Claim(ctx, ops.ClaimRequest{}); return })
 	if err != nil {
+		if wait, ok := s.setupFailed(err); ok {
+			return nil, false, wait
+		}
 		if waitable(err) {
 			s.waiting("no task to claim: " + err.Error())
 			return nil, false, nil
 		}
 		return nil, false, fmt.Errorf("claim: %w", err)
 	}
+	s.setupWorked()
 	s.eventf(EventClaimed, c.ID, "claimed %s (%s)", c.ID, c.Kind)
 	return s.reload(ctx, c.ID)
 }
@@ -108,6 +115,11 @@ func (s *sup) awaits(t *contracts.Task) bool {
 
 func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, bool, error) {
 	s.startMerge(ctx, st)
+	// After a review checkout's setup failed, no review is taken (nor the
+	// one given back taken again) until the wait is over.
+	if err := s.setupHeld(); err != nil {
+		return nil, false, err
+	}
 	for _, t := range st.Tasks {
 		if t.Status == contracts.ReadyForReview && t.ReviewingBy == s.ID {
 			return s.resume(ctx, st, t, t.ReviewLeaseExpires)
@@ -127,6 +139,9 @@ func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, boo
 	}
 	var r *ops.ReviewResult
 	err := s.do(func() (err error) { r, err = s.Board.Review(ctx, ops.ReviewRequest{}); return })
+	if wait, ok := s.reviewSetupFailed(ctx, err); ok {
+		return nil, false, wait
+	}
 	if err != nil {
 		if waitable(err) {
 			s.waiting("no review to take: " + err.Error())

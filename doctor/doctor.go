@@ -112,7 +112,7 @@ func Run(ctx context.Context, r Request) Report {
 	checks = append(checks, Containment(r.Launch), MCP(ctx, r))
 	if r.Repo != nil {
 		branch := integrationBranch(r.Repo)
-		checks = append(checks, Hooks(ctx, r.Repo, branch), Remote(ctx, r.Repo), IntegrationTest(ctx, r.Repo, branch))
+		checks = append(checks, Hooks(ctx, r.Repo, branch), Remote(ctx, r.Repo), IntegrationTest(ctx, r.Repo, branch), Setup(ctx, r.Repo, branch))
 	} else {
 		checks = append(checks, Check{Name: "repository", Level: Fail, Detail: "not in a git repository", Fix: "run git liza doctor in the project's checkout"})
 	}

@@ -55,18 +55,26 @@ func (s *Service) setupTimeout() (time.Duration, error) {
 }
 
 // includeSource is the integration branch's tip: the commit whose
-// .worktreeinclude a new review checkout or test worktree follows.
+// .worktreeinclude a new review checkout follows. The board's record of
+// it is taken when its commit is here (no fetch in remote mode), else the
+// branch itself.
 func (s *Service) includeSource(ctx context.Context) (refstore.Hash, error) {
 	var branch string
+	var want refstore.Hash
+	var known bool
 	if err := s.view(func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err != nil {
 			return err
 		}
 		branch = m.Config.IntegrationBranch
-		return nil
+		want, known, err = s.expectedTip(tx)
+		return err
 	}); err != nil {
 		return refstore.Hash{}, err
+	}
+	if known && s.Repo.HasObject(want) {
+		return want, nil
 	}
 	return s.integrationTip(ctx, branch)
 }

@@ -53,6 +53,9 @@ type Header struct {
 	Format  string    `json:"format"`  // "claude", "codex", "gemini", "text"
 	Started time.Time `json:"started"`
 	Prompt  string    `json:"prompt,omitempty"` // path relative to the project root
+	// Prepared is what readied the session's worktree when it was made:
+	// the ignored files copied into it, what was refused, the setup step.
+	Prepared []string `json:"prepared,omitempty"`
 }
 
 // Record is one line of a session log, a JSON lines file (NAME.jsonl

@@ -142,19 +142,21 @@ func (k *Kept) CheckoutPrepared(ctx context.Context, repo *refstore.Repo, commit
 		return path, got, done, nil
 	}
 	// What the setup of this commit would depend on: the setup script and
-	// the lockfiles. Unknown (""), the worktree is cleaned whole and set up
-	// again.
+	// the lockfiles; "" when there is no setup script.
 	key := ""
 	if prep != nil {
-		key, _ = SetupKey(repo, prep.Source, commit)
+		var err error
+		if key, err = SetupKey(repo, prep.Source, commit); err != nil {
+			key = "unreadable" // Prepare runs, and says what is wrong
+		}
 	}
 	if k.path != "" {
 		keep := key != "" && key == k.setupKey
 		if moveTo(ctx, k.path, commit, keep) == nil {
 			var got *Prepared
-			if prep != nil && keep {
-				// Set up for the same lockfiles already: the copies come
-				// back, quietly, and the setup does not run.
+			if prep != nil && (keep || key == "") {
+				// Set up for the same lockfiles already, or no setup to
+				// run: the copies come back, quietly.
 				p := *prep
 				p.Dir, p.Log = k.path, nil
 				got = &Prepared{}

@@ -53,9 +53,10 @@ type SetupResult struct {
 	Tail    []string      // the output's last lines, for a failure
 }
 
-// Seconds is how long the setup ran, to the hundredth of a second.
+// Seconds is how long the setup ran, to the millisecond (a setup with
+// nothing to install takes a few).
 func (r *SetupResult) Seconds() float64 {
-	return float64(r.Took.Round(10*time.Millisecond)) / float64(time.Second)
+	return float64(r.Took.Round(time.Millisecond)) / float64(time.Second)
 }
 
 // SetupFailed is a setup that failed or ran out of time: a failure of the
