@@ -6,12 +6,15 @@
 // in a clone whose blackboard lives on a file:// remote and on a `git daemon`
 // on 127.0.0.1, against local mode; and the throughput of 1 to 8 clones
 // adding tasks at once through one remote, checking that no operation was
-// lost. With -compare REV, the add and the claim also time git-liza built
-// from git revision REV, beside this build.
+// lost. Then claims whose scripts/worktree-setup.sh installs an npm tree
+// offline (-only worktree), the first against the tenth, with npm's cache
+// shared through LIZA_CACHE_DIR and private to each worktree. With -compare
+// REV, the add and the claim also time git-liza built from git revision REV,
+// beside this build.
 //
 // Run it from the module root:
 //
-//	go run ./bench [-runs 21] [-sizes 100,1000] [-formats=false] [-remote=false] [-compare REV] [-json] [-keep] [-shared ../shared]
+//	go run ./bench [-runs 21] [-sizes 100,1000] [-formats=false] [-remote=false] [-compare REV] [-worktree-rounds 7] [-json] [-keep] [-shared ../shared]
 //
 // See bench/README.md for what the numbers mean.
 package main
@@ -61,12 +64,15 @@ type options struct {
 	// mcp times the MCP server: start-up with the SDK linked in or not,
 	// tool calls against commands.
 	mcp bool
+	// worktreeRounds is how many rounds of new worktrees, whose setup
+	// script installs an npm tree, the worktree section times (0: none).
+	worktreeRounds int
 	// only, when not empty, names the sections to run (see -only).
 	only map[string]bool
 }
 
 // sections are the parts of a run -only can name.
-var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "bigpush", "spend", "mcp"}
+var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "bigpush", "spend", "mcp", "worktree"}
 
 // want reports whether section runs: -only names it, or -only is empty
 // and its own flag allows it.
@@ -113,6 +119,7 @@ func main() {
 	flag.BoolVar(&opt.spend, "spend", true, "time what recording a session's usage costs: one-task teams whose agents report usage or not")
 	flag.BoolVar(&opt.mcp, "mcp", true, "time the MCP server: short commands with its SDK linked in or not, a coder's status and checkpoint as commands and as tool calls")
 	flag.IntVar(&opt.queue, "queue", 100, "time one task's claim, review and merge with no other task in review, and with `N` in review (0: not)")
+	flag.IntVar(&opt.worktreeRounds, "worktree-rounds", 7, "time `N` rounds of 10 new worktrees whose scripts/worktree-setup.sh installs an npm tree offline, with npm's cache shared through LIZA_CACHE_DIR and private (0: not)")
 	var only string
 	flag.StringVar(&only, "only", "", "run only these `SECTIONS` (comma-separated: "+strings.Join(sections, ", ")+"); the other flags still size them")
 	flag.Parse()
@@ -309,6 +316,20 @@ func run(opt options) error {
 			return fmt.Errorf("mcp: %v", err)
 		}
 		rep.MCP = &r
+	}
+	_, npmErr := exec.LookPath("npm")
+	if opt.want("worktree", opt.worktreeRounds > 0) && npmErr != nil && !opt.only["worktree"] {
+		// On by default, but a machine without npm still runs the rest.
+		progress("worktree: skipped, npm not found on PATH")
+	} else if opt.want("worktree", opt.worktreeRounds > 0) {
+		if opt.worktreeRounds < 1 {
+			return errors.New("-only worktree needs -worktree-rounds of at least 1")
+		}
+		r, err := b.measureWorktree()
+		if err != nil {
+			return fmt.Errorf("worktree: %v", err)
+		}
+		rep.Worktree = &r
 	}
 	if opt.want("bigpush", opt.bigpush) {
 		r, err := b.measureBigPush()

@@ -99,6 +99,7 @@ type report struct {
 	Queue         *queueResult       `json:"queue,omitempty"`
 	Spend         *spendResult       `json:"spend,omitempty"`
 	MCP           *mcpResult         `json:"mcp,omitempty"`
+	Worktree      *worktreeResult    `json:"worktree,omitempty"`
 	Compare       *compareInfo       `json:"compare,omitempty"`
 }
 
@@ -153,6 +154,7 @@ func printTable(r report) {
 	printQueue(r.Queue)
 	printSpend(r.Spend)
 	printMCP(r.MCP)
+	printWorktree(r.Worktree)
 	if r.Scale != nil {
 		printScale(r.Scale)
 	}
