@@ -24,44 +24,8 @@ func TestRunInterruptParks(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	home, proj, marks := filepath.Join(work, "home"), filepath.Join(work, "proj"), filepath.Join(work, "marks")
-	for _, d := range []string{home, filepath.Join(proj, "specs"), marks} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n"), 0o644)
-	os.WriteFile(filepath.Join(proj, "specs", "vision.md"), []byte("vision\n"), 0o644)
-	// A coder's session marks that it started on its task, then works
-	// until it is stopped.
-	agentScript := filepath.Join(work, "agent.sh")
-	os.WriteFile(agentScript, []byte("[ \"$LIZA_ROLE\" = coder ] && touch \""+marks+"/$LIZA_TASK\"\nexec sleep 300\n"), 0o644)
-	var env []string
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "GIT_") && !strings.HasPrefix(k, "LIZA_") && k != "HOME" && k != "PATH" {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(home, ".gitconfig"),
-		"GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com", "GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com",
-		"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	must := func(name string, args ...string) string {
-		t.Helper()
-		c := exec.Command(name, args...)
-		c.Dir, c.Env = proj, env
-		out, err := c.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	must("git", "init", "-q", "-b", "main")
-	must("git", "add", ".")
-	must("git", "commit", "-q", "-m", "start")
-	must("git-liza", "init", "park test")
-	for _, id := range []string{"a", "b"} {
-		must("git-liza", "task", "add", "--id", id, "--desc", "task "+id, "--spec", "specs/vision.md", "--done", "d", "--scope", "s/"+id)
-	}
+	f := newTeamFixture(t, bin, "park test")
+	proj, marks, env, must, agentScript := f.proj, f.marks, f.env, f.must, f.agent
 
 	run := exec.Command("git-liza", "run", "--coders", "2", "--reviewers", "1", "--no-planner", "--poll", "100ms", "--", "sh", agentScript)
 	run.Dir, run.Env = proj, env

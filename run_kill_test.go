@@ -41,45 +41,8 @@ func TestRunKilled(t *testing.T) {
 const survivorBound = 20 * time.Second
 
 func runKilled(t *testing.T, bin, how string) {
-	work, _ := filepath.EvalSymlinks(t.TempDir())
-	home, proj, marks := filepath.Join(work, "home"), filepath.Join(work, "proj"), filepath.Join(work, "marks")
-	for _, d := range []string{home, filepath.Join(proj, "specs"), marks} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	killWrite(t, filepath.Join(home, ".gitconfig"), "[init]\n\tdefaultBranch = main\n")
-	killWrite(t, filepath.Join(proj, "specs", "vision.md"), "vision\n")
-	// A coder's session writes its pid under its task's name, then works
-	// until it is stopped.
-	agentScript := filepath.Join(work, "agent.sh")
-	killWrite(t, agentScript, "[ \"$LIZA_ROLE\" = coder ] && echo $$ > \""+marks+"/$LIZA_TASK.tmp\" && mv \""+marks+"/$LIZA_TASK.tmp\" \""+marks+"/$LIZA_TASK\"\nexec sleep 300\n")
-	var env []string
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "GIT_") && !strings.HasPrefix(k, "LIZA_") && k != "HOME" && k != "PATH" {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(home, ".gitconfig"),
-		"GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com", "GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com",
-		"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	must := func(name string, args ...string) string {
-		t.Helper()
-		c := exec.Command(name, args...)
-		c.Dir, c.Env = proj, env
-		out, err := c.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	must("git", "init", "-q", "-b", "main")
-	must("git", "add", ".")
-	must("git", "commit", "-q", "-m", "start")
-	must("git-liza", "init", "kill test")
-	for _, id := range []string{"a", "b"} {
-		must("git-liza", "task", "add", "--id", id, "--desc", "task "+id, "--spec", "specs/vision.md", "--done", "d", "--scope", "s/"+id)
-	}
+	f := newTeamFixture(t, bin, "kill test")
+	proj, marks, env, must, agentScript := f.proj, f.marks, f.env, f.must, f.agent
 
 	run := exec.Command("git-liza", "run", "--coders", "2", "--reviewers", "1", "--no-planner", "--poll", "100ms", "--", "sh", agentScript)
 	run.Dir, run.Env = proj, env
@@ -270,11 +233,4 @@ func running(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
-}
-
-func killWrite(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
