@@ -479,7 +479,9 @@ func (s *Service) integrationTest(ctx context.Context, id string, integ, result 
 	cmd := exec.CommandContext(ctx, "sh", IntegrationTest)
 	cmd.Dir = wt
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = append(cmd.Environ(), "LIZA_TASK="+id, "LIZA_MERGE_COMMIT="+result.String())
+	// The test's git is contained as git-liza's own is: what an agent
+	// planted in the repository's config does not run in it.
+	cmd.Env = refstore.ContainEnv(append(cmd.Environ(), "LIZA_TASK="+id, "LIZA_MERGE_COMMIT="+result.String()))
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
