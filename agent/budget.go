@@ -173,7 +173,7 @@ func (s *sup) blockForBudget(ctx context.Context, task, why string) {
 		s.eventf(EventError, task, "block %s for its budget: %v", task, err)
 		return
 	}
-	delete(s.idles, task)
+	s.forgetIdle(task)
 	s.eventf(EventIdle, task, "%s: BLOCKED for the planner", why)
 }
 

@@ -20,24 +20,32 @@ func (s *sup) idle(ctx context.Context, w *work, ses *session, why string) error
 		return nil
 	}
 	if s.idles == nil {
-		s.idles = map[string]int{}
+		s.idles, s.unfinished = map[string]int{}, map[string]int{}
 	}
-	if head := s.taskBranch(w); !head.IsZero() && head != ses.branchAt {
+	s.unfinished[w.task.ID]++
+	u := s.unfinished[w.task.ID]
+	if head := s.taskBranch(w); !head.IsZero() && head != ses.branchAt && u < UnfinishedLimit {
 		// It committed: the next session carries on from its work, and
 		// the count of sessions without progress starts again.
 		delete(s.idles, w.task.ID)
-		s.eventf(EventIdle, w.task.ID, "%s: a fresh session (it committed on %s)", why, worktree.Branch(w.task.ID))
+		s.eventf(EventIdle, w.task.ID, "%s: a fresh session (it committed on %s; %d of %d unfinished)", why, worktree.Branch(w.task.ID), u, UnfinishedLimit)
 		return nil
 	}
 	s.idles[w.task.ID]++
 	n := s.idles[w.task.ID]
-	if n < IdleLimit {
+	if n < IdleLimit && u < UnfinishedLimit {
 		s.eventf(EventIdle, w.task.ID, "%s: a fresh session (%d of %d without progress)", why, n, IdleLimit)
 		return nil
 	}
-	delete(s.idles, w.task.ID)
-	reason := withOutput(fmt.Sprintf("%d agent sessions in a row ended without progress, the last: %s", n, why), ses.lastOutput())
-	s.eventf(EventIdle, w.task.ID, "%d sessions on %s without progress: giving it up", n, w.task.ID)
+	s.forgetIdle(w.task.ID)
+	what := fmt.Sprintf("%d agent sessions in a row ended without progress", n)
+	if n < IdleLimit {
+		// Commits that never come to a submit, a block or a handoff are
+		// no end either: a bounded number of sessions, then the planner.
+		what = fmt.Sprintf("%d agent sessions in a row ended without submitting, blocking or handing off the task, though some committed", u)
+	}
+	reason := withOutput(fmt.Sprintf("%s, the last: %s", what, why), ses.lastOutput())
+	s.eventf(EventIdle, w.task.ID, "%s: giving %s up", what, w.task.ID)
 	s.giveUp(ctx, w.task.ID, reason)
 	if s.Role == contracts.RoleReviewer {
 		// A released review is the best one to take again: this reviewer
@@ -45,6 +53,12 @@ func (s *sup) idle(ctx context.Context, w *work, ses *session, why string) error
 		return fmt.Errorf("%w: %s", ErrGaveUp, reason)
 	}
 	return nil
+}
+
+// forgetIdle clears a task's counts of sessions that did not finish it.
+func (s *sup) forgetIdle(task string) {
+	delete(s.idles, task)
+	delete(s.unfinished, task)
 }
 
 // taskBranch is the tip of a coder's task branch (zero for a reviewer or a

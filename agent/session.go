@@ -27,6 +27,12 @@ import (
 // planner, a reviewer's review released.
 const IdleLimit = 3
 
+// UnfinishedLimit is how many sessions in a row may end on the same task
+// without finishing it (no submit, block or handoff) when some of them
+// committed: commits are progress, but a task that never comes to a
+// submit goes to the planner too.
+const UnfinishedLimit = 3 * IdleLimit
+
 // session is one run of the agent CLI.
 type session struct {
 	log     string // the file that holds its output (NAME.jsonl)
@@ -216,7 +222,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 			return s.idle(ctx, w, ses, why)
 		}
 		s.record(ctx, w, ses, ops.SessionDone, "")
-		delete(s.idles, w.task.ID)
+		s.forgetIdle(w.task.ID)
 		return nil
 	}
 	c := crashOf(status, took)

@@ -66,6 +66,7 @@ type sup struct {
 	crashes    []time.Time
 	startFails []time.Time
 	idles      map[string]int // by task: sessions in a row that ended without moving it
+	unfinished map[string]int // by task: sessions in a row that ended without finishing it, committed or not
 	seen       string         // fingerprint of the planning context last handed to the planner
 	runs       int
 	env        envTrack   // sessions that failed for their environment (envfail.go)
