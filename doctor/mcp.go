@@ -110,7 +110,13 @@ func claudeServers(ctx context.Context, program, dir string, mcp []string) (map[
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	waited := false
+	defer func() {
+		if !waited {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
 	sc := bufio.NewScanner(out)
 	sc.Buffer(nil, 4<<20)
 	for sc.Scan() {
@@ -127,6 +133,11 @@ func claudeServers(ctx context.Context, program, dir string, mcp []string) (map[
 		}
 		return servers, nil
 	}
+	// Its stderr is read once it has exited: until then exec's copy of
+	// it may still be writing.
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	waited = true
 	return nil, fmt.Errorf("claude printed no init event: %s", lastLine(stderr.String()))
 }
 

@@ -122,7 +122,12 @@ func TestDieWithParent(t *testing.T) {
 	if !Running(pids["spawner"]) {
 		t.Fatal("the Spawner's child was signalled while its parent lives")
 	}
-	if !eventually(func() bool { return !Running(pids["locked"]) }) {
+	// The premise: a child started from a locked goroutine is signalled
+	// when the goroutine ends and its thread with it. Under the race
+	// detector the runtime keeps such a thread (measured: the child lives
+	// on), so the premise is checked in ordinary builds only; the
+	// Spawner's own guarantees below hold in both.
+	if !raceEnabled && !eventually(func() bool { return !Running(pids["locked"]) }) {
 		t.Error("a child of a thread that ended was not signalled: the premise of the Spawner is wrong")
 	}
 	_ = parent.Process.Kill()

@@ -1,0 +1,6 @@
+//go:build !race
+
+package proc
+
+// raceEnabled: the tests are built with the race detector.
+const raceEnabled = false
