@@ -84,3 +84,21 @@ func (r *fakeRun) wait(t *testing.T, what string) error {
 		return nil
 	}
 }
+
+// waitBlocked waits for task id to be BLOCKED (a minute at most) and
+// returns it.
+func (r *fakeRun) waitBlocked(t *testing.T, id string) *contracts.Task {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st, err := r.svc.State(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task := st.Task(id); task != nil && task.Status == contracts.Blocked {
+			return task
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s not blocked; the supervisor said:\n%s", id, r.log.String())
+		}
+	}
+}

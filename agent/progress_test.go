@@ -1,14 +1,11 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/transcript"
 )
 
@@ -25,20 +22,7 @@ if [ $n -le 4 ]; then
 fi
 exit 0`, count)
 	r := startFake(t, body, transcript.FormatText, 0)
-	var task *contracts.Task
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		st, err := r.svc.State(context.Background(), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if task = st.Task("a"); task != nil && task.Status == contracts.Blocked {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task a not blocked; the supervisor said:\n%s", r.cfg.Log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	r.waitBlocked(t, "a")
 	r.cancel()
 	r.wait(t, "when cancelled")
 	logs, _ := filepath.Glob(filepath.Join(r.logDir, "coder-1", "*-a.jsonl"))
@@ -55,20 +39,7 @@ func TestCommitsWithoutSubmitGiveUp(t *testing.T) {
 cd "$LIZA_WORKTREE" && echo "step $n" > work.txt && git add work.txt && git -c user.name=c -c user.email=c@example.com commit -q -m "step $n"
 exit 0`, count)
 	r := startFake(t, body, transcript.FormatText, 0)
-	var task *contracts.Task
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		st, err := r.svc.State(context.Background(), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if task = st.Task("a"); task != nil && task.Status == contracts.Blocked {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task a not blocked; the supervisor said:\n%s", r.log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	task := r.waitBlocked(t, "a")
 	r.cancel()
 	r.wait(t, "when cancelled")
 	logs, _ := filepath.Glob(filepath.Join(r.logDir, "coder-1", "*-a.jsonl"))
