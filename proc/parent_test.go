@@ -89,7 +89,8 @@ func TestWatchParent(t *testing.T) {
 // lives while its parent does, however many locked threads the parent
 // lets go of, and ends when the parent is killed (SIGKILL, no cleanup).
 // A child started from a goroutine locked to a thread that then ends is
-// signalled at once: why the Spawner exists.
+// signalled at once (unless that thread was the main one): why the
+// Spawner exists.
 func TestDieWithParent(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("Linux only")
@@ -109,26 +110,39 @@ func TestDieWithParent(t *testing.T) {
 	defer parent.Process.Kill()
 	sc := bufio.NewScanner(out)
 	pids := map[string]int{}
-	for len(pids) < 2 && sc.Scan() {
+	for len(pids) < 1+lockedChildren && sc.Scan() {
 		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
 			pids[k], _ = strconv.Atoi(v)
 		}
 	}
-	defer syscall.Kill(pids["spawner"], syscall.SIGKILL)
-	defer syscall.Kill(pids["locked"], syscall.SIGKILL)
-	if pids["spawner"] == 0 || pids["locked"] == 0 {
+	for _, pid := range pids {
+		defer syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if len(pids) != 1+lockedChildren || pids["spawner"] == 0 {
 		t.Fatalf("the helper said %v", pids)
 	}
 	if !Running(pids["spawner"]) {
 		t.Fatal("the Spawner's child was signalled while its parent lives")
 	}
 	// The premise: a child started from a locked goroutine is signalled
-	// when the goroutine ends and its thread with it. Under the race
-	// detector the runtime keeps such a thread (measured: the child lives
-	// on), so the premise is checked in ordinary builds only; the
-	// Spawner's own guarantees below hold in both.
-	if !raceEnabled && !eventually(func() bool { return !Running(pids["locked"]) }) {
-		t.Error("a child of a thread that ended was not signalled: the premise of the Spawner is wrong")
+	// when the goroutine ends and its thread with it. Not every time: a
+	// goroutine that happens to run on the process's main thread wedges
+	// that thread rather than ending it (the runtime's mexit), and its
+	// child lives on. That can happen to one goroutine only (a wedged
+	// thread runs nothing more), so of lockedChildren children at least
+	// lockedChildren-1 are signalled.
+	signalled := 0
+	eventually(func() bool {
+		signalled = 0
+		for i := range lockedChildren {
+			if !Running(pids[fmt.Sprintf("locked%d", i)]) {
+				signalled++
+			}
+		}
+		return signalled >= lockedChildren-1
+	})
+	if signalled < lockedChildren-1 {
+		t.Errorf("%d of %d children of threads that ended were signalled: the premise of the Spawner is wrong", signalled, lockedChildren)
 	}
 	_ = parent.Process.Kill()
 	_ = parent.Wait()
@@ -156,14 +170,18 @@ func TestDieWithParentHelper(t *testing.T) {
 	if err := s.Start(a); err != nil {
 		t.Fatal(err)
 	}
-	b := sleep()
-	started := make(chan error)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		started <- b.Start()
-	}()
-	if err := <-started; err != nil {
-		t.Fatal(err)
+	var locked []*exec.Cmd
+	for range lockedChildren {
+		b := sleep()
+		started := make(chan error)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			started <- b.Start()
+		}()
+		if err := <-started; err != nil {
+			t.Fatal(err)
+		}
+		locked = append(locked, b)
 	}
 	for range 8 {
 		done := make(chan struct{})
@@ -173,11 +191,18 @@ func TestDieWithParentHelper(t *testing.T) {
 		}()
 		<-done
 	}
-	fmt.Printf("spawner=%d\nlocked=%d\n", a.Process.Pid, b.Process.Pid)
+	fmt.Printf("spawner=%d\n", a.Process.Pid)
+	for i, b := range locked {
+		fmt.Printf("locked%d=%d\n", i, b.Process.Pid)
+	}
 	// Not select {}: with every goroutine blocked the runtime would end
 	// the process as deadlocked.
 	time.Sleep(time.Hour)
 }
+
+// lockedChildren is how many children TestDieWithParentHelper starts from
+// locked goroutines that end.
+const lockedChildren = 3
 
 // eventually polls cond for up to 20 seconds.
 func eventually(cond func() bool) bool {

@@ -1,6 +1,0 @@
-//go:build race
-
-package proc
-
-// raceEnabled: the tests are built with the race detector.
-const raceEnabled = true
