@@ -234,6 +234,10 @@ var helpText = map[string]help{
 	"board": {usage: "board [--interval DURATION]", category: catTeam, examples: []string{
 		`git liza board                 # q quits, r reads the board again`,
 	}},
+	"serve": {usage: serveUsage, category: catTeam, examples: []string{
+		`git liza serve                 # prints the address, with ?token= for the levers`,
+		`git liza serve --addr 0.0.0.0:7428 --token-file ~/.liza-token    # a phone on the LAN: every page asks for the token`,
+	}},
 	"mcp": {usage: "mcp [--human]", category: catTeam, examples: []string{
 		`git liza mcp                   # started by an agent CLI for a supervised session`,
 		`git liza mcp --human           # the operator's levers, for a chat client`,
