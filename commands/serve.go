@@ -23,7 +23,7 @@ func (e *Env) serveCmd() *cli.Command {
 			"unblock) need the token always: without --token-file one is made and printed with the address.\n" +
 			"Open the address once with ?token=TOKEN: a cookie keeps it for that browser.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7428", Usage: "listen on `HOST:PORT` (a loopback address, else --token-file is needed)"},
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7428", Usage: "listen on `ADDR`, as HOST:PORT: a loopback address, else --token-file is needed"},
 			&cli.StringFlag{Name: "token-file", Usage: "a file only you can read (chmod 600) holding the token, at least 16 characters, on its first line: `PATH`"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
