@@ -90,6 +90,13 @@ type view struct {
 // render executes a page into a buffer first, so that a failure is an
 // error page rather than half a page.
 func (s *Server) render(w http.ResponseWriter, code int, name string, page any) {
+	if html, ok := s.execute(w, name, page); ok {
+		writeHTML(w, code, html)
+	}
+}
+
+// execute renders a page, or answers with an error.
+func (s *Server) execute(w http.ResponseWriter, name string, page any) ([]byte, bool) {
 	t := s.pages.t[name]
 	v, ok := page.(view)
 	if !ok {
@@ -98,11 +105,15 @@ func (s *Server) render(w http.ResponseWriter, code int, name string, page any) 
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, v); err != nil {
 		http.Error(w, "rendering the page: "+contracts.Printable(err.Error()), http.StatusInternalServerError)
-		return
+		return nil, false
 	}
+	return buf.Bytes(), true
+}
+
+func writeHTML(w http.ResponseWriter, code int, html []byte) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(html)
 }
 
 // fail shows an operation's error as a page.
@@ -113,7 +124,9 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 // frame fills the layout's part of a page from the board. The caller
 // holds s.mu.
 func (s *Server) frame(title string, r *http.Request, b *ops.Board) view {
-	tip, _, _ := s.svc.Repo.ReadRef(refstore.StateRef)
+	// The tip read before the board: a page may show a newer board than
+	// its tip says (and redraws once more), never an older one.
+	tip := s.cache.tip
 	v := view{Title: title, Path: r.URL.Path, Now: b.Now, Mode: b.Mode, Remote: b.Remote}
 	if !tip.IsZero() {
 		v.Tip = tip.String()
@@ -149,6 +162,11 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	key := r.URL.Path
+	if html, ok := s.cache.pages[key]; ok {
+		writeHTML(w, http.StatusOK, html)
+		return
+	}
 	d := boardData{Board: b, Log: log}
 	status := map[string]contracts.Status{}
 	for _, t := range b.Tasks {
@@ -163,7 +181,10 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v := s.frame("board", r, b)
 	v.Page = d
-	s.render(w, http.StatusOK, "board", v)
+	if html, ok := s.execute(w, "board", v); ok {
+		s.cache.pages[key] = html
+		writeHTML(w, http.StatusOK, html)
+	}
 }
 
 // waitsOn are the tasks t depends on that are live and not MERGED: an
@@ -266,9 +287,21 @@ const maxSteps = 3000
 type sessionData struct {
 	Task    string
 	Session transcript.Session
-	Steps   []transcript.Step
+	Steps   []step
 	Skipped int
 }
+
+// step is one step of a session as its page shows it: its time, kind and
+// one line of at most stepWidth bytes (a step's text may be 64 KiB; a
+// long session keeps only what is shown).
+type step struct {
+	T     time.Time
+	Kind  string
+	Error bool
+	Line  string
+}
+
+const stepWidth = 4000
 
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
@@ -293,7 +326,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	total := 0
 	err = transcript.EachStep(d.Session.Path, func(transcript.Header) {}, func(st transcript.Step) {
 		total++
-		d.Steps = append(d.Steps, st)
+		d.Steps = append(d.Steps, step{T: st.T, Kind: st.Kind, Error: st.Error, Line: transcript.Render(st, stepWidth)})
 		if len(d.Steps) > 2*maxSteps {
 			d.Steps = slices.Clone(d.Steps[len(d.Steps)-maxSteps:])
 		}

@@ -226,6 +226,9 @@ type boardCache struct {
 	at    time.Time
 	board *ops.Board
 	log   []ops.LogEntry
+	// pages are the board pages rendered from it, by address: fifty
+	// pages redrawing after a move are rendered once.
+	pages map[string][]byte
 }
 
 // board reads the board and its latest operations, from the cache when
@@ -247,7 +250,7 @@ func (s *Server) board(ctx context.Context) (*ops.Board, []ops.LogEntry, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	*c = boardCache{tip: tip, at: time.Now(), board: b, log: log}
+	*c = boardCache{tip: tip, at: time.Now(), board: b, log: log, pages: map[string][]byte{}}
 	return b, log, nil
 }
 
