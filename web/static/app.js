@@ -5,13 +5,23 @@
 (function () {
   "use strict";
   var live = document.getElementById("live");
-  var busy = false, again = false;
+  var busy = false, again = false, waiting = false, last = 0;
+  // A busy team moves the board many times a second: a page redraws at
+  // most every gap ms, the latest board each time.
+  var gap = 250;
+
+  function soon() {
+    if (waiting) return;
+    waiting = true;
+    setTimeout(function () { waiting = false; redraw(); }, Math.max(0, last + gap - Date.now()));
+  }
 
   // redraw fetches this page again and swaps its content in; the levers
   // (and what is typed in them) stay.
   function redraw() {
     if (busy) { again = true; return; }
     busy = true;
+    last = Date.now();
     fetch(location.pathname + location.search, { headers: { Accept: "text/html" }, credentials: "same-origin" })
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
@@ -26,14 +36,14 @@
       .catch(function () {})
       .then(function () {
         busy = false;
-        if (again) { again = false; redraw(); }
+        if (again) { again = false; soon(); }
       });
   }
 
   if (window.EventSource) {
     var es = new EventSource("/events");
     es.addEventListener("state", function (e) {
-      if (e.data !== document.body.dataset.tip) redraw();
+      if (e.data !== document.body.dataset.tip) soon();
     });
     es.onopen = function () { live.textContent = "live"; live.className = "on"; };
     es.onerror = function () { live.textContent = "reconnecting…"; live.className = "off"; };
