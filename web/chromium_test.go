@@ -81,11 +81,27 @@ func TestChromium(t *testing.T) {
 		}
 	}
 
+	// A task whose title an agent wrote to run in the browser, and that
+	// waits on a.
+	c := ops.AddTaskRequest{}
+	c.Task.ID, c.Task.SpecRef, c.Task.DoneWhen, c.Task.Scope, c.Task.Priority = "c", "specs/vision.md", "c.txt exists", "IN: c.txt", 2
+	c.Task.Description = "Retry POST calls <script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">\x1b[31m"
+	c.Task.DependsOn, c.Task.Status = []string{"a"}, "UNCLAIMED"
+	if _, err := b.human.AddTask(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+
 	// The board loads without the token and joins the events stream.
 	run("open the board", chromedp.Navigate(b.ts.URL+"/"), chromedp.WaitVisible("#counts"))
 	wait("the events stream", `document.getElementById("live").className === "on"`)
-	if got := text("#counts"); !strings.Contains(got, "CLAIMED 1") || !strings.Contains(got, "UNCLAIMED 1") {
+	if got := text("#counts"); !strings.Contains(got, "CLAIMED 1") || !strings.Contains(got, "UNCLAIMED 2") {
 		t.Fatalf("counts %q", got)
+	}
+	if got := text("#task-c"); !strings.Contains(got, "waits on a") || !strings.Contains(got, `<script>window.__pwned = 1</script>`) || !strings.Contains(got, `\x1b[31m`) {
+		t.Errorf("task c reads %q: want its title as text, escapes spelled, and that it waits on a", got)
+	}
+	if clean, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__pwned === undefined`)); err != nil || !clean {
+		t.Fatalf("an agent's title ran in the page (%v)", err)
 	}
 
 	// A lever from a page opened without the token is refused.
