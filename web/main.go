@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -81,6 +82,11 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	if err != nil {
 		return fail(err)
 	}
+	if *tokenFile != "" {
+		if err := outsideRepo(repo, *tokenFile); err != nil {
+			return fail(err)
+		}
+	}
 	svc, err := ops.New(repo, ops.Options{Author: ops.OperatorAuthor(repo, getenv)})
 	if err != nil {
 		return fail(err)
@@ -144,6 +150,32 @@ func loopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// outsideRepo refuses a token file inside the repository (its checkouts,
+// the task worktrees under them, its git directory): agents read and
+// write there, and the token works the operator's levers, which sign as
+// the operator where state commits are signed.
+func outsideRepo(repo *refstore.Repo, path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return contracts.Invalidf("--token-file %s: %v", path, err)
+	}
+	if p, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = p
+	}
+	for _, dir := range []string{repo.MainWorkTree(), repo.CommonDir, repo.GitDir} {
+		if dir == "" {
+			continue
+		}
+		if d, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = d
+		}
+		if rel, err := filepath.Rel(dir, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return contracts.Invalidf("--token-file %s is inside the repository, where agents read and write: keep it outside, such as ~/.liza-token", path)
+		}
+	}
+	return nil
 }
 
 // readToken reads the token of a --token-file: its first line, at least
