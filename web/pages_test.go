@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,5 +118,45 @@ func TestBoardWaitsOn(t *testing.T) {
 	}
 	if j := strings.Index(body, `id="task-b"`); j < 0 || strings.Contains(body[j:j+300], "waits on") {
 		t.Errorf("task b waits on something")
+	}
+}
+
+// A task's patch: its lines marked, an agent's code shown as text, and no
+// program the repository's configuration names is run to make it.
+func TestDiffPage(t *testing.T) {
+	b := newBoard(t, Options{})
+	task, err := b.human.Task(context.Background(), "", "a")
+	if err != nil || task.BaseCommit == "" {
+		t.Fatalf("task a has no base commit: %v", err)
+	}
+	gitIn := func(args ...string) {
+		t.Helper()
+		c := exec.Command("git", args...)
+		c.Dir = b.root
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	// A diff driver the project's configuration names: it must not run.
+	marker := filepath.Join(t.TempDir(), "ran")
+	gitIn("config", "diff.evil.command", "touch "+marker)
+	if err := os.WriteFile(filepath.Join(b.root, ".gitattributes"), []byte("*.txt diff=evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn("checkout", "-q", "-b", "task/a", task.BaseCommit)
+	if err := os.WriteFile(filepath.Join(b.root, "a.txt"), []byte("<script>alert(1)</script>\x1b[2J\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn("add", "a.txt", ".gitattributes")
+	gitIn("commit", "-q", "-m", "a")
+	if body := get(t, b, "/task/a"); !strings.Contains(body, `href="/task/a/diff"`) || !strings.Contains(body, "a.txt") {
+		t.Errorf("/task/a does not list a.txt with a link to its patch:\n%s", body)
+	}
+	body := get(t, b, "/task/a/diff")
+	if !strings.Contains(body, `<span class="add">&#43;&lt;script&gt;alert(1)&lt;/script&gt;\x1b[2J</span>`) {
+		t.Errorf("the patch does not show the added line escaped:\n%s", body)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the diff ran the repository's diff driver")
 	}
 }

@@ -122,6 +122,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.boardPage)
 	mux.HandleFunc("GET /task/{id}", s.taskPage)
 	mux.HandleFunc("GET /task/{id}/session/{n}", s.sessionPage)
+	mux.HandleFunc("GET /task/{id}/diff", s.diffPage)
 	mux.HandleFunc("GET /log", s.logPage)
 	mux.HandleFunc("GET /alarms", s.alarmsPage)
 	mux.HandleFunc("GET /events", s.events)
