@@ -167,4 +167,10 @@ func TestChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for _, path := range []string{"/task/a", "/task/c", "/log", "/alarms"} {
+		run("open "+path, chromedp.Navigate(b.ts.URL+path), chromedp.WaitVisible("main"))
+		if fits, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`)); err != nil || !fits {
+			t.Errorf("%s is wider than a phone (%v)", path, err)
+		}
+	}
 }
