@@ -138,9 +138,17 @@ func TestTutorial(t *testing.T) {
 	cwd := work
 	pwdFile := filepath.Join(work, ".pwd")
 	substituted := 0
-	script := func(text string) string {
+	// The scripted agent replaces the real CLI. A supervisor also looks for
+	// work every 200 ms rather than at the board's poll interval (30 s): a
+	// claim refused in the instant a merge has moved the board but not yet
+	// the integration branch is tried again at the next look.
+	script := func(text string, supervisor bool) string {
 		substituted += strings.Count(text, "--cli claude")
-		return strings.ReplaceAll(text, "--cli claude", "-- sh '"+agent+"'")
+		with := "-- sh '" + agent + "'"
+		if supervisor {
+			with = "--poll 200ms " + with
+		}
+		return strings.ReplaceAll(text, "--cli claude", with)
 	}
 	sh := func(text string) (string, error) {
 		c := exec.Command("bash", "-e", "-c", text+"\npwd >'"+pwdFile+"'\n")
@@ -193,14 +201,14 @@ func TestTutorial(t *testing.T) {
 		switch s.kind {
 		case "sh":
 			logf("$ %s:%d\n%s", tutorialPage, s.line, s.text)
-			out, err := sh(script(s.text))
+			out, err := sh(script(s.text, false))
 			logf("%s", out)
 			if err != nil {
 				fail("%s:%d: the step failed: %v", tutorialPage, s.line, err)
 			}
 		case "background":
 			logf("$ %s:%d (in another terminal)\n%s", tutorialPage, s.line, s.text)
-			c := exec.Command("bash", "-e", "-c", script(s.text))
+			c := exec.Command("bash", "-e", "-c", script(s.text, true))
 			c.Dir, c.Env = cwd, env
 			c.Stdout = writerFunc(func(p []byte) { logf("[terminal of line %d] %s", s.line, p) })
 			c.Stderr = c.Stdout
