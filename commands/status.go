@@ -184,7 +184,9 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 	if len(b.Agents) > 0 {
 		fmt.Fprintf(w, "\nAgents: %d\n", len(b.Agents))
 		for _, a := range b.Agents {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p(a.ID), p(a.Role), p(a.Status), p(a.CurrentTask), ops.LeaseLeft(a.LeaseExpires, now))
+			// The role as a person reads it (code-reviewer); --json keeps
+			// the state's spelling (code_reviewer, seed 004).
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p(a.ID), p(contracts.Role(a.Role).IDPrefix()), p(a.Status), p(a.CurrentTask), ops.LeaseLeft(a.LeaseExpires, now))
 		}
 		tw.Flush()
 	}
