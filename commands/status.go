@@ -126,6 +126,9 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 	if rm := b.Remote; rm != nil {
 		fmt.Fprintf(w, "%s\n", p(remoteLine(rm, now)))
 	}
+	if u := b.Unpublished; u != nil {
+		fmt.Fprintf(w, "%s\n", p(unpublishedLine(u, b.Remote != nil)))
+	}
 	if b.Spend != nil {
 		fmt.Fprintf(w, "%s\n", b.Spend.Line())
 	}
@@ -229,8 +232,16 @@ func remoteLine(rm *ops.BoardRemote, now time.Time) string {
 	default:
 		s = fmt.Sprintf("Board of %s as fetched %s (%s ago); git liza status --fetch refreshes it", rm.Name, rm.FetchedAt, now.Sub(at).Round(time.Second))
 	}
-	if rm.Ahead {
-		s += "; operations made here are not on " + rm.Name + " yet: git liza sync"
-	}
 	return s
+}
+
+// unpublishedLine says how many operations exist only here, and the sync
+// that publishes them: git liza sync in remote mode, naming the remote in
+// a copy kept here.
+func unpublishedLine(u *ops.Unpublished, remoteMode bool) string {
+	ops := contracts.Plural(u.Operations, "operation")
+	if remoteMode {
+		return ops + " not published: git liza sync"
+	}
+	return fmt.Sprintf("%s not published to %s: git liza sync %s", ops, u.Remote, u.Remote)
 }
