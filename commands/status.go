@@ -29,11 +29,15 @@ func (e *Env) statusCmd() *cli.Command {
 			&cli.StringFlag{Name: "agent", Local: true, Usage: "only tasks assigned to or reviewed by agent `ID`"},
 			&cli.BoolFlag{Name: "mine", Usage: "only the tasks of the acting agent (git liza --agent ID status --mine, or LIZA_AGENT_ID)"},
 			&cli.IntFlag{Name: "limit", Value: defaultLimit, Usage: "list at most `N` tasks of each status and sum up the rest (0: all)"},
+			&cli.BoolFlag{Name: "ready", Usage: "only what can be claimed now, in the order claim takes it (for the acting coder with --agent ID)"},
 			atFlag(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if _, err := args(cmd, 0, 0, "status"); err != nil {
 				return err
+			}
+			if cmd.Bool("ready") {
+				return e.ready(ctx, cmd)
 			}
 			// --agent here filters the board; it does not say who acts.
 			s, err := e.openAs(cmd, "")
@@ -176,6 +180,9 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 			if t.Reason != "" {
 				text = t.Reason
 			}
+			if w := waitsText(t.WaitsOn); w != "" {
+				text = w + " · " + text
+			}
 			fmt.Fprintf(tw, "    %s\tp%d\t%s\t%s\t%s\n", p(t.ID), t.Priority, p(who), p(t.LeaseText(now)), p(contracts.OneLine(text)))
 			parked = parked || t.Parked != nil
 		}
@@ -219,6 +226,55 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 			fmt.Fprintf(w, "  %s\n", p(a.Message))
 		}
 	}
+}
+
+// waitsText is "waits on api (CLAIMED), cli (UNCLAIMED)", or "".
+func waitsText(ws []ops.Waiting) string {
+	if len(ws) == 0 {
+		return ""
+	}
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = fmt.Sprintf("%s (%s)", w.ID, w.Status)
+	}
+	return "waits on " + strings.Join(parts, ", ")
+}
+
+// ready is status --ready: the tasks the acting coder (--agent ID, or any
+// coder) could claim now, best first, one line each.
+func (e *Env) ready(ctx context.Context, cmd *cli.Command) error {
+	if len(cmd.StringSlice("status")) > 0 || cmd.String("agent") != "" || cmd.Bool("mine") {
+		return contracts.Invalidf("--ready lists the claimable tasks: it takes no --status, --agent or --mine")
+	}
+	s, err := e.openAs(cmd, cmd.Root().String("agent"))
+	if err != nil {
+		return err
+	}
+	tasks, err := s.ops.Ready(ctx)
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return s.printJSON(tasks)
+	}
+	var out bytes.Buffer
+	writeReady(&out, tasks)
+	return writeFitted(e.Stdout, out.String(), e.width())
+}
+
+// writeReady writes status --ready's lines: id, priority, status, the
+// coder a takeover displaces, the description.
+func writeReady(w io.Writer, tasks []ops.ReadyTask) {
+	if len(tasks) == 0 {
+		fmt.Fprintln(w, "nothing can be claimed now")
+		return
+	}
+	p := contracts.Printable
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	for _, t := range tasks {
+		fmt.Fprintf(tw, "%s\tp%d\t%s\t%s\t%s\n", p(t.ID), t.Priority, p(string(t.Status)), p(t.AssignedTo), p(contracts.OneLine(t.Description)))
+	}
+	tw.Flush()
 }
 
 // remoteLine says whose copy a board in remote mode is and how old it is.

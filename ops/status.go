@@ -77,6 +77,9 @@ type BoardTask struct {
 	// cleanly: the lease ended on purpose and the work waits for the
 	// coder to come back (see contracts.ParkOf).
 	Parked *contracts.Park `json:"parked,omitempty"`
+	// WaitsOn is the tasks of DependsOn not MERGED yet, on a task that is
+	// not over: no coder may take it until they are.
+	WaitsOn []Waiting `json:"waits_on,omitempty"`
 }
 
 // LeaseText is what a board shows of a task's lease: who parked it and
@@ -176,6 +179,9 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 		return nil, obs.Err
 	}
 	b := NewBoard(obs.State, now, r.BoardFilter)
+	if err := archived(snap, b); err != nil {
+		return nil, err
+	}
 	b.Archived, b.Anomalies = obs.Archived, obs.Anomalies
 	b.Switches, b.Alarms = obs.Switches, obs.Alarms
 	b.Unverified = obs.Unverified
@@ -318,9 +324,15 @@ func NewBoard(st *contracts.State, now time.Time, f BoardFilter) *Board {
 	if st.Control != nil && st.Control.Mode != "" {
 		b.Mode = st.Control.Mode
 	}
+	live := make(map[string]contracts.Status, len(st.Tasks))
 	for _, t := range st.Tasks {
-		bt := summaryTask(t.Summary(), now)
+		live[t.ID] = t.Status
+	}
+	for _, t := range st.Tasks {
+		sum := t.Summary()
+		bt := summaryTask(sum, now)
 		bt.Description, bt.Reason = t.Description, contracts.ReasonOf(t)
+		bt.WaitsOn = waitsOn(sum, live)
 		if park, ok := contracts.ParkOf(t); ok {
 			bt.Parked = &park
 		}
