@@ -243,8 +243,8 @@ func waitsText(ws []ops.Waiting) string {
 // ready is status --ready: the tasks the acting coder (--agent ID, or any
 // coder) could claim now, best first, one line each.
 func (e *Env) ready(ctx context.Context, cmd *cli.Command) error {
-	if len(cmd.StringSlice("status")) > 0 || cmd.String("agent") != "" || cmd.Bool("mine") {
-		return contracts.Invalidf("--ready lists the claimable tasks: it takes no --status, --agent or --mine")
+	if len(cmd.StringSlice("status")) > 0 || cmd.String("agent") != "" || cmd.Bool("mine") || cmd.String("at") != "" {
+		return contracts.Invalidf("--ready lists what can be claimed now: it takes no --status, --agent, --mine or --at")
 	}
 	s, err := e.openAs(cmd, cmd.Root().String("agent"))
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 func (e *Env) syncCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "sync",
-		Usage:     "bring the blackboard up to date with REMOTE (default: liza.remote) and publish what is only here",
+		Usage:     "bring the blackboard up to date with REMOTE (default: liza.remote, else the only remote) and publish what is only here; sets liza.remote when it is unset",
 		ArgsUsage: "[REMOTE]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "discard-local", Usage: "when the blackboard here and the remote's have no history in common, set this one aside (under refs/liza/offline/) and take the remote's"},
