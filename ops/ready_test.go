@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -100,5 +101,67 @@ func TestReadyIsClaimOrder(t *testing.T) {
 	}
 	if got.ID != shown[0].ID {
 		t.Fatalf("the late claim took %s, the head shown is %s", got.ID, shown[0].ID)
+	}
+}
+
+// A dependency that left the live board is settled from the archive: an
+// archived MERGED task is waited on no more, an archived ABANDONED one is
+// named with its status (nothing will ever merge it), and one the board
+// does not hold at all is unknown.
+func TestWaitsOnArchived(t *testing.T) {
+	ctx := context.Background()
+	human, root := newBoard(t)
+	coder, reviewer := human.As("coder-1", 0), human.As("code-reviewer-1", 0)
+	for _, tk := range []contracts.Task{task("a"), task("gone"), task("b", "a", "gone")} {
+		if _, err := human.AddTask(ctx, ops.AddTaskRequest{Task: tk}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waits := func() []ops.Waiting {
+		t.Helper()
+		b, err := human.Status(ctx, ops.StatusRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bt := range b.Tasks {
+			if bt.ID == "b" {
+				return bt.WaitsOn
+			}
+		}
+		t.Fatal("b is not on the board")
+		return nil
+	}
+	want := []ops.Waiting{{ID: "a", Status: contracts.Unclaimed}, {ID: "gone", Status: contracts.Unclaimed}}
+	if got := waits(); !slices.Equal(got, want) {
+		t.Fatalf("b waits on %v, want %v", got, want)
+	}
+	// a goes through to MERGED; gone is abandoned; both are archived.
+	if _, err := coder.Claim(ctx, ops.ClaimRequest{Task: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	checkpoint(t, coder, "a")
+	commitIn(t, root, "a", "a.txt", "done\n")
+	steps := []func() error{
+		func() error { _, err := coder.Submit(ctx, ops.SubmitRequest{Task: "a"}); return err },
+		func() error { _, err := reviewer.Review(ctx, ops.ReviewRequest{Task: "a"}); return err },
+		func() error {
+			_, err := reviewer.Verdict(ctx, ops.VerdictRequest{Task: "a", Approve: true})
+			return err
+		},
+		func() error { _, err := reviewer.Merge(ctx, ops.MergeRequest{Task: "a"}); return err },
+		func() error {
+			_, err := human.Abandon(ctx, ops.AbandonRequest{Task: "gone", Reason: "not needed"})
+			return err
+		},
+		func() error { _, err := human.Archive(ctx, ops.ArchiveRequest{}); return err },
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	want = []ops.Waiting{{ID: "gone", Status: contracts.Abandoned}}
+	if got := waits(); !slices.Equal(got, want) {
+		t.Fatalf("after archiving: b waits on %v, want %v", got, want)
 	}
 }
