@@ -71,7 +71,7 @@ func RunAt(ctx context.Context, clock func() time.Time, args []string, stdin io.
 
 // Run runs one command line in e.
 func (e *Env) Run(ctx context.Context, args []string) int {
-	e.argv = args
+	e.argv, e.svc = args, nil
 	if err := envBudget(e.Getenv); err != nil {
 		return int(e.fail(err, jsonRequested(args)))
 	}
