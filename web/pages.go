@@ -49,8 +49,14 @@ var funcs = template.FuncMap{
 	"diff":    ops.WordDiff,
 	"oneline": func(s string) string { return contracts.Printable(contracts.OneLine(s)) },
 	"join":    strings.Join,
-	"plus1":   func(i int) int { return i + 1 },
-	"step":    func(st transcript.Step) string { return transcript.Render(st, 4000) },
+	// waits is "a (CLAIMED), b (unknown)".
+	"waits": func(ws []ops.Waiting) string {
+		parts := make([]string, len(ws))
+		for i, w := range ws {
+			parts[i] = contracts.Printable(w.ID) + " (" + string(w.Status) + ")"
+		}
+		return strings.Join(parts, ", ")
+	},
 }
 
 func loadPages() (*pages, error) {
@@ -135,23 +141,13 @@ func (s *Server) frame(title string, r *http.Request, b *ops.Board) view {
 	return v
 }
 
-// boardData is the board page: tasks by status, agents, sprint, alarms
-// and the latest operations.
+// boardData is the board page: tasks by status (each with what it waits
+// on, as ops computes it for status), agents, sprint, alarms and the
+// latest operations.
 type boardData struct {
 	Board    *ops.Board
-	Sections []section
+	Sections []ops.Section
 	Log      []ops.LogEntry
-}
-
-type section struct {
-	Status contracts.Status
-	Tasks  []boardTask
-}
-
-// boardTask is a task of the board with the unmerged tasks it waits on.
-type boardTask struct {
-	ops.BoardTask
-	WaitsOn []string
 }
 
 func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) {
@@ -167,39 +163,13 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) {
 		writeHTML(w, http.StatusOK, html)
 		return
 	}
-	d := boardData{Board: b, Log: log}
-	status := map[string]contracts.Status{}
-	for _, t := range b.Tasks {
-		status[t.ID] = t.Status
-	}
-	for _, sec := range b.Sections() {
-		out := section{Status: sec.Status}
-		for _, t := range sec.Tasks {
-			out.Tasks = append(out.Tasks, boardTask{BoardTask: t, WaitsOn: waitsOn(t, status)})
-		}
-		d.Sections = append(d.Sections, out)
-	}
+	d := boardData{Board: b, Log: log, Sections: b.Sections()}
 	v := s.frame("board", r, b)
 	v.Page = d
 	if html, ok := s.execute(w, "board", v); ok {
 		s.cache.pages[key] = html
 		writeHTML(w, http.StatusOK, html)
 	}
-}
-
-// waitsOn are the tasks t depends on that are live and not MERGED: an
-// archived dependency finished, as ops' claim order takes it.
-func waitsOn(t ops.BoardTask, status map[string]contracts.Status) []string {
-	if t.Status.Terminal() {
-		return nil
-	}
-	var out []string
-	for _, d := range t.DependsOn {
-		if st, live := status[d]; live && st != contracts.Merged {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // taskData is a task's page.
@@ -210,7 +180,7 @@ type taskData struct {
 	DiffRange  string
 	DiffErr    string
 	Sessions   []transcript.Session
-	WaitsOn    []string
+	WaitsOn    []ops.Waiting
 }
 
 func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
@@ -229,11 +199,11 @@ func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := taskData{Task: t, Checkpoint: contracts.CurrentCheckpoint(t)}
-	status := map[string]contracts.Status{}
 	for _, bt := range b.Tasks {
-		status[bt.ID] = bt.Status
+		if bt.ID == t.ID {
+			d.WaitsOn = bt.WaitsOn
+		}
 	}
-	d.WaitsOn = waitsOn(ops.BoardTask{ID: t.ID, Status: t.Status, DependsOn: t.DependsOn}, status)
 	d.Diff, d.DiffRange, d.DiffErr = s.taskDiff(r, t)
 	if sessions, err := transcript.List(s.sessionsDir()); err == nil {
 		for _, ses := range sessions {

@@ -113,7 +113,7 @@ func TestBoardWaitsOn(t *testing.T) {
 	}
 	body := get(t, b, "/")
 	i := strings.Index(body, `id="task-c"`)
-	if i < 0 || !strings.Contains(body[i:], "waits on a") {
+	if i < 0 || !strings.Contains(body[i:], "waits on a (CLAIMED)") {
 		t.Errorf("task c does not wait on a:\n%s", body)
 	}
 	if j := strings.Index(body, `id="task-b"`); j < 0 || strings.Contains(body[j:j+300], "waits on") {
