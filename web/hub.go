@@ -131,6 +131,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-s.closing:
+			return
 		case tip := <-c:
 			if !send("event: state\ndata: " + tip + "\n\n") {
 				return

@@ -124,6 +124,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    16 << 10,
 	}
+	hs.RegisterOnShutdown(srv.CloseStreams)
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go srv.Watch(wctx)
@@ -136,7 +137,6 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	// Open event streams do not end by themselves: they are closed.
 	if err := hs.Shutdown(sctx); err != nil {
 		hs.Close()
 	}

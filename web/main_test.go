@@ -50,7 +50,15 @@ func TestMainServes(t *testing.T) {
 	if got := b.lastOp(t); got.Op != "note" || got.Agent != "human" {
 		t.Errorf("last operation %s by %s", got.Op, got.Agent)
 	}
+	// An open events stream ends with the server.
+	stream, err := http.Get(url + "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	go func() { io.Copy(io.Discard, stream.Body); close(ended) }()
 	cancel()
+	<-ended
 	if code := <-done; code != 0 {
 		t.Errorf("exit %d: %s", code, stderr.String())
 	}

@@ -79,7 +79,15 @@ type Server struct {
 	hub   *hub
 	pages *pages
 	cache boardCache
+	// closing ends the events streams when the server shuts down: they
+	// never end by themselves.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
+
+// CloseStreams ends every events stream, for a shutdown (see
+// http.Server.RegisterOnShutdown).
+func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // New is the web board o describes.
 func New(o Options) (*Server, error) {
@@ -103,7 +111,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{o: o, token: sha256.Sum256([]byte(o.Token)), svc: o.Service, pages: p,
-		hub: newHub(o.MaxClients)}
+		hub: newHub(o.MaxClients), closing: make(chan struct{})}
 	if len(o.Hosts) > 0 {
 		s.hosts = map[string]bool{}
 		for _, h := range o.Hosts {
