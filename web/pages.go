@@ -133,7 +133,7 @@ func (s *Server) frame(title string, r *http.Request, b *ops.Board) view {
 	// The tip read before the board: a page may show a newer board than
 	// its tip says (and redraws once more), never an older one.
 	tip := s.cache.tip
-	v := view{Title: title, Path: r.URL.Path, Now: b.Now, Mode: b.Mode, Remote: b.Remote}
+	v := view{Title: title, Path: r.URL.RequestURI(), Now: b.Now, Mode: b.Mode, Remote: b.Remote}
 	if !tip.IsZero() {
 		v.Tip = tip.String()
 	}
@@ -158,7 +158,7 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	key := r.URL.Path
+	key := r.URL.RequestURI()
 	if html, ok := s.cache.pages[key]; ok {
 		writeHTML(w, http.StatusOK, html)
 		return
