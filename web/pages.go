@@ -158,8 +158,13 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	// Only the plain address is kept: a query makes no other board, and
+	// addresses without end must not fill the cache.
 	key := r.URL.RequestURI()
-	if html, ok := s.cache.pages[key]; ok {
+	if r.URL.RawQuery != "" {
+		key = ""
+	}
+	if html, ok := s.cache.pages[key]; ok && key != "" {
 		writeHTML(w, http.StatusOK, html)
 		return
 	}
@@ -167,7 +172,9 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) {
 	v := s.frame("board", r, b)
 	v.Page = d
 	if html, ok := s.execute(w, "board", v); ok {
-		s.cache.pages[key] = html
+		if key != "" {
+			s.cache.pages[key] = html
+		}
 		writeHTML(w, http.StatusOK, html)
 	}
 }
