@@ -137,6 +137,10 @@ func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, boo
 	if !any {
 		return nil, false, nil
 	}
+	// No session is spent on a task that no longer merges.
+	if s.screenReviews(ctx, st) {
+		return nil, true, nil
+	}
 	var r *ops.ReviewResult
 	err := s.do(func() (err error) { r, err = s.Board.Review(ctx, ops.ReviewRequest{}); return })
 	if wait, ok := s.reviewSetupFailed(ctx, err); ok {

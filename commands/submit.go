@@ -25,9 +25,18 @@ func (e *Env) submitCmd() *cli.Command {
 				return err
 			}
 			if s.json {
-				return s.printJSON(map[string]any{"id": out.ID, "status": contracts.ReadyForReview, "review_commit": out.ReviewCommit, "base_commit": out.BaseCommit, "commit": out.Commit.String(), "replayed": out.Replayed})
+				v := map[string]any{"id": out.ID, "status": contracts.ReadyForReview, "review_commit": out.ReviewCommit, "base_commit": out.BaseCommit, "commit": out.Commit.String(), "replayed": out.Replayed}
+				if out.Conflict != "" {
+					v["status"], v["conflict"] = contracts.IntegrationFailed, out.Conflict
+				}
+				return s.printJSON(v)
 			}
 			fmt.Fprintf(s.Stdout, "%s submitted for review at %s (%s..%s)\n", out.ID, short(out.ReviewCommit), short(out.BaseCommit), short(out.ReviewCommit))
+			if out.Conflict != "" {
+				// The reason is escaped where it is made: file names are
+				// the agent's.
+				fmt.Fprintf(s.Stdout, "%s does not merge: %s; it is INTEGRATION_FAILED for %s to fix\n", out.ID, out.Conflict, s.ops.Agent)
+			}
 			return nil
 		}),
 	}

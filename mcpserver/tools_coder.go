@@ -58,7 +58,8 @@ type SubmitIn struct {
 // SubmitOut is what a submission recorded.
 type SubmitOut struct {
 	Task         string `json:"task" jsonschema:"the task"`
-	Status       string `json:"status" jsonschema:"its status now: READY_FOR_REVIEW"`
+	Status       string `json:"status" jsonschema:"its status now: READY_FOR_REVIEW, or INTEGRATION_FAILED when the commit no longer merges onto the integration tip and the tasks approved ahead of it"`
+	Conflict     string `json:"conflict,omitempty" jsonschema:"why it went back to you at once: the conflicting files, and what they conflict with"`
 	ReviewCommit string `json:"review_commit" jsonschema:"the full id of the commit under review"`
 	BaseCommit   string `json:"base_commit" jsonschema:"the commit the task started from"`
 	DiffRange    string `json:"diff_range" jsonschema:"what the reviewer reads: BASE..REVIEW"`
@@ -75,8 +76,12 @@ func (s *Server) submit(ctx context.Context, in SubmitIn) (*SubmitOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SubmitOut{Task: r.ID, Status: string(contracts.ReadyForReview), ReviewCommit: r.ReviewCommit, BaseCommit: r.BaseCommit,
-		DiffRange: r.BaseCommit + ".." + r.ReviewCommit, Commit: r.Commit.String(), Replayed: r.Replayed}, nil
+	out := &SubmitOut{Task: r.ID, Status: string(contracts.ReadyForReview), ReviewCommit: r.ReviewCommit, BaseCommit: r.BaseCommit,
+		DiffRange: r.BaseCommit + ".." + r.ReviewCommit, Commit: r.Commit.String(), Replayed: r.Replayed}
+	if r.Conflict != "" {
+		out.Status, out.Conflict = string(contracts.IntegrationFailed), r.Conflict
+	}
+	return out, nil
 }
 
 // BlockIn is the input of block, in the seed's field names (seed 004's

@@ -27,6 +27,10 @@ type SubmitResult struct {
 	ID           string
 	ReviewCommit string
 	BaseCommit   string
+	// Conflict is set when the submitted commit does not merge onto the
+	// integration tip and the tasks approved ahead of it: the task went
+	// back to its coder as INTEGRATION_FAILED at once, and this is why.
+	Conflict string
 	Written
 }
 
@@ -77,7 +81,18 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 	if err != nil {
 		return nil, err
 	}
-	return &SubmitResult{ID: id, ReviewCommit: commit.String(), BaseCommit: t.BaseCommit, Written: written(res)}, nil
+	out := &SubmitResult{ID: id, ReviewCommit: commit.String(), BaseCommit: t.BaseCommit, Written: written(res)}
+	// The submission is recorded first, then checked: the seeds' task
+	// moves READY_FOR_REVIEW before anything else, and a process killed
+	// in between leaves a task the reviewer's check sends back instead.
+	reason, bounced, err := s.screen(ctx, id, contracts.CheckedSubmit)
+	if err != nil {
+		return nil, fmt.Errorf("%s was submitted, but checking that it merges failed: %w", id, err)
+	}
+	if bounced != nil {
+		out.Conflict, out.Written = reason, written(bounced)
+	}
+	return out, nil
 }
 
 // submitInput is what a submission records: the commit under review, and
