@@ -64,7 +64,11 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 		return nil, false, fmt.Errorf("claim: %w", err)
 	}
 	s.setupWorked()
-	s.eventf(EventClaimed, c.ID, "claimed %s (%s)", c.ID, c.Kind)
+	if c.Pick != "" {
+		s.eventf(EventClaimed, c.ID, "claimed %s (%s): %s", c.ID, c.Kind, c.Pick)
+	} else {
+		s.eventf(EventClaimed, c.ID, "claimed %s (%s)", c.ID, c.Kind)
+	}
 	return s.reload(ctx, c.ID)
 }
 

@@ -13,7 +13,7 @@ import (
 func (e *Env) submitCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "submit",
-		Usage:     "submit COMMIT (default: the tip of task/ID) for review, once the checkpoint of this iteration is recorded",
+		Usage:     "submit COMMIT (default: the tip of task/ID) for review, once the checkpoint of this iteration is recorded; a commit that no longer merges onto the integration tip and the approved tasks ahead goes back at once as INTEGRATION_FAILED, the files named",
 		ArgsUsage: "ID [COMMIT]",
 		Action: e.action(1, 2, "submit ID [COMMIT]", func(ctx context.Context, s *session, a []string) error {
 			r := ops.SubmitRequest{Call: s.call(), Task: a[0]}

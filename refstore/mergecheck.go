@@ -41,26 +41,61 @@ func (r *Repo) MergeCheck(ctx context.Context, ours, theirs Hash) (*MergeOutcome
 		return nil, err
 	}
 	args := []string{"merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", ours.String(), theirs.String()}
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir, cmd.Env = r.Dir(), ContainEnv(nil)
-	out := &limitedBuffer{max: maxMergeTreeOutput}
-	var stderr limitedBuffer
-	stderr.max = 4 << 10
-	cmd.Stdout, cmd.Stderr = out, &stderr
-	err := cmd.Run()
-	conflicted := false
-	if err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			return nil, &GitError{Args: args, ExitCode: -1, Stderr: err.Error()}
-		}
-		// Exit 1 is a merge with conflicts; anything else a failure.
-		if ee.ExitCode() != 1 {
-			return nil, &GitError{Args: args, ExitCode: ee.ExitCode(), Stderr: string(stderr.buf)}
-		}
-		conflicted = true
+	out, err := r.gitBounded(ctx, maxMergeTreeOutput, args...)
+	var ge *GitError
+	// Exit 1 is a merge with conflicts; anything else a failure.
+	conflicted := errors.As(err, &ge) && ge.ExitCode == 1
+	if err != nil && !conflicted {
+		return nil, err
 	}
 	return parseMergeTree(out.buf, conflicted, out.dropped)
+}
+
+// gitBounded runs git in this repository keeping at most max bytes of its
+// output (and 4 KB of its errors): for commands whose output an agent's
+// commits decide.
+func (r *Repo) gitBounded(ctx context.Context, max int, args ...string) (*limitedBuffer, error) {
+	if err := CheckGit(); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir, cmd.Env = r.Dir(), ContainEnv(nil)
+	out, stderr := &limitedBuffer{max: max}, &limitedBuffer{max: 4 << 10}
+	cmd.Stdout, cmd.Stderr = out, stderr
+	if err := cmd.Run(); err != nil {
+		code := -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else {
+			stderr.Write([]byte(err.Error()))
+		}
+		return out, &GitError{Args: args, ExitCode: code, Stderr: string(stderr.buf)}
+	}
+	return out, nil
+}
+
+// ChangedFiles lists the files that differ between two commits (renames
+// as a deletion and an addition), at most max of them; complete is false
+// when there are more.
+func (r *Repo) ChangedFiles(ctx context.Context, from, to Hash, max int) (files []string, complete bool, err error) {
+	out, err := r.gitBounded(ctx, max*(maxConflictName+1), "diff", "--name-only", "--no-renames", "-z", from.String(), to.String(), "--")
+	if err != nil {
+		return nil, false, err
+	}
+	fields := bytes.Split(out.buf, []byte{0})
+	complete = out.dropped == 0 && len(fields[len(fields)-1]) == 0
+	for _, f := range fields[:len(fields)-1] {
+		if len(f) == 0 || len(f) > maxConflictName {
+			complete = false
+			continue
+		}
+		if len(files) == max {
+			return files, false, nil
+		}
+		files = append(files, string(f))
+	}
+	return files, complete, nil
 }
 
 // parseMergeTree reads the output of merge-tree --write-tree --name-only
