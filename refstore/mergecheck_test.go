@@ -1,6 +1,8 @@
 package refstore
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -78,5 +80,37 @@ func TestLimitedBuffer(t *testing.T) {
 	b.Write([]byte("defg"))
 	if string(b.buf) != "abcd" || b.dropped != 3 {
 		t.Fatalf("kept %q, dropped %d", b.buf, b.dropped)
+	}
+}
+
+// A real conflict in a file whose name holds a newline and a terminal
+// escape: git's -z output gives the name whole, and MergeCheck keeps it
+// as git wrote it (escaping is the printer's).
+func TestMergeCheckHostileName(t *testing.T) {
+	dir := newRepo(t)
+	name := "a\nb\x1b[2J.txt"
+	writeFile(t, filepath.Join(dir, name), "base\n")
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-q", "-m", "base")
+	git(t, dir, "checkout", "-q", "-b", "other")
+	writeFile(t, filepath.Join(dir, name), "other\n")
+	git(t, dir, "commit", "-q", "-am", "other")
+	git(t, dir, "checkout", "-q", "main")
+	writeFile(t, filepath.Join(dir, name), "main\n")
+	git(t, dir, "commit", "-q", "-am", "main")
+	r := open(t, dir)
+	ours, _ := ParseHash(git(t, dir, "rev-parse", "main"))
+	theirs, _ := ParseHash(git(t, dir, "rev-parse", "other"))
+	m, err := r.MergeCheck(context.Background(), ours, theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Conflicts) != 1 || m.Conflicts[0] != name || m.More != 0 {
+		t.Fatalf("conflicts %q, more %d: want %q alone", m.Conflicts, m.More, name)
+	}
+	// The files a branch changes, read the same way.
+	files, complete, err := r.ChangedFiles(context.Background(), ours, theirs, 10)
+	if err != nil || !complete || len(files) != 1 || files[0] != name {
+		t.Fatalf("changed files %q (complete %v): %v", files, complete, err)
 	}
 }
