@@ -176,12 +176,24 @@ func (s *Service) screen(ctx context.Context, id, checked string) (string, *cas.
 	if t.Status != contracts.ReadyForReview || !ok {
 		return "", nil, nil
 	}
+	// In remote mode the commits of other machines' coders arrive with
+	// their task branches, fetched together.
+	var want []string
 	if !s.Repo.HasObject(review) {
-		// In remote mode the reviewer has the commit once it fetched the
-		// task's branch.
-		if _, _, err := s.branchTip(ctx, worktree.BranchRef(id)); err != nil || !s.Repo.HasObject(review) {
+		want = append(want, worktree.BranchRef(id))
+	}
+	for _, q := range ahead {
+		if !s.Repo.HasObject(q.commit) {
+			want = append(want, worktree.BranchRef(q.id))
+		}
+	}
+	if r := s.remote(); r != "" && len(want) > 0 {
+		if _, err := s.Repo.Fetch(ctx, r, want...); err != nil {
 			return "", nil, err
 		}
+	}
+	if !s.Repo.HasObject(review) {
+		return "", nil, nil
 	}
 	integ, err := s.integrationTip(ctx, branch)
 	if err != nil {
