@@ -9,6 +9,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -154,9 +155,20 @@ func approvedAhead(tx *cas.Tx, id string) ([]queued, error) {
 // when it sent the task back, "" when the task merges (or is no longer
 // awaiting review at the commit checked).
 func (s *Service) screen(ctx context.Context, id, checked string) (string, *cas.Result, error) {
+	for try := 0; ; try++ {
+		reason, res, err := s.screenOnce(ctx, id, checked)
+		// A merge that landed meanwhile is merged onto in the next check.
+		if errors.Is(err, errIntegrationMoved) && try < 3 {
+			continue
+		}
+		return reason, res, err
+	}
+}
+
+func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *cas.Result, error) {
 	var t *contracts.Task
 	var ahead []queued
-	var branch string
+	var branch, recorded string
 	if err := s.view(func(tx *cas.Tx) error {
 		var err error
 		if t, err = tx.MustTask(id); err != nil {
@@ -166,7 +178,7 @@ func (s *Service) screen(ctx context.Context, id, checked string) (string, *cas.
 		if err != nil {
 			return err
 		}
-		branch = m.Config.IntegrationBranch
+		branch, recorded = m.Config.IntegrationBranch, m.Config.IntegrationTip
 		ahead, err = approvedAhead(tx, id)
 		return err
 	}); err != nil {
@@ -195,9 +207,15 @@ func (s *Service) screen(ctx context.Context, id, checked string) (string, *cas.
 	if !s.Repo.HasObject(review) {
 		return "", nil, nil
 	}
-	integ, err := s.integrationTip(ctx, branch)
-	if err != nil {
-		return "", nil, err
+	// The tip the board records is where the next merge starts (and what
+	// a guarded remote checks the send-back against); a board that
+	// records none, or whose commit is not here yet, has its branch read.
+	integ, ok := refstore.ParseHash(recorded)
+	if !ok || !s.Repo.HasObject(integ) {
+		var err error
+		if integ, err = s.integrationTip(ctx, branch); err != nil {
+			return "", nil, err
+		}
 	}
 	c, err := s.checkMerges(ctx, integ, review, ahead)
 	if err != nil || !c.conflicted() {
@@ -209,7 +227,18 @@ func (s *Service) screen(ctx context.Context, id, checked string) (string, *cas.
 	if checked == contracts.CheckedSubmit {
 		k = kindConflictSubmit
 	}
-	res, err := s.write(ctx, Call{}, k, in, nil)
+	res, err := s.write(ctx, Call{}, k, in, func(tx *cas.Tx) error {
+		// What was merged onto must still be what the board records: a
+		// guarded remote checks the same (conflictFacts).
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		if tip := m.Config.IntegrationTip; tip != "" && tip != in.Integration {
+			return errIntegrationMoved
+		}
+		return nil
+	})
 	if err != nil {
 		return "", nil, err
 	}
