@@ -217,6 +217,11 @@ func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *
 			return "", nil, err
 		}
 	}
+	// Nothing landed since the task started and nothing waits ahead of
+	// it: the commit, which descends from its base, merges as it is.
+	if len(ahead) == 0 && t.BaseCommit == integ.String() {
+		return "", nil, nil
+	}
 	c, err := s.checkMerges(ctx, integ, review, ahead)
 	if err != nil || !c.conflicted() {
 		return "", nil, err
