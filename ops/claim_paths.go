@@ -85,9 +85,11 @@ func (s *Service) preferClear(ctx context.Context, tx *cas.Tx, first string, ski
 	if ft == nil || len(ft.Paths) == 0 {
 		return first, "", nil
 	}
+	// The preference is advice: what cannot be read leaves the claim as
+	// it was.
 	changing, err := s.inFlightChanges(ctx, tx, idx)
 	if err != nil || len(changing) == 0 {
-		return first, "", err
+		return first, "", nil
 	}
 	hit := collides(ft.Paths, changing)
 	if hit == nil {
