@@ -410,3 +410,16 @@ func conflictFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *conflic
 	}
 	return nil
 }
+
+// sentBackAtSubmit is the reason t's submission was sent back at submit,
+// when it is INTEGRATION_FAILED for that.
+func sentBackAtSubmit(t *contracts.Task) string {
+	if t.Status != contracts.IntegrationFailed || len(t.History) == 0 {
+		return ""
+	}
+	e := t.History[len(t.History)-1]
+	if e == nil || e.Event != "integration_failed" || e.Commit != t.ReviewCommit || e.Extra[contracts.ConflictChecked] != contracts.CheckedSubmit {
+		return ""
+	}
+	return e.Reason
+}
