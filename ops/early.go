@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -241,6 +242,21 @@ func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *
 		}
 		if tip := m.Config.IntegrationTip; tip != "" && tip != in.Integration {
 			return errIntegrationMoved
+		}
+		// And the tasks merged ahead are still APPROVED at their commits
+		// (a merge of one may have failed meanwhile).
+		now, err := approvedAhead(tx, id)
+		if err != nil {
+			return err
+		}
+		commits := map[string]refstore.Hash{}
+		for _, q := range now {
+			commits[q.id] = q.commit
+		}
+		for _, q := range ahead {
+			if slices.Contains(in.Ahead, q.id) && commits[q.id] != q.commit {
+				return errIntegrationMoved
+			}
 		}
 		return nil
 	})
