@@ -53,10 +53,8 @@ type ClaimResult struct {
 	LeaseExpires string `json:"lease_expires"`
 	Iteration    int    `json:"iteration"`
 	// Reason says why a claim of kind exhausted took nothing.
-	Reason string `json:"reason,omitempty"`
-	// Pick says why a claim of the best task took this one rather than
-	// the first in claim order (claim_paths.go), when that changed it.
-	Pick     string `json:"pick,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Pick     string `json:"pick,omitempty"` // why not the first in claim order (claim_paths.go)
 	Commit   string `json:"commit,omitempty"`
 	Replayed bool   `json:"replayed,omitempty"`
 }
@@ -200,7 +198,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 			skip[out.ID] = true
 			continue
 		}
-		if out != nil && out.ID == plan.id && !out.Replayed {
+		if out != nil && out.ID == plan.id {
 			out.Pick = plan.pick
 		}
 		return out, err
