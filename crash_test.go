@@ -92,7 +92,7 @@ var crashOps = []string{"claim", "submit", "review", "verdict", "merge", "sync",
 // crash points (proc.CrashPoint) each operation passes.
 var crashPoints = map[string][]string{
 	"claim":   {"claim:worktree", "cas:commit", "refs:locked", "refs:logged", "claim:committed"},
-	"submit":  {"cas:commit", "refs:locked", "refs:logged"},
+	"submit":  {"cas:commit", "refs:locked", "refs:logged", "submit:recorded"},
 	"review":  {"cas:commit", "refs:locked", "refs:logged"},
 	"verdict": {"cas:commit", "refs:locked", "refs:logged"},
 	"merge":   {"merge:test", "cas:commit", "merge:committed", "worktree:discard", "worktree:branch"},

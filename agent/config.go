@@ -17,6 +17,7 @@ type Board interface {
 	Sync(ctx context.Context, remote string) (*ops.SyncReport, error)
 	Claim(ctx context.Context, r ops.ClaimRequest) (*ops.ClaimResult, error)
 	Review(ctx context.Context, r ops.ReviewRequest) (*ops.ReviewResult, error)
+	CheckMerges(ctx context.Context, r ops.CheckMergesRequest) (*ops.CheckMergesResult, error)
 	Merge(ctx context.Context, r ops.MergeRequest) (*ops.MergeResult, error)
 	Heartbeat(ctx context.Context, call ops.Call) (*ops.HeartbeatResult, error)
 	Complete(ctx context.Context, call ops.Call) (ops.Written, error)

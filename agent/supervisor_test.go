@@ -22,6 +22,8 @@ import (
 type fakeBoard struct {
 	mu        sync.Mutex // the merge lane calls beside the loop
 	calls     []string
+	checks    []string          // tasks whose merges were checked (CheckMerges)
+	conflicts map[string]string // by task: the conflict CheckMerges finds
 	anomalies []ops.AnomalyRequest
 	reply     func(verb string) error
 }
@@ -44,6 +46,15 @@ func (f *fakeBoard) Claim(_ context.Context, r ops.ClaimRequest) (*ops.ClaimResu
 }
 func (f *fakeBoard) Review(_ context.Context, r ops.ReviewRequest) (*ops.ReviewResult, error) {
 	return &ops.ReviewResult{ID: r.Task}, f.do(strings.TrimSpace("review " + r.Task))
+}
+
+// CheckMerges finds the conflicts of f.conflicts, and is kept apart from
+// calls: those are the ones that spend or change something.
+func (f *fakeBoard) CheckMerges(_ context.Context, r ops.CheckMergesRequest) (*ops.CheckMergesResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.checks = append(f.checks, r.Task)
+	return &ops.CheckMergesResult{ID: r.Task, Conflict: f.conflicts[r.Task]}, nil
 }
 func (f *fakeBoard) Merge(_ context.Context, r ops.MergeRequest) (*ops.MergeResult, error) {
 	return &ops.MergeResult{ID: r.Task}, f.do("merge " + r.Task)
