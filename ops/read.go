@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -148,9 +149,12 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 			return nil, err
 		}
 		e := logEntry(c)
-		if (r.Task == "" || e.Task == r.Task) && (r.Agent == "" || e.Agent == r.Agent) {
+		// A batch of merges names each of its tasks (Liza-Task: a b c).
+		if (r.Task == "" || e.Task == r.Task || slices.Contains(strings.Fields(e.Task), r.Task)) && (r.Agent == "" || e.Agent == r.Agent) {
 			e.Signed = s.signer(ctx, c.ID, e.Agent)
-			e.Reason = reasonOf(s.Repo, c, e.Task)
+			if !strings.Contains(e.Task, " ") {
+				e.Reason = reasonOf(s.Repo, c, e.Task)
+			}
 			if r.Patch {
 				if e.Changes, err = s.commitChanges(c); err != nil {
 					return nil, err

@@ -45,6 +45,9 @@ type Board struct {
 	// Remote, in remote mode, says whose board this is a copy of and how
 	// old the copy is.
 	Remote *BoardRemote `json:"remote,omitempty"`
+	// Queue is the merge queue, on the board at its tip, when it holds
+	// anything (approved tasks, a batch under test here).
+	Queue *QueueView `json:"queue,omitempty"`
 }
 
 // BoardTask is one task on the board.
@@ -171,6 +174,11 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 	// A task file that cannot be read is the state's problem, which the
 	// board reports as it does; it does not keep the board from showing.
 	b.Spend, _ = boardSpend(snap, obs.State, now)
+	if r.Rev == "" {
+		if q := s.queueView(obs.State); !q.Empty() {
+			b.Queue = q
+		}
+	}
 	if remote != nil {
 		if at, ok := s.Store.LastFetch(remote.Name); ok {
 			remote.FetchedAt = contracts.FormatTime(at)
