@@ -18,6 +18,7 @@ type Board interface {
 	Claim(ctx context.Context, r ops.ClaimRequest) (*ops.ClaimResult, error)
 	Review(ctx context.Context, r ops.ReviewRequest) (*ops.ReviewResult, error)
 	Merge(ctx context.Context, r ops.MergeRequest) (*ops.MergeResult, error)
+	MergeQueue(ctx context.Context, r ops.MergeQueueRequest) (*ops.MergeQueueResult, error)
 	Heartbeat(ctx context.Context, call ops.Call) (*ops.HeartbeatResult, error)
 	Complete(ctx context.Context, call ops.Call) (ops.Written, error)
 	NotesDone(ctx context.Context, r ops.NotesDoneRequest) (*ops.NotesDoneResult, error)
