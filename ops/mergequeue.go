@@ -2,6 +2,9 @@ package ops
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -87,6 +90,7 @@ func (s *Service) MergeQueue(ctx context.Context, r MergeQueueRequest) (*MergeQu
 	if err := s.recoverWhenFree(ctx); err != nil {
 		return nil, err
 	}
+	s.finishLanded(ctx)
 	out := &MergeQueueResult{}
 	// Tasks this call gave up on without changing the board (their
 	// branch is not at the approved commit): not tried again in it.
@@ -246,7 +250,7 @@ func (s *Service) runBatch(ctx context.Context, call Call, pl *queuePlan, out *M
 		if step.Isolate {
 			c := cands[0]
 			reason := lastFail.reason()
-			if err := s.integrationFailed(ctx, call, c.task.ID, reason); err != nil {
+			if err := s.integrationFailed(ctx, queueStep(call, "failed", c.task.ID), c.task.ID, reason); err != nil {
 				return err
 			}
 			out.Outcomes = append(out.Outcomes, QueueOutcome{ID: c.task.ID, Status: QueueFailed, Reason: reason, Log: lastFail.log, Tail: lastFail.tail})
@@ -308,7 +312,7 @@ func (s *Service) buildChain(ctx context.Context, call Call, base refstore.Hash,
 			continue
 		}
 		reason := "merge conflict in " + strings.Join(conflicts, ", ")
-		if err := s.integrationFailed(ctx, call, c.task.ID, reason); err != nil {
+		if err := s.integrationFailed(ctx, queueStep(call, "failed", c.task.ID), c.task.ID, reason); err != nil {
 			return cands, err
 		}
 		out.Outcomes = append(out.Outcomes, QueueOutcome{ID: c.task.ID, Status: QueueFailed, Reason: reason})
@@ -347,6 +351,7 @@ func (s *Service) holdDependants(cands []*candidate, gone map[string]bool, bis *
 // land writes the merges of cands, built in a chain on base: one merge,
 // or one batch, in the ref transaction that moves the integration branch.
 func (s *Service) land(ctx context.Context, call Call, branch string, base refstore.Hash, cands []*candidate) error {
+	call = queueStep(call, "landed", candIDs(cands)...)
 	live := func(tx *cas.Tx) error {
 		if now, _, err := s.branchTip(ctx, branch); err != nil {
 			return err
@@ -433,4 +438,75 @@ func dependsOnAny(t *contracts.Task, ids map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// finishLanded does what a merge queue killed after a landing did not:
+// removes the landed tasks' worktrees and branches (finishMerged), for
+// the last landing (a batch, or a merge) among the board's last few
+// operations.
+func (s *Service) finishLanded(ctx context.Context) {
+	var tip refstore.Hash
+	var branch string
+	if s.view(func(tx *cas.Tx) error {
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		tip, branch = tx.Snap.Commit, "refs/heads/"+m.Config.IntegrationBranch
+		return nil
+	}) != nil {
+		return
+	}
+	for c, n := tip, 0; !c.IsZero() && n < 8; n++ {
+		commit, err := s.Repo.ReadCommit(c)
+		if err != nil {
+			return
+		}
+		rec, err := ReadRecorded(commit.Message)
+		var ids []string
+		switch {
+		case err != nil:
+		case rec.Kind == kindMergeBatch.name:
+			var in batchInput
+			if json.Unmarshal(rec.Input, &in) == nil {
+				ids = in.ids()
+			}
+		case rec.Kind == kindMerge.name:
+			var in mergeInput
+			if json.Unmarshal(rec.Input, &in) == nil {
+				ids = []string{in.Task}
+			}
+		}
+		if len(ids) > 0 {
+			for _, id := range ids {
+				if contracts.ValidTaskID(id) == nil {
+					s.finishMerged(ctx, id, branch)
+				}
+			}
+			return
+		}
+		if len(commit.Parents) == 0 {
+			return
+		}
+		c = commit.Parents[0]
+	}
+}
+
+// queueStep is the call of one write of a merge queue run by call: the
+// run writes several state commits (landings, failures), each of which
+// must be idempotent on its own, so each gets a request id of its own made
+// of the run's and of what it records. A run killed and asked again with
+// the same request id starts from the board, and a step it repeats with
+// the same inputs changes nothing.
+func queueStep(call Call, what string, ids ...string) Call {
+	if call.RequestID == "" {
+		return call
+	}
+	sum := sha1.Sum([]byte(what + " " + strings.Join(ids, " ")))
+	id := call.RequestID
+	if len(id) > 100 {
+		whole := sha1.Sum([]byte(id))
+		id = hex.EncodeToString(whole[:])
+	}
+	return Call{RequestID: id + ":" + what + ":" + hex.EncodeToString(sum[:])[:16]}
 }
