@@ -293,6 +293,7 @@ type crashTask struct {
 	AssignedTo  string `json:"assigned_to"`
 	ReviewingBy string `json:"reviewing_by"`
 	MergeCommit string `json:"merge_commit"`
+	BaseCommit  string `json:"base_commit"`
 	Worktree    string `json:"worktree"`
 }
 
@@ -385,7 +386,7 @@ func (h *crashHarness) plan() *step {
 	ts := h.tasks(h.proj)
 	h.next++
 	req := fmt.Sprintf("crash-%d", h.next)
-	weighted := []string{"claim", "claim", "claim", "submit", "submit", "review", "review", "verdict", "verdict", "merge", "merge", "queue", "queue", "queue", "sync", "import"}
+	weighted := []string{"claim", "claim", "claim", "submit", "submit", "review", "review", "verdict", "verdict", "verdict", "merge", "queue", "queue", "queue", "queue", "sync", "import"}
 	for _, op := range h.rng.Perm(len(weighted)) {
 		switch weighted[op] {
 		case "claim":
@@ -480,8 +481,17 @@ func (h *crashHarness) work(id, coder string) {
 	h.must(h.proj, "git-liza", "--agent", coder, "checkpoint", id, "--intent", "work on "+id, "--validation", "cat files/"+id+".txt", "--files", "files/"+id+".txt")
 	wt := filepath.Join(h.proj, ".worktrees", id)
 	if h.fix[id] {
+		// The commit the claim gave it as its base (the integration tip
+		// then): a later tip would bring other tasks' files, which its
+		// submission may not touch.
 		delete(h.fix, id)
-		h.must(wt, "git", "merge", "-q", "--no-edit", "integration")
+		base := ""
+		for _, t := range h.tasks(h.proj) {
+			if t.ID == id {
+				base = t.BaseCommit
+			}
+		}
+		h.must(wt, "git", "merge", "-q", "--no-edit", base)
 		p := filepath.Join(wt, "files", id+".txt")
 		b, _ := os.ReadFile(p)
 		os.WriteFile(p, []byte(strings.ReplaceAll(string(b), "breaks\n", "")), 0o644)
