@@ -443,7 +443,8 @@ func (h *crashHarness) plan() *step {
 			}
 			return &step{op: "merge", dir: h.proj, task: t.ID, args: []string{"--agent", "code-reviewer-1", "--request-id", req, "merge", t.ID},
 				allowed: []string{`(?m)^git-liza: task ` + t.ID + ` is MERGED, not APPROVED$`,
-					`(?m)^git-liza: task ` + t.ID + `: scripts/integration-test.sh failed \(exit 1\); it is INTEGRATION_FAILED`}}
+					`(?m)^git-liza: task ` + t.ID + `: scripts/integration-test.sh failed \(exit 1\); it is INTEGRATION_FAILED`,
+					`(?m)^git-liza: task ` + t.ID + ` is INTEGRATION_FAILED, not APPROVED$`}}
 		case "queue":
 			// A batch needs approved tasks to wait: the queue runs once
 			// two or more are.
