@@ -17,7 +17,7 @@ func (e *Env) mergeCmd() *cli.Command {
 		Usage:     "merge an APPROVED task into the integration branch, without touching any checkout; --queue: every APPROVED task, in tested batches",
 		ArgsUsage: "ID | --queue",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "queue", Usage: "merge every APPROVED task in the queue's order, in batches of at most config.merge_batch, each tested once and bisected when its test fails"},
+			&cli.BoolFlag{Name: "queue", Usage: "merge every APPROVED task in the queue's order, in batches of at most config.merge_batch, each tested once and bisected when its test fails; one line per task, then exit 1 if any did not merge"},
 		},
 		Action: e.action(0, 1, "merge ID | merge --queue", func(ctx context.Context, s *session, a []string) error {
 			if s.cmd.Bool("queue") {
