@@ -22,10 +22,19 @@ const batchTest = "#!/bin/sh\nsleep 1\nexit 0\n"
 type batchResult struct {
 	Serial  []teamResult `json:"serial"`  // merge_batch 1, by coders
 	Batched []teamResult `json:"batched"` // the default merge_batch, by coders
+	// Caps are 8-coder teams at the caps -batch-caps names, beside the
+	// default's.
+	Caps []capRun `json:"caps,omitempty"`
 	// Breaking is, for each place of the breaking task in a batch of
 	// eight, how many test runs merge --queue made until the other seven
 	// landed.
 	Breaking []breakingRun `json:"breaking"`
+}
+
+// capRun is an 8-coder team at one merge_batch.
+type capRun struct {
+	MergeBatch int        `json:"merge_batch"`
+	Team       teamResult `json:"team"`
 }
 
 // breakingRun is one batch of eight with one breaking task.
@@ -52,6 +61,13 @@ func (b *bench) measureBatch() (batchResult, error) {
 				out.Batched = append(out.Batched, r)
 			}
 		}
+	}
+	for _, c := range b.opt.batchCaps {
+		r, err := b.measureTeamWith(filepath.Join(b.tmp, fmt.Sprintf("batch-cap-%d", c)), 8, b.opt.batchTasks, 0, teamSetup{test: batchTest, mergeBatch: c})
+		if err != nil {
+			return out, fmt.Errorf("8 coders, merge_batch %d: %v", c, err)
+		}
+		out.Caps = append(out.Caps, capRun{MergeBatch: c, Team: r})
 	}
 	for k := 1; k <= 8; k++ {
 		r, err := b.measureBreaking(filepath.Join(b.tmp, fmt.Sprintf("breaking-%d", k)), k)
@@ -135,6 +151,9 @@ func printBatch(r *batchResult) {
 	for i := range r.Serial {
 		s, bt := r.Serial[i], r.Batched[i]
 		fmt.Printf("  %-7d %8d %14.1f %14.1f %8.2f\n", s.Coders, s.Live, s.PerMin, bt.PerMin, bt.PerMin/s.PerMin)
+	}
+	for _, c := range r.Caps {
+		fmt.Printf("  8 coders at merge_batch %d: %.1f merged/min\n", c.MergeBatch, c.Team.PerMin)
 	}
 	var line []string
 	worst := 0

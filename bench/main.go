@@ -57,6 +57,8 @@ type options struct {
 	// batchTasks is how many tasks each team of the merge queue's runs
 	// merges (0: no such runs).
 	batchTasks int
+	// batchCaps are further merge_batch values an 8-coder team runs at.
+	batchCaps []int
 	// queue is how many tasks wait in review while one task's claim,
 	// review and merge are timed (0: not timed).
 	queue int
@@ -122,6 +124,8 @@ func main() {
 	flag.BoolVar(&opt.spend, "spend", true, "time what recording a session's usage costs: one-task teams whose agents report usage or not")
 	flag.BoolVar(&opt.mcp, "mcp", true, "time the MCP server: short commands with its SDK linked in or not, a coder's status and checkpoint as commands and as tool calls")
 	flag.IntVar(&opt.batchTasks, "batch-tasks", 40, "the merge queue: teams of 1, 2, 4 and 8 coders merge `N` tasks each with a 1 s integration test, one at a time and in batches (0: not)")
+	var batchCaps string
+	flag.StringVar(&batchCaps, "batch-caps", "", "with the merge queue's runs: also 8 coders at these comma-separated merge_batch `CAPS`")
 	flag.IntVar(&opt.queue, "queue", 100, "time one task's claim, review and merge with no other task in review, and with `N` in review (0: not)")
 	flag.IntVar(&opt.worktreeRounds, "worktree-rounds", 7, "time `N` rounds of 10 new worktrees whose scripts/worktree-setup.sh installs an npm tree offline, with npm's cache shared through LIZA_CACHE_DIR and private (0: not)")
 	var only string
@@ -138,6 +142,16 @@ func main() {
 			opt.only = map[string]bool{}
 		}
 		opt.only[sec] = true
+	}
+	for _, c := range strings.Split(batchCaps, ",") {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 || n > 64 {
+			fatal(fmt.Errorf("bad -batch-caps %q: want merge_batch values from 1 to 64, separated by commas", batchCaps))
+		}
+		opt.batchCaps = append(opt.batchCaps, n)
 	}
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
