@@ -572,7 +572,14 @@ func (h *crashHarness) run(i int) {
 	group := h.rng.IntN(2) == 0
 	crash, how := "", ""
 	var kill time.Duration
-	if pts := crashPoints[s.op]; len(pts) > 0 && h.rng.IntN(5) < 2 {
+	// Two kills in five at a named point; four for the merge queue, whose
+	// batches come less often and whose points (a landing with more to
+	// come, an isolation) random moments seldom hit.
+	atPoint := 2
+	if s.op == "queue" {
+		atPoint = 4
+	}
+	if pts := crashPoints[s.op]; len(pts) > 0 && h.rng.IntN(5) < atPoint {
 		crash = pts[h.rng.IntN(len(pts))]
 		how = "at " + crash
 		if group {
