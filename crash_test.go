@@ -50,6 +50,8 @@ func TestCrashInjection(t *testing.T) {
 	}
 	t.Logf("LIZA_CRASH_SEED=%d", seed)
 	h := newCrashHarness(t, seed)
+	// Batches of their own first, while the board has room in flight.
+	h.batches(max(2, runs/25))
 	for i := 1; i <= runs; i++ {
 		h.run(i)
 		if i%25 == 0 || i == runs {
@@ -85,8 +87,11 @@ type crashHarness struct {
 	notes    []string // made offline in the clone, each to reach the remote
 	// fix are the tasks claimed back after INTEGRATION_FAILED: their next
 	// work merges the integration branch and drops what broke the test.
-	fix  map[string]bool
-	took map[string][]time.Duration
+	fix map[string]bool
+	// breaks says which tasks' first piece of work breaks the test (for
+	// the others, chance does).
+	breaks map[string]bool
+	took   map[string][]time.Duration
 }
 
 // operation kinds the harness kills.
@@ -114,7 +119,7 @@ func newCrashHarness(t *testing.T, seed uint64) *crashHarness {
 		bin: filepath.Join(work, "bin", "git-liza"), proj: filepath.Join(work, "proj"), hub: filepath.Join(work, "hub.git"),
 		clone: filepath.Join(work, "clone"), peer: filepath.Join(work, "peer"),
 		ops: map[string]int{}, points: map[string]int{}, repairs: map[string]int{}, refusals: map[string]int{}, took: map[string][]time.Duration{},
-		fix: map[string]bool{},
+		fix: map[string]bool{}, breaks: map[string]bool{},
 	}
 	build := exec.Command("go", "build", "-tags", "crashpoints", "-o", h.bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -505,7 +510,7 @@ func (h *crashHarness) work(id, coder string) {
 		h.t.Fatalf("the worktree of %s: %v", id, err)
 	}
 	fmt.Fprintf(f, "work %d\n", h.next)
-	if first && h.rng.IntN(5) == 0 {
+	if b, set := h.breaks[id]; first && (b || !set && h.rng.IntN(5) == 0) {
 		fmt.Fprintf(f, "breaks\n")
 	}
 	f.Close()
@@ -726,6 +731,86 @@ func (h *crashHarness) check(when string) {
 		if _, ok := merged[c]; !ok {
 			h.fail("%s: integration moved to %s, which no MERGED task records", when, c)
 		}
+	}
+}
+
+// queuePoints are where batches kills the merge queue, in turn.
+var queuePoints = []string{"merge:test", "queue:landed", "queue:isolated", "cas:commit", "worktree:discard"}
+
+// batches runs rounds of the merge queue on a batch of its own: four new
+// tasks taken to APPROVED without kills, one of which breaks the test,
+// then merge --queue killed at the round's crash point and asked again.
+// The three that do not break the test must be MERGED after it, the one
+// that does INTEGRATION_FAILED; the board and the repository are checked
+// after each round, and the broken task is fixed by its coder and merged.
+func (h *crashHarness) batches(rounds int) {
+	for r := 0; r < rounds; r++ {
+		var ids []string
+		for i := 0; i < 4; i++ {
+			ids = append(ids, h.addTask(h.proj))
+		}
+		broken := ids[h.rng.IntN(len(ids))]
+		for _, id := range ids {
+			h.breaks[id] = id == broken
+		}
+		for _, id := range ids {
+			coder := h.freeCoder(h.tasks(h.proj))
+			reviewer := "code-reviewer-" + strings.TrimPrefix(id, "t") + "0"
+			h.must(h.proj, "git-liza", "--agent", coder, "claim", id)
+			h.work(id, coder)
+			h.must(h.proj, "git-liza", "--agent", coder, "submit", id)
+			h.must(h.proj, "git-liza", "--agent", reviewer, "review", id)
+			h.must(h.proj, "git-liza", "--agent", reviewer, "verdict", id, "approve")
+		}
+		for _, id := range ids {
+			delete(h.breaks, id)
+		}
+		h.next++
+		args := []string{"--agent", "code-reviewer-1", "--request-id", fmt.Sprintf("batch-%d", h.next), "merge", "--queue"}
+		point := queuePoints[r%len(queuePoints)]
+		group := h.rng.IntN(2) == 0
+		crash := point
+		if group {
+			crash += ":group"
+		}
+		h.ops["queue"]++
+		if k := h.exec(h.proj, 0, group, crash, "git-liza", args...); k.killed {
+			h.landed++
+			h.points[point]++
+		} else if k.code != 0 && !regexp.MustCompile(queueMissed).MatchString(k.stderr) {
+			h.fail("batch round %d: merge --queue (not killed at %s) failed: %s", r, point, k)
+		}
+		if again := h.exec(h.proj, 0, false, "", "git-liza", args...); again.code != 0 && !(again.code == 1 && regexp.MustCompile(queueMissed).MatchString(again.stderr)) {
+			h.fail("batch round %d: merge --queue killed at %s; the same request again: %s", r, point, again)
+		}
+		for _, t := range h.tasks(h.proj) {
+			want := ""
+			switch {
+			case t.ID == broken:
+				want = "INTEGRATION_FAILED"
+			case slices.Contains(ids, t.ID):
+				want = "MERGED"
+			}
+			if want != "" && t.Status != want {
+				h.fail("batch round %d (killed at %s): task %s is %s, want %s", r, point, t.ID, t.Status, want)
+			}
+		}
+		h.check(fmt.Sprintf("after batch round %d (killed at %s)", r, point))
+		// Its coder fixes the task that broke the test, and it lands.
+		coder := ""
+		for _, t := range h.tasks(h.proj) {
+			if t.ID == broken {
+				coder = t.AssignedTo
+			}
+		}
+		reviewer := "code-reviewer-" + strings.TrimPrefix(broken, "t") + "0"
+		h.must(h.proj, "git-liza", "--agent", coder, "claim", broken)
+		h.fix[broken] = true
+		h.work(broken, coder)
+		h.must(h.proj, "git-liza", "--agent", coder, "submit", broken)
+		h.must(h.proj, "git-liza", "--agent", reviewer, "review", broken)
+		h.must(h.proj, "git-liza", "--agent", reviewer, "verdict", broken, "approve")
+		h.must(h.proj, "git-liza", "--agent", "code-reviewer-1", "merge", broken)
 	}
 }
 
