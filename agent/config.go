@@ -19,6 +19,7 @@ type Board interface {
 	Review(ctx context.Context, r ops.ReviewRequest) (*ops.ReviewResult, error)
 	CheckMerges(ctx context.Context, r ops.CheckMergesRequest) (*ops.CheckMergesResult, error)
 	Merge(ctx context.Context, r ops.MergeRequest) (*ops.MergeResult, error)
+	MergeQueue(ctx context.Context, r ops.MergeQueueRequest) (*ops.MergeQueueResult, error)
 	Heartbeat(ctx context.Context, call ops.Call) (*ops.HeartbeatResult, error)
 	Complete(ctx context.Context, call ops.Call) (ops.Written, error)
 	NotesDone(ctx context.Context, r ops.NotesDoneRequest) (*ops.NotesDoneResult, error)

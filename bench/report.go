@@ -97,6 +97,7 @@ type report struct {
 	Fairness      []fairResult       `json:"fairness,omitempty"`
 	Teams         []teamResult       `json:"teams,omitempty"`
 	Queue         *queueResult       `json:"queue,omitempty"`
+	Batch         *batchResult       `json:"batch,omitempty"`
 	Spend         *spendResult       `json:"spend,omitempty"`
 	MCP           *mcpResult         `json:"mcp,omitempty"`
 	Serve         *serveResult       `json:"serve,omitempty"`
@@ -152,6 +153,7 @@ func printTable(r report) {
 	}
 	printFairness(r.Fairness)
 	printTeams(r.Teams)
+	printBatch(r.Batch)
 	printQueue(r.Queue)
 	printSpend(r.Spend)
 	printMCP(r.MCP)
