@@ -393,7 +393,7 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*
 		if err := problemsError(contracts.CodeInvalid, "", ps); err != nil {
 			return nil, err
 		}
-		if b.tree, err = s.writeState(st); err != nil {
+		if b.tree, err = s.writeState(st, tx.Rules >= contracts.RulesClaimIndex); err != nil {
 			return nil, err
 		}
 	} else {
@@ -501,11 +501,21 @@ type requestRecord struct {
 	Result json.RawMessage `json:"result,omitempty"`
 }
 
-// writeState stores a whole state as a fresh tree.
-func (s *Store) writeState(st *contracts.State) (refstore.Hash, error) {
+// writeState stores a whole state as a fresh tree, with claims its claim
+// index too.
+func (s *Store) writeState(st *contracts.State, claims bool) (refstore.Hash, error) {
 	files, err := splitState(st)
 	if err != nil {
 		return refstore.Hash{}, err
+	}
+	if claims {
+		sums := make([]*contracts.TaskSummary, len(st.Tasks))
+		for i, t := range st.Tasks {
+			sums[i] = t.Summary()
+		}
+		for p, b := range claimFiles(sums) {
+			files[p] = b
+		}
 	}
 	empty := &Snapshot{Repo: s.Repo, dirs: map[string][]refstore.TreeEntry{"": nil}}
 	return applyFiles(empty, "", files)
