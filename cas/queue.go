@@ -96,6 +96,10 @@ type turn struct {
 	inPlace bool
 	// ready is the remote tip fetched and verified while waiting.
 	ready refstore.Hash
+	// guess, until the first attempt, says that attempt may build on
+	// the remote's tip as this clone last saw it, without fetching (see
+	// Store.guessTip); guessed says the attempt under way did.
+	guess, guessed bool
 }
 
 // errYield is an attempt that let the queue go first.
@@ -110,7 +114,8 @@ func (s *Store) newTurn() *turn {
 	if err != nil {
 		return nil // without an id, no queue: the operation races as before
 	}
-	return &turn{id: id}
+	_, local := s.localRemote(s.Remote)
+	return &turn{id: id, guess: !local}
 }
 
 // cloneID is this clone's id in queues, made once and kept in
