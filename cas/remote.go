@@ -75,7 +75,7 @@ var errGuessed = errors.New("nothing to push on the tip last seen")
 // again and again fetches every time, and so sees the tickets of the
 // clones waiting for a turn (a guessed push cannot see them, and would
 // win every race).
-const guessQuiet = time.Second
+const guessQuiet = 250 * time.Millisecond
 
 // busy reports whether this clone fetched or pushed within guessQuiet.
 func (s *Store) busy() bool {
