@@ -195,17 +195,33 @@ func (s *Snapshot) hasClaims() (bool, error) {
 	return ok, err
 }
 
+// keptClaims reports whether the state at s keeps a claim index that its
+// commit kept: one made under an older rule set carries the index as it
+// found it (an older git-liza keeps what it does not know), which may no
+// longer match its tasks.
+func (s *Snapshot) keptClaims() (bool, error) {
+	if s.rules < contracts.RulesClaimIndex {
+		return false, nil
+	}
+	return s.hasClaims()
+}
+
 // writeClaims adds to files the claim index after the operation: built
 // whole from every live task when the parent kept none (a board written
-// under an older rule set) or when the indexes are rebuilt, otherwise the
+// under an older rule set: see keptClaims) or when the indexes are
+// rebuilt, otherwise the
 // parent's with the changed tasks moved (was: their parent summaries, nil
 // for a new task; now: after the operation, nil when gone).
 func (tx *Tx) writeClaims(files map[string][]byte, was, now map[string]*contracts.TaskSummary) error {
+	kept, err := tx.Snap.keptClaims()
+	if err != nil {
+		return err
+	}
 	has, err := tx.Snap.hasClaims()
 	if err != nil {
 		return err
 	}
-	if !has || tx.rebuildIndex != nil {
+	if !kept || tx.rebuildIndex != nil {
 		live, err := tx.liveNow()
 		if err != nil {
 			return err
@@ -386,11 +402,11 @@ func (tx *Tx) moveQueue(files map[string][]byte, gone, come []queueEntry) error 
 }
 
 // claimsMatch compares the claim index of a layout 2 state with what its
-// live tasks make: nil when it matches or the state keeps none, else what
-// differs.
+// live tasks make: "" when it matches or the state keeps none its commit
+// kept (keptClaims), else what differs.
 func claimsMatch(snap *Snapshot, live []*contracts.Task) (string, error) {
-	has, err := snap.hasClaims()
-	if err != nil || !has {
+	kept, err := snap.keptClaims()
+	if err != nil || !kept {
 		return "", err
 	}
 	sums := make([]*contracts.TaskSummary, len(live))

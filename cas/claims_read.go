@@ -45,7 +45,7 @@ func (tx *Tx) claimIndex() (bool, error) {
 	if tx.rebuildIndex != nil || tx.Snap.v1 || !tx.Snap.Exists() {
 		return false, nil
 	}
-	return tx.Snap.hasClaims()
+	return tx.Snap.keptClaims()
 }
 
 // InFlight returns the summary of every live task in flight, with this

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 // TestClaimKeyOrder: the byte order of ClaimKey is contracts.Less's, on
@@ -185,8 +186,9 @@ func TestClaimIndexFollowsOperations(t *testing.T) {
 	}
 }
 
-// TestHandEditedClaimIndexNotTrusted: a state moved by hand whose claim
-// index leaves out a CLAIMED task is not read from it: a whole check says
+// TestHandEditedClaimIndexNotTrusted: a state moved by hand, its commit
+// saying it was made under the current rules, whose claim index leaves out
+// a CLAIMED task is not read from it: a whole check says
 // the indexes do not match, and the next operation sees the task claimed
 // (coder-1 may not take a second one) and writes the index anew.
 func TestHandEditedClaimIndexNotTrusted(t *testing.T) {
@@ -195,7 +197,13 @@ func TestHandEditedClaimIndexNotTrusted(t *testing.T) {
 	files := treeFiles(t, s)
 	honest := files[inflightFile]
 	files[inflightFile] = indexHeader + "\n"
-	forged := gitCommitState(t, s, files)
+	// The forger claims the current rules, under which the index is read
+	// (a commit without the trailer is not read from its index at all).
+	dir := s.Repo.Dir()
+	old := tip(t, s)
+	c := git(t, dir, "commit-tree", gitTree(t, dir, files), "-p", old.String(), "-m", "edited by hand\n\n"+fmt.Sprintf("Liza-Rules: %d", contracts.Rules))
+	git(t, dir, "update-ref", refstore.StateRef, c, old.String())
+	forged := hashOf(c)
 	snap, err := ReadSnapshot(s.Repo, forged)
 	if err != nil {
 		t.Fatal(err)

@@ -173,3 +173,41 @@ func TestOldBoardTakesClaimIndex(t *testing.T) {
 		t.Fatalf("validate: %v %+v", err, v)
 	}
 }
+
+// TestClaimIndexCarriedByOlderBuild: an older git-liza working in the same
+// repository (its commits under rule set 4) keeps claims/ as it found it,
+// so the index no longer says what the tasks do. This git-liza does not
+// read an index its commit did not keep: coder-1, which took a under the
+// older build, may not claim b, the best-task claim passes over a, and
+// the next operation writes the index anew.
+func TestClaimIndexCarriedByOlderBuild(t *testing.T) {
+	human, root := newBoard(t)
+	ctx := context.Background()
+	ok := succeeds(t)
+	for _, id := range []string{"a", "b"} {
+		x := task(id)
+		if id == "a" {
+			x.Priority = 1
+		}
+		ok(human.As("planner-1", 0).AddTask(ctx, ops.AddTaskRequest{Task: x}))
+	}
+	stale := git(t, root, "show", refstore.StateRef+":claims/inflight")
+	ok(human.As("coder-1", 0).UnderRules(contracts.RulesLastMile).Claim(ctx, ops.ClaimRequest{Task: "a", NoWorktree: true}))
+	if got := git(t, root, "show", refstore.StateRef+":claims/inflight"); got != stale {
+		t.Fatalf("the older build changed claims/inflight:\n%s", got)
+	}
+	if _, err := human.As("coder-1", 0).Claim(ctx, ops.ClaimRequest{Task: "b", NoWorktree: true}); ops.Class(err) != contracts.CodeInvalid || !strings.Contains(err.Error(), "coder-1 already holds task a") {
+		t.Fatalf("coder-1's claim of b beside a: %v", err)
+	}
+	r, err := human.As("coder-2", 0).Claim(ctx, ops.ClaimRequest{NoWorktree: true})
+	if err != nil || r.ID != "b" {
+		t.Fatalf("coder-2's claim of the best task: %+v %v, want b", r, err)
+	}
+	got := git(t, root, "show", refstore.StateRef+":claims/inflight")
+	if !strings.Contains(got, "\na\tCLAIMED\tcoder-1") && !strings.Contains(got, "\na\tCLAIMED\t") {
+		t.Fatalf("claims/inflight after the next operation:\n%s", got)
+	}
+	if v, err := human.Validate(ctx, ops.ValidateRequest{}); err != nil || len(v.Problems) > 0 {
+		t.Fatalf("validate: %v %+v", err, v)
+	}
+}
