@@ -41,8 +41,11 @@ const (
 	queueHeader  = "# liza claim queue v1: key, then the task's index line"
 	queueChunk   = 128
 	// maxKeyLen bounds a chunk's name (a key): an id is at most
-	// contracts.MaxIDLen characters and its key about three times that.
-	maxKeyLen = 64 + 4*contracts.MaxIDLen
+	// contracts.MaxIDLen characters, and its key at most 44 characters
+	// of priority and time, 3.5 per character of the id (one digit and
+	// one letter become "0001" and the digit, the letter and "+") and
+	// the id itself.
+	maxKeyLen = 64 + 5*contracts.MaxIDLen
 )
 
 // inQueue reports whether a task goes in the claim queue.

@@ -26,6 +26,13 @@ func TestClaimKeyOrder(t *testing.T) {
 			ID: ids[rng.IntN(len(ids))], Priority: rng.IntN(5) - 2, Created: created[rng.IntN(len(created))],
 		})
 	}
+	// The longest key: an id of MaxIDLen characters, digits and letters
+	// alternating, a time that parses.
+	long := strings.Repeat("1a", contracts.MaxIDLen/2+1)[:contracts.MaxIDLen]
+	if err := contracts.ValidTaskID(long); err != nil {
+		t.Fatal(err)
+	}
+	ts = append([]*contracts.TaskSummary{{ID: long, Priority: -5, Created: created[0]}}, ts...)
 	for i, a := range ts {
 		for _, b := range ts[i+1:] {
 			ka, kb := ClaimKey(a), ClaimKey(b)
