@@ -73,12 +73,15 @@ type options struct {
 	// worktreeRounds is how many rounds of new worktrees, whose setup
 	// script installs an npm tree, the worktree section times (0: none).
 	worktreeRounds int
+	// claimSizes are the boards the claims section times a claim and an
+	// add on against the floor.
+	claimSizes []int
 	// only, when not empty, names the sections to run (see -only).
 	only map[string]bool
 }
 
 // sections are the parts of a run -only can name.
-var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "batch", "bigpush", "spend", "mcp", "worktree", "serve"}
+var sections = []string{"base", "claims", "hub", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "batch", "bigpush", "spend", "mcp", "worktree", "serve"}
 
 // want reports whether section runs: -only names it, or -only is empty
 // and its own flag allows it.
@@ -133,7 +136,8 @@ func main() {
 	flag.IntVar(&opt.queue, "queue", 100, "time one task's claim, review and merge with no other task in review, and with `N` in review (0: not)")
 	flag.IntVar(&opt.worktreeRounds, "worktree-rounds", 7, "time `N` rounds of 10 new worktrees whose scripts/worktree-setup.sh installs an npm tree offline, with npm's cache shared through LIZA_CACHE_DIR and private (0: not)")
 	flag.IntVar(&opt.servePages, "serve-pages", 50, "time the web board (git liza serve) with `N` pages open on its events stream (0: not)")
-	var only string
+	var only, claimSizes string
+	flag.StringVar(&claimSizes, "claim-sizes", "100,10000,50000", "the boards (`N,...` tasks) the claims section times a claim by id, a claim of the best task and an add on, against the floor")
 	flag.StringVar(&only, "only", "", "run only these `SECTIONS` (comma-separated: "+strings.Join(sections, ", ")+"); the other flags still size them")
 	flag.Parse()
 	for _, sec := range strings.Split(only, ",") {
@@ -164,6 +168,11 @@ func main() {
 			fatal(fmt.Errorf("bad -sizes %q: want positive integers separated by commas", sizes))
 		}
 		opt.sizes = append(opt.sizes, n)
+	}
+	for _, s := range strings.Split(claimSizes, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 {
+			opt.claimSizes = append(opt.claimSizes, n)
+		}
 	}
 	if opt.scaleTasks > 0 && (opt.scaleHistory < 0 || opt.scaleHistory >= opt.scaleTasks) {
 		fatal(errors.New("-scale-history must be at least 0 and below -scale-tasks"))
@@ -273,6 +282,22 @@ func run(opt options) error {
 		if err := b.measureBase(&rep); err != nil {
 			return err
 		}
+	}
+	if opt.want("claims", true) {
+		for _, n := range opt.claimSizes {
+			r, err := b.measureClaims(n)
+			if err != nil {
+				return fmt.Errorf("claims, %d tasks: %v", n, err)
+			}
+			rep.ClaimsFloor = append(rep.ClaimsFloor, r)
+		}
+	}
+	if opt.want("hub", opt.remote) {
+		r, err := b.measureHub()
+		if err != nil {
+			return fmt.Errorf("hub: %v", err)
+		}
+		rep.Hub = &r
 	}
 	if opt.want("formats", opt.formats) {
 		r, err := b.measureFormats()

@@ -95,6 +95,8 @@ type report struct {
 	BigPush       *bigpushResult     `json:"bigpush,omitempty"`
 	Scale         *scaleResult       `json:"scale,omitempty"`
 	Fairness      []fairResult       `json:"fairness,omitempty"`
+	ClaimsFloor   []claimsResult     `json:"claims_floor,omitempty"`
+	Hub           *hubResult         `json:"hub,omitempty"`
 	Teams         []teamResult       `json:"teams,omitempty"`
 	Queue         *queueResult       `json:"queue,omitempty"`
 	Batch         *batchResult       `json:"batch,omitempty"`
@@ -152,6 +154,8 @@ func printTable(r report) {
 		printBigPush(r.BigPush)
 	}
 	printFairness(r.Fairness)
+	printClaims(r.ClaimsFloor)
+	printHub(r.Hub)
 	printTeams(r.Teams)
 	printBatch(r.Batch)
 	printQueue(r.Queue)
