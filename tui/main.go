@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
@@ -46,7 +47,9 @@ func Main(ctx context.Context, clock func() time.Time, args []string, stdin io.R
 	if err != nil {
 		return fail(err)
 	}
-	svc, err := ops.New(repo, ops.Options{Clock: clock})
+	// The levers are the operator's, as on the command line: no agent id,
+	// the operator's git identity as the state commits' author.
+	svc, err := ops.New(repo, ops.Options{Clock: clock, Author: ops.OperatorAuthor(repo, os.Getenv)})
 	if err != nil {
 		return fail(err)
 	}
@@ -59,3 +62,4 @@ func Main(ctx context.Context, clock func() time.Time, args []string, stdin io.R
 	}
 	return 0
 }
+

@@ -1,0 +1,96 @@
+package tui
+
+import (
+	"fmt"
+)
+
+// renderDetail shows the task opened (its detail above, the tail of its
+// latest session below) or the agent's session followed.
+func (m *model) renderDetail(w, h int) string {
+	var top []string
+	title := " task "
+	if m.detail != nil {
+		title += p(m.detail.id) + " "
+	}
+	if m.screen == scrLog {
+		title = " session of " + p(m.logAgent) + " "
+	}
+	top = append(top, titleStyle.Render(title))
+	top = append(top, m.banner()...)
+	bottom := []string{m.footer()}
+	if s := m.statusLine(); s != "" {
+		bottom = append([]string{s}, bottom...)
+	}
+	room := max(1, h-len(top)-len(bottom))
+	var body []string
+	if m.screen == scrDetail {
+		info := m.detailLines(w)
+		tailRoom := 0
+		if m.tail != nil {
+			tailRoom = min(room/2, maxTail)
+		}
+		infoRoom := room - tailRoom
+		m.scroll = max(0, min(m.scroll, len(info)-infoRoom))
+		end := min(len(info), m.scroll+infoRoom)
+		body = append(body, info[m.scroll:end]...)
+		for len(body) < infoRoom {
+			body = append(body, "")
+		}
+		body = append(body, m.tailLines(tailRoom)...)
+	} else {
+		switch {
+		case m.tail != nil:
+			body = m.tailLines(room)
+		case m.logNote != "":
+			body = []string{dimStyle.Render(p(m.logNote))}
+		default:
+			body = []string{"reading the sessions…"}
+		}
+	}
+	for len(body) < room {
+		body = append(body, "")
+	}
+	return fitLines(append(append(top, body[:room]...), bottom...), w, h)
+}
+
+// tailLines is n lines of the session followed: a heading, then its last
+// steps.
+func (m *model) tailLines(n int) []string {
+	if n <= 0 || m.tail == nil {
+		return nil
+	}
+	lines, state := m.tail.last(n - 1)
+	out := []string{headStyle.Render(fmt.Sprintf("%s (%s)", m.tail.head, state))}
+	// The steps are escaped already (transcript.Render); p keeps them so
+	// and escapes what the heading quotes.
+	for _, l := range lines {
+		out = append(out, "  "+p(l))
+	}
+	return out
+}
+
+// helpLines is the full list of keys (?).
+func (m *model) helpLines() []string {
+	return []string{
+		titleStyle.Render(" git liza board: keys "),
+		"",
+		"  ↑ ↓ / k j        move in the section (or scroll the detail)",
+		"  pgup pgdn        a page up or down;  home end: first, last",
+		"  tab              between the tasks and the agents",
+		"  enter            open: a task's detail and its session, an agent's session",
+		"  esc              back to the board; clears the filter",
+		"  /                filter the tasks by text (id, description, reason, agent)",
+		"  s                show one status group alone: ready, then each status, then all",
+		"  r                read the board again (in remote mode: fetch)",
+		"",
+		"  The human's levers, recorded as your operations (git liza log shows them):",
+		"  p                pause the team (asks y/n)",
+		"  R                resume the team",
+		"  A                abort the team: supervisors kill their agents (asks y/n)",
+		"  n                a note for the selected task or agent (type it, enter)",
+		"  u                unblock the selected task (asks y/n)",
+		"  x                release the selected task from its coder or reviewer (asks y/n)",
+		"",
+		"  q, ctrl+c        quit;  any key closes this help",
+	}
+}
