@@ -232,7 +232,8 @@ var helpText = map[string]help{
 		`git config --global liza.notifyURL https://ntfy.sh/my-team-topic && git liza notify test`,
 	}},
 	"board": {usage: "board [--interval DURATION]", category: catTeam, examples: []string{
-		`git liza board                 # q quits, r reads the board again`,
+		`git liza board                 # ? lists the keys, q quits, r reads the board again`,
+		`git liza board --interval 2s   # leases and alarms read every 2s even when nothing moved`,
 	}},
 	"mcp": {usage: "mcp [--human]", category: catTeam, examples: []string{
 		`git liza mcp                   # started by an agent CLI for a supervised session`,
