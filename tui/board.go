@@ -98,8 +98,9 @@ type model struct {
 
 	rows      rows
 	rowsBoard *ops.Board // the board rows were built from
-	filter    string     // text the tasks are filtered by (/)
-	group     string     // status group shown alone (s): a status, groupReady or ""
+	index     *boardIndex
+	filter    string // text the tasks are filtered by (/)
+	group     string // status group shown alone (s): a status, groupReady or ""
 
 	focus  section
 	cursor [nSections]int
@@ -225,7 +226,10 @@ func (m *model) setBoard(b *ops.Board, log []ops.LogEntry) {
 // refilter rebuilds the task rows after the board, the filter or the
 // group changed.
 func (m *model) refilter() {
-	m.rows, m.rowsBoard = buildRows(m.board, m.filter, m.group), m.board
+	if m.index == nil || m.index.board != m.board {
+		m.index = indexBoard(m.board)
+	}
+	m.rows, m.rowsBoard = buildRows(m.index, m.filter, m.group), m.board
 	m.clamp()
 }
 
@@ -251,7 +255,7 @@ func (m *model) clamp() {
 
 func (m *model) selectedTask() *ops.BoardTask {
 	if i := m.cursor[secTasks]; i >= 0 && i < len(m.rows.tasks) {
-		return &m.rows.tasks[i]
+		return m.rows.tasks[i]
 	}
 	return nil
 }

@@ -226,7 +226,7 @@ func checkpointOf(t *contracts.Task) *contracts.Checkpoint {
 
 func (m *model) boardTask(id string) *ops.BoardTask {
 	if i := m.rowOf(id); i >= 0 {
-		return &m.rows.tasks[i]
+		return m.rows.tasks[i]
 	}
 	return nil
 }

@@ -306,3 +306,22 @@ func BenchmarkFilterKey10000(b *testing.B) {
 		_ = m.render()
 	}
 }
+
+// A board read anew (the state moved) keeps the cursor on the task it
+// was on, wherever that task now sorts.
+func TestReloadKeepsTheCursor(t *testing.T) {
+	m := testModel(teamBoard(5), 100, 40)
+	press(m, "/", "3", "enter", "esc")
+	press(m, "end")
+	if got := m.selectedTask().ID; got != "m-1" {
+		t.Fatalf("end: %s", got)
+	}
+	press(m, "home", "j", "j", "j", "j", "j", "j")
+	want := m.selectedTask().ID
+	b := teamBoard(5)
+	b.Tasks = append(b.Tasks[:1], b.Tasks[2:]...) // r-1 is gone
+	m.Update(loadedMsg{board: b})
+	if got := m.selectedTask().ID; got != want {
+		t.Errorf("after a reload the cursor is on %s, want %s", got, want)
+	}
+}

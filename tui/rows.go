@@ -25,36 +25,65 @@ type line struct {
 // never on a key press that only moves the cursor: a board of 10,000
 // tasks renders only the lines that fit.
 type rows struct {
-	tasks  []ops.BoardTask
+	tasks  []*ops.BoardTask // into the board's tasks, which a read never changes
 	waits  []string // per task: the titles of the unmerged tasks it depends on, "" when none
 	lines  []line
 	lineOf []int // per task: its line
 }
 
-// buildRows filters the board's tasks by text (any of id, description,
-// reason, assignee, reviewer; case-insensitive) and by group (a status, or
-// groupReady; "" for all).
-func buildRows(b *ops.Board, text, group string) rows {
-	var r rows
+// boardIndex is what filtering needs of each task of a board, computed
+// once per board read: the text a filter searches, lower-cased, and what
+// the task waits on. A key typed into the filter then costs a pass of
+// strings.Contains over the tasks.
+type boardIndex struct {
+	board *ops.Board
+	hay   []string
+	waits []string
+}
+
+func indexBoard(b *ops.Board) *boardIndex {
+	x := &boardIndex{board: b}
 	if b == nil {
-		return r
+		return x
 	}
 	byID := make(map[string]*ops.BoardTask, len(b.Tasks))
 	for i := range b.Tasks {
 		byID[b.Tasks[i].ID] = &b.Tasks[i]
 	}
+	x.hay = make([]string, len(b.Tasks))
+	x.waits = make([]string, len(b.Tasks))
+	for i, t := range b.Tasks {
+		x.hay[i] = strings.ToLower(strings.Join([]string{t.ID, t.Description, t.Reason, t.AssignedTo, t.ReviewingBy}, "\x00"))
+		x.waits[i] = waitsOn(t, byID)
+	}
+	return x
+}
+
+// buildRows filters the board's tasks by text (any of id, description,
+// reason, assignee, reviewer; case-insensitive) and by group (a status, or
+// groupReady; "" for all).
+func buildRows(x *boardIndex, text, group string) rows {
+	var r rows
+	if x == nil || x.board == nil {
+		return r
+	}
 	text = strings.ToLower(text)
-	for _, t := range b.Tasks {
-		waits := waitsOn(t, byID)
+	if text == "" && group == "" {
+		n := len(x.board.Tasks)
+		r.tasks, r.waits, r.lineOf = make([]*ops.BoardTask, 0, n), make([]string, 0, n), make([]int, 0, n)
+	}
+	for i := range x.board.Tasks {
+		t := &x.board.Tasks[i]
+		waits := x.waits[i]
 		switch {
 		case group == groupReady && (t.Status != contracts.Unclaimed || waits != ""):
 			continue
 		case group != "" && group != groupReady && string(t.Status) != group:
 			continue
-		case text != "" && !matches(t, text):
+		case text != "" && !strings.Contains(x.hay[i], text):
 			continue
 		}
-		if len(r.lines) == 0 || r.lines[len(r.lines)-1].status != t.Status || r.tasks[len(r.tasks)-1].Status != t.Status {
+		if len(r.tasks) == 0 || r.tasks[len(r.tasks)-1].Status != t.Status {
 			r.lines = append(r.lines, line{status: t.Status, task: -1})
 		}
 		r.lineOf = append(r.lineOf, len(r.lines))
@@ -74,15 +103,6 @@ func buildRows(b *ops.Board, text, group string) rows {
 		r.lines[i].count = n
 	}
 	return r
-}
-
-func matches(t ops.BoardTask, lower string) bool {
-	for _, s := range []string{t.ID, t.Description, t.Reason, t.AssignedTo, t.ReviewingBy} {
-		if strings.Contains(strings.ToLower(s), lower) {
-			return true
-		}
-	}
-	return false
 }
 
 // waitsOn names the live dependencies of a task not yet MERGED, by their
