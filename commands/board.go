@@ -22,7 +22,7 @@ const BoardProgram = "git-liza-board"
 
 func (e *Env) boardCmd() *cli.Command {
 	return &cli.Command{
-		Name:  "board",
+		Name: "board",
 		Usage: "an interactive, full-screen view of the team: tasks by what needs attention, agents and leases, alarms, the latest operations; " +
 			"enter opens a task (its history, reasons, checkpoint, diff stat, sessions, its session live) or an agent's session; " +
 			"keys pull the human's levers as your operations (p pause, R resume, A abort, n note, u unblock, x release; " +

@@ -26,7 +26,7 @@ type line struct {
 // tasks renders only the lines that fit.
 type rows struct {
 	tasks  []*ops.BoardTask // into the board's tasks, which a read never changes
-	waits  []string // per task: the titles of the unmerged tasks it depends on, "" when none
+	waits  []string         // per task: the titles of the unmerged tasks it depends on, "" when none
 	lines  []line
 	lineOf []int // per task: its line
 }
