@@ -164,6 +164,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				// The task may have moved: read its detail again.
 				return m, m.loadDetail(m.detail.id)
 			}
+			if m.screen == scrLog && (m.tail == nil || m.tail.done()) {
+				// The agent may have started another session.
+				return m, m.findAgentLog(m.logAgent)
+			}
 		}
 	case detailMsg:
 		if m.detail != nil && msg.d.id == m.detail.id {
@@ -175,6 +179,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case agentLogMsg:
 		if m.screen == scrLog && msg.agent == m.logAgent {
 			switch {
+			case msg.session != nil && m.tail != nil && m.tail.path == msg.session.Path:
+				// Still the latest: it goes on being shown.
 			case msg.session != nil:
 				m.startTail(*msg.session)
 			case msg.err != nil:

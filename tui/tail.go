@@ -100,11 +100,23 @@ func (t *tail) last(n int) (lines []string, state string) {
 	return append([]string(nil), t.lines[start:]...), state
 }
 
+// done says the session followed has ended (or cannot be read).
+func (t *tail) done() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ended
+}
+
 // openAgentLog follows the latest session of an agent.
 func (m *model) openAgentLog(agent string) tea.Cmd {
 	m.stopTail()
 	m.detail = nil
 	m.logAgent, m.logNote = agent, ""
+	return m.findAgentLog(agent)
+}
+
+// findAgentLog looks for the latest session of an agent.
+func (m *model) findAgentLog(agent string) tea.Cmd {
 	if m.o.Service == nil {
 		return nil
 	}
