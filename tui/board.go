@@ -152,15 +152,26 @@ func tick(d time.Duration) tea.Cmd { return tea.Tick(d, func(time.Time) tea.Msg 
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		return m, m.key(msg)
+		return m, tea.Batch(m.key(msg), m.preview())
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
+		return m, m.preview()
+	case previewMsg:
+		if t := m.selectedTask(); t != nil && t.ID == msg.id && m.screen == scrBoard && m.wide() {
+			if m.detail == nil || m.detail.id != msg.id {
+				m.detail = &detail{id: msg.id, loading: true}
+			}
+			return m, m.loadDetail(msg.id)
+		}
 	case loadedMsg:
 		m.loading = false
 		m.tip, m.err = msg.tip, msg.err
 		if msg.board != nil {
 			m.setBoard(msg.board, msg.log)
-			if m.screen == scrDetail && m.detail != nil {
+			if t := m.selectedTask(); m.screen == scrBoard && m.wide() && t != nil && m.detail != nil && m.detail.id == t.ID {
+				return m, m.loadDetail(t.ID)
+			}
+			if m.detail != nil && m.screen == scrDetail {
 				// The task may have moved: read its detail again.
 				return m, m.loadDetail(m.detail.id)
 			}
@@ -168,6 +179,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				// The agent may have started another session.
 				return m, m.findAgentLog(m.logAgent)
 			}
+			return m, m.preview()
 		}
 	case detailMsg:
 		if m.detail != nil && msg.d.id == m.detail.id {

@@ -325,3 +325,38 @@ func TestReloadKeepsTheCursor(t *testing.T) {
 		t.Errorf("after a reload the cursor is on %s, want %s", got, want)
 	}
 }
+
+// A wide window shows the selected task's detail beside the board, read
+// once the cursor rests on it; a cursor that moved on reads no detail of
+// the task it left.
+func TestSidePane(t *testing.T) {
+	m := testModel(teamBoard(5), 160, 40)
+	if cmd := m.preview(); cmd == nil {
+		t.Fatalf("no detail asked for the side pane")
+	}
+	press(m, "j")
+	m.Update(previewMsg{id: "b-1"})
+	if m.detail != nil {
+		t.Errorf("the detail of b-1 was read after the cursor left it")
+	}
+	m.Update(previewMsg{id: "r-1"})
+	if m.detail == nil || m.detail.id != "r-1" {
+		t.Fatalf("the detail of r-1 was not asked for")
+	}
+	m.Update(detailMsg{d: &detail{id: "r-1", task: &contracts.Task{ID: "r-1", Status: contracts.Rejected, Priority: 3,
+		Description: "Retry OPTIONS calls", RejectionReason: "no test"}}})
+	text := plain(m)
+	if !strings.Contains(text, "│r-1  REJECTED  p3") || !strings.Contains(text, "│reason: no test") {
+		t.Errorf("the side pane does not show r-1:\n%s", text)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if ansi.StringWidth(l) > 160 {
+			t.Errorf("a line of %d columns", ansi.StringWidth(l))
+		}
+	}
+	// At 80 columns there is no side pane.
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if strings.Contains(plain(m), "│") {
+		t.Errorf("a side pane at 80 columns:\n%s", plain(m))
+	}
+}

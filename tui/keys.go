@@ -190,7 +190,11 @@ func (m *model) open() tea.Cmd {
 	}
 	m.screen = scrDetail
 	m.stopTail()
-	m.detail = &detail{id: t.ID, loading: true}
+	if m.detail == nil || m.detail.id != t.ID {
+		m.detail = &detail{id: t.ID, loading: true}
+	} else if s := m.detail.session; s != nil {
+		m.startTail(*s) // read already, for the side pane
+	}
 	return m.loadDetail(t.ID)
 }
 

@@ -2,7 +2,75 @@ package tui
 
 import (
 	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 )
+
+// A window at least wideWidth columns wide shows the selected task's
+// detail beside the board, read previewDelay after the cursor stops on
+// it (holding a key down reads no detail per task passed).
+const (
+	wideWidth    = 150
+	previewDelay = 150 * time.Millisecond
+)
+
+type previewMsg struct{ id string }
+
+func (m *model) wide() bool {
+	w, _ := m.size()
+	return w >= wideWidth
+}
+
+// preview asks for the side pane's detail of the task under the cursor,
+// unless it shows it already.
+func (m *model) preview() tea.Cmd {
+	t := m.selectedTask()
+	if t == nil || m.screen != scrBoard || !m.wide() || m.detail != nil && m.detail.id == t.ID {
+		return nil
+	}
+	id := t.ID
+	return tea.Tick(previewDelay, func(time.Time) tea.Msg { return previewMsg{id: id} })
+}
+
+// beside lays the side pane's lines to the right of the board's, each
+// side cut to its width.
+func beside(left, right []string, lw, rw int) []string {
+	sep := dimStyle.Render("│")
+	out := make([]string, len(left))
+	for i, l := range left {
+		l = ansi.Truncate(l, lw, "…")
+		l += strings.Repeat(" ", max(0, lw-lipgloss.Width(l)))
+		r := ""
+		if i < len(right) {
+			r = ansi.Truncate(right[i], rw, "…")
+		}
+		out[i] = l + sep + r
+	}
+	return out
+}
+
+// sidePane is n lines of the selected task's detail, for the side pane.
+func (m *model) sidePane(n, width int) []string {
+	t := m.selectedTask()
+	var lines []string
+	switch {
+	case t == nil:
+		lines = []string{dimStyle.Render("no task selected")}
+	case m.detail == nil || m.detail.id != t.ID:
+		lines = []string{headStyle.Render(p(t.ID)), dimStyle.Render("reading…")}
+	default:
+		lines = m.detailLines(width)
+		lines = append(lines, "", dimStyle.Render("enter: this task full screen, with its session followed"))
+	}
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return lines
+}
 
 // renderDetail shows the task opened (its detail above, the tail of its
 // latest session below) or the agent's session followed.

@@ -90,7 +90,12 @@ func (m *model) render() string {
 	if s := m.statusLine(); s != "" {
 		bottom = append([]string{s}, bottom...)
 	}
-	mid := m.sections(max(h-len(top)-len(bottom), 1))
+	n := max(h-len(top)-len(bottom), 1)
+	mid := m.sections(n)
+	if m.wide() {
+		lw := max(90, w*11/20)
+		mid = beside(mid, m.sidePane(n, w-lw-1), lw, w-lw-1)
+	}
 	return fitLines(append(append(top, mid...), bottom...), w, h)
 }
 
