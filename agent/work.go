@@ -24,7 +24,7 @@ func (s *sup) next(ctx context.Context, st *contracts.State) (*work, bool, error
 	case contracts.RolePlanner:
 		return s.nextPlanner(ctx, st)
 	}
-	return nil, false, fmt.Errorf("no supervisor for role %s", s.Role)
+	return nil, false, fmt.Errorf("no supervisor for role %s", s.Role.IDPrefix())
 }
 
 // waitable reports whether a refusal means "nothing for this agent now"

@@ -285,7 +285,12 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	updates := append([]refstore.RefUpdate{{Name: refstore.StateRef, Old: tip, New: commit}}, b.refs...)
+	// The state moves last. git's files backend moves the refs of one
+	// transaction one after the other, in the order given: a reader that
+	// reads the state and then a ref the operation moved with it (a
+	// merge's integration branch) must not find the state new and the
+	// branch old.
+	updates := append(append([]refstore.RefUpdate(nil), b.refs...), refstore.RefUpdate{Name: refstore.StateRef, Old: tip, New: commit})
 	// The commit is marked valid before the ref moves to it: a supervisor
 	// that sees the new tip at once must find it known good, or it reads
 	// and validates the whole board. A commit whose move then fails is no

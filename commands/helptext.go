@@ -31,8 +31,9 @@ var helpText = map[string]help{
 		`git liza init --spec specs/vision.md "Retry every API call"`,
 		`git liza init --integration-branch develop "Port the parser to Go"`,
 	}},
-	"status": {usage: "status [--fetch] [--status S] [--agent ID | --mine] [--limit N] [--at REV]", category: catBoard, examples: []string{
-		`git liza status                      # what needs attention first`,
+	"status": {usage: "status [--fetch] [--status S] [--agent ID | --mine] [--limit N] [--at REV] | status --ready", category: catBoard, examples: []string{
+		`git liza status                      # what needs attention first; "waits on" names unmerged dependencies`,
+		`git liza --agent coder-1 status --ready   # what coder-1 can claim now, best first`,
 		`git liza status --status BLOCKED,REJECTED`,
 		`git liza --agent coder-1 status --mine`,
 		`git liza status --fetch              # in remote mode: fetch the board first`,
@@ -172,7 +173,8 @@ var helpText = map[string]help{
 		`git liza hook pre-commit            # what a hook manager's script runs (husky, lefthook, pre-commit)`,
 	}},
 	"sync": {usage: "sync [--discard-local] [REMOTE]", category: catTeam, examples: []string{
-		`git config liza.remote origin && git liza sync     # join origin's blackboard`,
+		`git liza sync                                      # join the only remote's blackboard; sets liza.remote`,
+		`git liza sync origin                               # with several remotes, name the one to join`,
 		`git liza sync --discard-local origin                # drop an unrelated local board for origin's`,
 	}},
 	"integration": {usage: "integration adopt [COMMIT]", category: catTeam, examples: []string{

@@ -174,7 +174,7 @@ func BuildPrompt(pc PromptContext) (string, error) {
 	}
 	name, title, ok := roleText(pc.Role)
 	if !ok {
-		return "", Invalidf("no prompt for role %q (roles: planner, coder, code-reviewer)", pc.Role)
+		return "", Invalidf("no prompt for role %q (roles: planner, coder, code-reviewer)", pc.Role.IDPrefix())
 	}
 	var ctx strings.Builder
 	w := &promptWriter{b: &ctx}
