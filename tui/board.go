@@ -54,6 +54,7 @@ type (
 	loadedMsg struct {
 		board *ops.Board
 		log   []ops.LogEntry
+		ready []string
 		tip   refstore.Hash
 		err   error
 	}
@@ -99,6 +100,7 @@ type model struct {
 	rows      rows
 	rowsBoard *ops.Board // the board rows were built from
 	index     *boardIndex
+	ready     []string // ops.ReadyIDs with the board; nil when unknown
 	filter    string // text the tasks are filtered by (/)
 	group     string // status group shown alone (s): a status, groupReady or ""
 
@@ -141,7 +143,16 @@ func (m *model) load(fetch bool) tea.Cmd {
 			return loadedMsg{err: err, tip: tip}
 		}
 		log, err := svc.Log(ctx, ops.LogRequest{Max: 8})
-		return loadedMsg{board: b, log: log, tip: tip, err: err}
+		// What a coder could claim now, in claim order (nil when it cannot
+		// be said: the ready group then falls back to UNCLAIMED tasks
+		// waiting on nothing).
+		ready, rerr := svc.ReadyIDs(ctx)
+		if rerr != nil {
+			ready = nil
+		} else if ready == nil {
+			ready = []string{}
+		}
+		return loadedMsg{board: b, log: log, ready: ready, tip: tip, err: err}
 	}
 }
 
@@ -167,7 +178,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.loading = false
 		m.tip, m.err = msg.tip, msg.err
 		if msg.board != nil {
-			m.setBoard(msg.board, msg.log)
+			m.setBoard(msg.board, msg.log, msg.ready)
 			if t := m.selectedTask(); m.screen == scrBoard && m.wide() && t != nil && m.detail != nil && m.detail.id == t.ID {
 				return m, m.loadDetail(t.ID)
 			}
@@ -224,9 +235,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // setBoard shows a board read anew, the cursor kept on the task (and the
 // agent) it was on when they are still listed.
-func (m *model) setBoard(b *ops.Board, log []ops.LogEntry) {
+func (m *model) setBoard(b *ops.Board, log []ops.LogEntry, ready []string) {
 	task, agent := m.selectedTask(), m.selectedAgent()
-	m.board, m.log = b, log
+	m.board, m.log, m.ready = b, log, ready
 	m.refilter()
 	if task != nil {
 		m.selectTask(task.ID)
@@ -245,7 +256,7 @@ func (m *model) setBoard(b *ops.Board, log []ops.LogEntry) {
 // group changed.
 func (m *model) refilter() {
 	if m.index == nil || m.index.board != m.board {
-		m.index = indexBoard(m.board)
+		m.index = indexBoard(m.board, m.ready)
 	}
 	m.rows, m.rowsBoard = buildRows(m.index, m.filter, m.group), m.board
 	m.clamp()

@@ -59,7 +59,7 @@ func testModel(b *ops.Board, w, h int) *model {
 	for i := range 8 {
 		log = append(log, ops.LogEntry{Time: "2026-01-17T10:00:00Z", Agent: "coder-1", Subject: fmt.Sprintf("operation %d", i)})
 	}
-	m.setBoard(b, log)
+	m.setBoard(b, log, nil)
 	return m
 }
 
@@ -180,7 +180,7 @@ func TestCursorAndScroll(t *testing.T) {
 // a task waiting on an unmerged one says so and is not ready.
 func TestFilterGroupsAndWaits(t *testing.T) {
 	m := testModel(teamBoard(40), 100, 70)
-	if text := plain(m); !strings.Contains(text, "w-1") || !strings.Contains(text, "waits on Retry PUT calls") {
+	if text := plain(m); !strings.Contains(text, "w-1") || !strings.Contains(text, "waits on Retry PUT calls (CLAIMED)") {
 		t.Errorf("w-1 does not say it waits on c-1 (m-1 is merged):\n%s", text)
 	}
 	press(m, "/", "P", "O", "S", "T")
@@ -358,5 +358,20 @@ func TestSidePane(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	if strings.Contains(plain(m), "│") {
 		t.Errorf("a side pane at 80 columns:\n%s", plain(m))
+	}
+}
+
+// The ready group is what ops says a coder could claim now, in the order
+// a claim takes them.
+func TestReadyInClaimOrder(t *testing.T) {
+	m := testModel(teamBoard(5), 100, 40)
+	m.setBoard(teamBoard(5), nil, []string{"u-3", "u-1", "gone"})
+	press(m, "s")
+	if m.group != groupReady || len(m.rows.tasks) != 2 || m.rows.tasks[0].ID != "u-3" || m.rows.tasks[1].ID != "u-1" {
+		t.Fatalf("ready: %d tasks, want u-3 then u-1", len(m.rows.tasks))
+	}
+	text := plain(m)
+	if !strings.Contains(text, "READY, in claim order: 2\n> u-3 ") {
+		t.Errorf("the ready group:\n%s", text)
 	}
 }

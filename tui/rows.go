@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -29,6 +30,8 @@ type rows struct {
 	waits  []string         // per task: the titles of the unmerged tasks it depends on, "" when none
 	lines  []line
 	lineOf []int // per task: its line
+
+	lastHeading contracts.Status
 }
 
 // boardIndex is what filtering needs of each task of a board, computed
@@ -39,55 +42,91 @@ type boardIndex struct {
 	board *ops.Board
 	hay   []string
 	waits []string
+	// ready is the tasks a coder could claim now, in the order a claim
+	// takes them (ops.ReadyIDs), as indexes into the board's tasks; nil
+	// when it could not be read.
+	ready []int
 }
 
-func indexBoard(b *ops.Board) *boardIndex {
+func indexBoard(b *ops.Board, ready []string) *boardIndex {
 	x := &boardIndex{board: b}
 	if b == nil {
 		return x
 	}
-	byID := make(map[string]*ops.BoardTask, len(b.Tasks))
+	byID := make(map[string]int, len(b.Tasks))
 	for i := range b.Tasks {
-		byID[b.Tasks[i].ID] = &b.Tasks[i]
+		byID[b.Tasks[i].ID] = i
 	}
 	x.hay = make([]string, len(b.Tasks))
 	x.waits = make([]string, len(b.Tasks))
 	for i, t := range b.Tasks {
 		x.hay[i] = strings.ToLower(strings.Join([]string{t.ID, t.Description, t.Reason, t.AssignedTo, t.ReviewingBy}, "\x00"))
-		x.waits[i] = waitsOn(t, byID)
+		x.waits[i] = waitsText(t, b, byID)
+	}
+	if ready != nil {
+		x.ready = []int{}
+		for _, id := range ready {
+			if i, ok := byID[id]; ok {
+				x.ready = append(x.ready, i)
+			}
+		}
 	}
 	return x
 }
 
 // buildRows filters the board's tasks by text (any of id, description,
 // reason, assignee, reviewer; case-insensitive) and by group (a status, or
-// groupReady; "" for all).
+// groupReady; "" for all). The ready group lists the tasks in the order a
+// claim takes them, under one heading.
 func buildRows(x *boardIndex, text, group string) rows {
 	var r rows
 	if x == nil || x.board == nil {
 		return r
 	}
 	text = strings.ToLower(text)
+	order := func(yield func(int) bool) {
+		for i := range x.board.Tasks {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+	if group == groupReady && x.ready != nil {
+		order = func(yield func(int) bool) {
+			for _, i := range x.ready {
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
 	if text == "" && group == "" {
 		n := len(x.board.Tasks)
 		r.tasks, r.waits, r.lineOf = make([]*ops.BoardTask, 0, n), make([]string, 0, n), make([]int, 0, n)
 	}
-	for i := range x.board.Tasks {
+	for i := range order {
 		t := &x.board.Tasks[i]
 		waits := x.waits[i]
+		heading := t.Status
 		switch {
+		case group == groupReady && x.ready != nil:
+			heading = readyHeading
 		case group == groupReady && (t.Status != contracts.Unclaimed || waits != ""):
+			// ops could not say what is ready: UNCLAIMED and waiting on
+			// nothing is what a claim can take, leases aside.
 			continue
 		case group != "" && group != groupReady && string(t.Status) != group:
 			continue
-		case text != "" && !strings.Contains(x.hay[i], text):
+		}
+		if text != "" && !strings.Contains(x.hay[i], text) {
 			continue
 		}
-		if len(r.tasks) == 0 || r.tasks[len(r.tasks)-1].Status != t.Status {
-			r.lines = append(r.lines, line{status: t.Status, task: -1})
+		if len(r.tasks) == 0 || r.lastHeading != heading {
+			r.lines = append(r.lines, line{status: heading, task: -1})
+			r.lastHeading = heading
 		}
 		r.lineOf = append(r.lineOf, len(r.lines))
-		r.lines = append(r.lines, line{status: t.Status, task: len(r.tasks)})
+		r.lines = append(r.lines, line{status: heading, task: len(r.tasks)})
 		r.tasks = append(r.tasks, t)
 		r.waits = append(r.waits, waits)
 	}
@@ -105,47 +144,31 @@ func buildRows(x *boardIndex, text, group string) rows {
 	return r
 }
 
-// waitsOn names the live dependencies of a task not yet MERGED, by their
-// descriptions ("waits on Retry GET calls"; "+N" for more than one), for
-// the tasks still to be claimed. A dependency not on the live board is
-// archived, which only terminal tasks are; one SUPERSEDED or ABANDONED
-// still holds the task back, as the claim's pick has it.
-//
-// Computed here from depends_on until ops exports the ready set that
-// status --ready lists (another part of issue 29): the board should then
-// use that function.
-func waitsOn(t ops.BoardTask, byID map[string]*ops.BoardTask) string {
-	if t.Status != contracts.Unclaimed && t.Status != contracts.Draft {
-		return ""
-	}
-	var names []string
-	for _, d := range t.DependsOn {
-		dep, ok := byID[d]
-		if !ok || dep.Status == contracts.Merged {
-			continue
-		}
-		name := contracts.OneLine(dep.Description)
-		if name == "" {
-			name = dep.ID
-		}
-		names = append(names, name)
-	}
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return names[0]
-	}
-	return names[0] + " (+" + itoa(len(names)-1) + ")"
-}
+// readyHeading heads the ready group.
+const readyHeading = contracts.Status("READY, in claim order:")
 
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
+// waitsText is what a task waits on, from ops (BoardTask.WaitsOn: its
+// dependencies not MERGED, archived ones settled): the first by its title
+// when it is on the board, else its id, with its status, and how many
+// more ("Retry GET calls (BLOCKED) +1"); "" when it waits on nothing.
+func waitsText(t ops.BoardTask, b *ops.Board, byID map[string]int) string {
+	if len(t.WaitsOn) == 0 {
+		return ""
 	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
+	w := t.WaitsOn[0]
+	name := w.ID
+	if i, ok := byID[w.ID]; ok {
+		if d := contracts.OneLine(b.Tasks[i].Description); d != "" {
+			name = d
+		}
 	}
-	return string(b)
+	st := string(w.Status)
+	if st == "" {
+		st = "unknown"
+	}
+	out := name + " (" + st + ")"
+	if n := len(t.WaitsOn) - 1; n > 0 {
+		out += " +" + strconv.Itoa(n)
+	}
+	return out
 }

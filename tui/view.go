@@ -362,7 +362,7 @@ func (m *model) taskRow(i int, now time.Time) string {
 	if i == m.cursor[secTasks] && m.focus == secTasks {
 		mark = "> "
 	}
-	row := fmt.Sprintf("%s%-14s p%d %-18s %-12s %s", mark, p(t.ID), t.Priority, p(who), p(t.LeaseText(now)), p(contracts.OneLine(text)))
+	row := fmt.Sprintf("%s%-12s p%d %-16s %-12s %s", mark, p(t.ID), t.Priority, p(who), p(t.LeaseText(now)), p(contracts.OneLine(text)))
 	if i == m.cursor[secTasks] && m.focus == secTasks {
 		return cursorStyle.Render(row)
 	}
@@ -388,7 +388,7 @@ func (m *model) agentPane(n int) []string {
 		if i == m.cursor[secAgents] && m.focus == secAgents {
 			mark = "> "
 		}
-		row := fmt.Sprintf("%s%-18s %-14s %-9s %-12s %s", mark, p(a.ID), p(roleText(a.Role)), p(a.Status), p(a.CurrentTask), ops.LeaseLeft(a.LeaseExpires, now))
+		row := fmt.Sprintf("%s%-18s %-14s %-9s %-12s %s", mark, p(a.ID), p(contracts.Role(a.Role).IDPrefix()), p(a.Status), p(a.CurrentTask), ops.LeaseLeft(a.LeaseExpires, now))
 		if i == m.cursor[secAgents] && m.focus == secAgents {
 			row = cursorStyle.Render(row)
 		}
@@ -399,10 +399,6 @@ func (m *model) agentPane(n int) []string {
 	}
 	return out
 }
-
-// roleText is a role as a person reads it: code-reviewer, as agent ids
-// and the command line spell it.
-func roleText(role string) string { return strings.ReplaceAll(role, "_", "-") }
 
 func countsLine(b *ops.Board) string {
 	parts := []string{fmt.Sprintf("Tasks %d", b.Total)}
