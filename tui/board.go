@@ -101,8 +101,8 @@ type model struct {
 	rowsBoard *ops.Board // the board rows were built from
 	index     *boardIndex
 	ready     []string // ops.ReadyIDs with the board; nil when unknown
-	filter    string // text the tasks are filtered by (/)
-	group     string // status group shown alone (s): a status, groupReady or ""
+	filter    string   // text the tasks are filtered by (/)
+	group     string   // status group shown alone (s): a status, groupReady or ""
 
 	focus  section
 	cursor [nSections]int
