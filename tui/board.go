@@ -56,6 +56,7 @@ type (
 		log   []ops.LogEntry
 		ready []string
 		tip   refstore.Hash
+		took  time.Duration // how long the read took
 		err   error
 	}
 	pollMsg struct{}
@@ -94,8 +95,12 @@ type model struct {
 	err     error
 	tip     refstore.Hash // the state commit shown
 	loading bool
-	width   int
-	height  int
+	// loadedAt and loadTook are when the last read ended and how long it
+	// took.
+	loadedAt time.Time
+	loadTook time.Duration
+	width    int
+	height   int
 
 	rows      rows
 	rowsBoard *ops.Board // the board rows were built from
@@ -134,25 +139,29 @@ func (m *model) Init() tea.Cmd {
 // load reads the board.
 func (m *model) load(fetch bool) tea.Cmd {
 	svc, mu, ctx := m.o.Service, m.svc, m.ctx
+	// What a coder could claim now is read only while the ready group is
+	// shown: it costs more than the board itself on a large board.
+	withReady := m.group == groupReady
 	return func() tea.Msg {
 		mu.Lock()
 		defer mu.Unlock()
+		start := time.Now()
 		tip, _, _ := svc.Repo.ReadRef(refstore.StateRef)
 		b, err := svc.Status(ctx, ops.StatusRequest{Fetch: fetch})
 		if err != nil {
-			return loadedMsg{err: err, tip: tip}
+			return loadedMsg{err: err, tip: tip, took: time.Since(start)}
 		}
 		log, err := svc.Log(ctx, ops.LogRequest{Max: 8})
-		// What a coder could claim now, in claim order (nil when it cannot
-		// be said: the ready group then falls back to UNCLAIMED tasks
-		// waiting on nothing).
-		ready, rerr := svc.ReadyIDs(ctx)
-		if rerr != nil {
-			ready = nil
-		} else if ready == nil {
-			ready = []string{}
+		var ready []string
+		if withReady {
+			// In claim order; nil when it cannot be said (the ready group
+			// then falls back to UNCLAIMED tasks waiting on nothing).
+			r, rerr := svc.ReadyIDs(ctx)
+			if rerr == nil {
+				ready = append([]string{}, r...)
+			}
 		}
-		return loadedMsg{board: b, log: log, ready: ready, tip: tip, err: err}
+		return loadedMsg{board: b, log: log, ready: ready, tip: tip, err: err, took: time.Since(start)}
 	}
 }
 
@@ -176,6 +185,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case loadedMsg:
 		m.loading = false
+		m.loadedAt, m.loadTook = time.Now(), msg.took
 		m.tip, m.err = msg.tip, msg.err
 		if msg.board != nil {
 			m.setBoard(msg.board, msg.log, msg.ready)
@@ -222,7 +232,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case pollMsg:
 		cmds := []tea.Cmd{poll()}
 		if m.o.Service != nil {
-			if cur, _, err := m.o.Service.Repo.ReadRef(refstore.StateRef); err == nil && cur != m.tip {
+			// A board that takes long to read (10,000 tasks: about 2 s) is
+			// read again at most once per twice that time, so that a busy
+			// team's stream of operations does not keep a core reading.
+			if cur, _, err := m.o.Service.Repo.ReadRef(refstore.StateRef); err == nil && cur != m.tip && time.Since(m.loadedAt) >= 2*m.loadTook {
 				cmds = append(cmds, m.reload(false))
 			}
 		}

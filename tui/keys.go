@@ -96,6 +96,9 @@ func (m *model) boardKey(s string) tea.Cmd {
 		m.prompt = &prompt{kind: askFilter, label: "filter: ", text: []rune(m.filter)}
 	case "s":
 		m.nextGroup()
+		if m.group == groupReady {
+			return m.reload(false) // reads what is ready, in claim order
+		}
 	case "enter":
 		return m.open()
 	case "n":
