@@ -38,6 +38,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.prompt != nil {
 		return m.promptKey(k)
 	}
+	// The last lever's outcome stays until the next key.
+	m.message, m.failed = "", false
 	if m.help {
 		m.help = false
 		if s == "q" {
