@@ -95,7 +95,8 @@ func (m *model) renderDetail(w, h int) string {
 		info := m.detailLines(w)
 		tailRoom := 0
 		if m.tail != nil {
-			tailRoom = min(room/2, maxTail)
+			// Half the room at least, and what the detail leaves.
+			tailRoom = max(room/2, room-len(info))
 		}
 		infoRoom := room - tailRoom
 		m.scroll = max(0, min(m.scroll, len(info)-infoRoom))
