@@ -35,15 +35,16 @@ import (
 )
 
 type options struct {
-	runs    int
-	sizes   []int
-	json    bool
-	keep    bool
-	shared  string
-	remote  bool
-	trust   bool
-	compare string // a git revision of the module's repository to time against; "" for none
-	formats bool
+	servePages int
+	runs       int
+	sizes      []int
+	json       bool
+	keep       bool
+	shared     string
+	remote     bool
+	trust      bool
+	compare    string // a git revision of the module's repository to time against; "" for none
+	formats    bool
 	// scaleTasks and scaleHistory size the board of the whole-board
 	// measurements (scaleTasks 0: none).
 	scaleTasks, scaleHistory int
@@ -72,7 +73,7 @@ type options struct {
 }
 
 // sections are the parts of a run -only can name.
-var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "bigpush", "spend", "mcp", "worktree"}
+var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "bigpush", "spend", "mcp", "worktree", "serve"}
 
 // want reports whether section runs: -only names it, or -only is empty
 // and its own flag allows it.
@@ -93,6 +94,9 @@ type bench struct {
 	yq      string   // mikefarah yq v4
 	scripts string   // shared/bench
 	env     []string // environment of every child process
+	// serveHook, set while the web board is measured, watches a team's
+	// run (see measureServe).
+	serveHook serveTeamHook
 }
 
 func main() {
@@ -120,6 +124,7 @@ func main() {
 	flag.BoolVar(&opt.mcp, "mcp", true, "time the MCP server: short commands with its SDK linked in or not, a coder's status and checkpoint as commands and as tool calls")
 	flag.IntVar(&opt.queue, "queue", 100, "time one task's claim, review and merge with no other task in review, and with `N` in review (0: not)")
 	flag.IntVar(&opt.worktreeRounds, "worktree-rounds", 7, "time `N` rounds of 10 new worktrees whose scripts/worktree-setup.sh installs an npm tree offline, with npm's cache shared through LIZA_CACHE_DIR and private (0: not)")
+	flag.IntVar(&opt.servePages, "serve-pages", 50, "time the web board (git liza serve) with `N` pages open on its events stream (0: not)")
 	var only string
 	flag.StringVar(&only, "only", "", "run only these `SECTIONS` (comma-separated: "+strings.Join(sections, ", ")+"); the other flags still size them")
 	flag.Parse()
@@ -330,6 +335,13 @@ func run(opt options) error {
 			return fmt.Errorf("worktree: %v", err)
 		}
 		rep.Worktree = &r
+	}
+	if opt.want("serve", opt.servePages > 0) {
+		r, err := b.measureServe(root)
+		if err != nil {
+			return fmt.Errorf("serve: %v", err)
+		}
+		rep.Serve = &r
 	}
 	if opt.want("bigpush", opt.bigpush) {
 		r, err := b.measureBigPush()

@@ -99,6 +99,7 @@ type report struct {
 	Queue         *queueResult       `json:"queue,omitempty"`
 	Spend         *spendResult       `json:"spend,omitempty"`
 	MCP           *mcpResult         `json:"mcp,omitempty"`
+	Serve         *serveResult       `json:"serve,omitempty"`
 	Worktree      *worktreeResult    `json:"worktree,omitempty"`
 	Compare       *compareInfo       `json:"compare,omitempty"`
 }
@@ -154,6 +155,7 @@ func printTable(r report) {
 	printQueue(r.Queue)
 	printSpend(r.Spend)
 	printMCP(r.MCP)
+	printServe(r.Serve)
 	printWorktree(r.Worktree)
 	if r.Scale != nil {
 		printScale(r.Scale)

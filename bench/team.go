@@ -140,6 +140,9 @@ func (b *bench) measureTeam(dir string, coders, live, finished int) (teamResult,
 			return r, err
 		}
 	}
+	if b.serveHook != nil {
+		defer b.serveHook(repo)()
+	}
 	start := time.Now()
 	if err := team.Start(); err != nil {
 		return r, err

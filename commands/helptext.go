@@ -237,6 +237,10 @@ var helpText = map[string]help{
 		`git liza board                 # ? lists the keys, q quits, r reads the board again`,
 		`git liza board --interval 2s   # leases and alarms read every 2s even when nothing moved`,
 	}},
+	"serve": {usage: serveUsage, category: catTeam, examples: []string{
+		`git liza serve                 # prints the address, with ?token= for the levers`,
+		`git liza serve --addr 0.0.0.0:7428 --token-file ~/.liza-token    # a phone on the LAN: every page asks for the token`,
+	}},
 	"mcp": {usage: "mcp [--human]", category: catTeam, examples: []string{
 		`git liza mcp                   # started by an agent CLI for a supervised session`,
 		`git liza mcp --human           # the operator's levers, for a chat client`,

@@ -125,7 +125,7 @@ func (e *Env) app() *cli.Command {
 
 // helpCmds are the commands that read about git-liza itself.
 func (e *Env) helpCmds() []*cli.Command {
-	return []*cli.Command{e.diffCmd(), e.boardCmd(), e.mcpCmd(), e.helpCmd(), e.versionCmd(), e.installManCmd(), e.completionCmd(), e.completeCmd()}
+	return []*cli.Command{e.diffCmd(), e.boardCmd(), e.serveCmd(), e.mcpCmd(), e.helpCmd(), e.versionCmd(), e.installManCmd(), e.completionCmd(), e.completeCmd()}
 }
 
 // only narrows the commands of app to the one args name, when they name
