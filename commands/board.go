@@ -23,11 +23,8 @@ const BoardProgram = "git-liza-board"
 func (e *Env) boardCmd() *cli.Command {
 	return &cli.Command{
 		Name: "board",
-		Usage: "an interactive, full-screen view of the team: tasks by what needs attention, agents and leases, alarms, the latest operations; " +
-			"enter opens a task (its history, reasons, checkpoint, diff stat, sessions, its session live) or an agent's session; " +
-			"keys pull the human's levers as your operations (p pause, R resume, A abort, n note, u unblock, x release; " +
-			"pause, abort, unblock and release ask y/n first); / filters the tasks, s shows one status group (ready first); ? lists the keys; " +
-			"without a terminal it says so and exits 1",
+		Usage: "an interactive, full-screen view of the team: tasks by what needs attention, agents, alarms, the latest operations; " +
+			"a task's detail with its session live; the human's levers on keys (? lists them); without a terminal, one line and exit 1",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "how often to read the board even when refs/liza/state has not moved (leases run down; in remote mode: fetch)"},
 		},
