@@ -95,8 +95,11 @@ type report struct {
 	BigPush       *bigpushResult     `json:"bigpush,omitempty"`
 	Scale         *scaleResult       `json:"scale,omitempty"`
 	Fairness      []fairResult       `json:"fairness,omitempty"`
+	ClaimsFloor   []claimsResult     `json:"claims_floor,omitempty"`
+	Hub           *hubResult         `json:"hub,omitempty"`
 	Teams         []teamResult       `json:"teams,omitempty"`
 	Queue         *queueResult       `json:"queue,omitempty"`
+	Batch         *batchResult       `json:"batch,omitempty"`
 	Spend         *spendResult       `json:"spend,omitempty"`
 	MCP           *mcpResult         `json:"mcp,omitempty"`
 	Serve         *serveResult       `json:"serve,omitempty"`
@@ -151,7 +154,10 @@ func printTable(r report) {
 		printBigPush(r.BigPush)
 	}
 	printFairness(r.Fairness)
+	printClaims(r.ClaimsFloor)
+	printHub(r.Hub)
 	printTeams(r.Teams)
+	printBatch(r.Batch)
 	printQueue(r.Queue)
 	printSpend(r.Spend)
 	printMCP(r.MCP)

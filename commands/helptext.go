@@ -124,8 +124,10 @@ var helpText = map[string]help{
 		`git liza --agent code-reviewer-1 verdict task-3 approve`,
 		`git liza --agent code-reviewer-1 verdict task-3 reject --reason "no test for the 5xx case" --feedback "add a test that returns 503 twice"`,
 	}},
-	"merge": {usage: "merge ID", category: catReviewer, examples: []string{
+	"merge": {usage: "merge ID | merge --queue", category: catReviewer, examples: []string{
 		`git liza --agent code-reviewer-1 merge task-3`,
+		`git liza --agent code-reviewer-1 merge --queue     # every APPROVED task, in tested batches`,
+		`git liza --agent code-reviewer-1 merge --queue --json | jq -r '.tasks[] | select(.status != "MERGED") | .id'`,
 	}},
 	"anomaly": {usage: "anomaly TYPE --task ID [--detail KEY=VALUE ...]", category: catEveryone, examples: []string{
 		`git liza --agent coder-1 anomaly spec_ambiguity --task task-3 --detail question="retry POST?"`,

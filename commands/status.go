@@ -220,6 +220,9 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 		}
 		tw.Flush()
 	}
+	if q := b.Queue; q != nil {
+		writeQueue(w, q)
+	}
 	if len(b.Alarms) > 0 {
 		fmt.Fprintf(w, "\nAlarms: %d\n", len(b.Alarms))
 		for _, a := range b.Alarms {
@@ -300,4 +303,29 @@ func unpublishedLine(u *ops.Unpublished, remoteMode bool) string {
 		return ops + " not published: git liza sync"
 	}
 	return fmt.Sprintf("%s not published to %s: git liza sync %s", ops, u.Remote, u.Remote)
+}
+
+// writeQueue writes the merge queue: the batch under test, the approved
+// tasks in the order they merge next, those that wait for a dependency,
+// and the tasks the queue failed, with why.
+func writeQueue(w io.Writer, q *ops.QueueView) {
+	p := contracts.Printable
+	ids := func(l []string) string { return p(strings.Join(l, ", ")) }
+	fmt.Fprintf(w, "\nmerge queue (batches of %d):\n", q.MergeBatch)
+	if len(q.Batch) > 0 {
+		testing := ""
+		if len(q.Testing) > 0 {
+			testing = fmt.Sprintf(", testing %s", ids(q.Testing))
+		}
+		fmt.Fprintf(w, "  batch under test: %s%s (since %s, %s)\n", ids(q.Batch), testing, p(q.Since), p(q.Owner))
+	}
+	if len(q.Waiting) > 0 {
+		fmt.Fprintf(w, "  next: %s\n", ids(q.Waiting))
+	}
+	for _, b := range q.Blocked {
+		fmt.Fprintf(w, "  waiting for a dependency: %s (until %s)\n", p(b.ID), ids(b.Until))
+	}
+	for _, o := range q.Out {
+		fmt.Fprintf(w, "  failed: %s: %s\n", p(o.ID), p(o.Reason))
+	}
 }

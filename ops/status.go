@@ -50,6 +50,9 @@ type Board struct {
 	// remote it was last synced with does not have; none when it has
 	// them all, or when this board was never synced.
 	Unpublished *Unpublished `json:"unpublished,omitempty"`
+	// Queue is the merge queue, on the board at its tip, when it holds
+	// anything (approved tasks, a batch under test here).
+	Queue *QueueView `json:"queue,omitempty"`
 }
 
 // Unpublished is what a board holds that a remote lacks: git liza sync
@@ -189,6 +192,11 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 	// A task file that cannot be read is the state's problem, which the
 	// board reports as it does; it does not keep the board from showing.
 	b.Spend, _ = boardSpend(snap, obs.State, now)
+	if r.Rev == "" {
+		if q := s.queueView(obs.State); !q.Empty() {
+			b.Queue = q
+		}
+	}
 	if remote != nil {
 		if at, ok := s.Store.LastFetch(remote.Name); ok {
 			remote.FetchedAt = contracts.FormatTime(at)

@@ -434,7 +434,7 @@ func (s *Service) applyAgain(ctx context.Context, c *refstore.Commit) error {
 	switch rec.Kind {
 	case "":
 		return fmt.Errorf("it recorded no operation to apply again")
-	case kindImport, kindMerge.name, kindAdopt.name:
+	case kindImport, kindMerge.name, kindMergeBatch.name, kindAdopt.name:
 		return fmt.Errorf("%s is not replayed; run it again by hand", rec.Op)
 	}
 	k, ok := kinds[rec.Kind]
