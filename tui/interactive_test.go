@@ -375,3 +375,43 @@ func TestReadyInClaimOrder(t *testing.T) {
 		t.Errorf("the ready group:\n%s", text)
 	}
 }
+
+// The merge queue shows as status words it: the batch under test, what
+// merges next, what waits for a dependency, what the queue failed and why.
+func TestQueue(t *testing.T) {
+	b := teamBoard(3)
+	m := testModel(b, 100, 60)
+	if strings.Contains(plain(m), "Merge queue") {
+		t.Errorf("an empty queue shows")
+	}
+	b.Queue = &ops.QueueView{Batch: []string{"a-1", "a-2"}, Testing: []string{"a-1"}, Since: "2026-01-17T09:59:00Z",
+		Waiting: []string{"a-3"}, Blocked: []ops.QueueBlocked{{ID: "a-4", Until: []string{"c-1"}}},
+		Out: []ops.QueueOut{{ID: "a-5", Reason: "go test failed \x1b[2J"}}, MergeBatch: 4}
+	text := plain(m)
+	for _, want := range []string{
+		"\nMerge queue (batches of 4)\n",
+		"\n  batch under test: a-1, a-2, testing a-1 (since 2026-01-17T09:59:00Z)\n",
+		"\n  next: a-3\n",
+		"\n  waiting for a dependency: a-4 (until c-1)\n",
+		"\n  failed: a-5: go test failed \\x1b[2J\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q:\n%s", want, text)
+		}
+	}
+	// At 80x24 it keeps a line or two, and says how to see the rest.
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if text := plain(m); !strings.Contains(text, "Merge queue (batches of 4)") || !strings.Contains(text, "more lines (git liza status)") {
+		t.Errorf("at 80x24:\n%s", text)
+	}
+}
+
+// Operations made here that the remote lacks are said, as status says it.
+func TestUnpublished(t *testing.T) {
+	b := teamBoard(3)
+	m := testModel(b, 100, 40)
+	b.Unpublished = &ops.Unpublished{Remote: "origin", Operations: 3}
+	if text := plain(m); !strings.Contains(text, "\n3 operations not published to origin: git liza sync origin\n") {
+		t.Errorf("no unpublished line:\n%s", text)
+	}
+}

@@ -83,6 +83,16 @@ func (m *model) render() string {
 		top = append(top, b.Spend.Line())
 	}
 	top = append(top, headStyle.Render(countsLine(b)))
+	if u := b.Unpublished; u != nil {
+		// As status says it: operations made here that the remote lacks.
+		line := contracts.Plural(u.Operations, "operation") + " not published"
+		if b.Remote != nil {
+			line += ": git liza sync"
+		} else {
+			line += " to " + p(u.Remote) + ": git liza sync " + p(u.Remote)
+		}
+		top = append(top, alarmStyle.Render(line))
+	}
 	if f := m.filterText(); f != "" {
 		top = append(top, f)
 	}
@@ -179,7 +189,8 @@ func (m *model) statusLine() string {
 // grows to what is left.
 func (m *model) sections(n int) []string {
 	b := m.board
-	need := map[string]int{"tasks": len(m.rows.lines), "agents": 0, "alarms": 0, "latest": 0}
+	queue := m.queueLines()
+	need := map[string]int{"tasks": len(m.rows.lines), "agents": 0, "alarms": 0, "queue": len(queue), "latest": 0}
 	if len(b.Agents) > 0 {
 		need["agents"] = 1 + len(b.Agents)
 	}
@@ -198,19 +209,19 @@ func (m *model) sections(n int) []string {
 	}
 	// What each section shows when it is not the one that grows, and the
 	// order in which a small window takes lines from them.
-	small := map[string]int{"tasks": max(4, n/3), "agents": 3, "alarms": 2, "latest": 2}
+	small := map[string]int{"tasks": max(4, n/3), "agents": 3, "alarms": 2, "queue": 2, "latest": 2}
 	if n >= 30 {
-		small["agents"], small["alarms"], small["latest"] = 5, 4, 4
+		small["agents"], small["alarms"], small["queue"], small["latest"] = 5, 4, 4, 4
 	}
 	give := map[string]int{}
 	used := 0
-	for _, s := range []string{"tasks", "agents", "alarms", "latest"} {
+	for _, s := range []string{"tasks", "agents", "alarms", "queue", "latest"} {
 		if s != focus {
 			give[s] = min(need[s], small[s])
 			used += give[s]
 		}
 	}
-	for _, s := range []string{"latest", "alarms", "agents", "tasks"} {
+	for _, s := range []string{"latest", "queue", "alarms", "agents", "tasks"} {
 		for s != focus && give[s] > 0 && n-used < min(need[focus], 4) {
 			give[s]--
 			used--
@@ -218,7 +229,7 @@ func (m *model) sections(n int) []string {
 	}
 	give[focus] = max(0, min(need[focus], n-used))
 	// The rest goes to the tasks, then to the others, as they need it.
-	for _, s := range []string{"tasks", "agents", "alarms", "latest"} {
+	for _, s := range []string{"tasks", "agents", "alarms", "queue", "latest"} {
 		if extra := min(need[s]-give[s], n-used-give[focus]); s != focus && extra > 0 {
 			give[s] += extra
 			used += extra
@@ -236,6 +247,12 @@ func (m *model) sections(n int) []string {
 			}
 			out = append(out, alarmStyle.Render(line))
 		}
+	}
+	if k := give["queue"]; k > 0 {
+		if k < len(queue) {
+			queue = append(queue[:k-1], dimStyle.Render(fmt.Sprintf("  … %d more lines (git liza status)", len(queue)-k+1)))
+		}
+		out = append(out, queue[:k]...)
 	}
 	if k := give["latest"]; k > 0 {
 		out = append(out, headStyle.Render("Latest"))
