@@ -22,8 +22,9 @@ const BoardProgram = "git-liza-board"
 
 func (e *Env) boardCmd() *cli.Command {
 	return &cli.Command{
-		Name:  "board",
-		Usage: "a live, full-screen view of the team: tasks by what needs attention, agents and leases, alarms, the latest operations",
+		Name: "board",
+		Usage: "an interactive, full-screen view of the team: tasks by what needs attention, agents, alarms, the latest operations; " +
+			"a task's detail with its session live; the human's levers on keys (? lists them); without a terminal, one line and exit 1",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "how often to read the board even when refs/liza/state has not moved (leases run down; in remote mode: fetch)"},
 		},

@@ -236,7 +236,10 @@ var helpText = map[string]help{
 		`git config --global liza.notifyURL https://ntfy.sh/my-team-topic && git liza notify test`,
 	}},
 	"board": {usage: "board [--interval DURATION]", category: catTeam, examples: []string{
-		`git liza board                 # q quits, r reads the board again`,
+		`git liza board                 # ↑↓ tab pgup pgdn home end: move; enter: a task's detail, an agent's session; esc: back`,
+		`git liza board                 # levers, yours in git liza log: p pause, R resume, A abort, n note, u unblock, x release`,
+		`git liza board                 # / filter, s one status group (ready: what a claim takes, in order), ? keys, q quit`,
+		`git liza board --interval 2s   # leases and alarms read every 2s even when nothing moved`,
 	}},
 	"serve": {usage: serveUsage, category: catTeam, examples: []string{
 		`git liza serve                 # prints the address, with ?token= for the levers`,

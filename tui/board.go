@@ -1,13 +1,16 @@
-// Package tui is git liza board: a live, full-screen view of a running
-// team, built on Bubble Tea and Lip Gloss. It reads the blackboard through
-// ops, as the command line does (ops.Status for the board in attention
-// order, ops.Log for the latest operations), and redraws when
-// refs/liza/state moves.
+// Package tui is git liza board: an interactive, full-screen view of a
+// running team, built on Bubble Tea and Lip Gloss. It reads the blackboard
+// through ops, as the command line does (ops.Status for the board in
+// attention order, ops.Log for the latest operations, ops.Task for a
+// task's detail), redraws when refs/liza/state moves, and pulls the
+// human's levers (pause, resume, abort, note, unblock, release) through
+// the same ops functions as the command line, as the operator.
 package tui
 
 import (
 	"context"
 	"io"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -27,12 +30,13 @@ type Options struct {
 	Output   io.Writer
 }
 
-// Run shows the board until the user quits (q, Esc, Ctrl-C) or ctx ends.
+// Run shows the board until the user quits (q, Ctrl-C) or ctx ends.
 func Run(ctx context.Context, o Options) error {
 	if o.Interval <= 0 {
 		o.Interval = 5 * time.Second
 	}
-	m := &model{ctx: ctx, o: o, remote: o.Service.Remote() != ""}
+	m := newModel(ctx, o)
+	defer m.stopTail()
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.Input), tea.WithOutput(o.Output))
 	_, err := p.Run()
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {
@@ -42,32 +46,89 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // pollRef is how often the board looks at refs/liza/state: a read of one
-// small file, as a supervisor waiting for work does.
+// small file, as a supervisor waiting for work does. The same tick
+// redraws a session being followed.
 const pollRef = 250 * time.Millisecond
 
 type (
 	loadedMsg struct {
 		board *ops.Board
 		log   []ops.LogEntry
+		ready []string
 		tip   refstore.Hash
+		took  time.Duration // how long the read took
 		err   error
 	}
 	pollMsg struct{}
 	tickMsg struct{}
 )
 
+// section is a part of the board the cursor moves in.
+type section int
+
+const (
+	secTasks section = iota
+	secAgents
+	nSections
+)
+
+// screen is what fills the window.
+type screen int
+
+const (
+	scrBoard  screen = iota
+	scrDetail        // the selected task: its detail, and its session's tail
+	scrLog           // the selected agent's session, followed
+)
+
 type model struct {
 	ctx    context.Context
 	o      Options
 	remote bool
+	// svc serializes the board's use of the Service, which is not safe
+	// for concurrent use: loads, the detail's reads and levers run as
+	// commands, each on a goroutine of its own.
+	svc *sync.Mutex
 
 	board   *ops.Board
 	log     []ops.LogEntry
 	err     error
 	tip     refstore.Hash // the state commit shown
 	loading bool
-	width   int
-	height  int
+	// loadedAt and loadTook are when the last read ended and how long it
+	// took.
+	loadedAt time.Time
+	loadTook time.Duration
+	width    int
+	height   int
+
+	rows      rows
+	rowsBoard *ops.Board // the board rows were built from
+	index     *boardIndex
+	ready     []string // ops.ReadyIDs with the board; nil when unknown
+	filter    string   // text the tasks are filtered by (/)
+	group     string   // status group shown alone (s): a status, groupReady or ""
+
+	focus  section
+	cursor [nSections]int
+	top    [nSections]int // first line shown of each section
+
+	screen screen
+	detail *detail
+	scroll int // first line shown of the detail
+	tail   *tail
+	// logAgent is the agent whose session scrLog follows; logNote says
+	// why none is followed.
+	logAgent, logNote string
+
+	prompt  *prompt // a text being typed (filter, note), or a confirmation
+	message string  // the last lever's outcome, one line
+	failed  bool    // message is a refusal
+	help    bool
+}
+
+func newModel(ctx context.Context, o Options) *model {
+	return &model{ctx: ctx, o: o, remote: o.Service != nil && o.Service.Remote() != "", svc: &sync.Mutex{}}
 }
 
 func (m *model) Init() tea.Cmd {
@@ -75,19 +136,32 @@ func (m *model) Init() tea.Cmd {
 	return tea.Batch(m.load(m.remote), poll(), tick(m.o.Interval))
 }
 
-// load reads the board. Only one load runs at a time: the Service is not
-// safe for concurrent use.
+// load reads the board.
 func (m *model) load(fetch bool) tea.Cmd {
-	svc := m.o.Service
-	ctx := m.ctx
+	svc, mu, ctx := m.o.Service, m.svc, m.ctx
+	// What a coder could claim now is read only while the ready group is
+	// shown: on a large board it costs about as much as the board itself.
+	withReady := m.group == groupReady
 	return func() tea.Msg {
+		mu.Lock()
+		defer mu.Unlock()
+		start := time.Now()
 		tip, _, _ := svc.Repo.ReadRef(refstore.StateRef)
 		b, err := svc.Status(ctx, ops.StatusRequest{Fetch: fetch})
 		if err != nil {
-			return loadedMsg{err: err, tip: tip}
+			return loadedMsg{err: err, tip: tip, took: time.Since(start)}
 		}
 		log, err := svc.Log(ctx, ops.LogRequest{Max: 8})
-		return loadedMsg{board: b, log: log, tip: tip, err: err}
+		var ready []string
+		if withReady {
+			// In claim order; nil when it cannot be said (the ready group
+			// then falls back to UNCLAIMED tasks waiting on nothing).
+			r, rerr := svc.ReadyIDs(ctx)
+			if rerr == nil {
+				ready = append([]string{}, r...)
+			}
+		}
+		return loadedMsg{board: b, log: log, ready: ready, tip: tip, err: err, took: time.Since(start)}
 	}
 }
 
@@ -98,24 +172,72 @@ func tick(d time.Duration) tea.Cmd { return tea.Tick(d, func(time.Time) tea.Msg 
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		switch msg.String() {
-		case "q", "esc", "ctrl+c":
-			return m, tea.Quit
-		case "r":
-			return m, m.reload(m.remote)
-		}
+		return m, tea.Batch(m.key(msg), m.preview())
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
+		return m, m.preview()
+	case previewMsg:
+		if t := m.selectedTask(); t != nil && t.ID == msg.id && m.screen == scrBoard && m.wide() {
+			if m.detail == nil || m.detail.id != msg.id {
+				m.detail = &detail{id: msg.id, loading: true}
+			}
+			return m, m.loadDetail(msg.id)
+		}
 	case loadedMsg:
 		m.loading = false
+		m.loadedAt, m.loadTook = time.Now(), msg.took
 		m.tip, m.err = msg.tip, msg.err
 		if msg.board != nil {
-			m.board, m.log = msg.board, msg.log
+			m.setBoard(msg.board, msg.log, msg.ready)
+			if t := m.selectedTask(); m.screen == scrBoard && m.wide() && t != nil && m.detail != nil && m.detail.id == t.ID {
+				return m, m.loadDetail(t.ID)
+			}
+			if m.detail != nil && m.screen == scrDetail {
+				// The task may have moved: read its detail again.
+				return m, m.loadDetail(m.detail.id)
+			}
+			if m.screen == scrLog && (m.tail == nil || m.tail.done()) {
+				// The agent may have started another session.
+				return m, m.findAgentLog(m.logAgent)
+			}
+			return m, m.preview()
 		}
+	case detailMsg:
+		if m.detail != nil && msg.d.id == m.detail.id {
+			m.detail = msg.d
+			if m.screen == scrDetail && msg.d.session != nil && (m.tail == nil || m.tail.path != msg.d.session.Path) {
+				m.startTail(*msg.d.session)
+			}
+		}
+	case agentLogMsg:
+		if m.screen == scrLog && msg.agent == m.logAgent {
+			switch {
+			case msg.session != nil && m.tail != nil && m.tail.path == msg.session.Path:
+				// Still the latest: it goes on being shown.
+			case msg.session != nil:
+				m.startTail(*msg.session)
+			case msg.err != nil:
+				m.logNote = "the session logs cannot be read: " + msg.err.Error()
+			default:
+				m.logNote = "no session of " + msg.agent + " yet: its supervisor writes one per run"
+			}
+		}
+	case tea.PasteMsg:
+		if m.prompt != nil && m.prompt.kind != askConfirm {
+			m.typed(msg.Content)
+		}
+	case leverMsg:
+		m.message, m.failed = msg.text, msg.err
+		return m, m.reload(false)
 	case pollMsg:
 		cmds := []tea.Cmd{poll()}
-		if cur, _, err := m.o.Service.Repo.ReadRef(refstore.StateRef); err == nil && cur != m.tip {
-			cmds = append(cmds, m.reload(false))
+		if m.o.Service != nil {
+			// A board that takes long to read (10,000 tasks: 1.4 s) is
+			// read again at most once per twice that time, so that a busy
+			// team's stream of operations does not keep a core reading.
+			if cur, _, err := m.o.Service.Repo.ReadRef(refstore.StateRef); err == nil && cur != m.tip && time.Since(m.loadedAt) >= 2*m.loadTook {
+				cmds = append(cmds, m.reload(false))
+			}
 		}
 		return m, tea.Batch(cmds...)
 	case tickMsg:
@@ -124,9 +246,75 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// setBoard shows a board read anew, the cursor kept on the task (and the
+// agent) it was on when they are still listed.
+func (m *model) setBoard(b *ops.Board, log []ops.LogEntry, ready []string) {
+	task, agent := m.selectedTask(), m.selectedAgent()
+	m.board, m.log, m.ready = b, log, ready
+	m.refilter()
+	if task != nil {
+		m.selectTask(task.ID)
+	}
+	if agent != nil {
+		for i, a := range b.Agents {
+			if a.ID == agent.ID {
+				m.cursor[secAgents] = i
+			}
+		}
+	}
+	m.clamp()
+}
+
+// refilter rebuilds the task rows after the board, the filter or the
+// group changed.
+func (m *model) refilter() {
+	if m.index == nil || m.index.board != m.board {
+		m.index = indexBoard(m.board, m.ready)
+	}
+	m.rows, m.rowsBoard = buildRows(m.index, m.filter, m.group), m.board
+	m.clamp()
+}
+
+func (m *model) selectTask(id string) {
+	for i, t := range m.rows.tasks {
+		if t.ID == id {
+			m.cursor[secTasks] = i
+			return
+		}
+	}
+}
+
+// clamp keeps the cursors on the lists.
+func (m *model) clamp() {
+	n := [nSections]int{len(m.rows.tasks), 0}
+	if m.board != nil {
+		n[secAgents] = len(m.board.Agents)
+	}
+	for s := range nSections {
+		m.cursor[s] = max(0, min(m.cursor[s], n[s]-1))
+	}
+}
+
+func (m *model) selectedTask() *ops.BoardTask {
+	if i := m.cursor[secTasks]; i >= 0 && i < len(m.rows.tasks) {
+		return m.rows.tasks[i]
+	}
+	return nil
+}
+
+func (m *model) selectedAgent() *ops.BoardAgent {
+	if m.board == nil {
+		return nil
+	}
+	if i := m.cursor[secAgents]; i >= 0 && i < len(m.board.Agents) {
+		return &m.board.Agents[i]
+	}
+	return nil
+}
+
 // reload starts a load unless one is running.
 func (m *model) reload(fetch bool) tea.Cmd {
-	if m.loading {
+	if m.loading || m.o.Service == nil {
 		return nil
 	}
 	m.loading = true

@@ -41,6 +41,12 @@ func TestRenderFitsTheWindow(t *testing.T) {
 			}
 		}
 		text := ansi.Strip(m.render())
+		if !strings.Contains(text, "> t-10 ") {
+			t.Errorf("%dx%d: the blocked task, first, has no row:\n%s", size[0], size[1], text)
+		}
+		if size[1] < 24 {
+			continue // the task pane has 4 lines: the first tasks, and how many more
+		}
 		blocked, claimed, unclaimed := strings.Index(text, "BLOCKED 1"), strings.Index(text, "CLAIMED 1"), strings.Index(text, "UNCLAIMED 198")
 		if blocked < 0 || claimed < blocked || unclaimed < claimed {
 			t.Errorf("%dx%d: not in attention order:\n%s", size[0], size[1], text)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
@@ -35,6 +37,18 @@ func Main(ctx context.Context, clock func() time.Time, args []string, stdin io.R
 	if fs.NArg() > 0 || *interval <= 0 {
 		return fail(contracts.Invalidf("usage: git liza board [--interval DURATION]"))
 	}
+	// The board takes the screen and reads keys: without a terminal on
+	// both ends it says where the same board is, rather than what the
+	// terminal library could not do.
+	for _, end := range []struct {
+		name string
+		f    any
+	}{{"stdout", stdout}, {"stdin", stdin}} {
+		if !isTerminal(end.f) {
+			fmt.Fprintf(stderr, "git liza board: needs a terminal (%s is not one); use git liza status or git liza serve\n", end.name)
+			return 1
+		}
+	}
 	dir, err := os.Getwd()
 	if err != nil {
 		return fail(err)
@@ -46,7 +60,9 @@ func Main(ctx context.Context, clock func() time.Time, args []string, stdin io.R
 	if err != nil {
 		return fail(err)
 	}
-	svc, err := ops.New(repo, ops.Options{Clock: clock})
+	// The levers are the operator's, as on the command line: no agent id,
+	// the operator's git identity as the state commits' author.
+	svc, err := ops.New(repo, ops.Options{Clock: clock, Author: ops.OperatorAuthor(repo, os.Getenv)})
 	if err != nil {
 		return fail(err)
 	}
@@ -58,4 +74,10 @@ func Main(ctx context.Context, clock func() time.Time, args []string, stdin io.R
 		return fail(err)
 	}
 	return 0
+}
+
+// isTerminal says whether f is a terminal.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
 }
