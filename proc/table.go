@@ -16,7 +16,8 @@ import (
 //	pids()        every process's pid; false when the table cannot be read
 //	info(pid)     its parent, command name and whether it is a zombie
 //	cwds(pids)    the working directories of pids (of every process for
-//	              nil); a pid missing could not be read
+//	              nil): "" for a process whose directory may not be read
+//	              (another user's), none for one that has ended
 //	argsEnv(pid)  its command line and environment, when readable
 //	StartTime(pid)
 //
@@ -75,11 +76,11 @@ func GitIn(dirs []string) (pids []int, known bool) {
 	wd := cwds(gits)
 	for _, pid := range gits {
 		cwd, ok := wd[pid]
-		if !ok {
-			// Unreadable: another user's, or ended meanwhile.
-			if Running(pid) {
-				pids = append(pids, pid)
-			}
+		switch {
+		case !ok: // ended meanwhile
+			continue
+		case cwd == "": // another user's: it may hold the lock
+			pids = append(pids, pid)
 			continue
 		}
 		args, env := argsEnv(pid)
@@ -155,7 +156,7 @@ func Using(dir string) (pids []int, known bool) {
 		return nil, false
 	}
 	for pid, cwd := range cwds(nil) {
-		if Within(dir, strings.TrimSuffix(cwd, " (deleted)")) {
+		if cwd != "" && Within(dir, strings.TrimSuffix(cwd, " (deleted)")) {
 			pids = append(pids, pid)
 		}
 	}

@@ -82,9 +82,21 @@ func argsEnv(pid int) (args, env []string) {
 const lsofWait = 10 * time.Second
 
 // cwds asks lsof for the working directories of pids, or of every
-// process. Those lsof cannot read (another user's) are missing, as are
-// all when lsof is missing, fails or takes too long.
+// process. A pid of pids that lsof leaves out (another user's, or lsof
+// missing, failing or too slow) has "" while it runs.
 func cwds(pids []int) map[int]string {
+	dirs := lsofCwds(pids)
+	for _, pid := range pids {
+		if _, ok := dirs[pid]; !ok && Running(pid) {
+			dirs[pid] = ""
+		}
+	}
+	return dirs
+}
+
+// lsofCwds is what lsof says of the working directories of pids, or of
+// every process for nil.
+func lsofCwds(pids []int) map[int]string {
 	ctx, cancel := context.WithTimeout(context.Background(), lsofWait)
 	defer cancel()
 	args := []string{"-w", "-n", "-P", "-d", "cwd", "-F", "pn"}

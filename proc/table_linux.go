@@ -41,15 +41,21 @@ func info(pid int) (procInfo, bool) {
 	return in, true
 }
 
-// cwds reads the /proc/PID/cwd links of pids, or of every process.
+// cwds reads the /proc/PID/cwd links of pids, or of every process. A
+// process that is gone, or on its way out (its link is gone before it is a
+// zombie), has none; one this user may not look into has "".
 func cwds(pids []int) map[int]string {
 	if pids == nil {
 		pids, _ = processes()
 	}
 	dirs := map[int]string{}
 	for _, pid := range pids {
-		if cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd")); err == nil {
+		cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
+		switch {
+		case err == nil:
 			dirs[pid] = cwd
+		case !os.IsNotExist(err):
+			dirs[pid] = ""
 		}
 	}
 	return dirs
