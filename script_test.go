@@ -109,11 +109,16 @@ func setupScript(env *testscript.Env) error {
 	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"), 0o644)
 }
 
-// scriptCondition adds [root]: the script runs as uid 0, and
-// [exists:PATH]: PATH exists on this machine.
+// scriptCondition adds [root]: the script runs as uid 0,
+// [exists:PATH]: PATH exists on this machine, and [e2e]: the slow
+// end-to-end runs are on (LIZA_E2E=1, as .ci/run sets it); a script that
+// is one starts with [!e2e] skip.
 func scriptCondition(cond string) (bool, error) {
 	if cond == "root" {
 		return os.Geteuid() == 0, nil
+	}
+	if cond == "e2e" {
+		return os.Getenv(e2eEnv) == "1", nil
 	}
 	if p, ok := strings.CutPrefix(cond, "exists:"); ok {
 		_, err := os.Stat(p)
