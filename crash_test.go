@@ -24,7 +24,7 @@ import (
 
 // TestCrashInjection kills git-liza with SIGKILL at random moments and at
 // named points inside its operations (claim, submit, review, verdict,
-// merge, sync, import), hundreds of times against one repository and a
+// merge, merge --queue with its batches and bisections, sync, import), hundreds of times against one repository and a
 // bare remote, and checks after each run that the task can still move on
 // (the same request again succeeds, or is refused for a reason of the
 // contract, never for a leftover), and every few runs and at the end that
@@ -50,6 +50,8 @@ func TestCrashInjection(t *testing.T) {
 	}
 	t.Logf("LIZA_CRASH_SEED=%d", seed)
 	h := newCrashHarness(t, seed)
+	// Batches of their own first, while the board has room in flight.
+	h.batches(max(2, runs/25))
 	for i := 1; i <= runs; i++ {
 		h.run(i)
 		if i%25 == 0 || i == runs {
@@ -83,20 +85,30 @@ type crashHarness struct {
 	refusals map[string]int
 	failures []string
 	notes    []string // made offline in the clone, each to reach the remote
-	took     map[string][]time.Duration
+	// fix are the tasks claimed back after INTEGRATION_FAILED: their next
+	// work merges the integration branch and drops what broke the test.
+	fix map[string]bool
+	// breaks says which tasks' first piece of work breaks the test (for
+	// the others, chance does).
+	breaks map[string]bool
+	took   map[string][]time.Duration
 }
 
 // operation kinds the harness kills.
-var crashOps = []string{"claim", "submit", "review", "verdict", "merge", "sync", "import"}
+var crashOps = []string{"claim", "submit", "review", "verdict", "merge", "queue", "sync", "import"}
 
 // crash points (proc.CrashPoint) each operation passes.
 var crashPoints = map[string][]string{
 	"claim":   {"claim:worktree", "cas:commit", "refs:locked", "refs:logged", "claim:committed"},
-	"submit":  {"cas:commit", "refs:locked", "refs:logged"},
+	"submit":  {"cas:commit", "refs:locked", "refs:logged", "submit:recorded"},
 	"review":  {"cas:commit", "refs:locked", "refs:logged"},
 	"verdict": {"cas:commit", "refs:locked", "refs:logged"},
 	"merge":   {"merge:test", "cas:commit", "merge:committed", "worktree:discard", "worktree:branch"},
-	"import":  {"cas:commit", "refs:locked", "refs:logged"},
+	// merge --queue: a batch's test, its landing, the worktrees it
+	// removes after, and the INTEGRATION_FAILED of a task its bisection
+	// isolated, with more landings or tests to come.
+	"queue":  {"merge:test", "cas:commit", "queue:landed", "queue:isolated", "worktree:discard", "worktree:branch"},
+	"import": {"cas:commit", "refs:locked", "refs:logged"},
 }
 
 func newCrashHarness(t *testing.T, seed uint64) *crashHarness {
@@ -107,6 +119,7 @@ func newCrashHarness(t *testing.T, seed uint64) *crashHarness {
 		bin: filepath.Join(work, "bin", "git-liza"), proj: filepath.Join(work, "proj"), hub: filepath.Join(work, "hub.git"),
 		clone: filepath.Join(work, "clone"), peer: filepath.Join(work, "peer"),
 		ops: map[string]int{}, points: map[string]int{}, repairs: map[string]int{}, refusals: map[string]int{}, took: map[string][]time.Duration{},
+		fix: map[string]bool{}, breaks: map[string]bool{},
 	}
 	build := exec.Command("go", "build", "-tags", "crashpoints", "-o", h.bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -127,11 +140,12 @@ func newCrashHarness(t *testing.T, seed uint64) *crashHarness {
 	os.MkdirAll(filepath.Join(work, "tmp"), 0o755)
 
 	// The local board: an integration test that takes a moment, so that
-	// kills land during it too.
+	// kills land during it too, and fails while a task's file says
+	// "breaks" (the merge queue then bisects its batch).
 	os.MkdirAll(filepath.Join(h.proj, "specs"), 0o755)
 	os.MkdirAll(filepath.Join(h.proj, "scripts"), 0o755)
 	os.WriteFile(filepath.Join(h.proj, "specs", "vision.md"), []byte("vision\n"), 0o644)
-	os.WriteFile(filepath.Join(h.proj, "scripts", "integration-test.sh"), []byte("sleep 0.05\necho built > build.out\n"), 0o644)
+	os.WriteFile(filepath.Join(h.proj, "scripts", "integration-test.sh"), []byte("sleep 0.05\nif grep -l breaks files/*.txt 2>/dev/null; then echo breaks; exit 1; fi\necho built > build.out\n"), 0o644)
 	h.must(h.proj, "git", "init", "-q", "-b", "main")
 	h.must(h.proj, "git", "add", ".")
 	h.must(h.proj, "git", "commit", "-q", "-m", "start")
@@ -284,6 +298,7 @@ type crashTask struct {
 	AssignedTo  string `json:"assigned_to"`
 	ReviewingBy string `json:"reviewing_by"`
 	MergeCommit string `json:"merge_commit"`
+	BaseCommit  string `json:"base_commit"`
 	Worktree    string `json:"worktree"`
 }
 
@@ -376,12 +391,12 @@ func (h *crashHarness) plan() *step {
 	ts := h.tasks(h.proj)
 	h.next++
 	req := fmt.Sprintf("crash-%d", h.next)
-	weighted := []string{"claim", "claim", "claim", "submit", "submit", "review", "review", "verdict", "verdict", "merge", "merge", "merge", "merge", "sync", "import"}
+	weighted := []string{"claim", "claim", "claim", "submit", "submit", "review", "review", "verdict", "verdict", "verdict", "merge", "queue", "queue", "queue", "queue", "sync", "import"}
 	for _, op := range h.rng.Perm(len(weighted)) {
 		switch weighted[op] {
 		case "claim":
 			t := h.pick(ts, func(t crashTask) bool {
-				return t.Status == "UNCLAIMED" || t.Status == "REJECTED" && !activeCoders(ts, t.ID)[t.AssignedTo]
+				return t.Status == "UNCLAIMED" || (t.Status == "REJECTED" || t.Status == "INTEGRATION_FAILED") && !activeCoders(ts, t.ID)[t.AssignedTo]
 			})
 			if t == nil {
 				continue
@@ -396,6 +411,9 @@ func (h *crashHarness) plan() *step {
 					now := h.tasks(h.proj)
 					if i := slices.IndexFunc(now, func(x crashTask) bool { return x.ID == t.ID }); i >= 0 && now[i].AssignedTo == c {
 						h.claimed(t.ID, c)
+						if t.Status == "INTEGRATION_FAILED" && now[i].Status == "CLAIMED" {
+							h.fix[t.ID] = true
+						}
 					}
 				},
 				allowed: []string{`(?m)^git-liza: \d+ tasks are in flight and max_in_flight is \d+$`}}
@@ -429,7 +447,17 @@ func (h *crashHarness) plan() *step {
 				continue
 			}
 			return &step{op: "merge", dir: h.proj, task: t.ID, args: []string{"--agent", "code-reviewer-1", "--request-id", req, "merge", t.ID},
-				allowed: []string{`(?m)^git-liza: task ` + t.ID + ` is MERGED, not APPROVED$`}}
+				allowed: []string{`(?m)^git-liza: task ` + t.ID + ` is MERGED, not APPROVED$`,
+					`(?m)^git-liza: task ` + t.ID + `: scripts/integration-test.sh failed \(exit 1\); it is INTEGRATION_FAILED`,
+					`(?m)^git-liza: task ` + t.ID + ` is INTEGRATION_FAILED, not APPROVED$`}}
+		case "queue":
+			// A batch needs approved tasks to wait: the queue runs once
+			// two or more are.
+			if n := len(slices.DeleteFunc(slices.Clone(ts), func(t crashTask) bool { return t.Status != "APPROVED" })); n < 2 {
+				continue
+			}
+			return &step{op: "queue", dir: h.proj, args: []string{"--agent", "code-reviewer-1", "--request-id", req, "merge", "--queue"},
+				allowed: []string{queueMissed}}
 		case "sync":
 			// Operations on both sides, then the sync that replays or
 			// publishes them.
@@ -446,17 +474,45 @@ func (h *crashHarness) plan() *step {
 	return nil
 }
 
-// work commits the next piece of a task in its worktree.
+// queueMissed is merge --queue's refusal when a task of the queue broke
+// the test (or waits for one that did): what the harness means to happen.
+const queueMissed = `(?m)^git-liza: \d+ task\(s\) did not merge: `
+
+// work commits the next piece of a task in its worktree: one task in
+// five breaks the integration test with its first piece. A task claimed
+// back after INTEGRATION_FAILED first takes the integration branch in
+// and drops what broke the test.
 func (h *crashHarness) work(id, coder string) {
 	// The pre-execution checkpoint a submission needs first.
 	h.must(h.proj, "git-liza", "--agent", coder, "checkpoint", id, "--intent", "work on "+id, "--validation", "cat files/"+id+".txt", "--files", "files/"+id+".txt")
 	wt := filepath.Join(h.proj, ".worktrees", id)
+	if h.fix[id] {
+		// The commit the claim gave it as its base (the integration tip
+		// then): a later tip would bring other tasks' files, which its
+		// submission may not touch.
+		delete(h.fix, id)
+		base := ""
+		for _, t := range h.tasks(h.proj) {
+			if t.ID == id {
+				base = t.BaseCommit
+			}
+		}
+		h.must(wt, "git", "merge", "-q", "--no-edit", base)
+		p := filepath.Join(wt, "files", id+".txt")
+		b, _ := os.ReadFile(p)
+		os.WriteFile(p, []byte(strings.ReplaceAll(string(b), "breaks\n", "")), 0o644)
+	}
 	os.MkdirAll(filepath.Join(wt, "files"), 0o755)
+	_, err := os.Stat(filepath.Join(wt, "files", id+".txt"))
+	first := err != nil
 	f, err := os.OpenFile(filepath.Join(wt, "files", id+".txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		h.t.Fatalf("the worktree of %s: %v", id, err)
 	}
 	fmt.Fprintf(f, "work %d\n", h.next)
+	if b, set := h.breaks[id]; first && (b || !set && h.rng.IntN(5) == 0) {
+		fmt.Fprintf(f, "breaks\n")
+	}
 	f.Close()
 	h.must(wt, "git", "add", "files")
 	h.must(wt, "git", "commit", "-q", "-m", "work on "+id)
@@ -521,7 +577,14 @@ func (h *crashHarness) run(i int) {
 	group := h.rng.IntN(2) == 0
 	crash, how := "", ""
 	var kill time.Duration
-	if pts := crashPoints[s.op]; len(pts) > 0 && h.rng.IntN(5) < 2 {
+	// Two kills in five at a named point; four for the merge queue, whose
+	// batches come less often and whose points (a landing with more to
+	// come, an isolation) random moments seldom hit.
+	atPoint := 2
+	if s.op == "queue" {
+		atPoint = 4
+	}
+	if pts := crashPoints[s.op]; len(pts) > 0 && h.rng.IntN(5) < atPoint {
 		crash = pts[h.rng.IntN(len(pts))]
 		how = "at " + crash
 		if group {
@@ -682,8 +745,11 @@ func (h *crashHarness) drain() {
 		switch t.Status {
 		case "CLAIMED":
 			return 0
-		case "UNCLAIMED":
+		case "INTEGRATION_FAILED":
+			// Its coder may have claimed another since: that one first.
 			return 2
+		case "UNCLAIMED":
+			return 3
 		}
 		return 1
 	}
@@ -700,6 +766,9 @@ func (h *crashHarness) drain() {
 				args = []string{"--agent", h.freeCoder(h.tasks(h.proj)), "claim", t.ID}
 			case "REJECTED":
 				args = []string{"--agent", t.AssignedTo, "claim", t.ID}
+			case "INTEGRATION_FAILED":
+				args = []string{"--agent", t.AssignedTo, "claim", t.ID}
+				h.fix[t.ID] = true
 			case "CLAIMED":
 				h.work(t.ID, t.AssignedTo)
 				args = []string{"--agent", t.AssignedTo, "submit", t.ID}
@@ -718,7 +787,7 @@ func (h *crashHarness) drain() {
 			default:
 				h.fail("drain: task %s is %s", t.ID, t.Status)
 			}
-			if r := h.exec(h.proj, 0, false, "", "git-liza", args...); r.code != 0 {
+			if r := h.exec(h.proj, 0, false, "", "git-liza", args...); r.code != 0 && !(t.Status == "APPROVED" && r.code == 1 && strings.Contains(r.stderr, "it is INTEGRATION_FAILED")) {
 				h.fail("drain: %s: %s", strings.Join(args, " "), r)
 				break
 			}

@@ -15,23 +15,26 @@ import (
 
 const module = "github.com/liza-dev/git-liza"
 
-// pendingLayers are rows and imports of the layer map that the README's
-// table does not show yet: a package may import what its README row or
-// this map allows. Empty when the README is up to date.
+// layersDoc is the page whose "## Layers" table is the layer map.
+const layersDoc = "docs/architecture.md"
+
+// pendingLayers are rows and imports of the layer map that the page's
+// table does not show yet: a package may import what its row there or
+// this map allows. Empty when the page is up to date.
 var pendingLayers = map[string][]string{}
 
-// layerMap reads the table of the README's "### Layers" section: each
+// layerMap reads the table of the "## Layers" section of layersDoc: each
 // package (`ops/`, or `main` for the module root) and the packages of
 // ours it may import.
 func layerMap(t *testing.T) map[string][]string {
 	t.Helper()
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile(layersDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n### Layers\n")
+	_, section, ok := strings.Cut(string(b), "\n## Layers\n")
 	if !ok {
-		t.Fatal("README.md has no ### Layers section")
+		t.Fatal(layersDoc + " has no ## Layers section")
 	}
 	section, _, _ = strings.Cut(section, "\n#")
 	name := regexp.MustCompile("`([a-z][a-z-]*)/?`")
@@ -49,7 +52,7 @@ func layerMap(t *testing.T) map[string][]string {
 		out[pkg] = allowed
 	}
 	if len(out) == 0 {
-		t.Fatal("the ### Layers section of README.md has no table")
+		t.Fatal("the ## Layers section of " + layersDoc + " has no table")
 	}
 	for pkg, more := range pendingLayers {
 		for _, m := range more {
@@ -88,7 +91,7 @@ func imports(t *testing.T, dir string) ([]string, []*ast.File) {
 	return out, files
 }
 
-// TestLayers: every package imports only what the README's layer map lets
+// TestLayers: every package imports only what the layer map (docs/architecture.md) lets
 // it, and every package is on the map.
 func TestLayers(t *testing.T) {
 	layers := layerMap(t)
@@ -111,7 +114,7 @@ func TestLayers(t *testing.T) {
 		}
 		allowed, ok := layers[name]
 		if !ok {
-			t.Errorf("package %s is not on the README's layer map", name)
+			t.Errorf("package %s is not on the layer map (%s)", name, layersDoc)
 			continue
 		}
 		got, _ := imports(t, dir)

@@ -24,6 +24,7 @@ import (
 	"github.com/liza-dev/git-liza/httpdo"
 	"github.com/liza-dev/git-liza/mcpserver"
 	"github.com/liza-dev/git-liza/tui"
+	"github.com/liza-dev/git-liza/web"
 )
 
 func TestMain(m *testing.M) {
@@ -36,6 +37,9 @@ func TestMain(m *testing.M) {
 		},
 		"git-liza-http": func() {
 			os.Exit(httpdo.Main(context.Background(), os.Stdin, os.Stdout, os.Stderr))
+		},
+		"git-liza-serve": func() {
+			os.Exit(web.Main(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 		},
 		"git-liza-mcp": func() {
 			os.Exit(mcpserver.Main(context.Background(), testClock(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))

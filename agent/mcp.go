@@ -125,7 +125,7 @@ func claudeMCP(s Session) ([]string, error) {
 // win over what a project's .codex/config.toml says of a server of the
 // same name (measured with 0.169.0), which codex reads only for a project
 // the operator trusts; a server of another name there is not removed by
-// them (see the README).
+// them (see docs/mcp.md).
 func codexMCP(s Session) []string {
 	if s.MCP == nil {
 		return nil

@@ -156,7 +156,7 @@ trust_level = "trusted"
 			switch got := mark("planted"); {
 			case cli == "codex":
 				// -c cannot remove a server a trusted project's
-				// config adds: see the README.
+				// config adds: see docs/mcp.md.
 				t.Logf("codex in a project the operator trusts: the planted server: %s", got)
 			case got != "(not started)":
 				t.Errorf("the planted server started, as %s", got)

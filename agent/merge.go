@@ -45,11 +45,11 @@ type mergeFailure struct {
 	retryAt time.Time
 }
 
-// startMerge starts merging an APPROVED task unless a merge runs already,
-// and reports whether it started one. The approver merges its approval;
-// any reviewer finishes one whose approver has gone. A merge that failed
-// is not tried again before its delay (see mergeFailed), so that a merge
-// refused without any change to the board does not spin.
+// startMerge starts merging the APPROVED tasks unless a merge runs
+// already, and reports whether it started one. The approver merges its
+// approval; any reviewer finishes one whose approver has gone. A merge
+// that failed is not tried again before its delay (see mergeFailed), so
+// that a merge refused without any change to the board does not spin.
 func (s *sup) startMerge(ctx context.Context, st *contracts.State) bool {
 	l := &s.lane
 	l.mu.Lock()
@@ -58,37 +58,46 @@ func (s *sup) startMerge(ctx context.Context, st *contracts.State) bool {
 		s.forgetFailures(st)
 		return false
 	}
-	t := s.nextMerge(st)
-	if t == nil {
+	ts := s.nextMerges(st)
+	if len(ts) == 0 {
 		return false
 	}
 	l.busy = true
 	l.done.Add(1)
-	go s.merge(ctx, *t, s.poll(st))
+	go s.merge(ctx, ts, s.poll(st))
 	return true
 }
 
-// nextMerge is the approved task the lane merges next in st, if any (the
-// lane's lock held).
-func (s *sup) nextMerge(st *contracts.State) *contracts.Task {
+// nextMerges are the approved tasks the lane may merge next in st, in the
+// board's order (the lane's lock held).
+func (s *sup) nextMerges(st *contracts.State) []contracts.Task {
 	s.forgetFailures(st)
 	if h := s.lane.held; h != nil && time.Now().Before(h.retryAt) {
 		return nil
 	}
-	now := s.Now()
+	var out []contracts.Task
 	for _, t := range st.Tasks {
-		if t.Status != contracts.Approved {
-			continue
+		if s.mayMerge(st, t) {
+			out = append(out, *t)
 		}
-		if t.ApprovedBy != s.ID && live(st.Agents[t.ApprovedBy], now) {
-			continue
-		}
-		if f := s.lane.failures[t.ID]; f != nil && time.Now().Before(f.retryAt) {
-			continue
-		}
-		return t
 	}
-	return nil
+	return out
+}
+
+// mayMerge reports whether the lane may merge t now (the lane's lock
+// held): approved, by this reviewer or by one that has gone, and not
+// waiting out the delay of a failed merge.
+func (s *sup) mayMerge(st *contracts.State, t *contracts.Task) bool {
+	if t.Status != contracts.Approved {
+		return false
+	}
+	if t.ApprovedBy != s.ID && live(st.Agents[t.ApprovedBy], s.Now()) {
+		return false
+	}
+	if f := s.lane.failures[t.ID]; f != nil && time.Now().Before(f.retryAt) {
+		return false
+	}
+	return true
 }
 
 // forgetFailures drops the failures of tasks that are no longer approved
@@ -105,39 +114,31 @@ func (s *sup) forgetFailures(st *contracts.State) {
 	}
 }
 
-// merge merges t, in the lane, then each approved task the board holds
-// after it (see mergeLane.read), until none is left, a merge fails, or the
-// team stops, pauses or is done.
-func (s *sup) merge(ctx context.Context, t contracts.Task, poll time.Duration) {
+// merge merges ts, in the lane: one task alone as the seeds merge, more
+// as one batch of the merge queue (ops.MergeQueue: tested once, bisected
+// when the test fails); then the approved tasks the board holds after it
+// (see mergeLane.read), until none is left, a merge fails, or the team
+// stops, pauses or is done.
+func (s *sup) merge(ctx context.Context, ts []contracts.Task, poll time.Duration) {
 	l := &s.lane
 	defer l.done.Done()
 	for {
-		m, err := s.Board.Merge(ctx, ops.MergeRequest{Task: t.ID})
-		l.mu.Lock()
-		var moved *ops.IntegrationMismatch
-		switch {
-		case errors.As(err, &moved):
-			s.mergeHeld(err, poll)
-		case err != nil:
-			s.mergeFailed(&t, err, poll)
-		default:
-			if l.held != nil {
-				s.eventf(EventInfo, t.ID, "%s is back where the board records it: merges go on", m.IntegrationBranch)
-				l.held = nil
-			}
-			delete(l.failures, t.ID)
-			s.eventf(EventMerged, t.ID, "merged %s into %s at %s", t.ID, m.IntegrationBranch, shortSHA(m.MergeCommit))
+		var err error
+		if len(ts) == 1 {
+			err = s.mergeOne(ctx, ts[0], poll)
+		} else {
+			err = s.mergeBatch(ctx, ts, poll)
 		}
-		var next *contracts.Task
+		var next []contracts.Task
 		if err == nil && l.read != nil && ctx.Err() == nil {
 			l.mu.Unlock()
 			st, rerr := l.read()
 			l.mu.Lock()
 			if rerr == nil && st.Goal.Status != "COMPLETED" && s.running(st) {
-				next = s.nextMerge(st)
+				next = s.nextMerges(st)
 			}
 		}
-		if next == nil {
+		if len(next) == 0 {
 			l.busy = false
 			select {
 			case l.freed <- struct{}{}:
@@ -146,8 +147,84 @@ func (s *sup) merge(ctx context.Context, t contracts.Task, poll time.Duration) {
 			l.mu.Unlock()
 			return
 		}
-		t = *next
+		ts = next
 		l.mu.Unlock()
+	}
+}
+
+// mergeOne merges t alone; it returns with the lane's lock held.
+func (s *sup) mergeOne(ctx context.Context, t contracts.Task, poll time.Duration) error {
+	l := &s.lane
+	m, err := s.Board.Merge(ctx, ops.MergeRequest{Task: t.ID})
+	l.mu.Lock()
+	var moved *ops.IntegrationMismatch
+	switch {
+	case errors.As(err, &moved):
+		s.mergeHeld(err, poll)
+	case err != nil:
+		s.mergeFailed(&t, err, poll)
+	default:
+		s.mergeResumed(m.IntegrationBranch)
+		delete(l.failures, t.ID)
+		s.eventf(EventMerged, t.ID, "merged %s into %s at %s", t.ID, m.IntegrationBranch, shortSHA(m.MergeCommit))
+	}
+	return err
+}
+
+// mergeBatch runs one batch of the merge queue over the tasks the lane
+// may merge (ts holds them as the lane last read them), and says what
+// became of each; it returns with the lane's lock held.
+func (s *sup) mergeBatch(ctx context.Context, ts []contracts.Task, poll time.Duration) error {
+	l := &s.lane
+	byID := map[string]contracts.Task{}
+	for _, t := range ts {
+		byID[t.ID] = t
+	}
+	only := func(t *contracts.Task) bool {
+		was, ok := byID[t.ID]
+		return ok && t.ReviewCommit == was.ReviewCommit
+	}
+	res, err := s.Board.MergeQueue(ctx, ops.MergeQueueRequest{Only: only, Batches: 1})
+	l.mu.Lock()
+	if err == nil {
+		s.mergeResumed(res.IntegrationBranch)
+	}
+	if res != nil {
+		for _, o := range res.Outcomes {
+			t := byID[o.ID]
+			switch o.Status {
+			case ops.QueueMerged:
+				delete(l.failures, o.ID)
+				s.eventf(EventMerged, o.ID, "merged %s into %s at %s", o.ID, res.IntegrationBranch, shortSHA(o.MergeCommit))
+			case ops.QueueFailed:
+				s.eventf(EventIntegrationFailed, o.ID, "merge %s failed: %s; it is INTEGRATION_FAILED", o.ID, o.Reason)
+			case ops.QueueSkipped:
+				s.mergeFailed(&t, errors.New(o.Reason), poll)
+			default:
+				s.eventf(EventInfo, o.ID, "%s waits: %s", o.ID, o.Reason)
+			}
+		}
+		if res.Runs > 0 {
+			s.eventf(EventInfo, "", "merge queue: %d task(s) in a batch, %d test run(s)", len(res.Outcomes), res.Runs)
+		}
+	}
+	var moved *ops.IntegrationMismatch
+	switch {
+	case errors.As(err, &moved):
+		s.mergeHeld(err, poll)
+	case err != nil:
+		// Nothing says which task it was about: the first waits.
+		s.mergeFailed(&ts[0], err, poll)
+	}
+	return err
+}
+
+// mergeResumed says, once, that merges go on after the lane was held
+// (the lane's lock held).
+func (s *sup) mergeResumed(branch string) {
+	if s.lane.held != nil {
+		s.eventf(EventInfo, "", "%s is back where the board records it: merges go on", branch)
+		s.lane.held = nil
 	}
 }
 

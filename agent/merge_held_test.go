@@ -36,8 +36,8 @@ func TestMergeLaneHeldByIntegration(t *testing.T) {
 		s.nextReviewer(ctx, st)
 		s.waitMerges()
 	}
-	if got := f.verbs(); slices.Contains(got, "merge b") || !slices.Contains(got, "merge a") {
-		t.Errorf("calls = %q: one merge tried, then the lane waits for the operator", got)
+	if got := f.verbs(); !slices.Equal(slices.DeleteFunc(got, func(v string) bool { return !strings.HasPrefix(v, "merge") }), []string{"merge --queue"}) {
+		t.Errorf("calls = %q: one run of the merge queue, then the lane waits for the operator", got)
 	}
 	if n := strings.Count(log.String(), "merges wait: integration branch integration is at"); n != 1 {
 		t.Errorf("the refusal was logged %d times:\n%s", n, log)
@@ -48,7 +48,7 @@ func TestMergeLaneHeldByIntegration(t *testing.T) {
 	f.reset()
 	s.nextReviewer(ctx, st)
 	s.waitMerges()
-	if got := f.verbs(); !slices.Contains(got, "merge a") {
+	if got := f.verbs(); !slices.Contains(got, "merge --queue") {
 		t.Errorf("calls = %q after the delay: the lane did not look again", got)
 	}
 	if n := strings.Count(log.String(), "merges wait:"); n != 1 {
@@ -61,10 +61,59 @@ func TestMergeLaneHeldByIntegration(t *testing.T) {
 	f.reset()
 	s.nextReviewer(ctx, st)
 	s.waitMerges()
-	if got := f.verbs(); !slices.Contains(got, "merge a") {
+	if got := f.verbs(); !slices.Contains(got, "merge --queue") {
 		t.Errorf("calls = %q once the branch is back: no merge", got)
 	}
 	if !strings.Contains(log.String(), "is back where the board records it: merges go on") || s.lane.held != nil {
 		t.Errorf("the lane did not resume:\n%s", log)
+	}
+}
+
+// TestMergeLaneBatch: with several approved tasks the lane runs one batch
+// of the merge queue over those it may merge (not a live reviewer's
+// other approval), says what became of each, and waits out the delay of
+// one the queue left unmerged without changing the board.
+func TestMergeLaneBatch(t *testing.T) {
+	var asked []string
+	f := &fakeBoard{queue: func(r ops.MergeQueueRequest) *ops.MergeQueueResult {
+		for _, id := range []string{"a", "b", "c", "d"} {
+			if r.Only(&contracts.Task{ID: id, Status: contracts.Approved, ReviewCommit: "c-" + id}) {
+				asked = append(asked, id)
+			}
+		}
+		return &ops.MergeQueueResult{IntegrationBranch: "integration", Runs: 4, Outcomes: []ops.QueueOutcome{
+			{ID: "a", Status: ops.QueueMerged, MergeCommit: "0123456789abcdef"},
+			{ID: "b", Status: ops.QueueFailed, Reason: "scripts/integration-test.sh failed (exit 1): boom"},
+			{ID: "c", Status: ops.QueueSkipped, Reason: "task/c is at 111111111111, not at the approved commit 222222222222"},
+		}}
+	}}
+	s, log := newSup(contracts.RoleReviewer, "code-reviewer-1", f)
+	st := &contracts.State{
+		Agents: map[string]*contracts.Agent{"code-reviewer-2": {Role: "code_reviewer", Status: "IDLE", LeaseExpires: "2026-01-17T10:05:00Z"}},
+		Tasks: []*contracts.Task{
+			{ID: "a", Status: contracts.Approved, ApprovedBy: "code-reviewer-1", ReviewCommit: "c-a"},
+			{ID: "b", Status: contracts.Approved, ApprovedBy: "code-reviewer-1", ReviewCommit: "c-b"},
+			{ID: "c", Status: contracts.Approved, ApprovedBy: "code-reviewer-1", ReviewCommit: "c-c"},
+			{ID: "d", Status: contracts.Approved, ApprovedBy: "code-reviewer-2", ReviewCommit: "c-d"},
+		}}
+	if !s.startMerge(context.Background(), st) {
+		t.Fatal("no merge started")
+	}
+	s.waitMerges()
+	if !slices.Equal(asked, []string{"a", "b", "c"}) {
+		t.Errorf("the queue may merge %q, want a, b and c (d is a live reviewer's)", asked)
+	}
+	for _, want := range []string{
+		"merged a into integration at 0123456789ab",
+		"merge b failed: scripts/integration-test.sh failed (exit 1): boom; it is INTEGRATION_FAILED",
+		"merge c failed: task/c is at 111111111111, not at the approved commit 222222222222 (trying again in",
+		"merge queue: 3 task(s) in a batch, 4 test run(s)",
+	} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, log)
+		}
+	}
+	if f := s.lane.failures["c"]; f == nil || !time.Now().Before(f.retryAt) {
+		t.Errorf("c, left unmerged with the board unchanged, is not waiting out a delay: %+v", f)
 	}
 }

@@ -176,7 +176,7 @@ func TestGeminiMCPArgs(t *testing.T) {
 	}
 }
 
-// TestPresetFlagsMCP: the README's and doctor's command line shows the
+// TestPresetFlagsMCP: docs/agent-clis.md's and doctor's command line shows the
 // server's flags with placeholders.
 func TestPresetFlagsMCP(t *testing.T) {
 	for name, want := range map[string][]string{

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestPresetFlagsInREADME: the README says exactly which flags each preset
-// passes, in both situations.
-func TestPresetFlagsInREADME(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+// TestPresetFlagsInDocs: docs/agent-clis.md says exactly which flags each
+// preset passes, in both situations.
+func TestPresetFlagsInDocs(t *testing.T) {
+	b, err := os.ReadFile("../docs/agent-clis.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +18,7 @@ func TestPresetFlagsInREADME(t *testing.T) {
 		for _, sandboxed := range []bool{true, false} {
 			flags := Presets[name].Flags(sandboxed)
 			if !strings.Contains(readme, "    "+flags+"\n") {
-				t.Errorf("README lacks the %s preset's command line (sandboxed %v):\n    %s", name, sandboxed, flags)
+				t.Errorf("docs/agent-clis.md lacks the %s preset's command line (sandboxed %v):\n    %s", name, sandboxed, flags)
 			}
 		}
 	}

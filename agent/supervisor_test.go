@@ -22,8 +22,12 @@ import (
 type fakeBoard struct {
 	mu        sync.Mutex // the merge lane calls beside the loop
 	calls     []string
+	checks    []string          // tasks whose merges were checked (CheckMerges)
+	conflicts map[string]string // by task: the conflict CheckMerges finds
 	anomalies []ops.AnomalyRequest
 	reply     func(verb string) error
+	// queue, when set, answers a run of the merge queue.
+	queue func(r ops.MergeQueueRequest) *ops.MergeQueueResult
 }
 
 func (f *fakeBoard) do(verb string) error {
@@ -45,8 +49,23 @@ func (f *fakeBoard) Claim(_ context.Context, r ops.ClaimRequest) (*ops.ClaimResu
 func (f *fakeBoard) Review(_ context.Context, r ops.ReviewRequest) (*ops.ReviewResult, error) {
 	return &ops.ReviewResult{ID: r.Task}, f.do(strings.TrimSpace("review " + r.Task))
 }
+
+// CheckMerges finds the conflicts of f.conflicts, and is kept apart from
+// calls: those are the ones that spend or change something.
+func (f *fakeBoard) CheckMerges(_ context.Context, r ops.CheckMergesRequest) (*ops.CheckMergesResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.checks = append(f.checks, r.Task)
+	return &ops.CheckMergesResult{ID: r.Task, Conflict: f.conflicts[r.Task]}, nil
+}
 func (f *fakeBoard) Merge(_ context.Context, r ops.MergeRequest) (*ops.MergeResult, error) {
 	return &ops.MergeResult{ID: r.Task}, f.do("merge " + r.Task)
+}
+func (f *fakeBoard) MergeQueue(_ context.Context, r ops.MergeQueueRequest) (*ops.MergeQueueResult, error) {
+	if f.queue != nil {
+		return f.queue(r), f.do("merge --queue")
+	}
+	return &ops.MergeQueueResult{}, f.do("merge --queue")
 }
 func (f *fakeBoard) Heartbeat(context.Context, ops.Call) (*ops.HeartbeatResult, error) {
 	return &ops.HeartbeatResult{}, f.do("heartbeat")
@@ -287,7 +306,8 @@ func TestFailedMergeDoesNotSpin(t *testing.T) {
 }
 
 // TestMergeBesideReview: while a merge runs, the reviewer takes its next
-// review; a second approved task waits for the lane.
+// review; the two approved tasks go to the lane as one batch, and nothing
+// more starts beside it.
 func TestMergeBesideReview(t *testing.T) {
 	release := make(chan struct{})
 	f := &fakeBoard{}
@@ -328,8 +348,8 @@ func TestMergeBesideReview(t *testing.T) {
 	}
 	close(release)
 	s.waitMerges()
-	if got := f.verbs(); slices.Contains(got, "merge b") || !slices.Contains(got, "merge a") {
-		t.Fatalf("calls = %q: want merge a alone", got)
+	if got := f.verbs(); slices.Contains(got, "merge a") || slices.Contains(got, "merge b") || !slices.Equal(got[1:], []string{"merge --queue"}) {
+		t.Fatalf("calls = %q: want a and b in one run of the merge queue", got)
 	}
 }
 

@@ -24,7 +24,7 @@ func (s *sup) next(ctx context.Context, st *contracts.State) (*work, bool, error
 	case contracts.RolePlanner:
 		return s.nextPlanner(ctx, st)
 	}
-	return nil, false, fmt.Errorf("no supervisor for role %s", s.Role)
+	return nil, false, fmt.Errorf("no supervisor for role %s", s.Role.IDPrefix())
 }
 
 // waitable reports whether a refusal means "nothing for this agent now"
@@ -64,7 +64,11 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 		return nil, false, fmt.Errorf("claim: %w", err)
 	}
 	s.setupWorked()
-	s.eventf(EventClaimed, c.ID, "claimed %s (%s)", c.ID, c.Kind)
+	if c.Pick != "" {
+		s.eventf(EventClaimed, c.ID, "claimed %s (%s): %s", c.ID, c.Kind, c.Pick)
+	} else {
+		s.eventf(EventClaimed, c.ID, "claimed %s (%s)", c.ID, c.Kind)
+	}
 	return s.reload(ctx, c.ID)
 }
 
@@ -136,6 +140,10 @@ func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, boo
 	}
 	if !any {
 		return nil, false, nil
+	}
+	// No session is spent on a task that no longer merges.
+	if s.screenReviews(ctx, st) {
+		return nil, true, nil
 	}
 	var r *ops.ReviewResult
 	err := s.do(func() (err error) { r, err = s.Board.Review(ctx, ops.ReviewRequest{}); return })

@@ -32,9 +32,18 @@ type fairResult struct {
 // fairness time, then checks on the remote that every add acknowledged is
 // there once.
 func (b *bench) measureFairness(n int) (fairResult, error) {
+	return b.measureFairnessOver(n, false)
+}
+
+// measureFairnessOver is measureFairness over file://, or with daemon over
+// git daemon on 127.0.0.1 (stopped on the way out).
+func (b *bench) measureFairnessOver(n int, daemon bool) (fairResult, error) {
 	r := fairResult{Clones: n, PerClone: make([]int, n)}
 	progress(fmt.Sprintf("fairness, %d clones: setting up", n))
 	dir := filepath.Join(b.tmp, fmt.Sprintf("fair-%d", n))
+	if daemon {
+		dir += "-daemon"
+	}
 	seed, err := b.seedFile(dir, remoteTasks)
 	if err != nil {
 		return r, err
@@ -43,10 +52,18 @@ func (b *bench) measureFairness(n int) (fairResult, error) {
 	if err != nil {
 		return r, err
 	}
+	url := "file://" + hub
+	if daemon {
+		var stop func()
+		if url, stop, err = b.startDaemon(dir, "hub.git"); err != nil {
+			return r, err
+		}
+		defer stop()
+	}
 	clones := make([]string, n)
 	for c := range clones {
 		clones[c] = filepath.Join(dir, fmt.Sprintf("c%d", c+1))
-		if err := b.remoteClone("file://"+hub, clones[c]); err != nil {
+		if err := b.remoteClone(url, clones[c]); err != nil {
 			return r, err
 		}
 	}
@@ -124,11 +141,13 @@ func (b *bench) measureFairness(n int) (fairResult, error) {
 	return r, nil
 }
 
-func printFairness(rs []fairResult) {
+func printFairness(rs []fairResult) { printFairnessOver(rs, "file://") }
+
+func printFairnessOver(rs []fairResult, over string) {
 	if len(rs) == 0 {
 		return
 	}
-	fmt.Printf("\nFair turns on one file:// remote: clones adding in a loop for %.0f s each run:\n", rs[0].Seconds)
+	fmt.Printf("\nFair turns on one %s remote: clones adding in a loop for %.0f s each run:\n", over, rs[0].Seconds)
 	fmt.Printf("  %-7s %8s %8s %12s %10s %10s %10s  %s\n", "clones", "adds", "ops/s", "vs 1 clone", "min share", "median ms", "p99 ms", "adds per clone")
 	one := rs[0].OpsPerSec
 	for _, r := range rs {

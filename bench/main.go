@@ -35,15 +35,16 @@ import (
 )
 
 type options struct {
-	runs    int
-	sizes   []int
-	json    bool
-	keep    bool
-	shared  string
-	remote  bool
-	trust   bool
-	compare string // a git revision of the module's repository to time against; "" for none
-	formats bool
+	servePages int
+	runs       int
+	sizes      []int
+	json       bool
+	keep       bool
+	shared     string
+	remote     bool
+	trust      bool
+	compare    string // a git revision of the module's repository to time against; "" for none
+	formats    bool
 	// scaleTasks and scaleHistory size the board of the whole-board
 	// measurements (scaleTasks 0: none).
 	scaleTasks, scaleHistory int
@@ -54,6 +55,11 @@ type options struct {
 	// teamBoard the size of the board the 20 live tasks of the second run
 	// sit on (0 teamTasks: no team runs).
 	teamTasks, teamBoard int
+	// batchTasks is how many tasks each team of the merge queue's runs
+	// merges (0: no such runs).
+	batchTasks int
+	// batchCaps are further merge_batch values an 8-coder team runs at.
+	batchCaps []int
 	// queue is how many tasks wait in review while one task's claim,
 	// review and merge are timed (0: not timed).
 	queue int
@@ -67,12 +73,15 @@ type options struct {
 	// worktreeRounds is how many rounds of new worktrees, whose setup
 	// script installs an npm tree, the worktree section times (0: none).
 	worktreeRounds int
+	// claimSizes are the boards the claims section times a claim and an
+	// add on against the floor.
+	claimSizes []int
 	// only, when not empty, names the sections to run (see -only).
 	only map[string]bool
 }
 
 // sections are the parts of a run -only can name.
-var sections = []string{"base", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "bigpush", "spend", "mcp", "worktree"}
+var sections = []string{"base", "claims", "hub", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "batch", "bigpush", "spend", "mcp", "worktree", "serve"}
 
 // want reports whether section runs: -only names it, or -only is empty
 // and its own flag allows it.
@@ -93,6 +102,9 @@ type bench struct {
 	yq      string   // mikefarah yq v4
 	scripts string   // shared/bench
 	env     []string // environment of every child process
+	// serveHook, set while the web board is measured, watches a team's
+	// run (see measureServe).
+	serveHook serveTeamHook
 }
 
 func main() {
@@ -118,9 +130,14 @@ func main() {
 	flag.BoolVar(&opt.bigpush, "bigpush", false, "time pushes of a state commit whose liza.yaml is 200-300 MB to a guarded remote (a minute, a GB of disk)")
 	flag.BoolVar(&opt.spend, "spend", true, "time what recording a session's usage costs: one-task teams whose agents report usage or not")
 	flag.BoolVar(&opt.mcp, "mcp", true, "time the MCP server: short commands with its SDK linked in or not, a coder's status and checkpoint as commands and as tool calls")
+	flag.IntVar(&opt.batchTasks, "batch-tasks", 40, "the merge queue: teams of 1, 2, 4 and 8 coders merge `N` tasks each with a 1 s integration test, one at a time and in batches (0: not)")
+	var batchCaps string
+	flag.StringVar(&batchCaps, "batch-caps", "", "with the merge queue's runs: also 8 coders at these comma-separated merge_batch `CAPS`")
 	flag.IntVar(&opt.queue, "queue", 100, "time one task's claim, review and merge with no other task in review, and with `N` in review (0: not)")
 	flag.IntVar(&opt.worktreeRounds, "worktree-rounds", 7, "time `N` rounds of 10 new worktrees whose scripts/worktree-setup.sh installs an npm tree offline, with npm's cache shared through LIZA_CACHE_DIR and private (0: not)")
-	var only string
+	flag.IntVar(&opt.servePages, "serve-pages", 50, "time the web board (git liza serve) with `N` pages open on its events stream (0: not)")
+	var only, claimSizes string
+	flag.StringVar(&claimSizes, "claim-sizes", "100,10000,50000", "the boards (`N,...` tasks) the claims section times a claim by id, a claim of the best task and an add on, against the floor")
 	flag.StringVar(&only, "only", "", "run only these `SECTIONS` (comma-separated: "+strings.Join(sections, ", ")+"); the other flags still size them")
 	flag.Parse()
 	for _, sec := range strings.Split(only, ",") {
@@ -135,12 +152,27 @@ func main() {
 		}
 		opt.only[sec] = true
 	}
+	for _, c := range strings.Split(batchCaps, ",") {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 || n > 64 {
+			fatal(fmt.Errorf("bad -batch-caps %q: want merge_batch values from 1 to 64, separated by commas", batchCaps))
+		}
+		opt.batchCaps = append(opt.batchCaps, n)
+	}
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
 			fatal(fmt.Errorf("bad -sizes %q: want positive integers separated by commas", sizes))
 		}
 		opt.sizes = append(opt.sizes, n)
+	}
+	for _, s := range strings.Split(claimSizes, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 {
+			opt.claimSizes = append(opt.claimSizes, n)
+		}
 	}
 	if opt.scaleTasks > 0 && (opt.scaleHistory < 0 || opt.scaleHistory >= opt.scaleTasks) {
 		fatal(errors.New("-scale-history must be at least 0 and below -scale-tasks"))
@@ -251,6 +283,22 @@ func run(opt options) error {
 			return err
 		}
 	}
+	if opt.want("claims", true) {
+		for _, n := range opt.claimSizes {
+			r, err := b.measureClaims(n)
+			if err != nil {
+				return fmt.Errorf("claims, %d tasks: %v", n, err)
+			}
+			rep.ClaimsFloor = append(rep.ClaimsFloor, r)
+		}
+	}
+	if opt.want("hub", opt.remote) {
+		r, err := b.measureHub()
+		if err != nil {
+			return fmt.Errorf("hub: %v", err)
+		}
+		rep.Hub = &r
+	}
 	if opt.want("formats", opt.formats) {
 		r, err := b.measureFormats()
 		if err != nil {
@@ -303,6 +351,13 @@ func run(opt options) error {
 		}
 		rep.Queue = &q
 	}
+	if opt.want("batch", opt.batchTasks > 0) {
+		r, err := b.measureBatch()
+		if err != nil {
+			return fmt.Errorf("batch: %v", err)
+		}
+		rep.Batch = &r
+	}
 	if opt.want("spend", opt.spend) {
 		r, err := b.measureSpend()
 		if err != nil {
@@ -330,6 +385,13 @@ func run(opt options) error {
 			return fmt.Errorf("worktree: %v", err)
 		}
 		rep.Worktree = &r
+	}
+	if opt.want("serve", opt.servePages > 0) {
+		r, err := b.measureServe(root)
+		if err != nil {
+			return fmt.Errorf("serve: %v", err)
+		}
+		rep.Serve = &r
 	}
 	if opt.want("bigpush", opt.bigpush) {
 		r, err := b.measureBigPush()

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -120,7 +121,7 @@ func (b *bench) clone(url, dir string, config ...string) error {
 // startDaemon serves the repositories under base with git daemon on a free
 // port of 127.0.0.1, pushes allowed, and waits until `git ls-remote` of
 // base/repo answers. It returns repo's git:// URL and stop, which kills the
-// daemon and waits for it. git-daemon runs directly rather than through
+// daemon and waits for it (once, however often it is called). git-daemon runs directly rather than through
 // `git daemon`, so that the kill reaches the server itself.
 func (b *bench) startDaemon(base, repo string) (string, func(), error) {
 	execPath, err := output("", b.env, "git", "--exec-path")
@@ -140,9 +141,12 @@ func (b *bench) startDaemon(base, repo string) (string, func(), error) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	var once sync.Once
 	stop := func() {
-		cmd.Process.Kill()
-		<-exited
+		once.Do(func() {
+			cmd.Process.Kill()
+			<-exited
+		})
 	}
 	url := fmt.Sprintf("git://127.0.0.1:%d/%s", port, repo)
 	deadline := time.Now().Add(10 * time.Second)

@@ -95,10 +95,14 @@ type report struct {
 	BigPush       *bigpushResult     `json:"bigpush,omitempty"`
 	Scale         *scaleResult       `json:"scale,omitempty"`
 	Fairness      []fairResult       `json:"fairness,omitempty"`
+	ClaimsFloor   []claimsResult     `json:"claims_floor,omitempty"`
+	Hub           *hubResult         `json:"hub,omitempty"`
 	Teams         []teamResult       `json:"teams,omitempty"`
 	Queue         *queueResult       `json:"queue,omitempty"`
+	Batch         *batchResult       `json:"batch,omitempty"`
 	Spend         *spendResult       `json:"spend,omitempty"`
 	MCP           *mcpResult         `json:"mcp,omitempty"`
+	Serve         *serveResult       `json:"serve,omitempty"`
 	Worktree      *worktreeResult    `json:"worktree,omitempty"`
 	Compare       *compareInfo       `json:"compare,omitempty"`
 }
@@ -150,10 +154,14 @@ func printTable(r report) {
 		printBigPush(r.BigPush)
 	}
 	printFairness(r.Fairness)
+	printClaims(r.ClaimsFloor)
+	printHub(r.Hub)
 	printTeams(r.Teams)
+	printBatch(r.Batch)
 	printQueue(r.Queue)
 	printSpend(r.Spend)
 	printMCP(r.MCP)
+	printServe(r.Serve)
 	printWorktree(r.Worktree)
 	if r.Scale != nil {
 		printScale(r.Scale)

@@ -85,13 +85,25 @@ func (b *bench) measureTeams() ([]teamResult, error) {
 
 // measureTeam runs one team until live tasks are merged.
 func (b *bench) measureTeam(dir string, coders, live, finished int) (teamResult, error) {
+	return b.measureTeamWith(dir, coders, live, finished, teamSetup{test: "#!/bin/sh\nexit 0\n"})
+}
+
+// teamSetup is what a team run's board varies: the integration test
+// script, and the board's merge_batch (0: the default).
+type teamSetup struct {
+	test       string
+	mergeBatch int
+}
+
+// measureTeamWith runs one team on a board set up as setup says.
+func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup teamSetup) (teamResult, error) {
 	r := teamResult{Coders: coders, Live: live, Finished: finished}
 	progress(fmt.Sprintf("team: %d coders, %d live tasks on a board of %d", coders, live, live+finished))
 	repo := filepath.Join(dir, "repo")
 	if err := b.initRepo(repo); err != nil {
 		return r, err
 	}
-	for path, text := range map[string]string{"scripts/integration-test.sh": "#!/bin/sh\nexit 0\n", ".gitignore": ".liza/\n"} {
+	for path, text := range map[string]string{"scripts/integration-test.sh": setup.test, ".gitignore": ".liza/\n"} {
 		p := filepath.Join(repo, path)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return r, err
@@ -114,7 +126,7 @@ func (b *bench) measureTeam(dir string, coders, live, finished int) (teamResult,
 		return r, err
 	}
 	seed := filepath.Join(dir, "seed.yaml")
-	if err := os.WriteFile(seed, []byte(teamSeed(live, finished, head)), 0o644); err != nil {
+	if err := os.WriteFile(seed, []byte(teamSeedBatch(live, finished, head, setup.mergeBatch)), 0o644); err != nil {
 		return r, err
 	}
 	if out, err := command(repo, b.env, "git", "liza", "import", seed).CombinedOutput(); err != nil {
@@ -138,6 +150,9 @@ func (b *bench) measureTeam(dir string, coders, live, finished int) (teamResult,
 		if base, err = firstParents(repo, b.env, "HEAD"); err != nil {
 			return r, err
 		}
+	}
+	if b.serveHook != nil {
+		defer b.serveHook(repo)()
 	}
 	start := time.Now()
 	if err := team.Start(); err != nil {
@@ -227,9 +242,18 @@ func mergedCount(repo string, env []string) (int, error) {
 
 // teamSeed is a board of live UNCLAIMED tasks and finished MERGED ones.
 func teamSeed(live, finished int, commit string) string {
+	return teamSeedBatch(live, finished, commit, 0)
+}
+
+// teamSeedBatch is teamSeed whose config sets merge_batch (0: not).
+func teamSeedBatch(live, finished int, commit string, mergeBatch int) string {
 	var s strings.Builder
 	s.WriteString("version: 1\ngoal: {id: goal-1, description: bench, status: IN_PROGRESS, created: \"2026-01-17T10:00:00Z\"}\n")
-	s.WriteString("config: {integration_branch: integration, max_in_flight: 64}\n")
+	if mergeBatch > 0 {
+		fmt.Fprintf(&s, "config: {integration_branch: integration, max_in_flight: 64, merge_batch: %d}\n", mergeBatch)
+	} else {
+		s.WriteString("config: {integration_branch: integration, max_in_flight: 64}\n")
+	}
 	s.WriteString("sprint: {id: sprint-1, goal_ref: goal-1, status: IN_PROGRESS, timeline: {started: \"2026-01-17T10:00:00Z\"}}\nagents: {}\ntasks:\n")
 	for i := 1; i <= finished; i++ {
 		fmt.Fprintf(&s, "  - {id: old-%d, description: 'finished task %d', status: MERGED, priority: 3, created: \"2026-01-17T09:00:00Z\", spec_ref: specs/vision.md, done_when: d, scope: 'IN: old-%d', merge_commit: %s, depends_on: [], iteration: 1, history: []}\n", i, i, i, commit)

@@ -239,7 +239,9 @@ func heldTwice(tx *Tx, t, old *contracts.Task) (string, error) {
 	if !coder && !reviewer {
 		return "", nil
 	}
-	idx, err := tx.Index()
+	// Every task looked for is in flight (Claimed, Active and
+	// ReadyForReview are).
+	idx, err := tx.InFlight()
 	if err != nil {
 		return "", err
 	}

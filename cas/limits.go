@@ -3,6 +3,7 @@ package cas
 import (
 	"errors"
 	"path"
+	"strings"
 
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -63,7 +64,7 @@ var (
 
 // fileCap is the cap of the state file at path (as stored).
 func fileCap(p string) int64 {
-	if path.Base(p) == IndexFile {
+	if path.Base(p) == IndexFile || strings.HasPrefix(p, ClaimsDir+"/") {
 		return MaxIndex
 	}
 	return MaxFile

@@ -3,7 +3,9 @@ package cas
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -63,3 +65,49 @@ func (s *Store) publish(ctx context.Context, op Op, updates []refstore.RefUpdate
 // remote's state went backwards (an administrator's rewind): operations
 // up to it had been published, and must not be pushed again.
 func RewoundRef(remote string) string { return "refs/liza/rewound/" + remote }
+
+// errGuessed is an attempt on a guessed tip (Store.guessTip) that had
+// nothing to push.
+var errGuessed = errors.New("nothing to push on the tip last seen")
+
+// guessQuiet is how long a clone must not have fetched or pushed for its
+// next operation to build on the tip it saw last: a clone that writes
+// again and again fetches every time, and so sees the tickets of the
+// clones waiting for a turn (a guessed push cannot see them, and would
+// win every race).
+const guessQuiet = 250 * time.Millisecond
+
+// busy reports whether this clone fetched or pushed within guessQuiet.
+func (s *Store) busy() bool {
+	fi, err := os.Stat(s.fetchRecord(s.Remote))
+	return err == nil && time.Since(fi.ModTime()) < guessQuiet
+}
+
+// guessTip is the tip an attempt builds on. The first attempt of an
+// operation on a remote that is not read in place builds on the remote's
+// tip as this clone last saw it (its tracking ref), when the local state
+// is that same commit: its push names that value as the one the remote
+// must still hold, so an operation lands only on the remote's actual tip,
+// and a clone that is alone on its remote pays one push an operation
+// instead of a fetch and a push. Any other attempt fetches (Store.tip),
+// and so does the first of a clone that fetched or pushed in the last
+// guessQuiet (see busy).
+func (s *Store) guessTip(ctx context.Context, t *turn) (refstore.Hash, error) {
+	if t == nil || !t.guess {
+		return s.tip(ctx)
+	}
+	t.guess = false
+	seen, _, err := s.Repo.ReadRef(refstore.TrackingRef(s.Remote, refstore.StateRef))
+	if err != nil {
+		return refstore.Hash{}, err
+	}
+	local, _, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil {
+		return refstore.Hash{}, err
+	}
+	if seen.IsZero() || seen != local || !s.knownValid(seen) || s.busy() {
+		return s.tip(ctx)
+	}
+	t.guessed = true
+	return seen, nil
+}

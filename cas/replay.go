@@ -39,9 +39,9 @@ func RebuildIndex(snap *Snapshot) (*Rebuild, error) {
 	return indexesMatch(snap, st)
 }
 
-// indexesMatch compares the stored indexes of tasks/ and archive/ with
-// what st's tasks make; on a difference it returns the tasks to rebuild
-// them from.
+// indexesMatch compares the stored indexes of tasks/ and archive/, and
+// the claim index, with what st's tasks make; on a difference it returns
+// the tasks to rebuild them from.
 func indexesMatch(snap *Snapshot, st *contracts.State) (*Rebuild, error) {
 	for dir, tasks := range map[string][]*contracts.Task{TasksDir: st.Tasks, ArchiveDir: st.Archive} {
 		want := shards(tasks)
@@ -65,6 +65,12 @@ func indexesMatch(snap *Snapshot, st *contracts.State) (*Rebuild, error) {
 				return &Rebuild{Tasks: st.Tasks, Archive: st.Archive}, nil
 			}
 		}
+	}
+	if differs, err := claimsMatch(snap, st.Tasks); err != nil || differs != "" {
+		if err != nil {
+			return nil, err
+		}
+		return &Rebuild{Tasks: st.Tasks, Archive: st.Archive}, nil
 	}
 	return nil, nil
 }

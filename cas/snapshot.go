@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -18,6 +19,11 @@ type Snapshot struct {
 	Tree   refstore.Hash                   // zero when there is no state yet
 	dirs   map[string][]refstore.TreeEntry // directories read, in tree order
 	v1     bool                            // the tree is in layout 1
+	// rules is the rule set the commit was made under (its Liza-Rules
+	// trailer; 1 without one, 0 for no commit): an older git-liza keeps
+	// a claim index it does not know as it found it, so only a state a
+	// commit under RulesClaimIndex made has one to read.
+	rules int
 	// treeBytes is how much of MaxTrees the trees read so far hold.
 	treeBytes int64
 	// loading is set during a Load; loadLeft is what is left of its
@@ -41,6 +47,10 @@ func ReadSnapshot(repo *refstore.Repo, commit refstore.Hash) (*Snapshot, error) 
 		return nil, inconsistent("reading state commit %s: %v", commit, err)
 	}
 	s.Tree = c.Tree
+	s.rules = contracts.RulesFirst
+	if r, err := strconv.Atoi(Trailers(c.Message)["Liza-Rules"]); err == nil {
+		s.rules = r
+	}
 	return s, s.readLayout()
 }
 

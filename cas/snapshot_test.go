@@ -58,7 +58,7 @@ func TestWriteStateLayout(t *testing.T) {
 	if ps := contracts.Validate(st); len(ps) > 0 {
 		t.Fatalf("fixture invalid: %v", ps)
 	}
-	tree, err := s.writeState(st)
+	tree, err := s.writeState(st, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestLoadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := s.writeState(st)
+	tree, err := s.writeState(st, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestDeleteLastFileRemovesDirectory(t *testing.T) {
 		}
 		return names
 	}
-	if got := top(); !reflect.DeepEqual(got, []string{"agents", LayoutFile, "liza.yaml", "requests", "tasks"}) {
+	if got := top(); !reflect.DeepEqual(got, []string{"agents", ClaimsDir, LayoutFile, "liza.yaml", "requests", "tasks"}) {
 		t.Fatalf("top level %q", got)
 	}
 	mustUpdate(t, s, Op{Name: contracts.OpAbandon, Apply: func(tx *Tx) (any, error) {
@@ -222,10 +222,10 @@ func TestDeleteLastFileRemovesDirectory(t *testing.T) {
 		tx.ArchiveTask(t1)
 		return nil, nil
 	}})
-	if got := top(); !reflect.DeepEqual(got, []string{"archive", LayoutFile, "liza.yaml", "requests"}) {
+	if got := top(); !reflect.DeepEqual(got, []string{"archive", ClaimsDir, LayoutFile, "liza.yaml", "requests"}) {
 		t.Fatalf("top level after removing the last agent and task: %q", got)
 	}
-	if got := lsTree(t, s, mustSnapshot(t, s).Tree); !reflect.DeepEqual(got, []string{"archive/0/4/index", "archive/0/4/task-1.yaml", LayoutFile, "liza.yaml", locate2(requestPath("reg-1"))}) {
+	if got := lsTree(t, s, mustSnapshot(t, s).Tree); !reflect.DeepEqual(got, []string{"archive/0/4/index", "archive/0/4/task-1.yaml", inflightFile, LayoutFile, "liza.yaml", locate2(requestPath("reg-1"))}) {
 		t.Fatalf("files %q", got)
 	}
 
@@ -236,10 +236,10 @@ func TestDeleteLastFileRemovesDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := lsTree(t, s, tree); !reflect.DeepEqual(got, []string{"archive/0/4/index", "archive/0/4/task-1.yaml", LayoutFile, "liza.yaml"}) {
+	if got := lsTree(t, s, tree); !reflect.DeepEqual(got, []string{"archive/0/4/index", "archive/0/4/task-1.yaml", inflightFile, LayoutFile, "liza.yaml"}) {
 		t.Fatalf("after deleting the request record: %q", got)
 	}
-	tree, err = applyFiles(snap, "", map[string][]byte{locate2(requestPath("reg-1")): nil, "archive/0/4/task-1.yaml": nil, "archive/0/4/index": nil, MetaFile: nil, LayoutFile: nil})
+	tree, err = applyFiles(snap, "", map[string][]byte{locate2(requestPath("reg-1")): nil, "archive/0/4/task-1.yaml": nil, "archive/0/4/index": nil, inflightFile: nil, MetaFile: nil, LayoutFile: nil})
 	if err != nil || !tree.IsZero() {
 		t.Fatalf("deleting every file: %s, %v; want the zero hash", tree, err)
 	}

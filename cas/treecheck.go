@@ -46,6 +46,8 @@ func checkTree(s *Snapshot) error {
 			err = c.list(e)
 		case e.Name == PlannedDir && !s.v1:
 			err = c.planned(e)
+		case e.Name == ClaimsDir && !s.v1:
+			err = c.claims(e)
 		default:
 			return inconsistent("state at %s: unknown entry %q in the state tree", short(s.Commit), e.Name)
 		}
@@ -137,6 +139,43 @@ func (c treeChecker) tasks(e refstore.TreeEntry) error {
 			if err := c.entityDir(y, func(id string) bool { return contracts.ValidID(id) == nil && bucket(id) == b }, true); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// claims checks the claim index: claims/inflight, and claims/queue
+// holding files named by claim keys.
+func (c treeChecker) claims(e refstore.TreeEntry) error {
+	if err := c.dir(e, e.Name); err != nil {
+		return err
+	}
+	list, err := c.s.Entries(e.Name)
+	if err != nil {
+		return err
+	}
+	for _, f := range list {
+		switch f.Name {
+		case "inflight":
+			err = c.file(f, inflightFile)
+		case "queue":
+			if err = c.dir(f, queueDir); err != nil {
+				return err
+			}
+			chunks, lerr := c.s.Entries(queueDir)
+			if lerr != nil {
+				return lerr
+			}
+			for _, q := range chunks {
+				if q.IsTree() || q.Mode != refstore.ModeFile || !validKey(q.Name) {
+					return c.stray(q.Name, queueDir)
+				}
+			}
+		default:
+			return c.stray(f.Name, e.Name)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -38,6 +38,7 @@ type Tx struct {
 	index        map[string]*contracts.TaskSummary // live task summaries, loaded on demand
 	taskChanged  map[string]bool                   // live tasks put or removed
 	rebuildIndex *Rebuild                          // set when the stored indexes must be rebuilt
+	inflight     []*contracts.TaskSummary          // claims/inflight as the parent has it, read on demand
 
 	plannedHave int      // planned ids at the snapshot, -1 until read
 	plannedLast []byte   // the file holding the last of them
@@ -454,8 +455,14 @@ func (tx *Tx) writeTree() (refstore.Hash, error) {
 	if !tx.Snap.Exists() {
 		files[LayoutFile] = []byte(layoutV2)
 	}
-	if err := tx.writeIndexes(files); err != nil {
+	was, now, err := tx.writeIndexes(files)
+	if err != nil {
 		return refstore.Hash{}, err
+	}
+	if tx.Rules >= contracts.RulesClaimIndex {
+		if err := tx.writeClaims(files, was, now); err != nil {
+			return refstore.Hash{}, err
+		}
 	}
 	if tx.plannedGone {
 		files[PlannedDir] = nil
@@ -469,7 +476,11 @@ func (tx *Tx) writeTree() (refstore.Hash, error) {
 // writeIndexes adds to files the index of every directory of tasks/ and
 // archive/ whose tasks changed: the stored one with the changed tasks'
 // lines rewritten, or, when the stored ones must be rebuilt, every one.
-func (tx *Tx) writeIndexes(files map[string][]byte) error {
+// It returns the live tasks that changed as the parent's index had them
+// (was) and as they are now (now: nil for a task that left the board);
+// both are nil when the indexes are rebuilt.
+func (tx *Tx) writeIndexes(files map[string][]byte) (was, now map[string]*contracts.TaskSummary, err error) {
+	was, now = map[string]*contracts.TaskSummary{}, map[string]*contracts.TaskSummary{}
 	for _, dir := range []string{TasksDir, ArchiveDir} {
 		changed := map[string]map[string]*contracts.TaskSummary{} // bucket -> id -> summary (nil: gone)
 		mark := func(p string) {
@@ -520,24 +531,42 @@ func (tx *Tx) writeIndexes(files map[string][]byte) error {
 					files[dir+"/"+b+"/"+IndexFile] = encodeIndex(idx)
 				}
 			}
+			was, now = nil, nil
 			continue
 		}
 		for b, ids := range changed {
 			path := dir + "/" + b + "/" + IndexFile
 			var raw []byte
 			if e, ok, err := tx.Snap.entry(dir+"/"+b, IndexFile); err != nil {
-				return err
+				return nil, nil, err
 			} else if ok {
 				if raw, err = tx.Snap.Repo.ReadBlob(e.ID); err != nil {
-					return inconsistent("reading %s: %v", path, err)
+					return nil, nil, inconsistent("reading %s: %v", path, err)
 				}
 			}
 			out, err := patchIndex(raw, ids)
 			if err != nil {
-				return inconsistent("%s: %v", path, err)
+				return nil, nil, inconsistent("%s: %v", path, err)
 			}
 			files[path] = out
+			if dir != TasksDir {
+				continue
+			}
+			if raw != nil {
+				old, err := decodeIndex(raw)
+				if err != nil {
+					return nil, nil, inconsistent("%s: %v", path, err)
+				}
+				for _, t := range old {
+					if _, ok := ids[t.ID]; ok {
+						was[t.ID] = t
+					}
+				}
+			}
+			for id, t := range ids {
+				now[id] = t
+			}
 		}
 	}
-	return nil
+	return was, now, nil
 }

@@ -120,6 +120,15 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 			s.reap(ctx, turn)
 			return res, nil
 		}
+		if turn != nil && turn.guessed && !errors.Is(err, errYield) && ctx.Err() == nil {
+			// The attempt built on the tip this clone saw last, and it
+			// was refused (here or by the remote, which had moved), or
+			// changed nothing: what the remote holds now decides, so the
+			// operation is tried again on it at once, as its first try.
+			turn.guessed = false
+			attempt--
+			continue
+		}
 		var sleep time.Duration
 		switch {
 		case errors.Is(err, errYield):
@@ -239,7 +248,7 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 		}
 		defer txn.Abort()
 	}
-	tip, err := s.tip(ctx)
+	tip, err := s.guessTip(ctx, turn)
 	if err != nil {
 		return nil, err
 	}
@@ -275,6 +284,9 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 		return nil, err
 	}
 	if b.replayed || b.tree == snap.Tree {
+		if turn != nil && turn.guessed {
+			return nil, errGuessed // nothing to push on a tip that may be old
+		}
 		return &Result{Commit: tip, Value: b.value, Replayed: b.replayed}, nil
 	}
 	var parents []refstore.Hash
@@ -285,7 +297,12 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	updates := append([]refstore.RefUpdate{{Name: refstore.StateRef, Old: tip, New: commit}}, b.refs...)
+	// The state moves last. git's files backend moves the refs of one
+	// transaction one after the other, in the order given: a reader that
+	// reads the state and then a ref the operation moved with it (a
+	// merge's integration branch) must not find the state new and the
+	// branch old.
+	updates := append(append([]refstore.RefUpdate(nil), b.refs...), refstore.RefUpdate{Name: refstore.StateRef, Old: tip, New: commit})
 	// The commit is marked valid before the ref moves to it: a supervisor
 	// that sees the new tip at once must find it known good, or it reads
 	// and validates the whole board. A commit whose move then fails is no
@@ -393,7 +410,7 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*
 		if err := problemsError(contracts.CodeInvalid, "", ps); err != nil {
 			return nil, err
 		}
-		if b.tree, err = s.writeState(st); err != nil {
+		if b.tree, err = s.writeState(st, tx.Rules >= contracts.RulesClaimIndex); err != nil {
 			return nil, err
 		}
 	} else {
@@ -501,11 +518,21 @@ type requestRecord struct {
 	Result json.RawMessage `json:"result,omitempty"`
 }
 
-// writeState stores a whole state as a fresh tree.
-func (s *Store) writeState(st *contracts.State) (refstore.Hash, error) {
+// writeState stores a whole state as a fresh tree, with claims its claim
+// index too.
+func (s *Store) writeState(st *contracts.State, claims bool) (refstore.Hash, error) {
 	files, err := splitState(st)
 	if err != nil {
 		return refstore.Hash{}, err
+	}
+	if claims {
+		sums := make([]*contracts.TaskSummary, len(st.Tasks))
+		for i, t := range st.Tasks {
+			sums[i] = t.Summary()
+		}
+		for p, b := range claimFiles(sums) {
+			files[p] = b
+		}
 	}
 	empty := &Snapshot{Repo: s.Repo, dirs: map[string][]refstore.TreeEntry{"": nil}}
 	return applyFiles(empty, "", files)

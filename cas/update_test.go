@@ -66,7 +66,7 @@ func TestInitCreatesStateRef(t *testing.T) {
 		t.Errorf("git sees trailers %q", got)
 	}
 	files := lsTree(t, s, c.Tree)
-	if len(files) != 3 || files[0] != LayoutFile || files[1] != MetaFile || files[2] != locate2(requestPath("init-1")) {
+	if len(files) != 4 || files[0] != inflightFile || files[1] != LayoutFile || files[2] != MetaFile || files[3] != locate2(requestPath("init-1")) {
 		t.Errorf("tree %q", files)
 	}
 	if got := git(t, dir, "rev-list", "--count", refstore.StateRef); got != "1" {

@@ -12,7 +12,7 @@ import (
 func (e *Env) claimCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "claim",
-		Usage:     "claim task ID, or the best claimable task, with its worktree .worktrees/ID on branch task/ID",
+		Usage:     "claim task ID, or the best claimable task (one whose paths hold no file a branch in flight changes, when there is a choice), with its worktree .worktrees/ID on branch task/ID",
 		ArgsUsage: "[ID]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "no-worktree", Usage: "record the claim only; the agent works in its own checkout"},
@@ -34,6 +34,9 @@ func (e *Env) claimCmd() *cli.Command {
 				where += " on " + out.Branch
 			}
 			fmt.Fprintf(s.Stdout, "%s %s by %s: %s from %s, lease until %s\n", out.ID, out.Kind, out.AssignedTo, where, short(out.BaseCommit), out.LeaseExpires)
+			if out.Pick != "" {
+				fmt.Fprintln(s.Stdout, out.Pick)
+			}
 			return nil
 		}),
 	}

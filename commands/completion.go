@@ -224,17 +224,24 @@ func (e *Env) flagValues(ctx context.Context, name string) []string {
 // (from 0) of the command at path.
 func (e *Env) positionalValues(ctx context.Context, path string, n int) []string {
 	switch path {
-	case "claim", "submit", "review", "merge", "show", "checkpoint", "handoff",
+	case "claim":
+		if n == 0 {
+			return e.claimable(ctx)
+		}
+	case "submit", "review", "merge", "checkpoint", "handoff",
 		"task finalize", "task edit", "task block", "task unblock", "task supersede", "task abandon",
-		"task release", "task archive", "worktree delete":
+		"task release", "task archive":
 		if n == 0 || path == "task archive" {
+			return e.taskIDs(ctx, verbTakes[path])
+		}
+	case "show", "worktree delete":
+		if n == 0 {
 			tasks, _ := e.names(ctx)
 			return tasks
 		}
 	case "verdict":
 		if n == 0 {
-			tasks, _ := e.names(ctx)
-			return tasks
+			return e.taskIDs(ctx, verbTakes[path])
 		}
 		if n == 1 {
 			return []string{"approve", "reject"}
@@ -264,6 +271,70 @@ func (e *Env) positionalValues(ctx context.Context, path string, n int) []string
 		}
 	}
 	return nil
+}
+
+// verbTakes says which tasks a verb can act on, for completion: a MERGED
+// task is not offered to claim, nor a DRAFT one to merge. (claim is
+// offered what ops.Ready lists.)
+var verbTakes = map[string]func(*contracts.TaskSummary) bool{
+	"submit":         hasStatus(contracts.Claimed),
+	"checkpoint":     hasStatus(contracts.Claimed),
+	"handoff":        hasStatus(contracts.Claimed),
+	"review":         hasStatus(contracts.ReadyForReview),
+	"verdict":        hasStatus(contracts.ReadyForReview),
+	"merge":          hasStatus(contracts.Approved),
+	"task finalize":  hasStatus(contracts.Draft),
+	"task edit":      hasStatus(contracts.Draft, contracts.Unclaimed),
+	"task unblock":   hasStatus(contracts.Blocked),
+	"task release":   hasStatus(contracts.Claimed, contracts.ReadyForReview, contracts.Rejected, contracts.IntegrationFailed),
+	"task block":     func(t *contracts.TaskSummary) bool { return !t.Status.Terminal() && t.Status != contracts.Blocked },
+	"task supersede": func(t *contracts.TaskSummary) bool { return !t.Status.Terminal() },
+	"task abandon":   func(t *contracts.TaskSummary) bool { return !t.Status.Terminal() },
+	"task archive":   func(t *contracts.TaskSummary) bool { return t.Status.Terminal() },
+}
+
+func hasStatus(statuses ...contracts.Status) func(*contracts.TaskSummary) bool {
+	return func(t *contracts.TaskSummary) bool { return slices.Contains(statuses, t.Status) }
+}
+
+// service opens the blackboard here for completion, acting as
+// LIZA_AGENT_ID when it names an agent; nil outside a repository.
+func (e *Env) service() *ops.Service {
+	repo, err := refstore.Open(e.Dir)
+	if err != nil {
+		return nil
+	}
+	agent := e.Getenv("LIZA_AGENT_ID")
+	if _, err := contracts.ParseAgentID(agent); err != nil {
+		agent = ""
+	}
+	clock, _ := e.clock()
+	svc, err := ops.New(repo, ops.Options{Agent: agent, Clock: clock})
+	if err != nil {
+		return nil
+	}
+	return svc
+}
+
+// taskIDs are the ids of the live tasks keep accepts.
+func (e *Env) taskIDs(ctx context.Context, keep func(*contracts.TaskSummary) bool) []string {
+	svc := e.service()
+	if svc == nil || keep == nil {
+		return nil
+	}
+	ids, _ := svc.TaskIDs(ctx, keep)
+	return ids
+}
+
+// claimable is what claim can take now (status --ready), for
+// LIZA_AGENT_ID's coder or any coder.
+func (e *Env) claimable(ctx context.Context) []string {
+	svc := e.service()
+	if svc == nil {
+		return nil
+	}
+	ids, _ := svc.ReadyIDs(ctx)
+	return ids
 }
 
 // names reads the task and agent ids of the blackboard here; none when

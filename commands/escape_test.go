@@ -74,14 +74,26 @@ func testBoard(s string) *ops.Board {
 		Total:  3,
 		Tasks: []ops.BoardTask{
 			{ID: "t-1" + s, Status: contracts.Blocked, Priority: 2, Description: "d " + s, AssignedTo: "coder-1" + s, ReviewingBy: s, Reason: "r " + s},
-			{ID: "t-2", Status: contracts.Unclaimed, Priority: 3, Description: s},
+			{ID: "t-2", Status: contracts.Unclaimed, Priority: 3, Description: s,
+				WaitsOn: []ops.Waiting{{ID: "t-1" + s, Status: contracts.Status("X" + s)}}},
 			{ID: "t-3", Status: contracts.Status("X" + s), Priority: 3, Description: s},
 		},
-		Agents:   []ops.BoardAgent{{ID: "coder-1" + s, Role: "coder" + s, Status: "WORKING" + s, CurrentTask: s, LeaseExpires: "2026-01-17T10:20:00Z"}},
-		Switches: []contracts.Switch{{Mode: "PAUSED" + s, Source: ".liza/PAUSE" + s, By: s, Reason: "why " + s}},
-		Alarms:   []contracts.Alarm{{Message: "⚠️ BLOCKED: t-1 — " + s}},
-		Remote:   &ops.BoardRemote{Name: "origin" + s, FetchedAt: now},
+		Agents:      []ops.BoardAgent{{ID: "coder-1" + s, Role: "coder" + s, Status: "WORKING" + s, CurrentTask: s, LeaseExpires: "2026-01-17T10:20:00Z"}},
+		Switches:    []contracts.Switch{{Mode: "PAUSED" + s, Source: ".liza/PAUSE" + s, By: s, Reason: "why " + s}},
+		Alarms:      []contracts.Alarm{{Message: "⚠️ BLOCKED: t-1 — " + s}},
+		Remote:      &ops.BoardRemote{Name: "origin" + s, FetchedAt: now},
+		Unpublished: &ops.Unpublished{Remote: "origin" + s, Operations: 2},
 	}
+}
+
+// readyText is status --ready's lines for two tasks, s in every field.
+func readyText(s string) string {
+	var out bytes.Buffer
+	writeReady(&out, []ops.ReadyTask{
+		{ID: "t-1" + s, Status: contracts.Status("REJECTED" + s), Priority: 1, Description: "d " + s, AssignedTo: "coder-2" + s},
+		{ID: "t-2", Status: contracts.Unclaimed, Priority: 3, Description: s},
+	})
+	return out.String()
 }
 
 func statusText(s string, width int) string {
@@ -130,6 +142,12 @@ func FuzzPrinters(f *testing.F) {
 			if width == 0 && ordinary(s) && !strings.Contains(out, "  ⚠️ BLOCKED: t-1 — "+s+"\n") {
 				t.Fatalf("status: ordinary text %q not shown as written:\n%s", s, out)
 			}
+		}
+		// status --ready: one line a task, whatever its fields hold.
+		ready := readyText(s)
+		assertNoRaw(t, "status --ready", ready)
+		if n := strings.Count(ready, "\n"); n != 2 {
+			t.Fatalf("status --ready: %d lines, want 2:\n%s", n, ready)
 		}
 		// log and log -p (diff writes the same changes).
 		out := logText(s)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/liza-dev/git-liza/contracts"
 )
 
 // Help is rendered here, from the command tree and the texts of helpText,
@@ -65,8 +67,14 @@ func prepare(cmd *cli.Command, prefix string) {
 	}
 	cmd.HideHelpCommand = true
 	cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
+		// A bad value is said in one line of the user's words; an
+		// unknown option, with the usage that lists the right ones.
+		if msg := valueMessage(c, err.Error()); msg != "" {
+			return contracts.Invalidf("%s", msg)
+		}
 		return &usageError{msg: flagMessage(c, err.Error()), usage: synopsis(c)}
 	}
+	requireFlags(cmd, name)
 	if cmd.Action == nil && len(cmd.Commands) > 0 {
 		// A command that only groups others leaves the options to them:
 		// parsed here, "task ad --id x" would be an unknown --id rather

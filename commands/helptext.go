@@ -31,8 +31,9 @@ var helpText = map[string]help{
 		`git liza init --spec specs/vision.md "Retry every API call"`,
 		`git liza init --integration-branch develop "Port the parser to Go"`,
 	}},
-	"status": {usage: "status [--fetch] [--status S] [--agent ID | --mine] [--limit N] [--at REV]", category: catBoard, examples: []string{
-		`git liza status                      # what needs attention first`,
+	"status": {usage: "status [--fetch] [--status S] [--agent ID | --mine] [--limit N] [--at REV] | status --ready", category: catBoard, examples: []string{
+		`git liza status                      # what needs attention first; "waits on" names unmerged dependencies`,
+		`git liza --agent coder-1 status --ready   # what coder-1 can claim now, best first`,
 		`git liza status --status BLOCKED,REJECTED`,
 		`git liza --agent coder-1 status --mine`,
 		`git liza status --fetch              # in remote mode: fetch the board first`,
@@ -123,8 +124,10 @@ var helpText = map[string]help{
 		`git liza --agent code-reviewer-1 verdict task-3 approve`,
 		`git liza --agent code-reviewer-1 verdict task-3 reject --reason "no test for the 5xx case" --feedback "add a test that returns 503 twice"`,
 	}},
-	"merge": {usage: "merge ID", category: catReviewer, examples: []string{
+	"merge": {usage: "merge ID | merge --queue", category: catReviewer, examples: []string{
 		`git liza --agent code-reviewer-1 merge task-3`,
+		`git liza --agent code-reviewer-1 merge --queue     # every APPROVED task, in tested batches`,
+		`git liza --agent code-reviewer-1 merge --queue --json | jq -r '.tasks[] | select(.status != "MERGED") | .id'`,
 	}},
 	"anomaly": {usage: "anomaly TYPE --task ID [--detail KEY=VALUE ...]", category: catEveryone, examples: []string{
 		`git liza --agent coder-1 anomaly spec_ambiguity --task task-3 --detail question="retry POST?"`,
@@ -172,7 +175,8 @@ var helpText = map[string]help{
 		`git liza hook pre-commit            # what a hook manager's script runs (husky, lefthook, pre-commit)`,
 	}},
 	"sync": {usage: "sync [--discard-local] [REMOTE]", category: catTeam, examples: []string{
-		`git config liza.remote origin && git liza sync     # join origin's blackboard`,
+		`git liza sync                                      # join the only remote's blackboard; sets liza.remote`,
+		`git liza sync origin                               # with several remotes, name the one to join`,
 		`git liza sync --discard-local origin                # drop an unrelated local board for origin's`,
 	}},
 	"integration": {usage: "integration adopt [COMMIT]", category: catTeam, examples: []string{
@@ -233,6 +237,10 @@ var helpText = map[string]help{
 	}},
 	"board": {usage: "board [--interval DURATION]", category: catTeam, examples: []string{
 		`git liza board                 # q quits, r reads the board again`,
+	}},
+	"serve": {usage: serveUsage, category: catTeam, examples: []string{
+		`git liza serve                 # prints the address, with ?token= for the levers`,
+		`git liza serve --addr 0.0.0.0:7428 --token-file ~/.liza-token    # a phone on the LAN: every page asks for the token`,
 	}},
 	"mcp": {usage: "mcp [--human]", category: catTeam, examples: []string{
 		`git liza mcp                   # started by an agent CLI for a supervised session`,

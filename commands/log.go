@@ -107,7 +107,7 @@ func writeChanges(w io.Writer, changes []ops.EntityDiff, indent string) {
 			continue
 		}
 		for _, f := range c.Fields {
-			fmt.Fprintf(w, "%s  %s\n", indent, fieldLine(f))
+			fmt.Fprintf(w, "%s  %s\n", indent, ops.FieldLine(f))
 		}
 	}
 }

@@ -23,7 +23,7 @@ func (e *Env) taskEditCmd() *cli.Command {
 			&cli.StringFlag{Name: "spec", Usage: "spec reference: a path in the repository, optionally with #anchor"},
 			&cli.StringFlag{Name: "done", Usage: "falsifiable completion criteria (done_when)"},
 			&cli.StringFlag{Name: "scope", Usage: "what is in and out of scope"},
-			&cli.IntFlag{Name: "priority", Usage: "1 (highest) to 5 (lowest)"},
+			priorityFlag(0),
 			&cli.StringSliceFlag{Name: "depends", Usage: "task ids that must be MERGED first (A,B; empty for none)"},
 			&cli.StringSliceFlag{Name: "paths", Usage: "paths or globs the task owns (A,B; empty for none)"},
 			&cli.IntFlag{Name: "max-files", Usage: "most files a submission may touch"},

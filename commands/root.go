@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
 )
 
 // Env is what a command reads and writes besides the repository, so that
@@ -35,6 +36,9 @@ type Env struct {
 	Clock func() time.Time
 
 	argv []string // the command line being run
+	// svc is the service the command opened, if it did: its JoinHint
+	// turns a "no blackboard here" into how to join a remote's board.
+	svc *ops.Service
 }
 
 // Run parses args (args[0] is the program name), runs the command and
@@ -67,7 +71,7 @@ func RunAt(ctx context.Context, clock func() time.Time, args []string, stdin io.
 
 // Run runs one command line in e.
 func (e *Env) Run(ctx context.Context, args []string) int {
-	e.argv = args
+	e.argv, e.svc = args, nil
 	if err := envBudget(e.Getenv); err != nil {
 		return int(e.fail(err, jsonRequested(args)))
 	}
@@ -77,6 +81,9 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 	err := app.Run(ctx, args)
 	if err == nil {
 		return 0
+	}
+	if e.svc != nil {
+		err = e.svc.JoinHint(ctx, err)
 	}
 	return int(e.fail(err, jsonRequested(args)))
 }
@@ -118,7 +125,7 @@ func (e *Env) app() *cli.Command {
 
 // helpCmds are the commands that read about git-liza itself.
 func (e *Env) helpCmds() []*cli.Command {
-	return []*cli.Command{e.diffCmd(), e.boardCmd(), e.mcpCmd(), e.helpCmd(), e.versionCmd(), e.installManCmd(), e.completionCmd(), e.completeCmd()}
+	return []*cli.Command{e.diffCmd(), e.boardCmd(), e.serveCmd(), e.mcpCmd(), e.helpCmd(), e.versionCmd(), e.installManCmd(), e.completionCmd(), e.completeCmd()}
 }
 
 // only narrows the commands of app to the one args name, when they name

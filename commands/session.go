@@ -73,6 +73,7 @@ func (e *Env) openAs(cmd *cli.Command, agent string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.svc = svc
 	return &session{Env: e, cmd: cmd, ops: svc, repo: repo, json: cmd.Bool("json")}, nil
 }
 

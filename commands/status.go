@@ -29,11 +29,15 @@ func (e *Env) statusCmd() *cli.Command {
 			&cli.StringFlag{Name: "agent", Local: true, Usage: "only tasks assigned to or reviewed by agent `ID`"},
 			&cli.BoolFlag{Name: "mine", Usage: "only the tasks of the acting agent (git liza --agent ID status --mine, or LIZA_AGENT_ID)"},
 			&cli.IntFlag{Name: "limit", Value: defaultLimit, Usage: "list at most `N` tasks of each status and sum up the rest (0: all)"},
+			&cli.BoolFlag{Name: "ready", Usage: "only what can be claimed now, in the order claim takes it (for the acting coder with --agent ID)"},
 			atFlag(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if _, err := args(cmd, 0, 0, "status"); err != nil {
 				return err
+			}
+			if cmd.Bool("ready") {
+				return e.ready(ctx, cmd)
 			}
 			// --agent here filters the board; it does not say who acts.
 			s, err := e.openAs(cmd, "")
@@ -126,6 +130,9 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 	if rm := b.Remote; rm != nil {
 		fmt.Fprintf(w, "%s\n", p(remoteLine(rm, now)))
 	}
+	if u := b.Unpublished; u != nil {
+		fmt.Fprintf(w, "%s\n", p(unpublishedLine(u, b.Remote != nil)))
+	}
 	if b.Spend != nil {
 		fmt.Fprintf(w, "%s\n", b.Spend.Line())
 	}
@@ -173,6 +180,9 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 			if t.Reason != "" {
 				text = t.Reason
 			}
+			if w := waitsText(t.WaitsOn); w != "" {
+				text = w + " · " + text
+			}
 			fmt.Fprintf(tw, "    %s\tp%d\t%s\t%s\t%s\n", p(t.ID), t.Priority, p(who), p(t.LeaseText(now)), p(contracts.OneLine(text)))
 			parked = parked || t.Parked != nil
 		}
@@ -184,7 +194,9 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 	if len(b.Agents) > 0 {
 		fmt.Fprintf(w, "\nAgents: %d\n", len(b.Agents))
 		for _, a := range b.Agents {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p(a.ID), p(a.Role), p(a.Status), p(a.CurrentTask), ops.LeaseLeft(a.LeaseExpires, now))
+			// The role as a person reads it (code-reviewer); --json keeps
+			// the state's spelling (code_reviewer, seed 004).
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p(a.ID), p(contracts.Role(a.Role).IDPrefix()), p(a.Status), p(a.CurrentTask), ops.LeaseLeft(a.LeaseExpires, now))
 		}
 		tw.Flush()
 	}
@@ -208,12 +220,64 @@ func writeBoard(w io.Writer, b *ops.Board, r ops.StatusRequest, limit int) {
 		}
 		tw.Flush()
 	}
+	if q := b.Queue; q != nil {
+		writeQueue(w, q)
+	}
 	if len(b.Alarms) > 0 {
 		fmt.Fprintf(w, "\nAlarms: %d\n", len(b.Alarms))
 		for _, a := range b.Alarms {
 			fmt.Fprintf(w, "  %s\n", p(a.Message))
 		}
 	}
+}
+
+// waitsText is "waits on api (CLAIMED), cli (UNCLAIMED)", or "".
+func waitsText(ws []ops.Waiting) string {
+	if len(ws) == 0 {
+		return ""
+	}
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = fmt.Sprintf("%s (%s)", w.ID, w.Status)
+	}
+	return "waits on " + strings.Join(parts, ", ")
+}
+
+// ready is status --ready: the tasks the acting coder (--agent ID, or any
+// coder) could claim now, best first, one line each.
+func (e *Env) ready(ctx context.Context, cmd *cli.Command) error {
+	if len(cmd.StringSlice("status")) > 0 || cmd.String("agent") != "" || cmd.Bool("mine") || cmd.String("at") != "" {
+		return contracts.Invalidf("--ready lists what can be claimed now: it takes no --status, --agent, --mine or --at")
+	}
+	s, err := e.openAs(cmd, cmd.Root().String("agent"))
+	if err != nil {
+		return err
+	}
+	tasks, err := s.ops.Ready(ctx)
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return s.printJSON(tasks)
+	}
+	var out bytes.Buffer
+	writeReady(&out, tasks)
+	return writeFitted(e.Stdout, out.String(), e.width())
+}
+
+// writeReady writes status --ready's lines: id, priority, status, the
+// coder a takeover displaces, the description.
+func writeReady(w io.Writer, tasks []ops.ReadyTask) {
+	if len(tasks) == 0 {
+		fmt.Fprintln(w, "nothing can be claimed now")
+		return
+	}
+	p := contracts.Printable
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	for _, t := range tasks {
+		fmt.Fprintf(tw, "%s\tp%d\t%s\t%s\t%s\n", p(t.ID), t.Priority, p(string(t.Status)), p(t.AssignedTo), p(contracts.OneLine(t.Description)))
+	}
+	tw.Flush()
 }
 
 // remoteLine says whose copy a board in remote mode is and how old it is.
@@ -227,8 +291,41 @@ func remoteLine(rm *ops.BoardRemote, now time.Time) string {
 	default:
 		s = fmt.Sprintf("Board of %s as fetched %s (%s ago); git liza status --fetch refreshes it", rm.Name, rm.FetchedAt, now.Sub(at).Round(time.Second))
 	}
-	if rm.Ahead {
-		s += "; operations made here are not on " + rm.Name + " yet: git liza sync"
-	}
 	return s
+}
+
+// unpublishedLine says how many operations exist only here, and the sync
+// that publishes them: git liza sync in remote mode, naming the remote in
+// a copy kept here.
+func unpublishedLine(u *ops.Unpublished, remoteMode bool) string {
+	ops := contracts.Plural(u.Operations, "operation")
+	if remoteMode {
+		return ops + " not published: git liza sync"
+	}
+	return fmt.Sprintf("%s not published to %s: git liza sync %s", ops, u.Remote, u.Remote)
+}
+
+// writeQueue writes the merge queue: the batch under test, the approved
+// tasks in the order they merge next, those that wait for a dependency,
+// and the tasks the queue failed, with why.
+func writeQueue(w io.Writer, q *ops.QueueView) {
+	p := contracts.Printable
+	ids := func(l []string) string { return p(strings.Join(l, ", ")) }
+	fmt.Fprintf(w, "\nmerge queue (batches of %d):\n", q.MergeBatch)
+	if len(q.Batch) > 0 {
+		testing := ""
+		if len(q.Testing) > 0 {
+			testing = fmt.Sprintf(", testing %s", ids(q.Testing))
+		}
+		fmt.Fprintf(w, "  batch under test: %s%s (since %s, %s)\n", ids(q.Batch), testing, p(q.Since), p(q.Owner))
+	}
+	if len(q.Waiting) > 0 {
+		fmt.Fprintf(w, "  next: %s\n", ids(q.Waiting))
+	}
+	for _, b := range q.Blocked {
+		fmt.Fprintf(w, "  waiting for a dependency: %s (until %s)\n", p(b.ID), ids(b.Until))
+	}
+	for _, o := range q.Out {
+		fmt.Fprintf(w, "  failed: %s: %s\n", p(o.ID), p(o.Reason))
+	}
 }

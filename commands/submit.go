@@ -13,7 +13,7 @@ import (
 func (e *Env) submitCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "submit",
-		Usage:     "submit COMMIT (default: the tip of task/ID) for review, once the checkpoint of this iteration is recorded",
+		Usage:     "submit COMMIT (default: the tip of task/ID) for review, once the checkpoint of this iteration is recorded; a commit that no longer merges onto the integration tip and the approved tasks ahead goes back at once as INTEGRATION_FAILED, the files named",
 		ArgsUsage: "ID [COMMIT]",
 		Action: e.action(1, 2, "submit ID [COMMIT]", func(ctx context.Context, s *session, a []string) error {
 			r := ops.SubmitRequest{Call: s.call(), Task: a[0]}
@@ -25,9 +25,18 @@ func (e *Env) submitCmd() *cli.Command {
 				return err
 			}
 			if s.json {
-				return s.printJSON(map[string]any{"id": out.ID, "status": contracts.ReadyForReview, "review_commit": out.ReviewCommit, "base_commit": out.BaseCommit, "commit": out.Commit.String(), "replayed": out.Replayed})
+				v := map[string]any{"id": out.ID, "status": contracts.ReadyForReview, "review_commit": out.ReviewCommit, "base_commit": out.BaseCommit, "commit": out.Commit.String(), "replayed": out.Replayed}
+				if out.Conflict != "" {
+					v["status"], v["conflict"] = contracts.IntegrationFailed, out.Conflict
+				}
+				return s.printJSON(v)
 			}
 			fmt.Fprintf(s.Stdout, "%s submitted for review at %s (%s..%s)\n", out.ID, short(out.ReviewCommit), short(out.BaseCommit), short(out.ReviewCommit))
+			if out.Conflict != "" {
+				// The reason is escaped where it is made: file names are
+				// the agent's.
+				fmt.Fprintf(s.Stdout, "%s does not merge: %s; it is INTEGRATION_FAILED for %s to fix\n", out.ID, out.Conflict, s.ops.Agent)
+			}
 			return nil
 		}),
 	}

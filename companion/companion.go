@@ -1,5 +1,5 @@
 // Package companion finds git-liza's companion programs (git-liza-board,
-// git-liza-http, git-liza-mcp): the programs of their own that keep heavy
+// git-liza-http, git-liza-mcp, git-liza-serve): the programs of their own that keep heavy
 // libraries out of the start-up of short commands.
 package companion
 

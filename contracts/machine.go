@@ -28,6 +28,9 @@ var transitions = map[Status][]Status{
 		Rejected,
 		Approved,
 		Blocked, // verdict: reject at max review cycles, or review deadlock
+		// submit, or a reviewer's check before its session: the commit
+		// no longer merges onto the integration tip (issue 28)
+		IntegrationFailed,
 	},
 	Rejected: {
 		Claimed,

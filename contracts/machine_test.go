@@ -13,7 +13,7 @@ var allowed = map[Status][]Status{
 	Draft:             {Draft, Unclaimed, Abandoned},
 	Unclaimed:         {Unclaimed, Claimed, Blocked, Superseded, Abandoned},
 	Claimed:           {Claimed, Unclaimed, ReadyForReview, Blocked},
-	ReadyForReview:    {ReadyForReview, Approved, Rejected, Blocked},
+	ReadyForReview:    {ReadyForReview, Approved, Rejected, Blocked, IntegrationFailed},
 	Rejected:          {Rejected, Claimed, Blocked},
 	Approved:          {Approved, Merged, IntegrationFailed},
 	Blocked:           {Blocked, Unclaimed, Superseded, Abandoned},

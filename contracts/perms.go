@@ -122,16 +122,18 @@ func Permit(agentID string, op Op) error {
 	if role == RoleHuman {
 		return Invalidf("the human operator may not %s: %s needs --agent or LIZA_AGENT_ID", op, op)
 	}
-	return Invalidf("%s (%s) may not %s (allowed: %s)", agentID, role, op, joinRoles(permissions[op]))
+	return Invalidf("%s (%s) may not %s (allowed: %s)", agentID, role.IDPrefix(), op, joinRoles(permissions[op]))
 }
 
+// joinRoles names roles as a person reads them (code-reviewer, not the
+// state's code_reviewer).
 func joinRoles(roles []Role) string {
 	if len(roles) == 0 {
 		return "nobody"
 	}
 	names := make([]string, len(roles))
 	for i, r := range roles {
-		names[i] = string(r)
+		names[i] = r.IDPrefix()
 	}
 	return strings.Join(names, ", ")
 }
@@ -178,7 +180,7 @@ func CheckAnomaly(a *Anomaly, role Role) error {
 	}
 	// The human operator is the escalation point and may log any type.
 	if role != RoleHuman && !hasRole(t.LoggedBy, role) {
-		return Invalidf("%s may not log %s anomalies (logged by: %s)", role, a.Type, joinRoles(t.LoggedBy))
+		return Invalidf("%s may not log %s anomalies (logged by: %s)", role.IDPrefix(), a.Type, joinRoles(t.LoggedBy))
 	}
 	if missing := missingDetails(a, t); len(missing) > 0 {
 		return Invalidf("%s anomaly needs details %s", a.Type, strings.Join(missing, ", "))

@@ -51,7 +51,10 @@ func TestPermissions(t *testing.T) {
 		op  Op
 		msg string
 	}{
-		{"coder-1", OpMerge, "coder-1 (coder) may not merge (allowed: code_reviewer)"},
+		// A person reads a role as the prefix of its agents' ids
+		// (code-reviewer), never as the state file stores it.
+		{"coder-1", OpMerge, "coder-1 (coder) may not merge (allowed: code-reviewer)"},
+		{"code-reviewer-1", OpAdd, "code-reviewer-1 (code-reviewer) may not add (allowed: human, planner)"},
 		{"", OpClaim, "the human operator may not claim: claim needs --agent or LIZA_AGENT_ID"},
 		{"planner-1", OpPause, "planner-1 (planner) may not pause (allowed: human)"},
 		{"bob", OpNote, `invalid agent id "bob"`},
@@ -104,7 +107,7 @@ func TestCheckAnomaly(t *testing.T) {
 		{"a blank message", &Anomaly{Type: "workaround", Details: Extra{"message": " "}}, RoleReviewer, ""},
 		{"any role", &Anomaly{Type: "system_ambiguity", Details: Extra{"protocol_section": "a", "question": "b"}}, RoleReviewer, ""},
 		{"unknown type", &Anomaly{Type: "oops"}, RoleCoder, `unknown anomaly type "oops"`},
-		{"wrong role", &Anomaly{Type: "review_deadlock", Details: Extra{"message": "m"}}, RoleReviewer, "code_reviewer may not log review_deadlock anomalies (logged by: planner)"},
+		{"wrong role", &Anomaly{Type: "review_deadlock", Details: Extra{"message": "m"}}, RoleReviewer, "code-reviewer may not log review_deadlock anomalies (logged by: planner)"},
 		{"coder logs reviewer type", &Anomaly{Type: "workaround", Details: Extra{"message": "m"}}, RoleCoder, "coder may not log workaround"},
 		{"missing details", &Anomaly{Type: "trade_off", Details: Extra{"what": "x", "why": ""}}, RoleCoder, "trade_off anomaly needs details why, debt_created"},
 		{"nil detail", &Anomaly{Type: "external_blocker", Details: Extra{"blocker_service": nil}}, RoleCoder, "needs details blocker_service"},

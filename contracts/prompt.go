@@ -174,7 +174,7 @@ func BuildPrompt(pc PromptContext) (string, error) {
 	}
 	name, title, ok := roleText(pc.Role)
 	if !ok {
-		return "", Invalidf("no prompt for role %q (roles: planner, coder, code-reviewer)", pc.Role)
+		return "", Invalidf("no prompt for role %q (roles: planner, coder, code-reviewer)", pc.Role.IDPrefix())
 	}
 	var ctx strings.Builder
 	w := &promptWriter{b: &ctx}
@@ -326,7 +326,12 @@ func coderContext(w *promptWriter, pc PromptContext) {
 		}
 	}
 	if integration {
-		w.block("INTEGRATION FIX", "The approved work did not merge: "+orNone(last.Reason))
+		what := "The approved work did not merge: "
+		if last.From == string(ReadyForReview) {
+			// Sent back before review (issue 28): nobody approved it yet.
+			what = "The submitted work no longer merges, so it went back to you before review: "
+		}
+		w.block("INTEGRATION FIX", what+orNone(last.Reason))
 	}
 	if h := pc.Handoff; h != nil {
 		w.line(fmt.Sprintf("HANDOFF (from %s at %s):", orNone(h.Agent), orNone(h.Time)))

@@ -221,6 +221,14 @@ func TestBuildPromptCoderAfterRejection(t *testing.T) {
 		"INTEGRATION FIX:\n  The approved work did not merge: conflict in client/retry.go\n",
 		"git merge " + tk.BaseCommit,
 	}, nil)
+
+	// Sent back before review: nobody approved it.
+	tk.History = append(tk.History, &HistoryEvent{Time: t2, Event: "integration_failed", From: string(ReadyForReview),
+		Reason: "merge conflict in client/retry.go with integration"})
+	p, _ = BuildPrompt(PromptContext{AgentID: "coder-1", Role: RoleCoder, ProjectRoot: "/p", Task: tk})
+	wantIn(t, p, []string{
+		"INTEGRATION FIX:\n  The submitted work no longer merges, so it went back to you before review: merge conflict in client/retry.go with integration\n",
+	}, []string{"approved work"})
 }
 
 func TestBuildPromptReviewer(t *testing.T) {

@@ -59,6 +59,12 @@ const (
 	RulesMetered    = RulesLastMile
 	// RulesCheckpointed names the part about the checkpoint.
 	RulesCheckpointed = RulesLastMile
+	// RulesClaimIndex is issue 28's claim index: every operation keeps
+	// the tasks in flight and the UNCLAIMED tasks in claim order in
+	// claims/ (see cas/claims.go), so that a claim reads what it takes
+	// rather than the whole board. A commit under an older set neither
+	// writes nor reads it, so its replay makes the tree it made.
+	RulesClaimIndex = 5
 	// Rules is the set new operations follow.
-	Rules = RulesLastMile
+	Rules = RulesClaimIndex
 )

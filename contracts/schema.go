@@ -74,6 +74,10 @@ type Config struct {
 	// MaxInFlight bounds the tasks in flight (claimed and not yet merged)
 	// at once; zero means DefaultMaxInFlight (see InFlightLimit).
 	MaxInFlight int `yaml:"max_in_flight,omitempty"`
+	// MergeBatch caps how many approved tasks the merge queue tests and
+	// lands together (1: one at a time, as the seeds merge); zero means
+	// DefaultMergeBatch (see MergeBatchLimit).
+	MergeBatch int `yaml:"merge_batch,omitempty"`
 	// The alarm thresholds, in seconds. Zero means the default (see
 	// Config.StallAfter and the others); FillDefaults leaves them zero so
 	// that a state that does not set them is written without them.
@@ -130,6 +134,24 @@ func (c Config) InFlightLimit() int {
 		return c.MaxInFlight
 	}
 	return DefaultMaxInFlight
+}
+
+// DefaultMergeBatch is the batch the merge queue tests at once when the
+// state sets no merge_batch: with one task in eight breaking the test, the
+// other seven land after five runs (the batch, three halvings, the rest).
+const DefaultMergeBatch = 8
+
+// MaxMergeBatch bounds merge_batch: a batch is one state commit whose
+// verification merges each of its tasks again.
+const MaxMergeBatch = 64
+
+// MergeBatchLimit is merge_batch, or DefaultMergeBatch when the state sets
+// none (not written into the state either).
+func (c Config) MergeBatchLimit() int {
+	if c.MergeBatch > 0 {
+		return min(c.MergeBatch, MaxMergeBatch)
+	}
+	return DefaultMergeBatch
 }
 
 // FillDefaults sets every unset tunable to its seed default.

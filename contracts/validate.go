@@ -218,6 +218,7 @@ func ValidateHeaderUnder(s *State, rules int) []Problem {
 		{"reviewer_poll_interval", c.ReviewerPollInterval},
 		{"planner_poll_interval", c.PlannerPollInterval},
 		{"max_in_flight", c.MaxInFlight},
+		{"merge_batch", c.MergeBatch},
 		{"stall_threshold", c.StallThreshold},
 		{"draft_stale_threshold", c.DraftStaleThreshold},
 		{"pause_stale_threshold", c.PauseStaleThreshold},
@@ -232,6 +233,9 @@ func ValidateHeaderUnder(s *State, rules int) []Problem {
 		if f.value < 0 {
 			ps.addf("config", "%s %d is negative", f.name, f.value)
 		}
+	}
+	if c.MergeBatch > MaxMergeBatch {
+		ps.addf("config", "merge_batch %d is more than %d", c.MergeBatch, MaxMergeBatch)
 	}
 	if c.WorktreeSetupTimeout > MaxSetupTimeout {
 		ps.addf("config", "worktree_setup_timeout %d is more than %d (a day)", c.WorktreeSetupTimeout, MaxSetupTimeout)

@@ -219,7 +219,7 @@ func Agent(ctx context.Context, l agent.Launch, euid int) []Check {
 }
 
 // Containment says what keeps an agent from turning the repository's own
-// files against the other agents and the supervisors (README,
+// files against the other agents and the supervisors (docs/trust.md,
 // "Containment"): git-liza's own git ignores the programs, hooks and
 // replace refs a repository names, whatever runs the agents; what keeps
 // an agent from writing them is its sandbox, which only the presets

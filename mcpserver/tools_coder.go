@@ -15,7 +15,7 @@ import (
 // discover; and the resource of its task's notes.
 func coderTools(s *Server) {
 	addTool(s, "checkpoint", "Record the pre-execution checkpoint of your task before changing any file (git liza checkpoint): an observable intent, a validation that is a concrete command with its expected result, every file to modify, each assumption.", s.checkpoint)
-	addTool(s, "submit", "Submit your task for review (git liza submit): the commit (default: the tip of task/ID) must be on the task branch, descend from the base, leave the worktree clean and stay within the task's scope and size limits, and the task needs a checkpoint recorded since its latest claim. Commit your work first.", s.submit)
+	addTool(s, "submit", "Submit your task for review (git liza submit): the commit (default: the tip of task/ID) must be on the task branch, descend from the base, leave the worktree clean and stay within the task's scope and size limits, and the task needs a checkpoint recorded since its latest claim. Commit your work first. A commit that no longer merges onto the integration tip and the tasks approved ahead of it comes back at once: status INTEGRATION_FAILED, with the conflicting files in conflict; your session can end there, and the task returns to you as an integration fix.", s.submit)
 	addTool(s, "block", "Block your task (git liza task block): a specific blocked_reason and 1 to 3 blocked_questions whose answers would unblock it; what you attempted. Not for questions the specs answer.", s.block)
 	addTool(s, "handoff", "Hand your task over at context exhaustion (git liza handoff): its state in one phrase (summary) and what your replacement should do first (next_action). Commit pending changes first, then end the session with exit 42.", s.handoff)
 	addTool(s, "anomaly", "Log an anomaly on your task (git liza anomaly): a type of seed 004 a coder logs (retry_loop, trade_off, spec_ambiguity, external_blocker, assumption_violated, system_ambiguity) with the type's required details.", s.anomaly)
@@ -58,7 +58,8 @@ type SubmitIn struct {
 // SubmitOut is what a submission recorded.
 type SubmitOut struct {
 	Task         string `json:"task" jsonschema:"the task"`
-	Status       string `json:"status" jsonschema:"its status now: READY_FOR_REVIEW"`
+	Status       string `json:"status" jsonschema:"its status now: READY_FOR_REVIEW, or INTEGRATION_FAILED when the commit no longer merges onto the integration tip and the tasks approved ahead of it"`
+	Conflict     string `json:"conflict,omitempty" jsonschema:"why it went back to you at once: the conflicting files, and what they conflict with"`
 	ReviewCommit string `json:"review_commit" jsonschema:"the full id of the commit under review"`
 	BaseCommit   string `json:"base_commit" jsonschema:"the commit the task started from"`
 	DiffRange    string `json:"diff_range" jsonschema:"what the reviewer reads: BASE..REVIEW"`
@@ -75,8 +76,12 @@ func (s *Server) submit(ctx context.Context, in SubmitIn) (*SubmitOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SubmitOut{Task: r.ID, Status: string(contracts.ReadyForReview), ReviewCommit: r.ReviewCommit, BaseCommit: r.BaseCommit,
-		DiffRange: r.BaseCommit + ".." + r.ReviewCommit, Commit: r.Commit.String(), Replayed: r.Replayed}, nil
+	out := &SubmitOut{Task: r.ID, Status: string(contracts.ReadyForReview), ReviewCommit: r.ReviewCommit, BaseCommit: r.BaseCommit,
+		DiffRange: r.BaseCommit + ".." + r.ReviewCommit, Commit: r.Commit.String(), Replayed: r.Replayed}
+	if r.Conflict != "" {
+		out.Status, out.Conflict = string(contracts.IntegrationFailed), r.Conflict
+	}
+	return out, nil
 }
 
 // BlockIn is the input of block, in the seed's field names (seed 004's

@@ -54,6 +54,7 @@ type ClaimResult struct {
 	Iteration    int    `json:"iteration"`
 	// Reason says why a claim of kind exhausted took nothing.
 	Reason   string `json:"reason,omitempty"`
+	Pick     string `json:"pick,omitempty"` // why not the first in claim order (claim_paths.go)
 	Commit   string `json:"commit,omitempty"`
 	Replayed bool   `json:"replayed,omitempty"`
 }
@@ -197,6 +198,9 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 			skip[out.ID] = true
 			continue
 		}
+		if out != nil && out.ID == plan.id {
+			out.Pick = plan.pick
+		}
 		return out, err
 	}
 }
@@ -228,6 +232,7 @@ type claimPlan struct {
 	// integ is the integration tip when the claim was planned: the commit
 	// whose .worktreeinclude a new worktree follows.
 	integ refstore.Hash
+	pick  string // why a claim of the best task preferred this one
 }
 
 // planClaim is phase one: choose and check the task against the tip
@@ -262,6 +267,7 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	if err := s.checkClaimBase(tx, integ); err != nil {
 		return nil, err
 	}
+	var pick string
 	if id == "" {
 		best, err := bestClaim(tx, s.Agent, skip)
 		if err != nil {
@@ -270,7 +276,9 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 		if best == "" {
 			return nil, contracts.Invalidf("no claimable task for %s", s.Agent)
 		}
-		id = best
+		if id, pick, err = s.preferClear(context.Background(), tx, best, skip); err != nil {
+			return nil, err
+		}
 	}
 	t, err := tx.MustTask(id)
 	if err != nil {
@@ -280,7 +288,7 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	if err != nil {
 		return nil, err
 	}
-	plan := &claimPlan{id: id, kind: kind, base: integ, integ: integ}
+	plan := &claimPlan{id: id, kind: kind, base: integ, integ: integ, pick: pick}
 	if kind == ClaimExhausted {
 		return plan, nil
 	}

@@ -50,7 +50,9 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 			return "", contracts.Invalidf("task %s depends on %s, which is %s", t.ID, d, orUnknown(st))
 		}
 	}
-	idx, err := tx.Index()
+	// Every task the loop below looks for is in flight: the claim index
+	// holds them, so a claim does not read the board.
+	idx, err := tx.InFlight()
 	if err != nil {
 		return "", err
 	}
@@ -110,13 +112,16 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 // bestClaim chooses the task a claim without ID takes: the best claimable
 // task in seed order (the agent's own rejected work first), else the oldest
 // claim whose lease ran out. Tasks in skip, and tasks the agent may not
-// take, are passed over.
+// take, are passed over. The candidates are the tasks in flight (REJECTED
+// and INTEGRATION_FAILED ones may be taken again) and the UNCLAIMED ones
+// in claim order up to the first this agent may take: every later one is
+// worse, so the claim reads the head of the queue, not the board.
 func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
-	idx, err := tx.Index()
+	idx, err := tx.InFlight()
 	if err != nil {
 		return "", err
 	}
-	tasks := make([]*contracts.TaskSummary, 0, len(idx))
+	tasks := make([]*contracts.TaskSummary, 0, len(idx)+1)
 	for _, t := range idx {
 		tasks = append(tasks, t)
 	}
@@ -130,6 +135,16 @@ func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
 		}
 		_, err := checkClaim(tx, t, agent)
 		return err == nil
+	}
+	err = tx.EachQueued(func(t *contracts.TaskSummary) (bool, error) {
+		if contracts.Claimable(t, statusOf) && ok(t) {
+			tasks = append(tasks, t)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return "", err
 	}
 	if best := contracts.Best(tasks, statusOf, agent, func(t *contracts.TaskSummary) bool { return !ok(t) }); best != nil {
 		return best.ID, nil
@@ -147,20 +162,20 @@ func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
 }
 
 // taskStatus is the status of a live or archived task ("" when unknown),
-// read from the index for live tasks.
+// read from its directory's index for live tasks.
 func taskStatus(tx *cas.Tx, id string) (contracts.Status, error) {
-	idx, err := tx.Index()
+	t, err := tx.Summary(id)
 	if err != nil {
 		return "", err
 	}
-	if t, ok := idx[id]; ok {
+	if t != nil {
 		return t.Status, nil
 	}
-	t, err := tx.ArchivedTask(id)
-	if err != nil || t == nil {
+	a, err := tx.ArchivedTask(id)
+	if err != nil || a == nil {
 		return "", err
 	}
-	return t.Status, nil
+	return a.Status, nil
 }
 
 func orUnknown(s contracts.Status) string {

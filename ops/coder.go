@@ -34,7 +34,8 @@ var kindHeartbeat = def("heartbeat", contracts.OpHeartbeat, func(tx *cas.Tx, _ *
 		return nil, err
 	}
 	due := func(expires string) bool { return cas.LeaseDue(expires, tx.Now, term) }
-	idx, err := tx.Index()
+	// What a heartbeat renews is in flight: the claim index holds it.
+	idx, err := tx.InFlight()
 	if err != nil {
 		return nil, err
 	}

@@ -111,6 +111,11 @@ func (s *Service) derivedTip(tip refstore.Hash) (refstore.Hash, bool, error) {
 				if json.Unmarshal(rec.Input, &in) == nil {
 					start = in.MergeCommit
 				}
+			case kindMergeBatch.name:
+				var in batchInput
+				if json.Unmarshal(rec.Input, &in) == nil && len(in.Merges) > 0 {
+					start = in.Merges[len(in.Merges)-1].MergeCommit
+				}
 			case kindInit.name:
 				var in initInput
 				if json.Unmarshal(rec.Input, &in) == nil {
@@ -120,7 +125,7 @@ func (s *Service) derivedTip(tip refstore.Hash) (refstore.Hash, bool, error) {
 			if h, ok := refstore.ParseHash(start); ok {
 				return h, true, nil
 			}
-			if rec.Kind == kindMerge.name || rec.Kind == kindInit.name {
+			if rec.Kind == kindMerge.name || rec.Kind == kindMergeBatch.name || rec.Kind == kindInit.name {
 				return refstore.Hash{}, false, nil
 			}
 		}

@@ -87,3 +87,21 @@ func (s *Service) noBoardErr(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// JoinHint is what a front end makes of any error before showing it: a
+// "no blackboard here" becomes the command that joins a remote's board
+// when a remote has one (in remote mode, git liza sync joins liza.remote's),
+// whichever path found it (a claim's pick, a submit's check, a worktree
+// listing read the state without a write); other errors are unchanged.
+func (s *Service) JoinHint(ctx context.Context, err error) error {
+	if !errors.Is(err, cas.ErrNoBoard) {
+		return err
+	}
+	if r := s.remote(); r != "" {
+		if s.Repo.RemoteHas(ctx, r, refstore.StateRef) {
+			return contracts.Invalidf("no blackboard here yet, but %s has one: run `git liza sync` to join it", r)
+		}
+		return err
+	}
+	return s.noBoard(ctx)
+}

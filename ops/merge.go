@@ -249,23 +249,8 @@ var kindMerge = def("merge", contracts.OpMerge, func(tx *cas.Tx, in *mergeInput)
 		return nil, contracts.Errorf(contracts.CodeInconsistent, "the merge of %s starts from %s, but the board records the integration branch at %s; nothing merged",
 			id, short(in.IntegrationOld), short(m.Config.IntegrationTip))
 	}
-	cur.Status = contracts.Merged
-	cur.MergeCommit = in.MergeCommit
-	cur.Worktree = ""
-	cur.LeaseExpires, cur.ReviewingBy, cur.ReviewLeaseExpires = "", "", ""
-	cur.History = append(cur.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "merged", Agent: tx.Actor,
-		From: string(contracts.Approved), To: string(contracts.Merged), Commit: cur.MergeCommit})
-	tx.PutTask(cur)
-	if cur.AssignedTo != "" {
-		if a, err := tx.Agent(cur.AssignedTo); err != nil {
-			return nil, err
-		} else if a != nil && a.CurrentTask == id {
-			a.Status, a.CurrentTask = "IDLE", ""
-			if whole {
-				a.LeaseExpires = "" // an idle agent holds no lease
-			}
-			tx.PutAgent(cur.AssignedTo, a)
-		}
+	if err := landMerged(tx, cur, in.MergeCommit, whole); err != nil {
+		return nil, err
 	}
 	// wt-merge.sh recomputes the sprint's metrics after every merge from
 	// the whole board, and so does a merge from rule set 4
@@ -293,19 +278,46 @@ var kindMerge = def("merge", contracts.OpMerge, func(tx *cas.Tx, in *mergeInput)
 	return map[string]string{"id": id, "merge_commit": cur.MergeCommit}, nil
 })
 
+// landMerged marks cur MERGED at mergeCommit in tx and frees its coder
+// (whole: under rule set 2 and later, an idle agent holds no lease).
+func landMerged(tx *cas.Tx, cur *contracts.Task, mergeCommit string, whole bool) error {
+	id := cur.ID
+	cur.Status = contracts.Merged
+	cur.MergeCommit = mergeCommit
+	cur.Worktree = ""
+	cur.LeaseExpires, cur.ReviewingBy, cur.ReviewLeaseExpires = "", "", ""
+	cur.History = append(cur.History, &contracts.HistoryEvent{Time: tx.NowString(), Event: "merged", Agent: tx.Actor,
+		From: string(contracts.Approved), To: string(contracts.Merged), Commit: cur.MergeCommit})
+	tx.PutTask(cur)
+	if cur.AssignedTo != "" {
+		if a, err := tx.Agent(cur.AssignedTo); err != nil {
+			return err
+		} else if a != nil && a.CurrentTask == id {
+			a.Status, a.CurrentTask = "IDLE", ""
+			if whole {
+				a.LeaseExpires = "" // an idle agent holds no lease
+			}
+			tx.PutAgent(cur.AssignedTo, a)
+		}
+	}
+	return nil
+}
+
 // metricsAtMerge records in m the sprint's metrics recomputed from the
-// whole board as the merge of cur leaves it, as git liza sprint metrics
-// computes them: the parent state with cur, now MERGED, in place of its
-// old self (the merge changes no other task, and of the agents only the
-// status of cur's coder, which no metric reads).
-func metricsAtMerge(tx *cas.Tx, m *cas.Meta, cur *contracts.Task) error {
+// whole board as the merge of the merged tasks leaves it, as git liza
+// sprint metrics computes them: the parent state with each, now MERGED,
+// in place of its old self (a merge changes no other task, and of the
+// agents only the status of its coder, which no metric reads).
+func metricsAtMerge(tx *cas.Tx, m *cas.Meta, merged ...*contracts.Task) error {
 	st, err := tx.Snap.Load()
 	if err != nil {
 		return err
 	}
 	for i, t := range st.Tasks {
-		if t != nil && t.ID == cur.ID {
-			st.Tasks[i] = cur
+		for _, cur := range merged {
+			if t != nil && t.ID == cur.ID {
+				st.Tasks[i] = cur
+			}
 		}
 	}
 	fresh, err := contracts.SprintMetrics(st, tx.Now).Extra()
@@ -330,10 +342,6 @@ func init() { withFacts(kindMerge, mergeFacts) }
 func mergeFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *mergeInput) error {
 	old, _ := refstore.ParseHash(in.IntegrationOld)
 	result, _ := refstore.ParseHash(in.MergeCommit)
-	review, ok := refstore.ParseHash(in.ReviewCommit)
-	if !ok {
-		return fmt.Errorf("the merge names no approved commit")
-	}
 	m, err := parent.Meta()
 	if err != nil {
 		return err
@@ -341,14 +349,26 @@ func mergeFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *mergeInput
 	if err := v.mergeMove("refs/heads/"+m.Config.IntegrationBranch, old, result); err != nil {
 		return err
 	}
+	return v.mergeStep(ctx, old, result, in.ReviewCommit, in.MergeCommit)
+}
+
+// mergeStep checks one merge of the approved commit review onto old:
+// result is review itself when review descends from old, else a merge
+// commit of exactly old and review whose tree is what git merge-tree
+// makes of them.
+func (v *Verifier) mergeStep(ctx context.Context, old, result refstore.Hash, reviewCommit, mergeCommit string) error {
+	review, ok := refstore.ParseHash(reviewCommit)
+	if !ok {
+		return fmt.Errorf("the merge names no approved commit")
+	}
 	if !v.has(old, result, review) {
-		return v.missing("the merge commit " + short(in.MergeCommit))
+		return v.missing("the merge commit " + short(mergeCommit))
 	}
 	if result == review {
 		if ok, err := v.Repo.IsAncestor(ctx, old.String(), review.String()); err != nil {
 			return err
 		} else if !ok {
-			return fmt.Errorf("the merge moves the integration branch to the approved commit %s, which does not descend from %s", short(in.ReviewCommit), short(in.IntegrationOld))
+			return fmt.Errorf("the merge moves the integration branch to the approved commit %s, which does not descend from %s", short(reviewCommit), short(old.String()))
 		}
 		return nil
 	}
@@ -357,14 +377,14 @@ func mergeFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *mergeInput
 		return err
 	}
 	if len(c.Parents) != 2 || c.Parents[0] != old || c.Parents[1] != review {
-		return fmt.Errorf("the merge commit %s is not a merge of %s and the approved commit %s", short(in.MergeCommit), short(in.IntegrationOld), short(in.ReviewCommit))
+		return fmt.Errorf("the merge commit %s is not a merge of %s and the approved commit %s", short(mergeCommit), short(old.String()), short(reviewCommit))
 	}
 	tree, conflicts, err := v.Repo.MergeTree(ctx, old, review)
 	if err != nil {
 		return err
 	}
 	if len(conflicts) > 0 || tree != c.Tree {
-		return fmt.Errorf("the merge commit %s holds other changes than the merge of %s and %s", short(in.MergeCommit), short(in.IntegrationOld), short(in.ReviewCommit))
+		return fmt.Errorf("the merge commit %s holds other changes than the merge of %s and %s", short(mergeCommit), short(old.String()), short(reviewCommit))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -89,14 +90,17 @@ func (s *Service) Task(ctx context.Context, rev, id string) (*contracts.Task, er
 
 // LogEntry is one commit of refs/liza/state.
 type LogEntry struct {
-	Commit  string `json:"commit"`
-	Time    string `json:"time"`
-	Op      string `json:"op"`
-	Agent   string `json:"agent"`
-	Task    string `json:"task,omitempty"`
-	Request string `json:"request,omitempty"`
-	Subject string `json:"subject"`
-	Author  string `json:"author"`
+	Commit string `json:"commit"`
+	Time   string `json:"time"`
+	Op     string `json:"op"`
+	Agent  string `json:"agent"`
+	Task   string `json:"task,omitempty"`
+	// Tasks are the tasks of a batch of merges (whose Task names them
+	// all, separated by spaces).
+	Tasks   []string `json:"tasks,omitempty"`
+	Request string   `json:"request,omitempty"`
+	Subject string   `json:"subject"`
+	Author  string   `json:"author"`
 	// Signed says who signed the commit, when it is signed: the principal
 	// the allowed signers give its key, once ssh-keygen has verified the
 	// signature, else the key's fingerprint and what is wrong.
@@ -148,9 +152,12 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 			return nil, err
 		}
 		e := logEntry(c)
-		if (r.Task == "" || e.Task == r.Task) && (r.Agent == "" || e.Agent == r.Agent) {
+		// A batch of merges names each of its tasks (Liza-Task: a b c).
+		if (r.Task == "" || e.Task == r.Task || slices.Contains(e.Tasks, r.Task)) && (r.Agent == "" || e.Agent == r.Agent) {
 			e.Signed = s.signer(ctx, c.ID, e.Agent)
-			e.Reason = reasonOf(s.Repo, c, e.Task)
+			if !strings.Contains(e.Task, " ") {
+				e.Reason = reasonOf(s.Repo, c, e.Task)
+			}
 			if r.Patch {
 				if e.Changes, err = s.commitChanges(c); err != nil {
 					return nil, err
@@ -226,6 +233,7 @@ func logEntry(c *refstore.Commit) LogEntry {
 		Op:      tr["Liza-Op"],
 		Agent:   tr["Liza-Agent"],
 		Task:    tr["Liza-Task"],
+		Tasks:   batchTasks(tr["Liza-Task"]),
 		Request: tr["Liza-Request"],
 		Subject: subject,
 		Author:  c.Author.Name,
@@ -466,4 +474,13 @@ func (s *Service) Config(ctx context.Context) (contracts.Config, error) {
 		return err
 	})
 	return cfg, err
+}
+
+// batchTasks are the task ids of a Liza-Task trailer that names several
+// (a batch of merges); nil for one.
+func batchTasks(trailer string) []string {
+	if f := strings.Fields(trailer); len(f) > 1 {
+		return f
+	}
+	return nil
 }

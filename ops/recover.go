@@ -236,7 +236,8 @@ func (s *Service) finishTornMerge(ctx context.Context, ref string) error {
 	return nil
 }
 
-// lastMerge is the input of the last merge in the state's history, or nil
+// lastMerge is the input of the last merge in the state's history (a
+// batch as one merge of its tasks to its last merge commit), or nil
 // when none is in its last tornMergeDepth commits.
 func (s *Service) lastMerge(tip refstore.Hash) (*mergeInput, error) {
 	for c, n := tip, 0; !c.IsZero() && n < tornMergeDepth; n++ {
@@ -250,6 +251,17 @@ func (s *Service) lastMerge(tip refstore.Hash) (*mergeInput, error) {
 				return nil, err
 			}
 			return &in, nil
+		} else if err == nil && rec.Kind == kindMergeBatch.name {
+			// A batch moved the branch once, from its old tip to its
+			// last merge commit.
+			var in batchInput
+			if err := json.Unmarshal(rec.Input, &in); err != nil {
+				return nil, err
+			}
+			if len(in.Merges) == 0 {
+				return nil, nil
+			}
+			return &mergeInput{Task: strings.Join(in.ids(), ", "), IntegrationOld: in.IntegrationOld, MergeCommit: in.Merges[len(in.Merges)-1].MergeCommit}, nil
 		}
 		if len(commit.Parents) == 0 {
 			break

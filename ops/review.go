@@ -178,7 +178,7 @@ func reviewable(tx *cas.Tx, t *contracts.TaskSummary, agent string) error {
 // reviewsNoOther refuses a review claim by an agent that holds the review
 // of a task other than id.
 func reviewsNoOther(tx *cas.Tx, id, agent string) error {
-	idx, err := tx.Index()
+	idx, err := tx.InFlight() // a task awaiting review is in flight
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func reviewsNoOther(tx *cas.Tx, id, agent string) error {
 // none does; an agent that holds another review is refused (the board
 // index is scanned for that once, not once per task).
 func bestReview(tx *cas.Tx, agent string) (string, error) {
-	idx, err := tx.Index()
+	idx, err := tx.InFlight() // a task awaiting review is in flight
 	if err != nil {
 		return "", err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,20 @@ type Board struct {
 	// Remote, in remote mode, says whose board this is a copy of and how
 	// old the copy is.
 	Remote *BoardRemote `json:"remote,omitempty"`
+	// Unpublished counts the operations of the board's tip that the
+	// remote it was last synced with does not have; none when it has
+	// them all, or when this board was never synced.
+	Unpublished *Unpublished `json:"unpublished,omitempty"`
+	// Queue is the merge queue, on the board at its tip, when it holds
+	// anything (approved tasks, a batch under test here).
+	Queue *QueueView `json:"queue,omitempty"`
+}
+
+// Unpublished is what a board holds that a remote lacks: git liza sync
+// publishes it.
+type Unpublished struct {
+	Remote     string `json:"remote"`
+	Operations int    `json:"operations"`
 }
 
 // BoardTask is one task on the board.
@@ -65,6 +80,9 @@ type BoardTask struct {
 	// cleanly: the lease ended on purpose and the work waits for the
 	// coder to come back (see contracts.ParkOf).
 	Parked *contracts.Park `json:"parked,omitempty"`
+	// WaitsOn is the tasks of DependsOn not MERGED yet, on a task that is
+	// not over: no coder may take it until they are.
+	WaitsOn []Waiting `json:"waits_on,omitempty"`
 }
 
 // LeaseText is what a board shows of a task's lease: who parked it and
@@ -164,6 +182,9 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 		return nil, obs.Err
 	}
 	b := NewBoard(obs.State, now, r.BoardFilter)
+	if err := archived(snap, b); err != nil {
+		return nil, err
+	}
 	b.Archived, b.Anomalies = obs.Archived, obs.Anomalies
 	b.Switches, b.Alarms = obs.Switches, obs.Alarms
 	b.Unverified = obs.Unverified
@@ -171,6 +192,11 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 	// A task file that cannot be read is the state's problem, which the
 	// board reports as it does; it does not keep the board from showing.
 	b.Spend, _ = boardSpend(snap, obs.State, now)
+	if r.Rev == "" {
+		if q := s.queueView(obs.State); !q.Empty() {
+			b.Queue = q
+		}
+	}
 	if remote != nil {
 		if at, ok := s.Store.LastFetch(remote.Name); ok {
 			remote.FetchedAt = contracts.FormatTime(at)
@@ -184,7 +210,54 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 		}
 		b.Remote = remote
 	}
+	if r.Rev == "" {
+		if b.Unpublished, err = s.unpublished(ctx, snap.Commit); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
+}
+
+// unpublished counts the state commits of tip that the remote this board
+// syncs with lacks: liza.remote's in remote mode (or offline), else the
+// one remote this clone has synced with, if one; nil when there is
+// nothing to publish. It costs a git process only when the tip differs
+// from the remote's as last fetched.
+func (s *Service) unpublished(ctx context.Context, tip refstore.Hash) (*Unpublished, error) {
+	remote := s.Store.Remote
+	if remote == "" {
+		refs, err := s.Repo.RefsUnder(ctx, "refs/liza/remotes/")
+		if err != nil {
+			return nil, err
+		}
+		for name := range refs {
+			rest, ok := strings.CutPrefix(name, "refs/liza/remotes/")
+			r, isState := strings.CutSuffix(rest, "/state")
+			if !ok || !isState || strings.Contains(r, "/") {
+				continue
+			}
+			if remote != "" {
+				return nil, nil // synced with several: none is the one
+			}
+			remote = r
+		}
+	}
+	if remote == "" {
+		return nil, nil
+	}
+	theirs, ok, err := s.Repo.ReadRef(refstore.TrackingRef(remote, refstore.StateRef))
+	if err != nil || !ok || theirs == tip {
+		return nil, err
+	}
+	out, err := s.Repo.Git(ctx, "rev-list", "--count", tip.String(), "^"+theirs.String())
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	return &Unpublished{Remote: remote, Operations: n}, nil
 }
 
 // listed is the set of live tasks a board of r lists, by their summaries:
@@ -259,9 +332,15 @@ func NewBoard(st *contracts.State, now time.Time, f BoardFilter) *Board {
 	if st.Control != nil && st.Control.Mode != "" {
 		b.Mode = st.Control.Mode
 	}
+	live := make(map[string]contracts.Status, len(st.Tasks))
 	for _, t := range st.Tasks {
-		bt := summaryTask(t.Summary(), now)
+		live[t.ID] = t.Status
+	}
+	for _, t := range st.Tasks {
+		sum := t.Summary()
+		bt := summaryTask(sum, now)
 		bt.Description, bt.Reason = t.Description, contracts.ReasonOf(t)
+		bt.WaitsOn = waitsOn(sum, live)
 		if park, ok := contracts.ParkOf(t); ok {
 			bt.Parked = &park
 		}

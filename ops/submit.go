@@ -10,6 +10,7 @@ import (
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/proc"
 	"github.com/liza-dev/git-liza/refstore"
 	"github.com/liza-dev/git-liza/worktree"
 )
@@ -27,6 +28,10 @@ type SubmitResult struct {
 	ID           string
 	ReviewCommit string
 	BaseCommit   string
+	// Conflict is set when the submitted commit does not merge onto the
+	// integration tip and the tasks approved ahead of it: the task went
+	// back to its coder as INTEGRATION_FAILED at once, and this is why.
+	Conflict string
 	Written
 }
 
@@ -61,7 +66,15 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 		if t != nil && r.RequestID != "" && t.ReviewCommit != "" {
 			in := submitInput{Task: id, ReviewCommit: t.ReviewCommit, Base: t.BaseCommit}
 			if res, done, rerr := s.requested(r.Call, kindSubmit, in); rerr == nil && done {
-				return &SubmitResult{ID: id, ReviewCommit: t.ReviewCommit, BaseCommit: t.BaseCommit, Written: written(res)}, nil
+				out := &SubmitResult{ID: id, ReviewCommit: t.ReviewCommit, BaseCommit: t.BaseCommit, Written: written(res)}
+				// Sent back already, the first time: it says so again.
+				// Killed before its merge check: the check runs now.
+				if reason := sentBackAtSubmit(t); reason != "" {
+					out.Conflict = reason
+				} else if reason, bounced, err := s.screen(ctx, id, contracts.CheckedSubmit); err == nil && bounced != nil {
+					out.Conflict, out.Written = reason, written(bounced)
+				}
+				return out, nil
 			}
 		}
 		return nil, err
@@ -77,7 +90,19 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 	if err != nil {
 		return nil, err
 	}
-	return &SubmitResult{ID: id, ReviewCommit: commit.String(), BaseCommit: t.BaseCommit, Written: written(res)}, nil
+	out := &SubmitResult{ID: id, ReviewCommit: commit.String(), BaseCommit: t.BaseCommit, Written: written(res)}
+	proc.CrashPoint("submit:recorded")
+	// The submission is recorded first, then checked: the seeds' task
+	// moves READY_FOR_REVIEW before anything else, and a process killed
+	// in between leaves a task the reviewer's check sends back instead.
+	reason, bounced, err := s.screen(ctx, id, contracts.CheckedSubmit)
+	if err != nil {
+		return nil, fmt.Errorf("%s was submitted, but checking that it merges failed: %w", id, err)
+	}
+	if bounced != nil {
+		out.Conflict, out.Written = reason, written(bounced)
+	}
+	return out, nil
 }
 
 // submitInput is what a submission records: the commit under review, and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,8 @@ type SyncReport struct {
 	Replayed []string `json:"replayed,omitempty"`
 	Refused  []string `json:"refused,omitempty"`
 	Backup   string   `json:"backup,omitempty"`
+	// RemoteSet says this sync set liza.remote to Remote (SetRemote).
+	RemoteSet bool `json:"remote_set,omitempty"`
 }
 
 // Sync reconciles refs/liza/state with remote's (empty: liza.remote).
@@ -59,6 +62,10 @@ type SyncOptions struct {
 	// FollowRewind follows a remote whose state was rewound (see
 	// FollowRewind).
 	FollowRewind bool
+	// SetRemote, in a repository with no liza.remote, sets it to the
+	// remote once the sync is done: the clone that joined a board works
+	// on it from then on, rather than on a copy that stays here unsaid.
+	SetRemote bool
 }
 
 // SyncWith is Sync with options. A sync that loses a race on the remote
@@ -68,10 +75,35 @@ func (s *Service) SyncWith(ctx context.Context, remote string, o SyncOptions) (*
 	for try := 1; ; try++ {
 		rep, err := s.syncOnce(ctx, remote, o)
 		if try == 5 || Class(err) != contracts.CodeContention || ctx.Err() != nil {
+			if err == nil && o.SetRemote && s.Store.Remote == "" {
+				if _, cerr := s.Repo.Git(ctx, "config", "liza.remote", rep.Remote); cerr != nil {
+					return rep, cerr
+				}
+				rep.RemoteSet = true
+			}
 			return rep, err
 		}
 		time.Sleep(time.Duration(try*50+rand.IntN(100)) * time.Millisecond)
 	}
+}
+
+// SyncRemote is the remote git liza sync uses when it is given none:
+// liza.remote, else the repository's only remote. With several and no
+// liza.remote it names them and asks for one; with none, it says how to
+// add one.
+func (s *Service) SyncRemote(ctx context.Context) (string, error) {
+	if s.Store.Remote != "" {
+		return s.Store.Remote, nil
+	}
+	remotes := s.Repo.Remotes(ctx)
+	switch len(remotes) {
+	case 0:
+		return "", contracts.Invalidf("no remote to sync with: add one (git remote add NAME URL), then git liza sync NAME")
+	case 1:
+		return remotes[0], nil
+	}
+	slices.Sort(remotes)
+	return "", contracts.Invalidf("several remotes (%s): name the one whose blackboard to join: git liza sync REMOTE", strings.Join(remotes, ", "))
 }
 
 func (s *Service) syncOnce(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error) {
@@ -402,7 +434,7 @@ func (s *Service) applyAgain(ctx context.Context, c *refstore.Commit) error {
 	switch rec.Kind {
 	case "":
 		return fmt.Errorf("it recorded no operation to apply again")
-	case kindImport, kindMerge.name, kindAdopt.name:
+	case kindImport, kindMerge.name, kindMergeBatch.name, kindAdopt.name:
 		return fmt.Errorf("%s is not replayed; run it again by hand", rec.Op)
 	}
 	k, ok := kinds[rec.Kind]

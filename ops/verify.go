@@ -78,9 +78,33 @@ func (s *Service) Verifier() *Verifier {
 	return v
 }
 
-// Justified reports whether a verified merge moved ref from old to new.
+// Justified reports whether the verified merges moved u's ref from u.Old
+// to u.New: each merge's move starts where the one before it ended, the
+// first at u.Old and the last at u.New, and every merge of that ref is
+// among them. A push of several merges (several state commits, or one
+// batch of merges, or both) moves the branch through all of them at once;
+// one more commit on the branch than the merges record, or a merge the
+// push does not carry to the branch, breaks the chain.
 func (v *Verifier) Justified(u refstore.RefUpdate) bool {
-	return slices.Contains(v.justified, u)
+	var steps []refstore.RefUpdate
+	for _, j := range v.justified {
+		if j.Name == u.Name {
+			steps = append(steps, j)
+		}
+	}
+	if len(steps) == 0 {
+		return false
+	}
+	at := u.Old
+	for len(steps) > 0 {
+		i := slices.IndexFunc(steps, func(j refstore.RefUpdate) bool { return j.Old == at })
+		if i < 0 {
+			return false
+		}
+		at = steps[i].New
+		steps = slices.Delete(steps, i, i+1)
+	}
+	return at == u.New
 }
 
 // Recorded is what a state commit says it is.
@@ -441,13 +465,16 @@ func (v *Verifier) onIntegration(ctx context.Context, parent *cas.Tx, commit ref
 }
 
 // mergeMove records a merge's move of the integration branch; where the
-// verifier sees the push, the push must make that move.
+// verifier sees the push, the push must move the branch, through this
+// move and the other merges' it carries (Justified).
 func (v *Verifier) mergeMove(ref string, old, new refstore.Hash) error {
 	u := refstore.RefUpdate{Name: ref, Old: old, New: new}
 	if v.Moves != nil {
-		got, ok := v.Moves[ref]
-		if !ok || got.Old != old || got.New != new {
-			return fmt.Errorf("the merge moves %s from %s to %s, but the push does not make that move with it", strings.TrimPrefix(ref, "refs/heads/"), short(old.String()), short(new.String()))
+		// The push must move the branch; that its move is exactly the
+		// chain of the merges it carries is checked once every commit is
+		// verified (Justified).
+		if got, ok := v.Moves[ref]; !ok || got.New.IsZero() {
+			return fmt.Errorf("the merge moves %s from %s to %s, but the push does not move %s with it", strings.TrimPrefix(ref, "refs/heads/"), short(old.String()), short(new.String()), strings.TrimPrefix(ref, "refs/heads/"))
 		}
 	}
 	v.justified = append(v.justified, u)

@@ -202,7 +202,7 @@ func (s *Service) ListWorktrees(ctx context.Context) (*WorktreeList, error) {
 // reviewer, whose release is of its own review only.
 func (s *Service) mayClean(verb string) error {
 	if role, _ := contracts.ParseAgentID(s.Agent); role != contracts.RoleHuman && role != contracts.RolePlanner {
-		return contracts.Invalidf("%s (%s) may not %s task worktrees (allowed: human, planner)", s.Agent, role, verb)
+		return contracts.Invalidf("%s (%s) may not %s task worktrees (allowed: human, planner)", s.Agent, role.IDPrefix(), verb)
 	}
 	return contracts.Permit(s.Agent, contracts.OpRelease)
 }

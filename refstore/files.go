@@ -3,6 +3,7 @@ package refstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -101,27 +102,19 @@ func (r *Repo) firstParentAncestor(a, b string) (ok, known bool) {
 
 // MergeTree merges theirs into ours without touching any checkout, with
 // `git merge-tree --write-tree`. It returns the merged tree, or the paths
-// in conflict (and a zero tree).
+// in conflict (and a zero tree): at most MaxConflictNames of them, then
+// one entry saying how many more there are (see MergeCheck).
 func (r *Repo) MergeTree(ctx context.Context, ours, theirs Hash) (Hash, []string, error) {
-	out, err := r.Git(ctx, "merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", ours.String(), theirs.String())
-	var ge *GitError
-	conflicted := errors.As(err, &ge) && ge.ExitCode == 1
-	if err != nil && !conflicted {
+	m, err := r.MergeCheck(ctx, ours, theirs)
+	if err != nil {
 		return Hash{}, nil, err
 	}
-	fields := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
-	tree, ok := ParseHash(fields[0])
-	if !ok {
-		return Hash{}, nil, &GitError{Args: []string{"merge-tree"}, ExitCode: 0, Stderr: "unexpected output: " + string(out)}
+	if !m.Conflicted() {
+		return m.Tree, nil, nil
 	}
-	if !conflicted {
-		return tree, nil, nil
-	}
-	var paths []string
-	for _, f := range fields[1:] {
-		if f != "" {
-			paths = append(paths, f)
-		}
+	paths := m.Conflicts
+	if m.More > 0 {
+		paths = append(paths, fmt.Sprintf("%d more files", m.More))
 	}
 	return Hash{}, paths, nil
 }

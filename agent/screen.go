@@ -1,0 +1,62 @@
+package agent
+
+import (
+	"context"
+	"strings"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
+)
+
+// screenReviews is the check a reviewer supervisor runs before it spends
+// a session (issue 28): every task it could take for review is merged,
+// with git merge-tree, onto the integration tip and the tasks approved
+// ahead of it, and one that does not merge goes back to its coder at once
+// as an integration fix. A task is checked again only once something it
+// was checked against moved (screened remembers what). It reports whether
+// a task was sent back: the board then looks different.
+func (s *sup) screenReviews(ctx context.Context, st *contracts.State) bool {
+	queue := mergeQueueKey(st)
+	if s.screened == nil {
+		s.screened = map[string]string{}
+	}
+	sent := false
+	now := s.Now()
+	for _, t := range st.Tasks {
+		if t.Status != contracts.ReadyForReview || t.AssignedTo == s.ID ||
+			t.ReviewingBy != "" && t.ReviewingBy != s.ID && !contracts.LeaseOver(t.ReviewLeaseExpires, now.Add(-ops.MaxClockSkew)) {
+			continue
+		}
+		key := t.ReviewCommit + " " + queue
+		if s.screened[t.ID] == key {
+			continue
+		}
+		var r *ops.CheckMergesResult
+		err := s.do(func() (err error) { r, err = s.Board.CheckMerges(ctx, ops.CheckMergesRequest{Task: t.ID}); return })
+		if err != nil {
+			// The check only saves sessions: one that fails leaves the
+			// task to the review, and is logged once per failure.
+			s.waiting("checking that " + t.ID + " merges failed: " + err.Error())
+			continue
+		}
+		s.screened[t.ID] = key
+		if r.Conflict != "" {
+			s.eventf(EventIntegrationFailed, t.ID, "%s does not merge: %s; sent back to %s", t.ID, r.Conflict, contracts.Printable(t.AssignedTo))
+			sent = true
+		}
+	}
+	return sent
+}
+
+// mergeQueueKey names what a merge check merges onto, as the board records
+// it: the integration tip and the approved tasks with their commits.
+func mergeQueueKey(st *contracts.State) string {
+	var b strings.Builder
+	b.WriteString(st.Config.IntegrationTip)
+	for _, t := range st.Tasks {
+		if t.Status == contracts.Approved {
+			b.WriteString(" " + t.ID + "@" + t.ReviewCommit)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,224 @@
+package ops
+
+// Claims that avoid collisions (issue 28): a claim of the best task
+// prefers one whose declared paths hold none of the files the tasks in
+// flight are changing on their branches. Declared paths already keep two
+// tasks in flight apart (checkClaim); this sees the tasks that declare
+// none, which may change anything. It costs nothing unless the task a
+// claim would take declares paths and a branch in flight changes one of
+// them: the branches are few (the in-flight window), and what each
+// changes is kept in a small cache by commit ids, so a claim reads git
+// only for branches that moved since the last one.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/liza-dev/git-liza/atomicfile"
+	"github.com/liza-dev/git-liza/cas"
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/worktree"
+)
+
+const (
+	// maxAlternatives is how many other tasks a claim considers once its
+	// first choice collides.
+	maxAlternatives = 4
+	// maxBranchFiles is how many changed files of one branch are read.
+	maxBranchFiles = 1000
+	// maxChangesCache bounds what is read of the cache.
+	maxChangesCache = 4 << 20
+)
+
+// branchChanges is what a branch in flight changes since its base.
+type branchChanges struct {
+	task     string
+	files    []string
+	complete bool // false: it changes more files than listed
+}
+
+// pathsHold reports the first of paths that holds a file the branch
+// changes, and the file. A branch whose list is incomplete may change
+// anything. A task that declares no paths is not known to collide.
+func pathsHold(paths contracts.StringList, b branchChanges) (string, string, bool) {
+	for _, p := range paths {
+		for _, f := range b.files {
+			if contracts.PathMatches(p, f) {
+				return p, f, true
+			}
+		}
+		if !b.complete {
+			return p, fmt.Sprintf("more than %d files", len(b.files)), true
+		}
+	}
+	return "", "", false
+}
+
+// collision is a candidate's declared path that holds a file in flight.
+type collision struct {
+	pattern, file, by string
+}
+
+func collides(paths contracts.StringList, changing []branchChanges) *collision {
+	for _, b := range changing {
+		if p, f, ok := pathsHold(paths, b); ok {
+			return &collision{p, f, b.task}
+		}
+	}
+	return nil
+}
+
+// preferClear takes first, the best claimable task, unless its declared
+// paths hold a file a branch in flight changes and one of the next few
+// tasks in claim order is clear: that one is taken, and pick says why.
+func (s *Service) preferClear(ctx context.Context, tx *cas.Tx, first string, skip map[string]bool) (string, string, error) {
+	idx, err := tx.Index()
+	if err != nil {
+		return first, "", err
+	}
+	ft := idx[first]
+	if ft == nil || len(ft.Paths) == 0 {
+		return first, "", nil
+	}
+	// The preference is advice: what cannot be read leaves the claim as
+	// it was.
+	changing, err := s.inFlightChanges(ctx, tx, idx)
+	if err != nil || len(changing) == 0 {
+		return first, "", nil
+	}
+	hit := collides(ft.Paths, changing)
+	if hit == nil {
+		return first, "", nil
+	}
+	passed := map[string]bool{first: true}
+	for id := range skip {
+		passed[id] = true
+	}
+	for range maxAlternatives {
+		next, err := bestClaim(tx, s.Agent, passed)
+		if err != nil || next == "" {
+			return first, "", err
+		}
+		if nt := idx[next]; nt != nil && collides(nt.Paths, changing) == nil {
+			// Names and paths are the planner's, file names an agent's:
+			// escaped for the terminal that shows them.
+			return next, fmt.Sprintf("%s preferred to %s: %s's paths (%s) hold %s, which %s is changing",
+				next, first, first, contracts.Printable(hit.pattern), contracts.Printable(hit.file), hit.by), nil
+		}
+		passed[next] = true
+	}
+	return first, "", nil
+}
+
+// inFlightChanges reads what each task in flight changes on its branch
+// (here, or its reviewed commit), from the cache when the commits are the
+// same.
+func (s *Service) inFlightChanges(ctx context.Context, tx *cas.Tx, idx map[string]*contracts.TaskSummary) ([]branchChanges, error) {
+	cache := s.readChangesCache()
+	fresh := map[string]changesEntry{}
+	var out []branchChanges
+	for _, sum := range idx {
+		if !sum.Status.InFlight() {
+			continue
+		}
+		t, err := tx.MustTask(sum.ID)
+		if err != nil {
+			return nil, err
+		}
+		base, ok := refstore.ParseHash(t.BaseCommit)
+		if !ok {
+			continue
+		}
+		tip, ok, err := s.Repo.ReadRef(worktree.BranchRef(t.ID))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if tip, ok = refstore.ParseHash(t.ReviewCommit); !ok || !s.Repo.HasObject(tip) {
+				continue
+			}
+		}
+		if tip == base {
+			continue
+		}
+		key := base.String() + ".." + tip.String()
+		e, ok := cache[key]
+		if !ok {
+			files, complete, err := s.Repo.ChangedFiles(ctx, base, tip, maxBranchFiles)
+			if err != nil {
+				// A branch git cannot read (objects gone) tells nothing.
+				continue
+			}
+			e = changesEntry{Files: files, Complete: complete}
+		}
+		fresh[key] = e
+		out = append(out, branchChanges{task: t.ID, files: e.Files, complete: e.Complete})
+	}
+	if len(fresh) != len(cache) || !sameKeys(fresh, cache) {
+		s.writeChangesCache(fresh)
+	}
+	return out, nil
+}
+
+// changesEntry is what a branch changes, as the cache keeps it.
+type changesEntry struct {
+	Files    []string `json:"files"`
+	Complete bool     `json:"complete"`
+}
+
+func (s *Service) changesCachePath() string {
+	return filepath.Join(s.Repo.CommonDir, "liza", "cache", "changes.json")
+}
+
+// readChangesCache reads the cache, or nothing when it is missing, too
+// large or unreadable. It only steers which task a claim prefers, so what
+// an agent may write there misleads a preference and nothing else; the
+// entries read are held to the same bounds as fresh ones.
+func (s *Service) readChangesCache() map[string]changesEntry {
+	f, err := os.Open(s.changesCachePath())
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxChangesCache+1))
+	if err != nil || len(b) > maxChangesCache {
+		return nil
+	}
+	var c map[string]changesEntry
+	if json.Unmarshal(b, &c) != nil {
+		return nil
+	}
+	for k, e := range c {
+		if len(e.Files) > maxBranchFiles {
+			delete(c, k)
+		}
+	}
+	return c
+}
+
+// writeChangesCache keeps the entries of the branches in flight now, and
+// only those: the cache is as small as the window.
+func (s *Service) writeChangesCache(c map[string]changesEntry) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return
+	}
+	p := s.changesCachePath()
+	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+		_ = atomicfile.Write(p, b, 0o644)
+	}
+}
+
+func sameKeys(a, b map[string]changesEntry) bool {
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,114 @@
+package web
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// testToken is the token of every test server.
+const testToken = "0123456789abcdef0123456789abcdef"
+
+// board is a test repository with a blackboard (tasks a and b, a claimed
+// by coder-1) and a web board serving it.
+type board struct {
+	root  string
+	human *ops.Service
+	srv   *Server
+	ts    *httptest.Server
+}
+
+func newBoard(t *testing.T, o Options) *board {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"HOME": filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.DevNull,
+		"GIT_AUTHOR_NAME": "Ada Operator", "GIT_AUTHOR_EMAIL": "ada@example.com",
+		"GIT_COMMITTER_NAME": "Ada Operator", "GIT_COMMITTER_EMAIL": "ada@example.com",
+	} {
+		t.Setenv(k, v)
+	}
+	root := filepath.Join(dir, "proj")
+	if err := os.MkdirAll(filepath.Join(root, "specs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "specs", "vision.md"), []byte("# Vision\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "specs"}} {
+		c := exec.Command("git", args...)
+		c.Dir = root
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	repo, err := refstore.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	human, err := ops.New(repo, ops.Options{Budget: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := human.Init(ctx, ops.InitRequest{Goal: "ship it", Spec: "specs/vision.md"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b"} {
+		task := contracts.Task{ID: id, Description: "do " + id, SpecRef: "specs/vision.md", DoneWhen: id + ".txt exists",
+			Scope: "IN: " + id + ".txt", Priority: 3, Status: contracts.Unclaimed}
+		if _, err := human.AddTask(ctx, ops.AddTaskRequest{Task: task}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := human.As("coder-1", 0).Claim(ctx, ops.ClaimRequest{Task: "a", NoWorktree: true}); err != nil {
+		t.Fatal(err)
+	}
+	// The server reads through a Service of its own, as the program does.
+	svc, err := ops.New(repo, ops.Options{Budget: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Service = svc
+	if o.Token == "" {
+		o.Token = testToken
+	}
+	b := &board{root: root, human: human}
+	ts := httptest.NewUnstartedServer(nil)
+	if o.Hosts == nil {
+		o.Hosts = []string{ts.Listener.Addr().String()}
+	}
+	b.srv, err = New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = b.srv.Handler()
+	ts.Start()
+	b.ts = ts
+	sctx, cancel := context.WithCancel(context.Background())
+	go b.srv.Watch(sctx)
+	t.Cleanup(func() { cancel(); ts.Close() })
+	return b
+}
+
+// lastOp is the subject of the newest state commit.
+func (b *board) lastOp(t *testing.T) ops.LogEntry {
+	t.Helper()
+	log, err := b.human.Log(context.Background(), ops.LogRequest{Max: 1})
+	if err != nil || len(log) == 0 {
+		t.Fatalf("log: %v", err)
+	}
+	return log[0]
+}
