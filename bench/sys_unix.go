@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
+	"time"
 )
 
 // ownGroup starts cmd (a team) in a process group of its own, which
@@ -31,4 +32,13 @@ func maxRSSKB(ps *os.ProcessState) (int64, bool) {
 		return int64(ru.Maxrss) / 1024, true
 	}
 	return int64(ru.Maxrss), true
+}
+
+// selfCPU is the bench process's processor time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

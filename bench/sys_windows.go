@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"time"
 )
 
 // Windows has no process groups: a team is stopped by killing its
@@ -17,3 +18,6 @@ func syncDisks() {}
 
 // maxRSSKB is unknown here.
 func maxRSSKB(*os.ProcessState) (int64, bool) { return 0, false }
+
+// selfCPU is unknown here.
+func selfCPU() time.Duration { return 0 }
