@@ -23,6 +23,7 @@ func TestAgentCLIBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the agent CLIs are not run with -short")
 	}
+	e2eOnly(t)
 	if _, err := exec.LookPath("git-liza"); err != nil {
 		t.Skip("git-liza is not on PATH (TestMain puts it there)")
 	}

@@ -29,6 +29,7 @@ func TestAgentCLIsMCP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the agent CLIs are not run with -short")
 	}
+	e2eOnly(t)
 	for _, p := range []string{"git-liza", "git-liza-mcp"} {
 		if _, err := exec.LookPath(p); err != nil {
 			t.Skipf("%s is not on PATH (TestMain puts it there)", p)
@@ -441,6 +442,7 @@ func TestAgentCLIsMCPPromptSize(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the agent CLIs are not run with -short")
 	}
+	e2eOnly(t)
 	if os.Geteuid() != 0 {
 		t.Skip("measured in the --sandboxed runs, as root")
 	}

@@ -45,6 +45,7 @@ func TestAgentCLIs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the agent CLIs are not run with -short")
 	}
+	e2eOnly(t)
 	if _, err := exec.LookPath("git-liza"); err != nil {
 		t.Skip("git-liza is not on PATH (TestMain puts it there)")
 	}
@@ -385,7 +386,7 @@ func startTeam(t *testing.T, team *exec.Cmd) *runningTeam {
 	t.Helper()
 	r := &runningTeam{exited: make(chan error, 1)}
 	team.Stdout, team.Stderr = &r.out, &r.out
-	team.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	team.SysProcAttr = groupAttr()
 	if err := team.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -396,11 +397,11 @@ func startTeam(t *testing.T, team *exec.Cmd) *runningTeam {
 
 // stop stops the team with SIGTERM, and SIGKILL after 30 s.
 func (r *runningTeam) stop() {
-	_ = syscall.Kill(-r.pid, syscall.SIGTERM)
+	_ = signalGroup(r.pid, syscall.SIGTERM)
 	select {
 	case err := <-r.exited:
 		r.exited <- err
 	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+		_ = signalGroup(r.pid, syscall.SIGKILL)
 	}
 }

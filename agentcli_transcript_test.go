@@ -83,6 +83,7 @@ func TestAgentCLIStreams(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the agent CLIs are not run with -short")
 	}
+	e2eOnly(t)
 	if os.Geteuid() != 0 {
 		t.Skip("the presets' --sandboxed flags are for root: not running as root")
 	}
@@ -192,6 +193,7 @@ func TestAgentCLITranscript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the agent CLIs are not run with -short")
 	}
+	e2eOnly(t)
 	if _, err := exec.LookPath("git-liza"); err != nil {
 		t.Skip("git-liza is not on PATH (TestMain puts it there)")
 	}

@@ -34,6 +34,7 @@ func TestAgentCLIUsage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the agent CLIs are not run with -short")
 	}
+	e2eOnly(t)
 	if os.Geteuid() != 0 {
 		t.Skip("the presets' --sandboxed flags are for root: not running as root")
 	}

@@ -190,7 +190,7 @@ func (h *crashHarness) exec(dir string, kill time.Duration, group bool, crash st
 	if crash != "" {
 		cmd.Env = append(slices.Clone(h.env), "LIZA_CRASH_AT="+crash)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	began := time.Now()
@@ -205,7 +205,7 @@ func (h *crashHarness) exec(dir string, kill time.Duration, group bool, crash st
 		case err = <-done:
 		case <-time.After(kill):
 			if group {
-				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				signalGroup(cmd.Process.Pid, syscall.SIGKILL)
 			} else {
 				cmd.Process.Kill()
 			}
@@ -228,7 +228,7 @@ func (h *crashHarness) exec(dir string, kill time.Duration, group bool, crash st
 	}
 	if crash != "" && group {
 		// The point killed its group: git children ended with it.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
 	}
 	h.countRepairs(r.stderr)
 	return r

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main_test
 
 import (
@@ -17,13 +19,9 @@ import (
 // would: the tasks are parked by their coders, with no alarm.
 func TestRunInterruptParks(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds git-liza and runs a team")
+		t.Skip("runs a team")
 	}
-	work, _ := filepath.EvalSymlinks(t.TempDir())
-	bin := filepath.Join(work, "bin", "git-liza")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := gitLizaBin(t)
 	f := newTeamFixture(t, bin, "park test")
 	proj, marks, env, must, agentScript := f.proj, f.marks, f.env, f.must, f.agent
 

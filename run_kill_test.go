@@ -1,3 +1,5 @@
+//go:build unix
+
 package main_test
 
 import (
@@ -25,12 +27,9 @@ import (
 // board holds a lease past the stop.
 func TestRunKilled(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds git-liza and runs a team")
+		t.Skip("runs a team")
 	}
-	bin := filepath.Join(t.TempDir(), "bin", "git-liza")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := gitLizaBin(t)
 	for _, how := range []string{"output-closed", "sigterm", "sighup", "sigkill"} {
 		t.Run(how, func(t *testing.T) { runKilled(t, bin, how) })
 	}

@@ -42,6 +42,9 @@ func writeTestFile(t *testing.T, p, s string, mode os.FileMode) {
 // then fails its first request (and retries it without end: it is stopped
 // there, see startedServers).
 func TestCommittedMCPConfig(t *testing.T) {
+	if os.Getenv("LIZA_E2E") != "1" {
+		t.Skip("runs the real agent CLIs, an end-to-end run: LIZA_E2E=1 go test -run '^TestCommittedMCPConfig$' ./agent (.ci/run sets LIZA_E2E=1)")
+	}
 	var mcp string
 	for _, cli := range PresetNames() {
 		t.Run(cli, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,7 +45,7 @@ type Preset struct {
 	// with; an older CLI is refused before anything is claimed.
 	MinVersion string
 	// Needs lists the programs the CLI's own sandbox needs on PATH, when
-	// not Sandboxed.
+	// not Sandboxed, on Linux (see needsOn).
 	Needs []string
 	// Stubs are files the CLI's own sandbox leaves at the top of the
 	// directory it runs in (empty files and directories, never work):
@@ -403,7 +404,7 @@ func (p *Preset) Check(ctx context.Context, path string, sandboxed bool, euid in
 		}
 	}
 	if !sandboxed {
-		for _, need := range p.Needs {
+		for _, need := range p.needsOn(runtime.GOOS) {
 			if _, err := exec.LookPath(need); err != nil {
 				return res, contracts.Errorf(contracts.CodeMissingDep, "%s's own sandbox needs %s, which is not installed: install it (Debian: apt-get install %s), or pass --sandboxed on an isolated machine", p.Name, need, debianPackage(need))
 			}
@@ -449,4 +450,14 @@ func VersionLess(a, b string) bool {
 		}
 	}
 	return false
+}
+
+// needsOn is what Needs asks for on system goos (runtime.GOOS): Claude
+// Code's sandbox runs in bubblewrap, with socat, on Linux only; on macOS
+// it is Seatbelt, which comes with the system.
+func (p *Preset) needsOn(goos string) []string {
+	if goos != "linux" {
+		return nil
+	}
+	return p.Needs
 }

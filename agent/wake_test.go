@@ -221,7 +221,7 @@ func TestBellsReplaceRefWatch(t *testing.T) {
 	defer func() { s.watch.Close() }()
 	defer s.listen(nil)
 	if !s.watch.Watching() {
-		t.Skip("refs cannot be watched here (no inotify)")
+		t.Skip("refs cannot be watched here (no file notification)")
 	}
 	s.listen([]string{cas.EntityFile(cas.TasksDir, "mine"), cas.MetaFile})
 	if !s.bells.Watching() || s.watch.Watching() {

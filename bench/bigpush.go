@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -66,8 +65,8 @@ func measureHookMode(args []string) int {
 		return 2
 	}
 	rss := int64(0)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = int64(ru.Maxrss)
+	if kb, ok := maxRSSKB(cmd.ProcessState); ok {
+		rss = kb
 	}
 	f, ferr := os.OpenFile(args[0], os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if ferr == nil {
@@ -172,8 +171,8 @@ func (b *bench) measureBigPush() (bigpushResult, error) {
 			if err == nil {
 				return r, fmt.Errorf("the push of %s was accepted", c.name)
 			}
-			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-				bc.PushMaxMB = max(bc.PushMaxMB, float64(ru.Maxrss)/1024)
+			if kb, ok := maxRSSKB(cmd.ProcessState); ok {
+				bc.PushMaxMB = max(bc.PushMaxMB, float64(kb)/1024)
 			}
 			bc.Refused = refusal(out.String())
 		}

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -151,8 +150,8 @@ func (b *bench) timeWithMemory(mk func() *exec.Cmd) (cost, error) {
 		if i >= warmups {
 			ms = append(ms, float64(d.Microseconds())/1000)
 		}
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			c.MaxMB = max(c.MaxMB, float64(ru.Maxrss)/1024) // kilobytes on Linux
+		if kb, ok := maxRSSKB(cmd.ProcessState); ok {
+			c.MaxMB = max(c.MaxMB, float64(kb)/1024)
 		}
 	}
 	c.Stats = summarize(ms)

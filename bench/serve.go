@@ -173,15 +173,6 @@ func (b *bench) measureServe(root string) (serveResult, error) {
 	return r, nil
 }
 
-// selfCPU is the bench process's processor time so far.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // served is a running git-liza-serve.

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -121,7 +120,7 @@ func (b *bench) spendRun(repo, agent string, usage bool) (float64, float64, floa
 	}
 	defer log.Close()
 	team.Stdout, team.Stderr = log, log
-	team.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(team)
 	start := time.Now()
 	if err := team.Start(); err != nil {
 		return 0, 0, 0, err
@@ -140,18 +139,18 @@ func (b *bench) spendRun(repo, agent string, usage bool) (float64, float64, floa
 			}
 		}
 		if time.Now().After(deadline) {
-			_ = syscall.Kill(-team.Process.Pid, syscall.SIGKILL)
+			killGroup(team)
 			team.Wait()
 			return 0, 0, 0, fmt.Errorf("the task was not merged in 30s (see %s)", log.Name())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	wall := float64(time.Since(start).Microseconds()) / 1000
-	_ = syscall.Kill(-team.Process.Pid, syscall.SIGTERM)
+	stopGroup(team)
 	team.Wait()
 	var cpu float64
-	if ru, ok := team.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		cpu = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+	if ps := team.ProcessState; ps != nil {
+		cpu = float64((ps.UserTime() + ps.SystemTime()).Nanoseconds()) / 1e6
 	}
 	n, err := sessionBytes(repo, b.env, usage)
 	return wall, cpu, n, err

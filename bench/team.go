@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -135,7 +134,7 @@ func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup te
 	}
 	// The import of a large board leaves thousands of new files for the
 	// system to write back: written now, not while the team runs.
-	syscall.Sync()
+	syncDisks()
 	log, err := os.Create(filepath.Join(dir, "team.log"))
 	if err != nil {
 		return r, err
@@ -144,7 +143,7 @@ func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup te
 	team := command(repo, b.env, b.gitLiza, "run", "--no-planner", "--coders", fmt.Sprint(coders), "--reviewers", "1",
 		"--poll", "100ms", "--backoff", "200ms", "--", "sh", agent)
 	team.Stdout, team.Stderr = log, log
-	team.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(team)
 	// The integration branch starts where it is, or from HEAD.
 	base, err := firstParents(repo, b.env, "refs/heads/integration")
 	if err != nil {
@@ -160,13 +159,13 @@ func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup te
 		return r, err
 	}
 	stop := func() {
-		_ = syscall.Kill(-team.Process.Pid, syscall.SIGTERM)
+		stopGroup(team)
 		done := make(chan struct{})
 		go func() { team.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-team.Process.Pid, syscall.SIGKILL)
+			killGroup(team)
 			<-done
 		}
 	}
@@ -208,8 +207,8 @@ func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup te
 		r.Steady = float64(live-1) / end.Sub(first).Seconds() * 60
 	}
 	stop()
-	if ru, ok := team.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	if ps := team.ProcessState; ps != nil {
+		cpu := ps.UserTime() + ps.SystemTime()
 		r.CPU = cpu.Seconds() / float64(live)
 	}
 	return r, nil

@@ -59,6 +59,9 @@ func (e *Env) agentCmd() *cli.Command {
 			// no longer that process.
 			&cli.IntFlag{Name: "parent", Hidden: true, Usage: "the pid of the git liza run that started this supervisor: it stops when that process is gone"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if err := refuseSupervisors("agent"); err != nil {
+				return err
+			}
 			a := cmd.Args().Slice()
 			if len(a) < 1 {
 				return contracts.Invalidf("usage: git liza %s", usage)

@@ -51,6 +51,9 @@ func (e *Env) demoCmd() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Value: 50 * time.Second, Usage: "abort the team if the goal is not done by then"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if err := refuseSupervisors("demo"); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			longLived()

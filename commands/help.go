@@ -143,6 +143,9 @@ func writeHelp(w io.Writer, cmd *cli.Command) {
 		return
 	}
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", synopsis(cmd), capitalize(cmd.Usage))
+	if note := platformNote(path(cmd)); note != "" {
+		fmt.Fprintf(w, "%s\n", note)
+	}
 	if subs := visible(cmd); len(subs) > 0 {
 		fmt.Fprintln(w, "\ncommands:")
 		writeCommandList(w, subs)

@@ -106,7 +106,7 @@ func writeMan(w io.Writer, root *cli.Command) {
 		{"2", "contention: the retry budget was spent while other writers kept moving the state"},
 		{"3", "a git operation failed"},
 		{"4", "the state at the ref does not parse or validate; nothing was written"},
-		{"5", "a missing dependency: git absent or too old, or the agent CLI a supervisor is told to run"},
+		{"5", "a missing dependency: git absent or too old, the agent CLI a supervisor is told to run, or a system without what the command needs (run, agent and demo on Windows)"},
 	} {
 		r.item(c.code, c.meaning)
 	}
@@ -120,6 +120,11 @@ func writeMan(w io.Writer, root *cli.Command) {
 	r.item("liza.remote", "the remote whose refs/liza/state is the board (remote mode)")
 	r.item("liza.statusFetch", "true: git liza status fetches the remote's board first, as --fetch does")
 	r.item("liza.integrationBranch", "the branch approved work merges into (default: integration)")
+	r.section("SYSTEMS")
+	r.text("Linux and macOS run every command. On macOS supervisors wake through kqueue where Linux uses inotify, " +
+		"and the checks of who holds a lock or works in a worktree read the process table through sysctl and lsof " +
+		"where Linux reads /proc. Windows builds, but refuses run, agent and demo (exit 5: supervisors need POSIX " +
+		"process groups and signals; use WSL), and never takes one of git's lock files for stale.")
 	r.section("SEE ALSO")
 	r.text("git(1), githooks(5), git-worktree(1); git liza help COMMAND")
 }
@@ -155,6 +160,9 @@ func (r *roff) command(c *cli.Command, name string) {
 	r.line(".TP")
 	r.line(`\fB%s\fR`, r.esc(synopsis(c)))
 	r.line("%s", r.esc(capitalize(c.Usage)+"."))
+	if note := platformNote(name); note != "" {
+		r.line("%s", r.esc(note))
+	}
 	if docs := flagDocs(c.VisibleFlags(), false); len(docs) > 0 {
 		r.line(".RS")
 		r.flags(docs)

@@ -52,6 +52,9 @@ func (e *Env) runCmd() *cli.Command {
 			&cli.StringFlag{Name: "keys", Usage: "a directory of SSH signing keys, one per agent named by its id (DIR/coder-1): each agent signs with its own (agent --key)"},
 			&cli.BoolFlag{Name: "no-notify", Usage: "send no notifications (run watches the board and sends them, as watch does, by default)"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if err := refuseSupervisors("run"); err != nil {
+				return err
+			}
 			if _, err := agentLaunch(ctx, cmd, cmd.Args().Slice()); err != nil {
 				return err
 			}
@@ -244,7 +247,7 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 		args = slices.Insert(args, 4, "--parent", strconv.Itoa(os.Getpid()))
 		c := exec.Command(exe, args...)
 		c.Dir, c.Env = e.Dir, env
-		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		ownGroup(c)
 		proc.DieWithParent(c.SysProcAttr)
 		pr, pw := io.Pipe()
 		er, ew := io.Pipe()

@@ -67,6 +67,9 @@ func writeFile(t *testing.T, p, s string) {
 // servers an agent committed in the checkout (.mcp.json,
 // .gemini/settings.json: another server, and one named liza).
 func TestMCPCheckRealCLIs(t *testing.T) {
+	if os.Getenv("LIZA_E2E") != "1" {
+		t.Skip("runs the real agent CLIs, an end-to-end run: LIZA_E2E=1 go test -run '^TestMCPCheckRealCLIs$' ./doctor (.ci/run sets LIZA_E2E=1)")
+	}
 	mcp := buildMCP(t)
 	for _, cli := range agent.PresetNames() {
 		t.Run(cli, func(t *testing.T) {

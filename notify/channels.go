@@ -9,7 +9,6 @@ import (
 	"html"
 	"net/url"
 	"os/exec"
-	"syscall"
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -69,7 +68,7 @@ func run(ctx context.Context, timeout time.Duration, cmd *exec.Cmd, stdin []byte
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stderr boundedBuffer
 	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -84,7 +83,7 @@ func run(ctx context.Context, timeout time.Duration, cmd *exec.Cmd, stdin []byte
 		}
 		return err
 	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		select {
 		case <-done:
 		case <-time.After(2 * time.Second): // a child that left the group keeps stderr open

@@ -7,14 +7,10 @@
 package proc
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 )
 
@@ -24,7 +20,7 @@ type Owner struct {
 	Host string
 	// Start is when the process started, to the second; zero when it is
 	// not known (an owner recorded before start times were, or a system
-	// without /proc).
+	// whose process table cannot be read: see StartTime).
 	Start time.Time
 }
 
@@ -97,82 +93,7 @@ func (o Owner) Gone() bool {
 		return false
 	}
 	d := start.Sub(o.Start)
-	// The boot time /proc/stat gives moves by a second as the clock is
-	// adjusted; two seconds apart is another process.
+	// The boot time Linux's /proc/stat gives moves by a second as the
+	// clock is adjusted; two seconds apart is another process.
 	return d > 2*time.Second || d < -2*time.Second
-}
-
-// Running reports whether a process (not a zombie) has pid.
-func Running(pid int) bool {
-	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
-		return false
-	}
-	if st, ok := state(pid); ok && st == 'Z' {
-		return false
-	}
-	return true
-}
-
-// stat reads /proc/PID/stat past the command name, which may hold spaces
-// and parentheses.
-func stat(pid int) ([]string, bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return nil, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil, false
-	}
-	return strings.Fields(string(b[i+1:])), true
-}
-
-// state is a process's state letter (R, S, Z, ...).
-func state(pid int) (byte, bool) {
-	f, ok := stat(pid)
-	if !ok || len(f) < 1 || f[0] == "" {
-		return 0, false
-	}
-	return f[0][0], true
-}
-
-var (
-	bootOnce sync.Once
-	boot     time.Time
-)
-
-// bootTime is when this machine started (btime in /proc/stat).
-func bootTime() time.Time {
-	bootOnce.Do(func() {
-		b, err := os.ReadFile("/proc/stat")
-		if err != nil {
-			return
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "btime "); ok {
-				if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-					boot = time.Unix(n, 0)
-				}
-			}
-		}
-	})
-	return boot
-}
-
-// clockTicks is USER_HZ, the unit of /proc/PID/stat's start time: 100 on
-// every Linux architecture (it is part of the kernel's user interface).
-const clockTicks = 100
-
-// StartTime is when process pid started, to the second (Linux only).
-func StartTime(pid int) (time.Time, bool) {
-	f, ok := stat(pid)
-	// starttime is field 22 of stat; f starts at field 3.
-	if !ok || len(f) < 20 || bootTime().IsZero() {
-		return time.Time{}, false
-	}
-	ticks, err := strconv.ParseUint(f[19], 10, 64)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return bootTime().Add(time.Duration(ticks) * time.Second / clockTicks).Truncate(time.Second), true
 }

@@ -19,8 +19,8 @@ import (
 // time, and a bell nobody made is not rung. Bells are hints: a move made
 // otherwise (by git, a sync, a writer that git moves refs for) rings
 // none, and a watcher still looks at the state ref now and then. Where the
-// system has no inotify, Watching is false and the watcher looks at the
-// ref as it would without bells.
+// system has no file notification, Watching is false and the watcher
+// looks at the ref as it would without bells.
 type Bells struct{ signals }
 
 // bellsDir is where the bells are.

@@ -209,11 +209,7 @@ func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) e
 // lockID names one lock file: its path, and the inode and time of the file
 // at that path, which tell it from a lock git made there since.
 func lockID(path string, fi os.FileInfo) string {
-	var ino uint64
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino = uint64(st.Ino)
-	}
-	return fmt.Sprintf("%s\n%d %d\n", path, ino, fi.ModTime().UnixNano())
+	return fmt.Sprintf("%s\n%d %d\n", path, inodeOf(fi), fi.ModTime().UnixNano())
 }
 
 // readOnly reports whether err says a file could not be written because

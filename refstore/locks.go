@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/liza-dev/git-liza/proc"
@@ -226,21 +225,6 @@ func repoDirs(lock string) []string {
 	return dirs
 }
 
-// flockDir holds an exclusive flock on a directory until the returned
-// function is called; the kernel releases it when the process ends,
-// however it ends.
-func flockDir(dir string) (func(), error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", dir, err)
-	}
-	return func() { f.Close() }, nil
-}
-
 // Flock holds an exclusive flock on the file liza/NAME.lock in the common
 // directory until the returned function is called; the kernel releases it
 // when the process ends, however it ends. git-liza's processes on this
@@ -250,7 +234,7 @@ func (r *Repo) Flock(name string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if _, err := flockFile(f, true); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
 	}
@@ -265,10 +249,10 @@ func (r *Repo) TryFlock(name string) (func(), bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); {
-	case err == nil:
+	switch held, err := flockFile(f, false); {
+	case held:
 		return func() { f.Close() }, true, nil
-	case errors.Is(err, syscall.EWOULDBLOCK):
+	case err == nil:
 		f.Close()
 		return nil, false, nil
 	default:

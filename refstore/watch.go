@@ -12,18 +12,18 @@ import (
 // costs about a tenth of a millisecond of processor time, and a team's
 // supervisors looked a hundred times a second each.
 //
-// It watches the directory that holds the ref's loose file for a file
-// renamed into it or removed from it, as git's files backend moves a ref
-// (a lock file renamed over the ref) and as pack-refs drops it: one event
-// per move, not one per step of the writer. A signal on C means only
+// It watches, through fsnotify (inotify on Linux, kqueue on macOS), the
+// directory that holds the ref's loose file for events that name the
+// ref: a lock file renamed over it, as git's files backend moves a ref, a
+// write in place, its removal by pack-refs. A signal on C means only
 // "look again": signals coalesce and never say what the value is, and a
-// process must read the ref after each signal it takes. A ref written in
-// place by hand, a ref git keeps elsewhere (another ref storage, or a ref
-// read through git's plumbing), a directory that does not exist yet (git
-// may remove refs/liza when it packs every ref under it) and systems
-// without inotify are not watched: Watching then reports false, until
-// Rearm finds the directory, and the caller looks at the ref as often as
-// it would without a watch.
+// process must read the ref after each signal it takes. A ref git keeps
+// elsewhere (another ref storage, or a ref read through git's plumbing),
+// a directory that does not exist yet (git may remove refs/liza when it
+// packs every ref under it) and systems without file notification are
+// not watched: Watching then reports false, until Rearm finds the
+// directory, and the caller looks at the ref as often as it would without
+// a watch.
 type RefWatch struct {
 	signals
 	dir  string

@@ -83,6 +83,92 @@ func TestWatchRef(t *testing.T) {
 	})
 }
 
+// The watch rests on fsnotify, whose backends (inotify on Linux, kqueue on
+// macOS and the BSDs, ReadDirectoryChangesW on Windows) report what these
+// writers do: the lock file renamed over the ref as git's files backend
+// does it, step by step by hand; the ref's file written in place; another
+// ref's dance in the same directory (no signal); the directory removed and
+// made again.
+func TestWatchRefBackend(t *testing.T) {
+	eachMode(t, fileModes, func(t *testing.T) {
+		r, c1, c2 := twoCommits(t)
+		dir := filepath.Join(r.CommonDir, "refs", "liza")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		w := r.WatchRef(StateRef)
+		defer w.Close()
+		if !w.Watching() {
+			t.Fatal("refs/liza is not watched")
+		}
+		drain(w.C)
+		signalled := func() bool {
+			select {
+			case <-w.C:
+				drain(w.C)
+				return true
+			case <-time.After(300 * time.Millisecond):
+				return false
+			}
+		}
+		dance := func(name string, h Hash) {
+			t.Helper()
+			lock := filepath.Join(dir, name+".lock")
+			f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteString(h.String() + "\n"); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(lock, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dance("state", c1)
+		if !signalled() {
+			t.Fatal("no signal after a lock file was renamed over refs/liza/state")
+		}
+		dance("state", c2)
+		if !signalled() {
+			t.Fatal("no signal after a second lock file was renamed over refs/liza/state")
+		}
+		dance("queue", c1)
+		if signalled() {
+			t.Fatal("a signal after refs/liza/queue moved")
+		}
+		if err := os.WriteFile(filepath.Join(dir, "state"), []byte(c1.String()+"\n"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if !signalled() {
+			t.Fatal("no signal after refs/liza/state was written in place")
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(10 * time.Second); w.Watching(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatal("refs/liza is gone and still said to be watched")
+			}
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		w.Rearm()
+		if !w.Watching() {
+			t.Fatal("refs/liza is back and not watched")
+		}
+		drain(w.C)
+		dance("state", c2)
+		if !signalled() {
+			t.Fatal("no signal after the directory came back and the ref moved")
+		}
+	})
+}
+
 // drain takes the signals of c until none comes for a moment.
 func drain(c <-chan struct{}) {
 	for {
