@@ -64,6 +64,9 @@ func referencePage(c *cli.Command) []byte {
 	fmt.Fprintf(&b, "# git liza %s\n\n", c.Name)
 	fmt.Fprintf(&b, "<!-- Generated from the command tree: UPDATE_DOCS=1 go test -run TestReferenceDocs ./commands -->\n\n")
 	fmt.Fprintf(&b, "%s.\n", mdText(capitalize(c.Usage)))
+	if note := platformNote(c.Name); note != "" {
+		fmt.Fprintf(&b, "\n%s\n", mdText(note))
+	}
 	subs := visible(c)
 	if len(subs) == 0 {
 		fmt.Fprintln(&b)
