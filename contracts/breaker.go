@@ -143,7 +143,8 @@ type PatternMatch struct {
 //	                       "supervisor" whose question does (planners)
 //	invalid_state          the state fails validation                     one
 //	integration_cascade    IntegrationCascadeThreshold (2) or more tasks  one
-//	                       hit INTEGRATION_FAILED in the sprint
+//	                       hit INTEGRATION_FAILED in the sprint (not
+//	                       counting conflicts caught before review)
 //	hypothesis_exhaustion  ExhaustedTasksThreshold (2) or more open       one
 //	                       tasks have FailedCodersThreshold (2) or more
 //	                       coders in failed_by: the plan is wrong
@@ -198,7 +199,11 @@ func Analyze(st *State, problems []string) []PatternMatch {
 	for _, t := range sortedTasks(append(slices.Clone(st.Tasks), st.Archive...)) {
 		hit := false
 		for _, e := range t.History {
-			if e != nil && e.Event == "integration_failed" && in.has(e.Time) {
+			// A conflict the merge check caught before review (at submit,
+			// or before a reviewer's session) reached no integration
+			// branch: it is concurrent work meeting, which the coder's
+			// integration fix settles, not integration failing.
+			if e != nil && e.Event == "integration_failed" && !caughtEarly(e) && in.has(e.Time) {
 				hit = true
 				if e.Agent != "" {
 					agents[e.Agent] = true
@@ -347,4 +352,11 @@ func detailText(d Extra, key string) string {
 		return ""
 	}
 	return strings.TrimSpace(fmt.Sprint(v))
+}
+
+// caughtEarly reports whether e, an integration_failed event, is a
+// conflict the merge check caught before review (ConflictChecked set).
+func caughtEarly(e *HistoryEvent) bool {
+	checked, _ := e.Extra[ConflictChecked].(string)
+	return checked != ""
 }

@@ -132,6 +132,13 @@ func TestAnalyze(t *testing.T) {
 			[]string{"integration_cascade:t1,t2:code-reviewer-1"}},
 		{"one integration failure is below the threshold",
 			sprintState(integrationFailed("t1", during), integrationFailed("t2", before)), nil, []string{}},
+		{"conflicts caught before review are no cascade",
+			func() *State {
+				a, b := integrationFailed("t1", during), integrationFailed("t2", during)
+				a.History[len(a.History)-1].Extra = Extra{ConflictChecked: CheckedSubmit}
+				b.History[len(b.History)-1].Extra = Extra{ConflictChecked: CheckedReview}
+				return sprintState(a, b, integrationFailed("t3", during))
+			}(), nil, []string{}},
 		{"archived tasks count toward the cascade",
 			func() *State {
 				st := sprintState(integrationFailed("t1", during))
