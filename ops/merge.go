@@ -50,15 +50,7 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 	if err := contracts.ValidTaskID(id); err != nil {
 		return nil, err
 	}
-	if err := contracts.Permit(s.Agent, contracts.OpMerge); err != nil {
-		return nil, err
-	}
-	if err := s.checkSwitchFiles("merges"); err != nil {
-		return nil, err
-	}
-	// A merge killed before here may have left its test's worktree, a
-	// half-removed task worktree, or a lock of git's.
-	if err := s.recoverWhenFree(ctx); err != nil {
+	if err := s.mergeGate(ctx); err != nil {
 		return nil, err
 	}
 	for {
@@ -183,6 +175,21 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 }
 
 // branchLocked reports whether git's lock of a branch exists here (not in
+
+// mergeGate is what every merge, single or queued, checks first: the
+// agent may merge and no kill switch file stops merges; then what a
+// merge killed earlier left (its test's worktree, a half-removed task
+// worktree, a lock of git's) is recovered.
+func (s *Service) mergeGate(ctx context.Context) error {
+	if err := contracts.Permit(s.Agent, contracts.OpMerge); err != nil {
+		return err
+	}
+	if err := s.checkSwitchFiles("merges"); err != nil {
+		return err
+	}
+	return s.recoverWhenFree(ctx)
+}
+
 // remote mode, where the remote's git holds its own).
 func (s *Service) branchLocked(ref string) bool {
 	if s.remote() != "" {

@@ -81,13 +81,7 @@ type queuePlan struct {
 // killed anywhere is taken up by the next, which starts from what the
 // board says.
 func (s *Service) MergeQueue(ctx context.Context, r MergeQueueRequest) (*MergeQueueResult, error) {
-	if err := contracts.Permit(s.Agent, contracts.OpMerge); err != nil {
-		return nil, err
-	}
-	if err := s.checkSwitchFiles("merges"); err != nil {
-		return nil, err
-	}
-	if err := s.recoverWhenFree(ctx); err != nil {
+	if err := s.mergeGate(ctx); err != nil {
 		return nil, err
 	}
 	s.finishLanded(ctx)
