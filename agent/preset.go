@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -377,7 +378,7 @@ type CheckResult struct {
 	Version string
 }
 
-var versionRE = regexp.MustCompile(`\b(\d+)\.(\d+)\.(\d+)\b`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(\d+)\.(\d+)\.(\d+)\b`) })
 
 // Check decides before anything is claimed or registered whether the
 // preset can run here: its program is installed at path and recent
@@ -429,7 +430,7 @@ func ProgramVersion(ctx context.Context, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	m := versionRE.FindString(string(out))
+	m := versionRE().FindString(string(out))
 	if m == "" {
 		return "", fmt.Errorf("no version number in %q", strings.TrimSpace(string(out)))
 	}
@@ -438,7 +439,7 @@ func ProgramVersion(ctx context.Context, path string) (string, error) {
 
 // VersionLess compares two x.y.z version numbers.
 func VersionLess(a, b string) bool {
-	pa, pb := versionRE.FindStringSubmatch(a), versionRE.FindStringSubmatch(b)
+	pa, pb := versionRE().FindStringSubmatch(a), versionRE().FindStringSubmatch(b)
 	if pa == nil || pb == nil {
 		return false
 	}

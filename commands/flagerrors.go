@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v3"
 
@@ -41,21 +42,23 @@ func priorityFlag(value int) *cli.IntFlag {
 // invalidValue is the command line library's message for a value a flag
 // could not take: the value quoted as Go quotes it, the flag's name after
 // one dash, and the parser's or the validator's error.
-var invalidValue = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -([^ :]+): `)
+var invalidValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -([^ :]+): `)
+})
 
 // needsArgument is its message for a flag given no value at the end of
 // the line.
-var needsArgument = regexp.MustCompile(`^flag needs an argument: -+(.+)$`)
+var needsArgument = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag needs an argument: -+(.+)$`) })
 
 // valueMessage rewrites the library's message for a bad flag value as
 // "--priority must be a number from 1 to 5, not "high"", or returns ""
 // when msg is not about a value.
 func valueMessage(cmd *cli.Command, msg string) string {
-	if m := needsArgument.FindStringSubmatch(msg); m != nil {
+	if m := needsArgument().FindStringSubmatch(msg); m != nil {
 		name := m[1]
 		return fmt.Sprintf("%s needs a value: %s", typed(name), kindOf(cmd, name))
 	}
-	m := invalidValue.FindStringSubmatch(msg)
+	m := invalidValue().FindStringSubmatch(msg)
 	if m == nil {
 		return ""
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v3"
 )
@@ -17,7 +18,7 @@ type flagDoc struct {
 
 // placeholder is a backquoted word in a flag's usage that names its
 // argument, as in "read the state at `REV`".
-var placeholder = regexp.MustCompile("`([A-Z][A-Z0-9_=,.|-]*)`")
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([A-Z][A-Z0-9_=,.|-]*)`") })
 
 // flagDocs describes flags; global picks the root's own options (and
 // leaves out help), else the command's own.
@@ -41,10 +42,10 @@ func flagDocs(flags []cli.Flag, global bool) []flagDoc {
 		if d, ok := f.(cli.DocGenerationFlag); ok {
 			usage = d.GetUsage()
 			arg := ""
-			if m := placeholder.FindStringSubmatch(usage); m != nil {
+			if m := placeholder().FindStringSubmatch(usage); m != nil {
 				arg = m[1]
 			}
-			usage = strings.ReplaceAll(placeholder.ReplaceAllString(usage, "$1"), "`", "")
+			usage = strings.ReplaceAll(placeholder().ReplaceAllString(usage, "$1"), "`", "")
 			if d.TakesValue() {
 				if arg == "" {
 					arg = argName(d.TypeName())

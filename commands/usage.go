@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v3"
 )
@@ -43,10 +44,10 @@ func unknownCommand(cmd *cli.Command, word string) error {
 
 // flagMessage rewrites the command line library's message for a flag
 // mistake in git's terms, with the nearest option names.
-var undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(.+)$`)
+var undefinedFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -+(.+)$`) })
 
 func flagMessage(cmd *cli.Command, msg string) string {
-	m := undefinedFlag.FindStringSubmatch(msg)
+	m := undefinedFlag().FindStringSubmatch(msg)
 	if m == nil {
 		return strings.NewReplacer("flag: -", "flag: --", "for flag -", "for flag --", "argument: -", "argument: --").Replace(msg)
 	}

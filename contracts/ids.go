@@ -1,17 +1,24 @@
 package contracts
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // MaxIDLen is the longest id allowed for tasks, agents and other entities.
 const MaxIDLen = 64
 
-var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-
+// kebab reports whether id is 1 to MaxIDLen characters of [a-z0-9-], not
+// starting with a dash. It is written out rather than a regular expression
+// so that no expression is compiled before main runs (TestIDChecksMatch
+// holds it to the expression it replaced).
 func kebab(id string) bool {
-	return len(id) <= MaxIDLen && idPattern.MatchString(id)
+	if id == "" || len(id) > MaxIDLen || id[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidID checks that id is kebab-case ([a-z0-9-], not starting with a dash)
@@ -54,11 +61,27 @@ var agentPrefixes = []struct {
 	{RoleReviewer, "code-reviewer-"},
 }
 
-// agentIDPattern is what an agent id looks like: its role's prefix and a
+// agentIDShape reports whether id looks like an agent id: its role's prefix and a
 // number from 1, as the seeds number agents (coder-1, code-reviewer-2). A
 // suffix of any other shape would let one id pass for another's in ref
-// names, file names and allowed-signers patterns.
-var agentIDPattern = regexp.MustCompile(`^(planner|coder|code-reviewer)-[1-9][0-9]{0,8}$`)
+// names, file names and allowed-signers patterns. It is
+// ^(planner|coder|code-reviewer)-[1-9][0-9]{0,8}$, written out.
+func agentIDShape(id string) bool {
+	for _, r := range agentPrefixes {
+		if n, ok := strings.CutPrefix(id, r.Prefix); ok {
+			if n == "" || len(n) > 9 || n[0] == '0' {
+				return false
+			}
+			for i := 0; i < len(n); i++ {
+				if n[i] < '0' || n[i] > '9' {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
 
 // ParseAgentID returns the role an agent id names by its prefix: planner-N,
 // coder-N or code-reviewer-N, N a number from 1. The empty id is the human
@@ -67,7 +90,7 @@ func ParseAgentID(id string) (Role, error) {
 	if id == "" {
 		return RoleHuman, nil
 	}
-	if !agentIDPattern.MatchString(id) {
+	if !agentIDShape(id) {
 		return "", Invalidf("invalid agent id %q: agent ids are planner-N, coder-N or code-reviewer-N, N a number from 1", id)
 	}
 	for _, r := range agentPrefixes {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/liza-dev/git-liza/agent"
@@ -216,7 +217,9 @@ func (a auther) codex(c *Check) {
 // (inline tables, arrays, multi-line strings) are not read.
 type codexConfig map[string]map[string]string
 
-var tomlKey = regexp.MustCompile(`^([A-Za-z0-9_.-]+)\s*=\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_.+-]+)`)
+var tomlKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z0-9_.-]+)\s*=\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_.+-]+)`)
+})
 
 func readCodexConfig(file string) codexConfig {
 	cfg := codexConfig{"": {}}
@@ -237,7 +240,7 @@ func readCodexConfig(file string) codexConfig {
 			}
 			continue
 		}
-		if m := tomlKey.FindStringSubmatch(line); m != nil && cfg[section] != nil {
+		if m := tomlKey().FindStringSubmatch(line); m != nil && cfg[section] != nil {
 			v := m[2]
 			if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') {
 				v = v[1 : len(v)-1]
@@ -349,7 +352,7 @@ func (a auther) geminiKey() (string, string) {
 	return "", ""
 }
 
-var selectedType = regexp.MustCompile(`"selectedType"\s*:\s*"([^"]*)"`)
+var selectedType = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"selectedType"\s*:\s*"([^"]*)"`) })
 
 // geminiAuthType is the auth type a gemini settings file selects, or "".
 func geminiAuthType(file string) string {
@@ -368,7 +371,7 @@ func geminiAuthType(file string) string {
 		return s.Security.Auth.SelectedType
 	}
 	// Settings with comments: the key itself.
-	if m := selectedType.FindSubmatch(b); m != nil {
+	if m := selectedType().FindSubmatch(b); m != nil {
 		return string(m[1])
 	}
 	return ""

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/liza-dev/git-liza/proc"
@@ -56,11 +57,11 @@ func (e *LockError) Error() string {
 func (e *LockError) Is(target error) bool { return target == ErrStale }
 func (e *LockError) Unwrap() error        { return e.Err }
 
-var lockExists = regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`)
+var lockExists = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`) })
 
 // LockIn finds the lock file git's message says exists.
 func LockIn(stderr string) (string, bool) {
-	m := lockExists.FindStringSubmatch(stderr)
+	m := lockExists().FindStringSubmatch(stderr)
 	if m == nil {
 		return "", false
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The kinds of Failure.
@@ -90,7 +91,7 @@ func claudeFailure(code, text string) *Failure {
 	case "model_not_found":
 		f.Kind, f.Fix = FailModel, "set a model the account can use (ANTHROPIC_MODEL, or model in Claude Code's settings)"
 	case "server_error", "unknown":
-		if !nodeNetErr.MatchString(text) {
+		if !nodeNetErr().MatchString(text) {
 			return nil
 		}
 		f.Kind, f.Fix = FailUnreachable, "check the network, and ANTHROPIC_BASE_URL if set"
@@ -102,27 +103,33 @@ func claudeFailure(code, text string) *Failure {
 
 // nodeNetErr is the code of a network error of Node.js, as Claude Code
 // ends its message with it.
-var nodeNetErr = regexp.MustCompile(`\((ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH|ENETUNREACH)\)`)
+var nodeNetErr = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\((ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH|ENETUNREACH)\)`)
+})
 
 // codexMissingEnv is codex's refusal to start a request without its model
 // provider's env_key.
-var codexMissingEnv = regexp.MustCompile("^Missing environment variable: `([A-Za-z_][A-Za-z0-9_]*)`")
+var codexMissingEnv = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^Missing environment variable: `([A-Za-z_][A-Za-z0-9_]*)`")
+})
 
 // codexStatus is the HTTP status codex gives up on: "unexpected status
 // 401 Unauthorized: ...", "exceeded retry limit, last status: 429 ...".
-var codexStatus = regexp.MustCompile(`(?:^unexpected status|^exceeded retry limit, last status:) (\d{3})\b`)
+var codexStatus = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^unexpected status|^exceeded retry limit, last status:) (\d{3})\b`)
+})
 
 // codexFailure reads the message of codex's last error event (turn.failed
 // or error).
 func codexFailure(msg string) *Failure {
 	f := &Failure{Message: oneLineCut(msg)}
 	status := ""
-	if m := codexStatus.FindStringSubmatch(msg); m != nil {
+	if m := codexStatus().FindStringSubmatch(msg); m != nil {
 		status = m[1]
 	}
 	switch {
-	case codexMissingEnv.MatchString(msg):
-		v := codexMissingEnv.FindStringSubmatch(msg)[1]
+	case codexMissingEnv().MatchString(msg):
+		v := codexMissingEnv().FindStringSubmatch(msg)[1]
 		f.Kind, f.Fix = FailAuth, "set "+v+" (the env_key of codex's model provider in $CODEX_HOME/config.toml)"
 	case status == "401" || status == "403" || strings.HasPrefix(msg, "Not logged in"):
 		f.Kind, f.Fix = FailAuth, "set CODEX_API_KEY (or OPENAI_API_KEY), or log codex in: codex login"

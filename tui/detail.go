@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -83,7 +84,7 @@ func (m *model) loadDetail(id string) tea.Cmd {
 
 // hexCommit is a full commit id: the only base the diff is given, so that
 // a crafted state cannot pass git an option.
-var hexCommit = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+var hexCommit = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`) })
 
 // diffStat is git diff --stat from the task's base to its branch (or, the
 // branch gone, to the commit under review), cut to maxDiffLines lines.
@@ -91,13 +92,13 @@ func diffStat(ctx context.Context, svc *ops.Service, t *contracts.Task) ([]strin
 	if t.BaseCommit == "" {
 		return nil, "no base commit: no worktree was made for the task yet"
 	}
-	if !hexCommit.MatchString(t.BaseCommit) || contracts.ValidTaskID(t.ID) != nil {
+	if !hexCommit().MatchString(t.BaseCommit) || contracts.ValidTaskID(t.ID) != nil {
 		return nil, "the base commit is not a commit id"
 	}
 	// The task's branch as package worktree names it (worktree.Branch).
 	tip := "refs/heads/task/" + t.ID
 	if _, ok, err := svc.Repo.ReadRef(tip); err != nil || !ok {
-		if !hexCommit.MatchString(t.ReviewCommit) {
+		if !hexCommit().MatchString(t.ReviewCommit) {
 			return nil, "no branch task/" + t.ID + " here"
 		}
 		tip = t.ReviewCommit
