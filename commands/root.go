@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -75,8 +74,7 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 	if err := envBudget(e.Getenv); err != nil {
 		return int(e.fail(err, jsonRequested(args)))
 	}
-	app := e.app()
-	app.Commands = only(app, args)
+	app := e.root(e.commandsFor(args))
 	prepare(app, "")
 	err := app.Run(ctx, args)
 	if err == nil {
@@ -88,7 +86,13 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 	return int(e.fail(err, jsonRequested(args)))
 }
 
+// app is the whole command tree, as help, the manual and completion read it.
 func (e *Env) app() *cli.Command {
+	return e.root(e.commandsFor(nil))
+}
+
+// root is the top-level command holding cmds.
+func (e *Env) root(cmds []*cli.Command) *cli.Command {
 	return &cli.Command{
 		Name:           "git-liza",
 		Usage:          "coordinate teams of AI coding agents through a blackboard kept in git",
@@ -108,19 +112,60 @@ func (e *Env) app() *cli.Command {
 			writeHelp(e.Stdout, cmd)
 			return nil
 		},
-		Commands: slices.Concat([]*cli.Command{
-			e.initCmd(),
-			e.statusCmd(),
-			e.usageCmd(),
-			e.showCmd(),
-			e.logCmd(),
-			e.validateCmd(),
-			e.importCmd(),
-			e.exportCmd(),
-			e.taskCmd(),
-			e.goalCmd(),
-		}, e.lifecycleCmds(), e.controlCmds(), e.supervisorCmds(), e.leverCmds(), e.gitCmds(), e.helpCmds()),
+		Commands: cmds,
 	}
+}
+
+// commandGroups are the constructors of the top-level commands, in the
+// order help lists them.
+func (e *Env) commandGroups() []func() []*cli.Command {
+	one := func(f func() *cli.Command) func() []*cli.Command {
+		return func() []*cli.Command { return []*cli.Command{f()} }
+	}
+	return []func() []*cli.Command{
+		one(e.initCmd), one(e.statusCmd), one(e.usageCmd), one(e.showCmd), one(e.logCmd),
+		one(e.validateCmd), one(e.importCmd), one(e.exportCmd), one(e.taskCmd), one(e.goalCmd),
+		e.lifecycleCmds, e.controlCmds, e.supervisorCmds, e.leverCmds, e.gitCmds, e.helpCmds,
+	}
+}
+
+// commandsFor builds the top-level commands args need: the one they name
+// (the same only would keep from the whole tree), none when they only ask
+// for the version, and all of them otherwise (nil args: all). Building a
+// command's flags and subcommands costs a short-lived process about as
+// much as the command line library's preparing them, so the commands
+// after the named one are not built at all.
+func (e *Env) commandsFor(args []string) []*cli.Command {
+	if versionOnly(args) {
+		return nil
+	}
+	name := ""
+	if args != nil {
+		name = commandName(args)
+	}
+	var all []*cli.Command
+	for _, g := range e.commandGroups() {
+		for _, c := range g() {
+			if name != "" && name != "help" && named(c, name) {
+				return []*cli.Command{c}
+			}
+			all = append(all, c)
+		}
+	}
+	return all
+}
+
+// versionOnly reports whether args are exactly --version, with or without
+// --json, in either order: the root prints the version and reads no
+// command. Any other spelling builds the whole tree, as it always did.
+func versionOnly(args []string) bool {
+	switch len(args) {
+	case 2:
+		return args[1] == "--version"
+	case 3:
+		return args[1] == "--version" && args[2] == "--json" || args[1] == "--json" && args[2] == "--version"
+	}
+	return false
 }
 
 // helpCmds are the commands that read about git-liza itself.
@@ -128,21 +173,10 @@ func (e *Env) helpCmds() []*cli.Command {
 	return []*cli.Command{e.diffCmd(), e.boardCmd(), e.serveCmd(), e.mcpCmd(), e.helpCmd(), e.versionCmd(), e.installManCmd(), e.completionCmd(), e.completeCmd()}
 }
 
-// only narrows the commands of app to the one args name, when they name
-// one: the command line library prepares every command it holds before it
-// runs one, which costs a short-lived process more than the work of most
-// commands. Help, a mistyped name and anything unusual keep them all.
-func only(app *cli.Command, args []string) []*cli.Command {
-	name := commandName(args)
-	if name == "help" {
-		return app.Commands
-	}
-	for _, c := range app.Commands {
-		if name != "" && (c.Name == name || !c.Hidden && c.HasName(name)) {
-			return []*cli.Command{c}
-		}
-	}
-	return app.Commands
+// named reports whether name calls c: its name, or an alias of a command
+// help shows.
+func named(c *cli.Command, name string) bool {
+	return c.Name == name || !c.Hidden && c.HasName(name)
 }
 
 // globalFlags are the options every command takes.

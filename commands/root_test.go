@@ -1,6 +1,11 @@
 package commands
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/urfave/cli/v3"
+)
 
 func TestCommandName(t *testing.T) {
 	for _, tc := range []struct {
@@ -52,4 +57,57 @@ func TestOnlyKeepsMeaning(t *testing.T) {
 	if !stateOnly([]string{"git-liza", "task", "add"}) || stateOnly([]string{"git-liza", "claim"}) || stateOnly([]string{"git-liza"}) {
 		t.Error("stateOnly: task add is state-only, claim and no command are not")
 	}
+}
+
+// commandsFor builds only the command a line runs: it must pick the same
+// one only picks from the whole tree, for every name and alias, and build
+// them all whenever help or a mistyped name may list them. A line that
+// only asks for the version needs none.
+func TestCommandsForBuildsWhatRuns(t *testing.T) {
+	e := &Env{}
+	app := e.app()
+	names := func(cs []*cli.Command) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	lines := [][]string{
+		{"git-liza"}, {"git-liza", "--help"}, {"git-liza", "help", "claim"}, {"git-liza", "no-such-command"},
+		{"git-liza", "--", "claim"}, {"git-liza", "--version", "claim"}, {"git-liza", "--version", "-h"},
+		{"git-liza", "--json", "--agent", "coder-1", "claim", "t-1"},
+	}
+	for _, c := range app.Commands {
+		for _, n := range c.Names() {
+			lines = append(lines, []string{"git-liza", n}, []string{"git-liza", "--agent", "coder-1", n, "--help"})
+		}
+	}
+	for _, args := range lines {
+		if got, want := names(e.commandsFor(args)), names(only(app, args)); !slices.Equal(got, want) {
+			t.Errorf("commandsFor(%q) = %q, only keeps %q", args, got, want)
+		}
+	}
+	for _, args := range [][]string{{"git-liza", "--version"}, {"git-liza", "--version", "--json"}, {"git-liza", "--json", "--version"}} {
+		if got := e.commandsFor(args); len(got) != 0 {
+			t.Errorf("commandsFor(%q) built %d commands, want none", args, len(got))
+		}
+	}
+}
+
+// only narrows the commands of app to the one args name, when they name
+// one: what Run did before commandsFor built just that one. Help, a
+// mistyped name and anything unusual keep them all. It stays here as the
+// meaning commandsFor must keep.
+func only(app *cli.Command, args []string) []*cli.Command {
+	name := commandName(args)
+	if name == "help" {
+		return app.Commands
+	}
+	for _, c := range app.Commands {
+		if name != "" && named(c, name) {
+			return []*cli.Command{c}
+		}
+	}
+	return app.Commands
 }
