@@ -77,17 +77,23 @@ func collides(paths contracts.StringList, changing []branchChanges) *collision {
 // paths hold a file a branch in flight changes and one of the next few
 // tasks in claim order is clear: that one is taken, and pick says why.
 func (s *Service) preferClear(ctx context.Context, tx *cas.Tx, first string, skip map[string]bool) (string, string, error) {
-	idx, err := tx.Index()
+	// Only the candidates and the tasks in flight are read (the claim
+	// index), never the whole board's index: a claim costs the same on
+	// any board.
+	ft, err := tx.Summary(first)
 	if err != nil {
 		return first, "", err
 	}
-	ft := idx[first]
 	if ft == nil || len(ft.Paths) == 0 {
 		return first, "", nil
 	}
+	inflight, err := tx.InFlight()
+	if err != nil {
+		return first, "", err
+	}
 	// The preference is advice: what cannot be read leaves the claim as
 	// it was.
-	changing, err := s.inFlightChanges(ctx, tx, idx)
+	changing, err := s.inFlightChanges(ctx, tx, inflight)
 	if err != nil || len(changing) == 0 {
 		return first, "", nil
 	}
@@ -104,7 +110,11 @@ func (s *Service) preferClear(ctx context.Context, tx *cas.Tx, first string, ski
 		if err != nil || next == "" {
 			return first, "", err
 		}
-		if nt := idx[next]; nt != nil && collides(nt.Paths, changing) == nil {
+		nt, err := tx.Summary(next)
+		if err != nil {
+			return first, "", err
+		}
+		if nt != nil && collides(nt.Paths, changing) == nil {
 			// Names and paths are the planner's, file names an agent's:
 			// escaped for the terminal that shows them.
 			return next, fmt.Sprintf("%s preferred to %s: %s's paths (%s) hold %s, which %s is changing",
