@@ -95,7 +95,9 @@ func addTool[In, Out any](s *Server, name, description string, run func(ctx cont
 		out, err := run(ctx, in)
 		if err != nil {
 			var zero Out
-			return nil, zero, refuse(err)
+			// A "no blackboard here" becomes the command that joins a
+			// remote's board, as on the command line.
+			return nil, zero, refuse(s.svc.JoinHint(ctx, err))
 		}
 		return nil, out, nil
 	})
