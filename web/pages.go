@@ -191,19 +191,15 @@ type taskData struct {
 }
 
 func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	ctx := r.Context()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, _, err := s.board(ctx)
+	s.page(w, r, "task", func(b *ops.Board) (string, any, error) {
+		return s.taskData(r, b)
+	})
+}
+
+func (s *Server) taskData(r *http.Request, b *ops.Board) (string, any, error) {
+	t, err := s.svc.Task(r.Context(), "", r.PathValue("id"))
 	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	t, err := s.svc.Task(ctx, "", id)
-	if err != nil {
-		s.fail(w, err)
-		return
+		return "", nil, err
 	}
 	d := taskData{Task: t, Checkpoint: contracts.CurrentCheckpoint(t)}
 	for _, bt := range b.Tasks {
@@ -219,9 +215,7 @@ func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	v := s.frame("task "+t.ID, r, b)
-	v.Page = d
-	s.render(w, http.StatusOK, "task", v)
+	return "task " + t.ID, d, nil
 }
 
 // taskDiff is the files a task's work changes against its base (see
@@ -281,18 +275,16 @@ type patchLine struct {
 }
 
 func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
+	s.page(w, r, "diff", func(*ops.Board) (string, any, error) {
+		return s.patchData(r)
+	})
+}
+
+func (s *Server) patchData(r *http.Request) (string, any, error) {
 	ctx := r.Context()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, _, err := s.board(ctx)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
 	t, err := s.svc.Task(ctx, "", r.PathValue("id"))
 	if err != nil {
-		s.fail(w, err)
-		return
+		return "", nil, err
 	}
 	d := patchData{Task: t.ID}
 	base, tip, why := s.taskRange(r, t)
@@ -307,8 +299,7 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
 		// configuration names runs no program here.
 		out, err := s.svc.Repo.Git(ctx, "diff", "--no-ext-diff", "--no-textconv", "--no-color", base.String(), tip.String(), "--")
 		if err != nil {
-			s.fail(w, err)
-			return
+			return "", nil, err
 		}
 		if len(out) > maxPatch {
 			out, d.Cut = out[:maxPatch], true
@@ -328,9 +319,7 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
 			d.Lines = append(d.Lines, patchLine{Class: c, Text: contracts.PrintableText(l)})
 		}
 	}
-	v := s.frame("diff of "+t.ID, r, b)
-	v.Page = d
-	s.render(w, http.StatusOK, "diff", v)
+	return "diff of " + t.ID, d, nil
 }
 
 func (s *Server) sessionsDir() string {
@@ -362,22 +351,22 @@ const stepWidth = 4000
 
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	n, err := strconv.Atoi(r.PathValue("n"))
 	if err := contracts.ValidTaskID(id); err != nil {
 		s.fail(w, err)
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, _, berr := s.board(r.Context())
-	if berr != nil {
-		s.fail(w, berr)
-		return
-	}
-	sessions, lerr := transcript.List(s.sessionsDir())
-	if err != nil || n < 1 || n > len(sessions) || lerr != nil || sessions[n-1].Header.Task != id {
-		s.fail(w, contracts.Invalidf("task %s has no session %s", id, contracts.Printable(r.PathValue("n"))))
-		return
+	s.page(w, r, "session", func(*ops.Board) (string, any, error) {
+		return s.sessionData(id, r.PathValue("n"))
+	})
+}
+
+// sessionData is the page of task id's session number asked (1 the
+// first); what is not a number is no session.
+func (s *Server) sessionData(id, asked string) (string, any, error) {
+	n, _ := strconv.Atoi(asked)
+	sessions, err := transcript.List(s.sessionsDir())
+	if err != nil || n < 1 || n > len(sessions) || sessions[n-1].Header.Task != id {
+		return "", nil, contracts.Invalidf("task %s has no session %s", id, contracts.Printable(asked))
 	}
 	d := sessionData{Task: id, Session: sessions[n-1]}
 	total := 0
@@ -393,12 +382,9 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Skipped = total - len(d.Steps)
 	if err != nil {
-		s.fail(w, err)
-		return
+		return "", nil, err
 	}
-	v := s.frame("session "+strconv.Itoa(n), r, b)
-	v.Page = d
-	s.render(w, http.StatusOK, "session", v)
+	return "session " + strconv.Itoa(n), d, nil
 }
 
 // logData is the audit log page.
@@ -415,23 +401,21 @@ func (s *Server) logPage(w http.ResponseWriter, r *http.Request) {
 	if v, err := strconv.Atoi(q.Get("n")); err == nil && v > 0 {
 		d.N = min(v, 500)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, _, err := s.board(r.Context())
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	if d.Entries, err = s.svc.Log(r.Context(), ops.LogRequest{Task: d.Task, Agent: d.Agent, Max: d.N, Patch: true}); err != nil {
-		s.fail(w, err)
-		return
-	}
-	v := s.frame("log", r, b)
-	v.Page = d
-	s.render(w, http.StatusOK, "log", v)
+	s.page(w, r, "log", func(*ops.Board) (string, any, error) {
+		var err error
+		d.Entries, err = s.svc.Log(r.Context(), ops.LogRequest{Task: d.Task, Agent: d.Agent, Max: d.N, Patch: true})
+		return "log", d, err
+	})
 }
 
 func (s *Server) alarmsPage(w http.ResponseWriter, r *http.Request) {
+	s.page(w, r, "alarms", func(b *ops.Board) (string, any, error) { return "alarms", b, nil })
+}
+
+// page serves the page of template name: under the server's lock, with
+// the board at the tip (every page's frame shows it), fill makes the
+// page's title and data; an error from either is the page's failure.
+func (s *Server) page(w http.ResponseWriter, r *http.Request, name string, fill func(b *ops.Board) (string, any, error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b, _, err := s.board(r.Context())
@@ -439,9 +423,14 @@ func (s *Server) alarmsPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	v := s.frame("alarms", r, b)
-	v.Page = b
-	s.render(w, http.StatusOK, "alarms", v)
+	title, data, err := fill(b)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	v := s.frame(title, r, b)
+	v.Page = data
+	s.render(w, http.StatusOK, name, v)
 }
 
 // static serves the embedded script and style sheet.
