@@ -3,7 +3,6 @@ package contracts
 import (
 	"slices"
 	"strings"
-	"time"
 )
 
 // The merge queue and the conflicts found before review (issue 28).
@@ -16,28 +15,6 @@ const (
 	CheckedSubmit   = "submit"
 	CheckedReview   = "review"
 )
-
-// MergeQueue orders APPROVED tasks the way the merge lane takes them:
-// lowest priority number first, then the earliest approval, then the id.
-func MergeQueue(approved []*Task) []*Task {
-	out := slices.Clone(approved)
-	at := make(map[*Task]time.Time, len(out))
-	for _, t := range out {
-		if e := latestEvent(t, "approved"); e != nil {
-			at[t], _ = ParseTime(e.Time)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b *Task) int {
-		if a.Priority != b.Priority {
-			return a.Priority - b.Priority
-		}
-		if c := at[a].Compare(at[b]); c != 0 {
-			return c
-		}
-		return compareNatural(a.ID, b.ID)
-	})
-	return out
-}
 
 // EarlyConflicts counts, over the board's history (live and archived
 // tasks), the conflicts found before a reviewer spent a session on them

@@ -2,20 +2,6 @@ package contracts
 
 import "testing"
 
-func TestMergeQueueOrder(t *testing.T) {
-	approvedAt := func(id string, prio int, at string) *Task {
-		return &Task{ID: id, Priority: prio, Status: Approved, History: []*HistoryEvent{{Time: at, Event: "approved"}}}
-	}
-	q := MergeQueue([]*Task{
-		approvedAt("late", 1, "2026-01-17T10:05:00Z"),
-		approvedAt("low", 2, "2026-01-17T10:00:00Z"),
-		approvedAt("early", 1, "2026-01-17T10:01:00Z"),
-	})
-	if q[0].ID != "early" || q[1].ID != "late" || q[2].ID != "low" {
-		t.Fatalf("queue %s, %s, %s: want early, late, low (priority, then approval time)", q[0].ID, q[1].ID, q[2].ID)
-	}
-}
-
 func TestEarlyConflicts(t *testing.T) {
 	st := &State{Tasks: []*Task{
 		{ID: "a", History: []*HistoryEvent{

@@ -123,28 +123,18 @@ func (s *Service) checkMerges(ctx context.Context, integ, review refstore.Hash, 
 	return c, nil
 }
 
-// approvedAhead lists the APPROVED tasks other than id in queue order,
-// with the commits they were approved at.
+// approvedAhead lists the APPROVED tasks other than id in the order the
+// merge queue takes them (approvedInOrder), with the commits they were
+// approved at.
 func approvedAhead(tx *cas.Tx, id string) ([]queued, error) {
-	idx, err := tx.Index()
+	order, tasks, err := approvedInOrder(tx, 0, func(t *contracts.Task) bool { return t.ID != id })
 	if err != nil {
 		return nil, err
 	}
-	var approved []*contracts.Task
-	for _, t := range idx {
-		if t.Status != contracts.Approved || t.ID == id {
-			continue
-		}
-		full, err := tx.MustTask(t.ID)
-		if err != nil {
-			return nil, err
-		}
-		approved = append(approved, full)
-	}
 	var out []queued
-	for _, t := range contracts.MergeQueue(approved) {
-		if h, ok := refstore.ParseHash(t.ReviewCommit); ok {
-			out = append(out, queued{t.ID, h})
+	for _, q := range order {
+		if h, ok := refstore.ParseHash(tasks[q.ID].ReviewCommit); ok {
+			out = append(out, queued{q.ID, h})
 		}
 	}
 	return out, nil

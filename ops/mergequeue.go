@@ -165,7 +165,7 @@ func approvedInOrder(tx *cas.Tx, limit int, take func(*contracts.Task) bool) ([]
 			continue
 		}
 		tasks[id] = t
-		approved = append(approved, queueTask{ID: id, Priority: t.Priority, Approved: approvedAt(t), DependsOn: t.DependsOn})
+		approved = append(approved, queueTaskOf(t))
 	}
 	merged := func(id string) bool {
 		if sum := idx[id]; sum != nil {

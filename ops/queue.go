@@ -23,6 +23,11 @@ type queueTask struct {
 	DependsOn []string
 }
 
+// queueTaskOf is what the queue's order knows of the approved task t.
+func queueTaskOf(t *contracts.Task) queueTask {
+	return queueTask{ID: t.ID, Priority: t.Priority, Approved: approvedAt(t), DependsOn: t.DependsOn}
+}
+
 // approvedAt is when t was last approved, in the seed's time format ("" when
 // its history does not say).
 func approvedAt(t *contracts.Task) string {

@@ -117,7 +117,7 @@ func (s *Service) queueView(st *contracts.State) *QueueView {
 		}
 		byID[t.ID] = t
 		if t.Status == contracts.Approved {
-			approved = append(approved, queueTask{ID: t.ID, Priority: t.Priority, Approved: approvedAt(t), DependsOn: t.DependsOn})
+			approved = append(approved, queueTaskOf(t))
 		}
 	}
 	// A dependency no longer on the live board was archived, which only
