@@ -147,7 +147,9 @@ func (s *Service) queuePlan(skip map[string]bool, only func(*contracts.Task) boo
 // approvedInOrder is the queue at tx: the first limit approved tasks that
 // take pass, in the order they merge, and those tasks by id.
 func approvedInOrder(tx *cas.Tx, limit int, take func(*contracts.Task) bool) ([]queueTask, map[string]*contracts.Task, error) {
-	idx, err := tx.Index()
+	// APPROVED is a status in flight: the claim index lists them, and
+	// the board's whole index is not read.
+	idx, err := tx.InFlight()
 	if err != nil {
 		return nil, nil, err
 	}
