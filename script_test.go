@@ -23,6 +23,7 @@ import (
 	"github.com/liza-dev/git-liza/commands"
 	"github.com/liza-dev/git-liza/httpdo"
 	"github.com/liza-dev/git-liza/mcpserver"
+	"github.com/liza-dev/git-liza/relay"
 	"github.com/liza-dev/git-liza/tui"
 	"github.com/liza-dev/git-liza/web"
 )
@@ -34,6 +35,9 @@ func TestMain(m *testing.M) {
 		},
 		"git-liza-board": func() {
 			os.Exit(tui.Main(context.Background(), testClock(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
+		"git-liza-relay": func() {
+			os.Exit(relay.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 		"git-liza-http": func() {
 			os.Exit(httpdo.Main(context.Background(), os.Stdin, os.Stdout, os.Stderr))

@@ -42,6 +42,7 @@ type options struct {
 	keep       bool
 	shared     string
 	remote     bool
+	relay      bool
 	trust      bool
 	compare    string // a git revision of the module's repository to time against; "" for none
 	formats    bool
@@ -119,6 +120,7 @@ func main() {
 	flag.BoolVar(&opt.keep, "keep", false, "keep the temporary directory")
 	flag.StringVar(&opt.shared, "shared", "../shared", "the shared/ directory, relative to the module root")
 	flag.BoolVar(&opt.trust, "trust", true, "also time the server's guard per pushed commit and signing per operation")
+	flag.BoolVar(&opt.relay, "relay", true, "build git-liza-relay beside git-liza, so that remote mode's git:// connections go through it (false: git connects itself)")
 	flag.BoolVar(&opt.remote, "remote", true, "also time remote mode (file:// and git daemon) and clones contending on one remote")
 	flag.BoolVar(&opt.formats, "formats", true, "also time SHA-1 and SHA-256 repositories, each read directly and through git's plumbing")
 	flag.StringVar(&opt.compare, "compare", "", "also time git-liza built from git revision `REV` of this module's repository, in the add and claim tables")
@@ -256,6 +258,13 @@ func run(opt options) error {
 	progress("building git-liza")
 	if _, err := output(root, nil, "go", "build", "-o", b.gitLiza, "."); err != nil {
 		return fmt.Errorf("building git-liza: %v", err)
+	}
+	// Remote mode's git:// connections go through the relay when it is
+	// beside git-liza, as go install puts it (-relay=false leaves it out).
+	if opt.relay {
+		if _, err := output(root, nil, "go", "build", "-o", filepath.Join(b.bin, "git-liza-relay"), "./git-liza-relay"); err != nil {
+			return fmt.Errorf("building git-liza-relay: %v", err)
+		}
 	}
 	if err := b.buildFloor(); err != nil {
 		return err
