@@ -42,6 +42,16 @@ const (
 	queueWait  = 3 * time.Second
 	queueIdle  = time.Second
 	ticketLife = 30 * time.Second
+
+	// againEmail marks a ticket a clone keeps for its next operation
+	// when it wins a turn while others wait (see turn.keep): a clone that
+	// writes again and again keeps its place in the round without a push
+	// to join it each time. A kept ticket whose clone does not come back
+	// holds the queue up for againIdle, not queueIdle; its own clone
+	// takes it up again only within againLife.
+	againEmail = "git-liza-again@liza.invalid"
+	againIdle  = 200 * time.Millisecond
+	againLife  = queueWait
 )
 
 // ValidTicketRef reports whether name is a ticket's ref:
@@ -76,6 +86,9 @@ type ticket struct {
 	id     string
 	commit refstore.Hash
 	at     time.Time
+	// again: a ticket kept by a clone for its next operation, which may
+	// not come (againEmail); old: one kept for longer than againLife.
+	again, old bool
 }
 
 // turn is one operation's view of the queue of its remote.
@@ -96,6 +109,13 @@ type turn struct {
 	inPlace bool
 	// ready is the remote tip fetched and verified while waiting.
 	ready refstore.Hash
+	// listed says the queue was last looked at with ListRemote (see
+	// peekRemote), where a look costs a round trip and no object.
+	listed bool
+	// others is how many other clones' tickets the last look saw;
+	// replace is this clone's own old kept ticket, which join replaces.
+	others  int
+	replace refstore.Hash
 	// guess, until the first attempt, says that attempt may build on
 	// the remote's tip as this clone last saw it, without fetching (see
 	// Store.guessTip); guessed says the attempt under way did.
@@ -167,20 +187,36 @@ func ticketsIn(ctx context.Context, repo *refstore.Repo, prefix string, now time
 	if err != nil {
 		return nil, nil, err
 	}
+	live, stale = ticketsOf(repo, refs, prefix, now, false)
+	return live, stale, nil
+}
+
+// unseen is when a ticket whose commit is not here joined, as far as
+// this clone knows: after every ticket it has read. A ticket that was not
+// there when this clone last fetched was pushed after that fetch, and so
+// after this clone's own ticket, which was there.
+var unseen = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// ticketsOf reads the tickets refs name (names under prefix), oldest first
+// (ties by id), and the stale ones apart. A ticket whose commit is not in
+// repo is left out, or, with unknownLast, counted as unseen.
+func ticketsOf(repo *refstore.Repo, refs map[string]refstore.Hash, prefix string, now time.Time, unknownLast bool) (live, stale []ticket) {
 	for name, h := range refs {
 		id := strings.TrimPrefix(name, prefix)
 		if !ValidTicketRef(QueueDir + id) {
 			continue
 		}
-		c, err := repo.ReadCommit(h)
-		if err != nil {
+		t := ticket{id: id, commit: h, at: unseen}
+		if c, err := repo.ReadCommit(h); err == nil {
+			at, ok := ParseTicket(c.Message)
+			if !ok {
+				at = c.Author.When
+			}
+			t.at, t.again = at, c.Author.Email == againEmail
+			t.old = t.again && now.Sub(at) > againLife
+		} else if !unknownLast {
 			continue // not fetched whole: as if it were not there
 		}
-		at, ok := ParseTicket(c.Message)
-		if !ok {
-			at = c.Author.When
-		}
-		t := ticket{id: id, commit: h, at: at}
 		if now.Sub(t.at) > ticketLife {
 			stale = append(stale, t)
 		} else {
@@ -193,7 +229,7 @@ func ticketsIn(ctx context.Context, repo *refstore.Repo, prefix string, now time
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	return live, stale, nil
+	return live, stale
 }
 
 // peek looks at the remote's queue in place, without a fetch, for an
@@ -219,12 +255,52 @@ func (s *Store) peek(ctx context.Context, t *turn) (wait, ok bool) {
 	return t.yield(time.Now(), tip, live, stale), true
 }
 
+// peekRemote looks at the queue of a remote that is not read in place by
+// asking it for its refs (git ls-remote): a round trip that moves no
+// object, where a fetch also packs, sends, unpacks and checks what
+// changed. Tickets this clone has not fetched count as later than its
+// own. The tip it sees tells when the turn before has ended; the attempt
+// that follows fetches.
+func (s *Store) peekRemote(ctx context.Context, t *turn) (wait, ok bool) {
+	refs, err := s.Repo.ListRemote(ctx, s.Remote, refstore.StateRef, QueueDir+"*")
+	if err != nil {
+		return false, false
+	}
+	queue := map[string]refstore.Hash{}
+	for name, h := range refs {
+		if strings.HasPrefix(name, QueueDir) {
+			queue[name] = h
+		}
+	}
+	live, stale := ticketsOf(s.Repo, queue, QueueDir, s.instant(), true)
+	t.listed = true
+	return t.yield(time.Now(), refs[refstore.StateRef], live, stale), true
+}
+
 // yield reports whether the operation lets the queue go first now, the
 // remote's state at tip, the queue as just fetched.
 func (t *turn) yield(now time.Time, tip refstore.Hash, live, stale []ticket) bool {
 	t.stale = stale
 	t.mine = ticket{}
-
+	t.replace = refstore.Hash{}
+	if tip != t.lastTip {
+		t.lastTip, t.lastMove = tip, now
+	}
+	// Tickets kept for a next operation (againEmail) count while the
+	// queue moves: once it has stood still for a few turns, their clones
+	// are taken to have gone. This clone's own kept ticket is its place
+	// only while it is young; an old one is replaced when it joins.
+	idle := now.Sub(t.lastMove) >= max(againIdle, 3*t.pace)
+	live = slices.DeleteFunc(slices.Clone(live), func(k ticket) bool {
+		if k.id == t.id {
+			if k.old {
+				t.replace = k.commit
+				return true
+			}
+			return false
+		}
+		return k.again && idle
+	})
 	var others []ticket
 	for _, k := range live {
 		if k.id == t.id {
@@ -233,9 +309,7 @@ func (t *turn) yield(now time.Time, tip refstore.Hash, live, stale []ticket) boo
 			others = append(others, k)
 		}
 	}
-	if tip != t.lastTip {
-		t.lastTip, t.lastMove = tip, now
-	}
+	t.others = len(others)
 	ahead := len(others) > 0
 	t.ahead = len(others)
 	if !t.mine.commit.IsZero() {
@@ -249,7 +323,16 @@ func (t *turn) yield(now time.Time, tip refstore.Hash, live, stale []ticket) boo
 	if t.seenAt.IsZero() || t.ahead != t.seenAhead {
 		t.seenAhead, t.seenAt = t.ahead, now
 	}
-	if !ahead || !t.waited.IsZero() && (now.Sub(t.waited) >= queueWait || now.Sub(t.lastMove) >= queueIdle) {
+	if !ahead {
+		return false
+	}
+	if !t.waited.IsZero() && now.Sub(t.lastMove) >= queueIdle {
+		// The queue stands still: its holders have gone, and a win
+		// keeps no ticket for them to wait behind.
+		t.others = 0
+		return false
+	}
+	if !t.waited.IsZero() && now.Sub(t.waited) >= queueWait {
 		return false
 	}
 	if t.waited.IsZero() {
@@ -268,6 +351,13 @@ func (t *turn) poll() time.Duration {
 		if t.inPlace {
 			// A look in place costs no process.
 			return 5*time.Millisecond + time.Duration(mrand.Int64N(int64(5*time.Millisecond)))
+		}
+		if t.listed {
+			// A look is a ref listing: two short processes here and
+			// one on the remote, no object. The next in line looks
+			// several times a turn, so that its own starts soon after
+			// the one before ends.
+			return 10*time.Millisecond + time.Duration(mrand.Int64N(int64(10*time.Millisecond)))
 		}
 		// A look at a remote not read in place is a fetch: a process
 		// here and one on the remote, each as dear as a good part of the
@@ -298,6 +388,29 @@ func (t *turn) release() []refstore.RefUpdate {
 	return []refstore.RefUpdate{{Name: QueueDir + t.id, Old: t.mine.commit}}
 }
 
+// keep is the ref update of a winning push that leaves this clone a new
+// ticket, at the end of the queue, when others were waiting: a clone that
+// writes again soon (an agent's next step, a loop) takes it up and waits
+// its turn without a push to join, which cost as much as the operation's
+// own. A clone that does not come back holds the queue up for a moment
+// (see againIdle). Without others waiting, or where the ticket cannot be
+// written, it is release.
+func (s *Store) keep(t *turn) []refstore.RefUpdate {
+	if t == nil || t.others == 0 {
+		return t.release()
+	}
+	now := s.instant()
+	c, err := s.Repo.WriteCommit(s.emptyTree(), nil, refstore.Signature{Name: "git-liza", Email: againEmail, When: now}, TicketText(now))
+	if err != nil {
+		return t.release()
+	}
+	old := t.mine.commit
+	if old.IsZero() {
+		old = t.replace
+	}
+	return []refstore.RefUpdate{{Name: QueueDir + t.id, Old: old, New: c}}
+}
+
 // join puts this clone in the queue, unless it is there: after a lost
 // race, or when others are waiting already. A remote that refuses tickets
 // (a guard that does not know them) leaves the operation racing as before.
@@ -305,7 +418,7 @@ func (s *Store) join(ctx context.Context, t *turn) {
 	if t == nil || !t.mine.commit.IsZero() {
 		return
 	}
-	var old refstore.Hash // a stale ticket of this clone's is replaced
+	old := t.replace // a stale or old kept ticket of this clone's is replaced
 	for _, k := range t.stale {
 		if k.id == t.id {
 			old = k.commit

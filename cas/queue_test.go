@@ -1,6 +1,8 @@
 package cas
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -132,5 +134,144 @@ func TestValidTicketRef(t *testing.T) {
 		if ValidTicketRef(name) != ok {
 			t.Errorf("ValidTicketRef(%q) = %v", name, !ok)
 		}
+	}
+}
+
+// kept is a ticket kept for a next operation (againEmail).
+func kept(id string, at time.Time) ticket {
+	k := tk(id, at)
+	k.again = true
+	return k
+}
+
+// TestKeptTickets: a clone's own kept ticket is its place while young and
+// replaced when old; another clone's kept ticket is waited for while the
+// queue moves, and passed once it has stood still for againIdle (a plain
+// ticket is waited for until queueIdle).
+func TestKeptTickets(t *testing.T) {
+	t0 := time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC)
+	tip := refstore.Hash{1}
+
+	young := &turn{id: "b"}
+	if young.yield(t0.Add(time.Second), tip, []ticket{kept("b", t0), tk("c", t0.Add(time.Second))}, nil) {
+		t.Error("a young kept ticket of its own, first in line: waited")
+	}
+	if young.mine.commit.IsZero() || young.others != 1 {
+		t.Errorf("young kept ticket: mine %v, others %d; want its own, 1", young.mine, young.others)
+	}
+
+	old := &turn{id: "b"}
+	aged := kept("b", t0)
+	aged.old = true // as ticketsOf marks one kept for longer than againLife
+	if !old.yield(t0.Add(againLife+time.Second), tip, []ticket{aged, tk("c", t0.Add(time.Second))}, nil) {
+		t.Error("an old kept ticket of its own put it ahead of a waiting clone")
+	}
+	if !old.mine.commit.IsZero() || old.replace != kept("b", t0).commit {
+		t.Errorf("old kept ticket: mine %v, replace %v; want none and the old ticket to replace", old.mine, old.replace)
+	}
+
+	gone := &turn{id: "c"}
+	line := []ticket{kept("a", t0), tk("c", t0.Add(time.Second))}
+	if !gone.yield(t0, tip, line, nil) || !gone.yield(t0.Add(againIdle/2), tip, line, nil) {
+		t.Fatal("did not wait for another clone's kept ticket while the queue had just moved")
+	}
+	if gone.yield(t0.Add(againIdle), tip, line, nil) {
+		t.Error("waited for a kept ticket on a queue that stood still for againIdle")
+	}
+	plain := &turn{id: "c"}
+	line = []ticket{tk("a", t0), tk("c", t0.Add(time.Second))}
+	plain.yield(t0, tip, line, nil)
+	if !plain.yield(t0.Add(againIdle), tip, line, nil) {
+		t.Error("passed a plain ticket after againIdle; it is waited for until queueIdle")
+	}
+}
+
+// TestKeep: a winning push leaves its clone a new kept ticket when others
+// were waiting (replacing the ticket it held), and only takes its ticket
+// off the queue when none were.
+func TestKeep(t *testing.T) {
+	s := initStore(t)
+	held := tk("0123456789abcdef", time.Now())
+	alone := &turn{id: held.id, mine: held}
+	if got := s.keep(alone); len(got) != 1 || got[0].Old != held.commit || !got[0].New.IsZero() {
+		t.Fatalf("alone: %+v, want the ticket deleted", got)
+	}
+	busy := &turn{id: held.id, mine: held, others: 3}
+	got := s.keep(busy)
+	if len(got) != 1 || got[0].Name != QueueDir+held.id || got[0].Old != held.commit || got[0].New.IsZero() {
+		t.Fatalf("others waiting: %+v, want the ticket replaced", got)
+	}
+	c, err := s.Repo.ReadCommit(got[0].New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ParseTicket(c.Message); !ok || c.Author.Email != againEmail || len(c.Parents) != 0 {
+		t.Fatalf("kept ticket %+v is not a kept ticket", c)
+	}
+	fresh := &turn{id: held.id, others: 1, replace: held.commit}
+	if got := s.keep(fresh); len(got) != 1 || got[0].Old != held.commit || got[0].New.IsZero() {
+		t.Fatalf("no ticket held, an old kept one to replace: %+v", got)
+	}
+	var none *turn
+	if got := s.keep(none); len(got) != 0 {
+		t.Fatalf("no turn: %+v", got)
+	}
+}
+
+// TestPassedQueueKeepsNothing: an operation that goes because the queue
+// stood still (its holders gone) counts no one as waiting, so its win
+// keeps no ticket; one that goes after queueWait on a moving queue does.
+func TestPassedQueueKeepsNothing(t *testing.T) {
+	t0 := time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC)
+	others := []ticket{tk("a", t0)}
+	still := &turn{id: "b"}
+	still.yield(t0, refstore.Hash{1}, others, nil)
+	if still.yield(t0.Add(queueIdle), refstore.Hash{1}, others, nil) || still.others != 0 {
+		t.Fatalf("passed a still queue: others %d, want 0", still.others)
+	}
+	moving := &turn{id: "b"}
+	for i := 0; ; i++ {
+		now := t0.Add(time.Duration(i) * queueIdle / 2)
+		if !moving.yield(now, refstore.Hash{byte(i + 1)}, others, nil) {
+			break
+		}
+	}
+	if moving.others != 1 {
+		t.Fatalf("passed a moving queue after queueWait: others %d, want 1", moving.others)
+	}
+}
+
+// TestTicketsOf: tickets are read from their commits (a kept one older
+// than againLife marked old); one whose commit this clone has not fetched
+// counts as later than every ticket read, or is left out when not asked.
+func TestTicketsOf(t *testing.T) {
+	s := initStore(t)
+	now := time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC)
+	write := func(email string, at time.Time) refstore.Hash {
+		c, err := s.Repo.WriteCommit(s.emptyTree(), nil, refstore.Signature{Name: "git-liza", Email: email, When: at}, TicketText(at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	refs := map[string]refstore.Hash{
+		QueueDir + "000000000000000a": write("git-liza@liza.invalid", now.Add(-2*time.Second)),
+		QueueDir + "000000000000000b": write(againEmail, now.Add(-againLife-time.Second)),
+		QueueDir + "000000000000000c": {0xee}, // not here
+		QueueDir + "000000000000000d": write(againEmail, now.Add(-time.Second)),
+		QueueDir + "not-a-ticket":     write("git-liza@liza.invalid", now),
+	}
+	live, stale := ticketsOf(s.Repo, refs, QueueDir, now, true)
+	var got []string
+	for _, k := range live {
+		got = append(got, fmt.Sprintf("%s again=%v old=%v", k.id[15:], k.again, k.old))
+	}
+	want := []string{"b again=true old=true", "a again=false old=false", "d again=true old=false", "c again=false old=false"}
+	if !slices.Equal(got, want) || len(stale) != 0 {
+		t.Fatalf("live %q, stale %d; want %q", got, len(stale), want)
+	}
+	live, _ = ticketsOf(s.Repo, refs, QueueDir, now, false)
+	if len(live) != 3 {
+		t.Fatalf("without unknownLast: %d live, want 3 (the unfetched one left out)", len(live))
 	}
 }

@@ -310,7 +310,7 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 	s.markValid(commit)
 	proc.CrashPoint("cas:commit")
 	if s.remoteMode() {
-		updates = append(updates, turn.release()...)
+		updates = append(updates, s.keep(turn)...)
 		if err := s.publish(ctx, op, updates); err != nil {
 			return nil, err
 		}

@@ -14,10 +14,16 @@ import (
 func (s *Store) waitTurn(ctx context.Context, turn *turn, deadline time.Time) error {
 	for time.Now().Before(deadline) {
 		wait, ok := s.peek(ctx, turn)
+		if !ok {
+			wait, ok = s.peekRemote(ctx, turn)
+		}
 		if !ok || !wait {
 			return nil
 		}
-		if turn.ahead <= 1 && turn.lastTip != turn.ready {
+		// In place, the next in line fetches and verifies each new tip
+		// while it waits. Over a ref listing it does not: its attempt
+		// fetches once, when its turn comes.
+		if turn.inPlace && turn.ahead <= 1 && turn.lastTip != turn.ready {
 			if err := s.prepare(ctx, turn); err != nil {
 				return nil // the attempt meets it again, and says so
 			}

@@ -349,3 +349,26 @@ func (r *Repo) CheckRemote(name string) error {
 	}
 	return nil
 }
+
+// ListRemote asks remote which values its refs named by patterns hold
+// (git ls-remote; a pattern may end in "/*"), without fetching anything:
+// one round trip, and no object moves. Names that are not refs git-liza
+// could hold are left out.
+func (r *Repo) ListRemote(ctx context.Context, remote string, patterns ...string) (map[string]Hash, error) {
+	args := append([]string{"ls-remote", r.PackProgram(remote, false), "--", remote}, patterns...)
+	out, err := r.Git(ctx, args...)
+	if err != nil {
+		return nil, remoteError(remote, err, false)
+	}
+	got := map[string]Hash{}
+	for _, line := range strings.Split(string(out), "\n") {
+		id, name, ok := strings.Cut(line, "\t")
+		if !ok || !validRefPath(name) {
+			continue
+		}
+		if h, ok := ParseHash(id); ok {
+			got[name] = h
+		}
+	}
+	return got, nil
+}
