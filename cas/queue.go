@@ -107,8 +107,10 @@ type turn struct {
 	stale     []ticket // tickets past ticketLife, to delete after a win
 	// inPlace says whether the remote is read in place (peek).
 	inPlace bool
-	// ready is the remote tip fetched and verified while waiting.
+	// ready is the remote tip fetched and verified while waiting; fresh
+	// says the next attempt builds on it without fetching again.
 	ready refstore.Hash
+	fresh bool
 	// listed says the queue was last looked at with ListRemote (see
 	// peekRemote), where a look costs a round trip and no object.
 	listed bool

@@ -93,6 +93,11 @@ func (s *Store) busy() bool {
 // and so does the first of a clone that fetched or pushed in the last
 // guessQuiet (see busy).
 func (s *Store) guessTip(ctx context.Context, t *turn) (refstore.Hash, error) {
+	if t != nil && t.fresh {
+		// Fetched and verified by the look that found the turn come.
+		t.fresh, t.guess, t.guessed = false, false, true
+		return t.ready, nil
+	}
 	if t == nil || !t.guess {
 		return s.tip(ctx)
 	}

@@ -14,7 +14,9 @@ import (
 func (s *Store) waitTurn(ctx context.Context, turn *turn, deadline time.Time) error {
 	for time.Now().Before(deadline) {
 		wait, ok := s.peek(ctx, turn)
-		if !ok {
+		if !ok && turn.listed && turn.ahead <= 1 {
+			wait, ok = s.peekFetched(ctx, turn)
+		} else if !ok {
 			wait, ok = s.peekRemote(ctx, turn)
 		}
 		if !ok || !wait {
@@ -34,6 +36,27 @@ func (s *Store) waitTurn(ctx context.Context, turn *turn, deadline time.Time) er
 		}
 	}
 	return nil
+}
+
+// peekFetched is the look of the next in line on a remote it cannot read
+// in place: a fetch, which brings the turn before's operation as soon as
+// it lands, and the check of what it brought, as an attempt would make
+// them. When its turn has come, the attempt builds on what it fetched
+// without fetching again (turn.fresh): its push names that tip as the one
+// the remote must still hold, so a remote that moved meanwhile refuses it
+// and the attempt is made again on a fetch.
+func (s *Store) peekFetched(ctx context.Context, t *turn) (wait, ok bool) {
+	if err := s.prepare(ctx, t); err != nil {
+		return false, false // the attempt meets it again, and says so
+	}
+	live, stale, err := s.tickets(ctx, s.instant())
+	if err != nil {
+		return false, false
+	}
+	if wait = t.yield(time.Now(), t.ready, live, stale); !wait {
+		t.fresh = true
+	}
+	return wait, true
 }
 
 // prepare fetches the remote's state and verifies it, as an attempt
