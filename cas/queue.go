@@ -50,7 +50,7 @@ const (
 	// holds the queue up for againIdle, not queueIdle; its own clone
 	// takes it up again only within againLife.
 	againEmail = "git-liza-again@liza.invalid"
-	againIdle  = 200 * time.Millisecond
+	againIdle  = 500 * time.Millisecond
 	againLife  = queueWait
 )
 
@@ -118,6 +118,10 @@ type turn struct {
 	// replace is this clone's own old kept ticket, which join replaces.
 	others  int
 	replace refstore.Hash
+	// took is this clone's kept ticket as the operation took it up;
+	// gone are the kept tickets it passed, whose clones went away.
+	took refstore.Hash
+	gone []ticket
 	// guess, until the first attempt, says that attempt may build on
 	// the remote's tip as this clone last saw it, without fetching (see
 	// Store.guessTip); guessed says the attempt under way did.
@@ -290,18 +294,29 @@ func (t *turn) yield(now time.Time, tip refstore.Hash, live, stale []ticket) boo
 	}
 	// Tickets kept for a next operation (againEmail) count while the
 	// queue moves: once it has stood still for a few turns, their clones
-	// are taken to have gone. This clone's own kept ticket is its place
-	// only while it is young; an old one is replaced when it joins.
+	// are taken to have gone, and the next win deletes them. This clone's
+	// own kept ticket is its place when it is young as the operation
+	// first sees it (then for as long as the operation waits); an old
+	// one is replaced when it joins.
 	idle := now.Sub(t.lastMove) >= max(againIdle, 3*t.pace)
+	t.gone = t.gone[:0]
 	live = slices.DeleteFunc(slices.Clone(live), func(k ticket) bool {
 		if k.id == t.id {
+			if k.commit == t.took {
+				return false
+			}
 			if k.old {
 				t.replace = k.commit
 				return true
 			}
+			t.took = k.commit
 			return false
 		}
-		return k.again && idle
+		if k.again && idle {
+			t.gone = append(t.gone, k)
+			return true
+		}
+		return false
 	})
 	var others []ticket
 	for _, k := range live {
@@ -441,7 +456,7 @@ func (s *Store) reap(ctx context.Context, t *turn) {
 	if t == nil {
 		return
 	}
-	for _, k := range t.stale {
+	for _, k := range append(slices.Clip(t.stale), t.gone...) {
 		if k.id != t.id {
 			_ = s.Repo.Push(ctx, s.Remote, refstore.RefUpdate{Name: QueueDir + k.id, Old: k.commit})
 		}

@@ -160,6 +160,16 @@ func TestKeptTickets(t *testing.T) {
 		t.Errorf("young kept ticket: mine %v, others %d; want its own, 1", young.mine, young.others)
 	}
 
+	// Taken up young, it stays its place however long the wait.
+	aging := kept("b", t0)
+	waiting := &turn{id: "b"}
+	waiting.yield(t0.Add(time.Second), tip, []ticket{tk("a", t0.Add(-time.Second)), aging}, nil)
+	aging.old = true
+	waiting.yield(t0.Add(againLife+time.Second), tip, []ticket{tk("a", t0.Add(-time.Second)), aging}, nil)
+	if waiting.mine.commit != aging.commit || !waiting.replace.IsZero() {
+		t.Errorf("a kept ticket taken up young and aged while waiting: mine %v, replace %v", waiting.mine, waiting.replace)
+	}
+
 	old := &turn{id: "b"}
 	aged := kept("b", t0)
 	aged.old = true // as ticketsOf marks one kept for longer than againLife
@@ -177,6 +187,9 @@ func TestKeptTickets(t *testing.T) {
 	}
 	if gone.yield(t0.Add(againIdle), tip, line, nil) {
 		t.Error("waited for a kept ticket on a queue that stood still for againIdle")
+	}
+	if len(gone.gone) != 1 || gone.gone[0].id != "a" {
+		t.Errorf("passed kept tickets %v, want a's, to delete after the win", gone.gone)
 	}
 	plain := &turn{id: "c"}
 	line = []ticket{tk("a", t0), tk("c", t0.Add(time.Second))}
