@@ -120,6 +120,10 @@ func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) e
 	if !validRefPath(u.Name) || !strings.HasPrefix(u.Name, "refs/") || u.New.IsZero() {
 		return fmt.Errorf("moving %s: not a ref this process moves", u.Name)
 	}
+	// What the ref will point at is on disk before it does (see Hold).
+	if err := r.FlushObjects(); err != nil {
+		return err
+	}
 	for _, own := range []string{"refs/worktree/", "refs/bisect/", "refs/rewritten/"} {
 		if strings.HasPrefix(u.Name, own) { // a worktree's own
 			return ErrNeedGit

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
 )
@@ -85,6 +86,11 @@ func (p *pack) nameAt(i uint32) int64 {
 // find looks id up in the index and returns its offset in the pack.
 func (p *pack) find(id Hash) (int64, bool, error) {
 	if err := p.open(); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Tidied away (tidyPacks) since the list was made: a miss,
+			// after which the reader lists the packs again.
+			return 0, false, nil
+		}
 		return 0, false, err
 	}
 	want := id.bytes()

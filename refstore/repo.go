@@ -100,6 +100,7 @@ func (r *Repo) openObjects(algo hashAlgo, promisor func() bool) {
 	r.algo = algo
 	r.odb = newODB(filepath.Join(r.CommonDir, "objects"), algo)
 	r.odb.levelOf = r.looseCompression
+	r.odb.tidyLock = filepath.Join(r.CommonDir, "liza", "packs.lock")
 	r.odb.promisorOf = promisor
 	r.odb.git = &gitObjects{dir: r.Dir()}
 	runtime.AddCleanup(r, (*gitObjects).close, r.odb.git)
@@ -230,11 +231,15 @@ func (r *Repo) Dir() string {
 
 // Git runs a git command in this repository.
 func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
-	return Run(ctx, r.Dir(), nil, args...)
+	return r.GitInput(ctx, nil, args...)
 }
 
-// GitInput runs a git command in this repository with stdin.
+// GitInput runs a git command in this repository with stdin. Objects held
+// (see Hold) are written first: the command may read them.
 func (r *Repo) GitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	if err := r.FlushObjects(); err != nil {
+		return nil, err
+	}
 	return Run(ctx, r.Dir(), stdin, args...)
 }
 
