@@ -121,7 +121,7 @@ func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) e
 		return fmt.Errorf("moving %s: not a ref this process moves", u.Name)
 	}
 	// What the ref will point at is on disk before it does (see Hold).
-	if err := r.FlushObjects(); err != nil {
+	if err := flushAllHeld(); err != nil {
 		return err
 	}
 	for _, own := range []string{"refs/worktree/", "refs/bisect/", "refs/rewritten/"} {

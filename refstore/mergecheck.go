@@ -58,7 +58,7 @@ func (r *Repo) gitBounded(ctx context.Context, max int, args ...string) (*limite
 	if err := CheckGit(); err != nil {
 		return nil, err
 	}
-	if err := r.FlushObjects(); err != nil {
+	if err := flushAllHeld(); err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, "git", args...)

@@ -29,6 +29,32 @@ type heldObject struct {
 	data []byte
 }
 
+// holding are the object databases holding objects, of every Repo of
+// this process: what a git command or a ref move may need is flushed
+// first (flushAllHeld), whichever goroutine wrote it and whichever Repo
+// it went through. An object written outside any hold, while another
+// goroutine holds, is held with that goroutine's.
+var holding struct {
+	mu   sync.Mutex
+	odbs map[*odb]bool
+}
+
+// flushAllHeld writes every object held in this process (see Hold).
+func flushAllHeld() error {
+	holding.mu.Lock()
+	list := make([]*odb, 0, len(holding.odbs))
+	for o := range holding.odbs {
+		list = append(list, o)
+	}
+	holding.mu.Unlock()
+	for _, o := range list {
+		if err := o.flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // get returns a held object; the caller must not change data.
 func (h *heldObjects) get(id Hash) (objType, []byte, bool) {
 	h.mu.Lock()
@@ -72,6 +98,12 @@ func (r *Repo) Hold() (end func()) {
 	o.held.mu.Lock()
 	o.held.open++
 	o.held.mu.Unlock()
+	holding.mu.Lock()
+	if holding.odbs == nil {
+		holding.odbs = map[*odb]bool{}
+	}
+	holding.odbs[o] = true
+	holding.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -81,6 +113,9 @@ func (r *Repo) Hold() (end func()) {
 			tidy := last && o.held.wrote
 			if last {
 				o.held.objs, o.held.order, o.held.wrote = nil, nil, false
+				holding.mu.Lock()
+				delete(holding.odbs, o)
+				holding.mu.Unlock()
 			}
 			o.held.mu.Unlock()
 			if tidy {
@@ -96,8 +131,9 @@ func (r *Repo) Hold() (end func()) {
 // one pack when there are more than two, else loose files as git writes
 // them. They are all on disk, under their final names, when it returns
 // without error; a ref may then point at them.
-func (r *Repo) FlushObjects() error {
-	o := r.odb
+func (r *Repo) FlushObjects() error { return r.odb.flush() }
+
+func (o *odb) flush() error {
 	o.held.mu.Lock()
 	ids := append([]Hash(nil), o.held.order...)
 	objs := make([]heldObject, len(ids))

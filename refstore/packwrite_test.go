@@ -386,3 +386,26 @@ func TestPackKilledMidWrite(t *testing.T) {
 		})
 	}
 }
+
+// Any git command this process runs finds the objects held, whichever
+// Repo holds them: another goroutine's hold may have taken an object its
+// writer then hands to git.
+func TestHeldFlushedBeforeGit(t *testing.T) {
+	dir := newRepo(t)
+	r := open(t, dir)
+	end := r.Hold()
+	defer end()
+	var ids []Hash
+	for i := range 3 {
+		id, err := r.WriteBlob([]byte(fmt.Sprintf("handed to git %d\n", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		if _, err := Run(t.Context(), dir, nil, "cat-file", "-e", id.String()); err != nil {
+			t.Fatalf("git cat-file -e %s: %v", id, err)
+		}
+	}
+}

@@ -243,7 +243,7 @@ func (t *RefTxn) Commit(updates ...RefUpdate) error {
 	}
 	// git refuses to point a ref at an object it cannot find; on an error
 	// here the caller's Abort ends the process.
-	if err := t.repo.FlushObjects(); err != nil {
+	if err := flushAllHeld(); err != nil {
 		return err
 	}
 	t.done = true

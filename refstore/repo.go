@@ -231,15 +231,11 @@ func (r *Repo) Dir() string {
 
 // Git runs a git command in this repository.
 func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
-	return r.GitInput(ctx, nil, args...)
+	return Run(ctx, r.Dir(), nil, args...)
 }
 
-// GitInput runs a git command in this repository with stdin. Objects held
-// (see Hold) are written first: the command may read them.
+// GitInput runs a git command in this repository with stdin.
 func (r *Repo) GitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	if err := r.FlushObjects(); err != nil {
-		return nil, err
-	}
 	return Run(ctx, r.Dir(), stdin, args...)
 }
 
