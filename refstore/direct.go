@@ -139,7 +139,8 @@ func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) e
 	// The processes of git-liza that move refs here take turns (RefTurn),
 	// and each names the lock it makes in liza/refs.pending until it is
 	// done: a ref lock found there by the next one is a dead writer's,
-	// removed at once.
+	// removed at once. The file is emptied, not removed, when the move is
+	// done: writing an existing file costs no new inode.
 	if !inTurn {
 		unlock, err := r.RefTurn()
 		if err != nil {
@@ -178,7 +179,7 @@ func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) e
 		if held {
 			os.Remove(lock)
 		}
-		os.Remove(r.pending())
+		os.Truncate(r.pending(), 0)
 	}()
 	if err != nil {
 		return err
