@@ -22,7 +22,14 @@ type heldObjects struct {
 	wrote bool // a flush of these holds wrote a pack
 	objs  map[Hash]heldObject
 	order []Hash // as written, for a pack in that order
+	size  int    // bytes held
 }
+
+// heldMax bounds the memory a hold keeps: past it, what is held is
+// written at once (an import of a large board writes several packs). An
+// object on disk before a ref names it is harmless: git gc prunes it in
+// time if none ever does.
+const heldMax = 32 << 20
 
 type heldObject struct {
 	t    objType
@@ -77,6 +84,7 @@ func (h *heldObjects) put(id Hash, t objType, data []byte) bool {
 		// The writer may reuse its buffer once write returns.
 		h.objs[id] = heldObject{t, slices.Clone(data)}
 		h.order = append(h.order, id)
+		h.size += len(data)
 	}
 	return true
 }
@@ -112,7 +120,7 @@ func (r *Repo) Hold() (end func()) {
 			last := o.held.open == 0
 			tidy := last && o.held.wrote
 			if last {
-				o.held.objs, o.held.order, o.held.wrote = nil, nil, false
+				o.held.objs, o.held.order, o.held.wrote, o.held.size = nil, nil, false, 0
 				holding.mu.Lock()
 				delete(holding.odbs, o)
 				holding.mu.Unlock()
@@ -156,8 +164,11 @@ func (o *odb) flush() error {
 	// Only what was written leaves the hold: another goroutine's objects
 	// held since are flushed by its own flush.
 	o.held.mu.Lock()
-	for _, id := range ids {
-		delete(o.held.objs, id)
+	for i, id := range ids {
+		if _, ok := o.held.objs[id]; ok {
+			delete(o.held.objs, id)
+			o.held.size -= len(objs[i].data)
+		}
 	}
 	rest := o.held.order[:0]
 	for _, id := range o.held.order {
@@ -189,6 +200,12 @@ func (o *odb) write(t objType, data []byte) (Hash, error) {
 	}
 	id, _ := o.name(t, data)
 	if o.held.put(id, t, data) {
+		o.held.mu.Lock()
+		full := o.held.size > heldMax
+		o.held.mu.Unlock()
+		if full {
+			return id, o.flush()
+		}
 		return id, nil
 	}
 	return o.writeLoose(t, data)

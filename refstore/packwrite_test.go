@@ -409,3 +409,36 @@ func TestHeldFlushedBeforeGit(t *testing.T) {
 		}
 	}
 }
+
+// A hold keeps at most heldMax bytes in memory: past it, what is held is
+// written, and reads on.
+func TestHoldBoundsMemory(t *testing.T) {
+	dir := newRepo(t)
+	r := open(t, dir)
+	end := r.Hold()
+	defer end()
+	big := make([]byte, heldMax/4+1)
+	var ids []Hash
+	for i := range 5 {
+		big[0] = byte(i)
+		id, err := r.WriteBlob(big)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	r.odb.held.mu.Lock()
+	size := r.odb.held.size
+	r.odb.held.mu.Unlock()
+	if size > heldMax {
+		t.Fatalf("%d bytes held, over %d", size, heldMax)
+	}
+	if indexCount(t, dir) != 1 {
+		t.Fatalf("%d packs, want the one written when the hold was full", indexCount(t, dir))
+	}
+	for _, id := range ids {
+		if _, _, err := r.odb.read(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
