@@ -228,12 +228,15 @@ func (o *odb) readUnchecked(id Hash, max int64) (objType, []byte, error) {
 	return o.readThroughGit(id, max)
 }
 
+// readLocal looks in the packs first, as git does: git-liza writes an
+// operation's objects as a pack, and a mapped index answers without a
+// system call where a loose object's absence costs one.
 func (o *odb) readLocal(id Hash, rescan bool, lim limit) (objType, []byte, bool, error) {
-	t, data, ok, err := o.readLoose(id, lim)
+	t, data, ok, err := o.readPacked(id, rescan, lim)
 	if ok || err != nil {
 		return t, data, ok, err
 	}
-	return o.readPacked(id, rescan, lim)
+	return o.readLoose(id, lim)
 }
 
 // fillNow runs fill unless it has run, and reports whether it ran now.
@@ -280,11 +283,6 @@ func (o *odb) has(id Hash) bool {
 // hasLocal reports whether the object is in the object directories.
 func (o *odb) hasLocal(id Hash) bool {
 	hex := id.String()
-	for _, d := range o.dirs {
-		if _, err := os.Stat(filepath.Join(d, hex[:2], hex[2:])); err == nil {
-			return true
-		}
-	}
 	for _, rescan := range []bool{false, true} {
 		packs, err := o.packList(rescan)
 		if err != nil {
@@ -293,6 +291,13 @@ func (o *odb) hasLocal(id Hash) bool {
 		for _, p := range packs {
 			if _, ok, err := p.find(id); ok && err == nil {
 				return true
+			}
+		}
+		if !rescan {
+			for _, d := range o.dirs {
+				if _, err := os.Stat(filepath.Join(d, hex[:2], hex[2:])); err == nil {
+					return true
+				}
 			}
 		}
 	}
@@ -442,6 +447,9 @@ func (o *odb) readPacked(id Hash, rescan bool, lim limit) (objType, []byte, bool
 		var big *TooLargeError
 		if errors.As(err, &big) {
 			return 0, nil, false, err
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // its .pack tidied away since the index was read
 		}
 		if err != nil {
 			return 0, nil, false, fmt.Errorf("object %s in %s.pack: %w", id, filepath.Base(p.path), err)

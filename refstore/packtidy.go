@@ -50,23 +50,39 @@ type tidyCandidate struct {
 
 // tidyCandidates are the packs of dir tidyPacks may merge, smallest first.
 func tidyCandidates(dir string) ([]tidyCandidate, error) {
-	names, err := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
+	have := map[string]fs.DirEntry{}
+	for _, e := range ents {
+		have[e.Name()] = e
+	}
 	var list []tidyCandidate
-	for _, idx := range names {
-		path := strings.TrimSuffix(idx, ".idx")
-		if slices.ContainsFunc([]string{".keep", ".promisor", ".mtimes", ".bitmap"}, func(ext string) bool { return exists(path + ext) }) {
+	for name := range have {
+		base, ok := strings.CutSuffix(name, ".idx")
+		if !ok || !strings.HasPrefix(base, "pack-") {
 			continue
 		}
-		fi, err := os.Stat(path + ".pack")
+		if slices.ContainsFunc([]string{".keep", ".promisor", ".mtimes", ".bitmap"}, func(ext string) bool { return have[base+ext] != nil }) {
+			continue
+		}
+		pk := have[base+".pack"]
+		if pk == nil {
+			continue
+		}
+		fi, err := pk.Info()
 		if err != nil || fi.Size() > tidyMaxPack {
 			continue
 		}
-		list = append(list, tidyCandidate{path, fi.Size()})
+		list = append(list, tidyCandidate{filepath.Join(dir, base), fi.Size()})
 	}
-	slices.SortFunc(list, func(a, b tidyCandidate) int { return cmp.Compare(a.size, b.size) })
+	slices.SortFunc(list, func(a, b tidyCandidate) int {
+		return cmp.Or(cmp.Compare(a.size, b.size), strings.Compare(a.path, b.path))
+	})
 	return list, nil
 }
 
@@ -192,6 +208,9 @@ func (o *odb) mergePacks(dir string, merge []tidyCandidate) error {
 		}
 		// The index first: without it the pack is not read.
 		for _, ext := range []string{".idx", ".pack", ".rev"} {
+			if ext == ".rev" && !exists(c.path+ext) {
+				continue
+			}
 			if err := os.Remove(c.path + ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
@@ -206,7 +225,7 @@ func (o *odb) mergePacks(dir string, merge []tidyCandidate) error {
 // all reads the whole index: every object of the pack, where its entry
 // starts and ends, and its CRC-32.
 func (p *pack) all() ([]packIndexEntry, error) {
-	if err := p.open(); err != nil {
+	if err := p.openPack(); err != nil {
 		return nil, err
 	}
 	sz := int64(p.algo.size())

@@ -258,9 +258,15 @@ func TestTidyReaderWithOldList(t *testing.T) {
 		all = append(all, writeOperation(t, w, fmt.Sprintf("op %d", i), 4)...)
 	}
 	reader := open(t, dir)
-	// One pack opened (the newest), the others only listed.
+	// One pack read from (the newest), the others' indexes looked in
+	// (has), their .pack files not yet opened.
 	if _, _, err := reader.odb.read(all[len(all)-1]); err != nil {
 		t.Fatal(err)
+	}
+	for _, id := range all {
+		if !reader.odb.has(id) {
+			t.Fatalf("has(%s) is false", id)
+		}
 	}
 	before := indexCount(t, dir)
 	all = append(all, writeOperation(t, w, "the tidy's", 4)...)
@@ -440,5 +446,50 @@ func TestHoldBoundsMemory(t *testing.T) {
 		if _, _, err := r.odb.read(id); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A pack file cut short under a reader that mapped it is an error for
+// that read, not the end of the process.
+func TestPackCutShortUnderMapping(t *testing.T) {
+	dir := newRepo(t)
+	w := open(t, dir)
+	end := w.Hold()
+	var ids []Hash
+	for i := range 10 {
+		// 8 KB that deflate cannot shrink: the pack spans pages.
+		b := make([]byte, 8<<10)
+		for j := range b {
+			b[j] = byte((i*7919 + j*j*31 + j>>3) % 251)
+		}
+		id, err := w.WriteBlob(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := w.FlushObjects(); err != nil {
+		t.Fatal(err)
+	}
+	end()
+	reader := open(t, dir)
+	if _, _, err := reader.odb.read(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	pk := mustGlob(t, filepath.Join(dir, ".git", "objects", "pack", "pack-*.pack"))
+	if err := os.Chmod(pk, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(pk, 64); err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for _, id := range ids {
+		if _, _, err := reader.odb.read(id); err != nil {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Fatal("every object read from a pack cut to 64 bytes")
 	}
 }
