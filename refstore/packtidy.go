@@ -108,7 +108,10 @@ func (o *odb) tidyPacks() error {
 	if err != nil || len(list) <= packsBeforeTidy || o.tidyLock == "" {
 		return err
 	}
-	f, err := os.OpenFile(o.tidyLock, os.O_RDWR|os.O_CREATE, 0o644)
+	// Opened for reading, a flock needs no more: a process whose sandbox
+	// keeps liza/ read-only (an agent's) tidies too, once the lock file is
+	// there.
+	f, err := os.Open(o.tidyLock)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(o.tidyLock), 0o755); err == nil {
 			f, err = os.OpenFile(o.tidyLock, os.O_RDWR|os.O_CREATE, 0o644)
