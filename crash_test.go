@@ -99,16 +99,19 @@ var crashOps = []string{"claim", "submit", "review", "verdict", "merge", "queue"
 
 // crash points (proc.CrashPoint) each operation passes.
 var crashPoints = map[string][]string{
-	"claim":   {"claim:worktree", "cas:commit", "refs:locked", "refs:logged", "claim:committed"},
-	"submit":  {"cas:commit", "refs:locked", "refs:logged", "submit:recorded"},
-	"review":  {"cas:commit", "refs:locked", "refs:logged"},
-	"verdict": {"cas:commit", "refs:locked", "refs:logged"},
+	// pack:renamed is an operation's pack in place without its index;
+	// pack:tidied, once in a few operations, the small packs merged and
+	// not yet removed (refstore's tidyPacks).
+	"claim":   {"claim:worktree", "pack:renamed", "cas:commit", "refs:locked", "refs:logged", "claim:committed", "pack:tidied"},
+	"submit":  {"pack:renamed", "cas:commit", "refs:locked", "refs:logged", "submit:recorded", "pack:tidied"},
+	"review":  {"pack:renamed", "cas:commit", "refs:locked", "refs:logged", "pack:tidied"},
+	"verdict": {"pack:renamed", "cas:commit", "refs:locked", "refs:logged"},
 	"merge":   {"merge:test", "cas:commit", "merge:committed", "worktree:discard", "worktree:branch"},
 	// merge --queue: a batch's test, its landing, the worktrees it
 	// removes after, and the INTEGRATION_FAILED of a task its bisection
 	// isolated, with more landings or tests to come.
 	"queue":  {"merge:test", "cas:commit", "queue:landed", "queue:isolated", "worktree:discard", "worktree:branch"},
-	"import": {"cas:commit", "refs:locked", "refs:logged"},
+	"import": {"pack:renamed", "cas:commit", "refs:locked", "refs:logged"},
 }
 
 func newCrashHarness(t *testing.T, seed uint64) *crashHarness {

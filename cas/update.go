@@ -234,6 +234,9 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 	// no lock until it is given the updates, and is told to stop if there
 	// are none.
 	direct := !s.remoteMode() && s.Repo.DirectRefs()
+	// New objects are written as one pack before the ref moves (Hold); the
+	// hold ends after the turn, so a tidy of small packs blocks no writer.
+	defer s.Repo.Hold()()
 	var txn *refstore.RefTxn
 	if direct {
 		end, err := s.Repo.RefTurn()
@@ -295,6 +298,9 @@ func (s *Store) attempt(ctx context.Context, op Op, turn *turn) (*Result, error)
 	}
 	commit, err := s.Repo.WriteCommitSigned(b.tree, parents, s.author(op.Agent, b.now), b.msg, s.Sign)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.Repo.FlushObjects(); err != nil {
 		return nil, err
 	}
 	// The state moves last. git's files backend moves the refs of one

@@ -232,6 +232,8 @@ func TestLoadLive(t *testing.T) {
 	}
 	// Remove the finished tasks' files from the object store: LoadLive must
 	// not need them.
+	loosen(t, s.Repo.Dir())
+	s = openStore(t, s.Repo.Dir()) // a process that has not read the pack
 	for _, path := range []string{EntityFile(TasksDir, "done-1"), EntityFile(ArchiveDir, "gone-1")} {
 		e, ok, err := snap.file(path)
 		if err != nil || !ok {

@@ -98,7 +98,20 @@ func (s *Service) expectedFrom(tip refstore.Hash, m *cas.Meta) (refstore.Hash, b
 // rule set 3 (and an import that dropped the field), until their next
 // merge records the tip.
 func (s *Service) derivedTip(tip refstore.Hash) (refstore.Hash, bool, error) {
+	memo, remembered := s.readDerived()
+	found := func(at refstore.Hash, depth int) (refstore.Hash, bool, error) {
+		s.rememberDerived(derived{tip, true, depth, at})
+		return at, !at.IsZero(), nil
+	}
 	for c, n := tip, 0; !c.IsZero() && n < tornMergeDepth; n++ {
+		if remembered && c == memo.commit {
+			// Found from here before: the same answer, unless it was
+			// further back than the walk from tip may go.
+			if memo.found && n+memo.depth < tornMergeDepth {
+				return found(memo.at, n+memo.depth)
+			}
+			break
+		}
 		commit, err := s.Repo.ReadCommit(c)
 		if err != nil {
 			return refstore.Hash{}, false, err
@@ -123,10 +136,10 @@ func (s *Service) derivedTip(tip refstore.Hash) (refstore.Hash, bool, error) {
 				}
 			}
 			if h, ok := refstore.ParseHash(start); ok {
-				return h, true, nil
+				return found(h, n)
 			}
 			if rec.Kind == kindMerge.name || rec.Kind == kindMergeBatch.name || rec.Kind == kindInit.name {
-				return refstore.Hash{}, false, nil
+				return found(refstore.Hash{}, n)
 			}
 		}
 		if len(commit.Parents) == 0 {
@@ -134,6 +147,7 @@ func (s *Service) derivedTip(tip refstore.Hash) (refstore.Hash, bool, error) {
 		}
 		c = commit.Parents[0]
 	}
+	s.rememberDerived(derived{commit: tip})
 	return refstore.Hash{}, false, nil
 }
 

@@ -120,6 +120,10 @@ func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) e
 	if !validRefPath(u.Name) || !strings.HasPrefix(u.Name, "refs/") || u.New.IsZero() {
 		return fmt.Errorf("moving %s: not a ref this process moves", u.Name)
 	}
+	// What the ref will point at is on disk before it does (see Hold).
+	if err := flushAllHeld(); err != nil {
+		return err
+	}
 	for _, own := range []string{"refs/worktree/", "refs/bisect/", "refs/rewritten/"} {
 		if strings.HasPrefix(u.Name, own) { // a worktree's own
 			return ErrNeedGit
@@ -135,7 +139,8 @@ func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) e
 	// The processes of git-liza that move refs here take turns (RefTurn),
 	// and each names the lock it makes in liza/refs.pending until it is
 	// done: a ref lock found there by the next one is a dead writer's,
-	// removed at once.
+	// removed at once. The file is emptied, not removed, when the move is
+	// done: writing an existing file costs no new inode.
 	if !inTurn {
 		unlock, err := r.RefTurn()
 		if err != nil {
@@ -174,7 +179,7 @@ func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) e
 		if held {
 			os.Remove(lock)
 		}
-		os.Remove(r.pending())
+		os.Truncate(r.pending(), 0)
 	}()
 	if err != nil {
 		return err

@@ -290,3 +290,28 @@ func TestMoveRefAfterKilledWriter(t *testing.T) {
 		t.Fatal("a lock the pending file does not name was removed")
 	}
 }
+
+// A move names its lock in liza/refs.pending and empties the file when it
+// is done, keeping it: making a file is what a move's writes cost most (a
+// new inode), and a move made one here and removed it each time.
+func TestMoveRefKeepsPendingFile(t *testing.T) {
+	r, c1, c2 := twoCommits(t)
+	if err := r.MoveRef(RefUpdate{Name: StateRef, New: c1}, "init", who); err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.Stat(r.pending())
+	if err != nil {
+		t.Fatalf("after a move: %v", err)
+	}
+	if err := r.MoveRef(RefUpdate{Name: StateRef, Old: c1, New: c2}, "claim", who); err != nil {
+		t.Fatal(err)
+	}
+	again, err := os.Stat(r.pending())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(first, again) || again.Size() != 0 {
+		t.Fatalf("refs.pending made anew (%v) or not emptied (%d bytes)", !os.SameFile(first, again), again.Size())
+	}
+	wantRef(t, r, StateRef, c2)
+}

@@ -86,6 +86,10 @@ func execGit(ctx context.Context, dir string, env []string, stdin []byte, args [
 	if err := CheckGit(); err != nil {
 		return nil, err
 	}
+	// Whatever git is asked may name an object this process holds.
+	if err := flushAllHeld(); err != nil {
+		return nil, err
+	}
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = dir, env
 	if stdin != nil {

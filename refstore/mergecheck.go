@@ -58,6 +58,9 @@ func (r *Repo) gitBounded(ctx context.Context, max int, args ...string) (*limite
 	if err := CheckGit(); err != nil {
 		return nil, err
 	}
+	if err := flushAllHeld(); err != nil {
+		return nil, err
+	}
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = r.Dir(), ContainEnv(nil)
 	out, stderr := &limitedBuffer{max: max}, &limitedBuffer{max: 4 << 10}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,6 +98,9 @@ type odb struct {
 	levelOf   func() int
 	levelOnce sync.Once
 	level     int
+
+	held     heldObjects // objects written while held (see Repo.Hold)
+	tidyLock string      // the lock file of tidyPacks
 }
 
 // compression is the zlib level of new loose objects.
@@ -196,6 +198,9 @@ func (o *odb) readUnchecked(id Hash, max int64) (objType, []byte, error) {
 	if o.plumbing {
 		return o.readThroughGit(id, max)
 	}
+	if t, data, ok := o.held.get(id); ok {
+		return t, slices.Clone(data), limit{id, max}.check(t.String(), int64(len(data)))
+	}
 	if id.algo() != o.algo {
 		return 0, nil, fmt.Errorf("%w: %s is not a %s id", errNoObject, id, o.algo)
 	}
@@ -223,12 +228,15 @@ func (o *odb) readUnchecked(id Hash, max int64) (objType, []byte, error) {
 	return o.readThroughGit(id, max)
 }
 
+// readLocal looks in the packs first, as git does: git-liza writes an
+// operation's objects as a pack, and a mapped index answers without a
+// system call where a loose object's absence costs one.
 func (o *odb) readLocal(id Hash, rescan bool, lim limit) (objType, []byte, bool, error) {
-	t, data, ok, err := o.readLoose(id, lim)
+	t, data, ok, err := o.readPacked(id, rescan, lim)
 	if ok || err != nil {
 		return t, data, ok, err
 	}
-	return o.readPacked(id, rescan, lim)
+	return o.readLoose(id, lim)
 }
 
 // fillNow runs fill unless it has run, and reports whether it ran now.
@@ -262,7 +270,7 @@ func (o *odb) has(id Hash) bool {
 	if id.algo() != o.algo {
 		return false
 	}
-	if o.hasLocal(id) {
+	if _, _, ok := o.held.get(id); ok || o.hasLocal(id) {
 		return true
 	}
 	if o.promisor() {
@@ -275,11 +283,6 @@ func (o *odb) has(id Hash) bool {
 // hasLocal reports whether the object is in the object directories.
 func (o *odb) hasLocal(id Hash) bool {
 	hex := id.String()
-	for _, d := range o.dirs {
-		if _, err := os.Stat(filepath.Join(d, hex[:2], hex[2:])); err == nil {
-			return true
-		}
-	}
 	for _, rescan := range []bool{false, true} {
 		packs, err := o.packList(rescan)
 		if err != nil {
@@ -288,6 +291,13 @@ func (o *odb) hasLocal(id Hash) bool {
 		for _, p := range packs {
 			if _, ok, err := p.find(id); ok && err == nil {
 				return true
+			}
+		}
+		if !rescan {
+			for _, d := range o.dirs {
+				if _, err := os.Stat(filepath.Join(d, hex[:2], hex[2:])); err == nil {
+					return true
+				}
 			}
 		}
 	}
@@ -438,6 +448,9 @@ func (o *odb) readPacked(id Hash, rescan bool, lim limit) (objType, []byte, bool
 		if errors.As(err, &big) {
 			return 0, nil, false, err
 		}
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // its .pack tidied away since the index was read
+		}
 		if err != nil {
 			return 0, nil, false, fmt.Errorf("object %s in %s.pack: %w", id, filepath.Base(p.path), err)
 		}
@@ -531,63 +544,4 @@ func (o *odb) remember(key cacheKey, t objType, data []byte) {
 		o.cache[key] = cachedObject{t, data}
 		o.cached += len(data)
 	}
-}
-
-// write stores data as a loose object of type t the way git does: the
-// header and data deflated into a temporary file beside its final place,
-// which is then renamed into place. An object that exists already is not
-// written again.
-func (o *odb) write(t objType, data []byte) (Hash, error) {
-	if o.plumbing {
-		return o.git.write(t, data, o.algo)
-	}
-	header := t.String() + " " + strconv.Itoa(len(data)) + "\x00"
-	h := o.algo.new()
-	io.WriteString(h, header)
-	h.Write(data)
-	var sum [sha256Size]byte
-	id := hashFromBytes(o.algo, h.Sum(sum[:0]))
-	hex := id.String()
-	dir := filepath.Join(o.dirs[0], hex[:2])
-	final := filepath.Join(dir, hex[2:])
-	if _, err := os.Stat(final); err == nil {
-		return id, nil
-	}
-	buf := deflate(o.compression(), header, data)
-	defer putBuffer(buf)
-	f, tmp, err := createTemp(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(dir, 0o755); err == nil {
-			f, tmp, err = createTemp(dir)
-		}
-	}
-	if err != nil {
-		return Hash{}, fmt.Errorf("writing object %s: %w", hex, err)
-	}
-	_, err = f.Write(buf.Bytes())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, final)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return Hash{}, fmt.Errorf("writing object %s: %w", hex, err)
-	}
-	return id, nil
-}
-
-// createTemp makes a new read-only file in dir for an object being
-// written; git's own temporary objects are named tmp_obj_*.
-func createTemp(dir string) (*os.File, string, error) {
-	for range 100 {
-		name := filepath.Join(dir, "tmp_obj_"+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		return f, name, err
-	}
-	return nil, "", fmt.Errorf("no free temporary name in %s", dir)
 }

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"sync"
 )
 
@@ -21,8 +21,10 @@ type pack struct {
 
 	once   sync.Once
 	err    error
-	idx    *os.File
-	pk     *os.File
+	idx    *packFile
+	pkOnce sync.Once // the .pack is opened at the first entry read
+	pkErr  error
+	pk     *packFile
 	size   int64 // of the .pack
 	v2     bool
 	count  uint32
@@ -35,7 +37,7 @@ func (p *pack) open() error {
 }
 
 func (p *pack) load() error {
-	idx, err := os.Open(p.path + ".idx")
+	idx, err := openPackFile(p.path + ".idx")
 	if err != nil {
 		return err
 	}
@@ -58,17 +60,21 @@ func (p *pack) load() error {
 		}
 	}
 	p.count = p.fanout[255]
-	pk, err := os.Open(p.path + ".pack")
-	if err != nil {
-		return err
-	}
-	p.pk = pk
-	fi, err := pk.Stat()
-	if err != nil {
-		return err
-	}
-	p.size = fi.Size()
 	return nil
+}
+
+// openPack opens the .pack, once: many packs are looked in and only some
+// read from.
+func (p *pack) openPack() error {
+	if err := p.open(); err != nil {
+		return err
+	}
+	p.pkOnce.Do(func() {
+		if p.pk, p.pkErr = openPackFile(p.path + ".pack"); p.pkErr == nil {
+			p.size = p.pk.size
+		}
+	})
+	return p.pkErr
 }
 
 // nameAt is where the id of the i-th object in index order starts: in a
@@ -85,6 +91,11 @@ func (p *pack) nameAt(i uint32) int64 {
 // find looks id up in the index and returns its offset in the pack.
 func (p *pack) find(id Hash) (int64, bool, error) {
 	if err := p.open(); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Tidied away (tidyPacks) since the list was made: a miss,
+			// after which the reader lists the packs again.
+			return 0, false, nil
+		}
 		return 0, false, err
 	}
 	want := id.bytes()
@@ -156,6 +167,9 @@ type packEntry struct {
 // it is inflated, and a delta's result size as soon as the delta's first
 // bytes are. top says the entry is the object asked for, not a base.
 func (p *pack) entry(off int64, lim limit, top bool) (*packEntry, error) {
+	if err := p.openPack(); err != nil {
+		return nil, err
+	}
 	if off < 12 || off >= p.size {
 		return nil, fmt.Errorf("offset %d out of range", off)
 	}

@@ -241,6 +241,11 @@ func (t *RefTxn) Commit(updates ...RefUpdate) error {
 	if t.done {
 		return errors.New("ref transaction already finished")
 	}
+	// git refuses to point a ref at an object it cannot find; on an error
+	// here the caller's Abort ends the process.
+	if err := flushAllHeld(); err != nil {
+		return err
+	}
 	t.done = true
 	if err := t.wait(); err != nil {
 		return err

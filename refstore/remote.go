@@ -229,6 +229,9 @@ func (r *Repo) fetchSome(ctx context.Context, remote string, refs []string) (map
 // remote must still have (zero: the ref must not exist) and the value to
 // set. A remote that moved any of them returns ErrStale and nothing moves.
 func (r *Repo) Push(ctx context.Context, remote string, updates ...RefUpdate) error {
+	if err := flushAllHeld(); err != nil {
+		return err
+	}
 	args := []string{"push", "--quiet", "--atomic", "--porcelain", r.PackProgram(remote, true)}
 	for _, u := range updates {
 		old := ""

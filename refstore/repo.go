@@ -100,6 +100,7 @@ func (r *Repo) openObjects(algo hashAlgo, promisor func() bool) {
 	r.algo = algo
 	r.odb = newODB(filepath.Join(r.CommonDir, "objects"), algo)
 	r.odb.levelOf = r.looseCompression
+	r.odb.tidyLock = filepath.Join(r.CommonDir, "liza", "packs.lock")
 	r.odb.promisorOf = promisor
 	r.odb.git = &gitObjects{dir: r.Dir()}
 	runtime.AddCleanup(r, (*gitObjects).close, r.odb.git)
