@@ -363,6 +363,15 @@ func Remote(ctx context.Context, repo *refstore.Repo) Check {
 		return c
 	}
 	c.Detail = fmt.Sprintf("remote %s (%s) answers and takes pushes", name, url)
+	if strings.HasPrefix(url, "git://") {
+		if _, ok := refstore.Relay(); !ok {
+			c.Level = Warn
+			c.Detail += "; git-liza-relay is not installed: over git:// every exchange with the server waits about 40 ms (Nagle's algorithm and delayed acknowledgements)"
+			c.Fix = "go install github.com/liza-dev/git-liza/git-liza-relay@latest"
+			return c
+		}
+		c.Detail += "; its git:// connections go through git-liza-relay"
+	}
 	dir := strings.TrimPrefix(url, "file://")
 	if !filepath.IsAbs(dir) {
 		c.Detail += "; its server hook cannot be seen from here (run git liza hooks status --server on the server)"

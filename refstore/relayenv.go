@@ -18,6 +18,9 @@ var transportCommands = []string{"fetch", "push", "ls-remote", "clone"}
 
 var relayPath = sync.OnceValues(func() (string, bool) { return companion.Find(RelayProgram) })
 
+// Relay says where git-liza-relay is, and whether it is installed.
+func Relay() (string, bool) { return relayPath() }
+
 // withRelay has a transport command's git connect to git:// servers
 // through git-liza-relay, when it is installed and the person running
 // git-liza chose no proxy of their own: neither GIT_PROXY_COMMAND nor a
