@@ -12,9 +12,11 @@ import (
 // a session (issue 28): every task it could take for review is merged,
 // with git merge-tree, onto the integration tip and the tasks approved
 // ahead of it, and one that does not merge goes back to its coder at once
-// as an integration fix. A task is checked again only once something it
-// was checked against moved (screened remembers what). It reports whether
-// a task was sent back: the board then looks different.
+// as an integration fix. A task that merged is checked again only once
+// something it was checked against moved (screened remembers what); one
+// sent back is checked whenever it awaits review again, even at the same
+// commit onto the same tip (a fix that found nothing to merge). It
+// reports whether a task was sent back: the board then looks different.
 func (s *sup) screenReviews(ctx context.Context, st *contracts.State) bool {
 	queue := mergeQueueKey(st)
 	if s.screened == nil {
@@ -31,21 +33,35 @@ func (s *sup) screenReviews(ctx context.Context, st *contracts.State) bool {
 		if s.screened[t.ID] == key {
 			continue
 		}
-		var r *ops.CheckMergesResult
-		err := s.do(func() (err error) { r, err = s.Board.CheckMerges(ctx, ops.CheckMergesRequest{Task: t.ID}); return })
-		if err != nil {
-			// The check only saves sessions: one that fails leaves the
-			// task to the review, and is logged once per failure.
-			s.waiting("checking that " + t.ID + " merges failed: " + err.Error())
-			continue
-		}
-		s.screened[t.ID] = key
-		if r.Conflict != "" {
-			s.eventf(EventIntegrationFailed, t.ID, "%s does not merge: %s; sent back to %s", t.ID, r.Conflict, contracts.Printable(t.AssignedTo))
+		switch back, ok := s.sendBack(ctx, t.ID, t.AssignedTo); {
+		case back:
 			sent = true
+		case ok:
+			s.screened[t.ID] = key
 		}
 	}
 	return sent
+}
+
+// sendBack checks that task id, by author, merges, and reports whether it
+// went back to its coder, and whether the check was made.
+func (s *sup) sendBack(ctx context.Context, id, author string) (back, ok bool) {
+	var r *ops.CheckMergesResult
+	err := s.do(func() (err error) { r, err = s.Board.CheckMerges(ctx, ops.CheckMergesRequest{Task: id}); return })
+	if err != nil {
+		// The check only saves sessions: one that fails leaves the task
+		// to the review, and is logged once per failure.
+		s.waiting("checking that " + id + " merges failed: " + err.Error())
+		return false, false
+	}
+	if r.Conflict == "" {
+		return false, true
+	}
+	if r.Author != "" {
+		author = r.Author
+	}
+	s.eventf(EventIntegrationFailed, id, "%s does not merge: %s; sent back to %s", id, r.Conflict, contracts.Printable(author))
+	return true, true
 }
 
 // mergeQueueKey names what a merge check merges onto, as the board records
