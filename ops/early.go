@@ -8,6 +8,7 @@ package ops
 // conflicting files named, and no review session is spent on it.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -152,8 +153,23 @@ func (s *Service) screen(ctx context.Context, id, checked string) (string, *cas.
 		if errors.Is(err, errIntegrationMoved) && try < 3 {
 			continue
 		}
+		if errors.Is(err, errUnderReview) {
+			return "", nil, nil
+		}
 		return reason, res, err
 	}
+}
+
+// errUnderReview means a reviewer took the task while its coder's check
+// at submit ran (the submission is recorded first, then checked): the
+// task is the reviewer's to check, before its session (agent.sendBack),
+// and is not pulled from under its review.
+var errUnderReview = errors.New("task under review")
+
+// underReview reports whether a reviewer holds t's review (its lease not
+// over).
+func underReview(tx *cas.Tx, t *contracts.Task) bool {
+	return t.ReviewingBy != "" && !tx.LeaseEnded(t.ReviewLeaseExpires)
 }
 
 func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *cas.Result, error) {
@@ -164,6 +180,9 @@ func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *
 		var err error
 		if t, err = tx.MustTask(id); err != nil {
 			return err
+		}
+		if checked == contracts.CheckedSubmit && underReview(tx, t) {
+			return errUnderReview
 		}
 		m, err := tx.Meta()
 		if err != nil {
@@ -232,6 +251,11 @@ func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *
 		}
 		if tip := m.Config.IntegrationTip; tip != "" && tip != in.Integration {
 			return errIntegrationMoved
+		}
+		if checked == contracts.CheckedSubmit {
+			if t, err := tx.MustTask(id); err != nil || underReview(tx, t) {
+				return cmp.Or(err, errUnderReview)
+			}
 		}
 		// And the tasks merged ahead are still APPROVED at their commits
 		// (a merge of one may have failed meanwhile).
