@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 )
@@ -75,4 +76,30 @@ func mergeQueueKey(st *contracts.State) string {
 		}
 	}
 	return b.String()
+}
+
+// fixWaits reports whether this coder's next claim, the integration fix
+// of its own task sent back for a conflict with a task approved ahead of
+// it, must wait for that task to be merged: the fix starts from the
+// integration tip, which lacks the task ahead until then, so a session
+// would find nothing to merge and submit the same commit, to be sent back
+// again (issue 28: a team of eight coders on three shared files spent
+// five fix sessions per task that way). Its sleep wakes when either task
+// moves.
+func (s *sup) fixWaits(st *contracts.State) bool {
+	for _, t := range st.Tasks {
+		if t.AssignedTo != s.ID || t.Status != contracts.IntegrationFailed {
+			continue
+		}
+		ahead := ops.ConflictAhead(t)
+		if a := st.Task(ahead); ahead == "" || a == nil || a.Status != contracts.Approved {
+			continue
+		}
+		s.waiting(t.ID + " waits for " + ahead + ", approved ahead of it, to merge before its integration fix")
+		s.awaited = ""
+		s.waitOn = []string{cas.EntityFile(cas.TasksDir, ahead), cas.EntityFile(cas.ArchiveDir, ahead),
+			cas.EntityFile(cas.TasksDir, t.ID), cas.EntityFile(cas.AgentsDir, s.ID)}
+		return true
+	}
+	return false
 }

@@ -100,3 +100,48 @@ func TestCheckAfterReviewTaken(t *testing.T) {
 		t.Fatalf("log:\n%s", log)
 	}
 }
+
+// A coder whose task came back for a conflict with a task approved ahead
+// of it does not claim the fix until that task is merged: the fix starts
+// from the integration tip, which lacks the task ahead, so a session then
+// would find nothing to merge and submit the same commit to be sent back
+// again.
+func TestFixWaitsForTaskAhead(t *testing.T) {
+	f := &fakeBoard{reply: func(verb string) error {
+		// The claim is refused, so that no session is started.
+		return contracts.Invalidf("no claimable task for coder-2")
+	}}
+	s, log := newSup(contracts.RoleCoder, "coder-2", f)
+	b := &contracts.Task{ID: "b", Status: contracts.IntegrationFailed, AssignedTo: "coder-2", ReviewCommit: "c1", History: []*contracts.HistoryEvent{
+		{Event: "submitted", Agent: "coder-2", From: string(contracts.Claimed), To: string(contracts.ReadyForReview)},
+		{Event: "integration_failed", Agent: "coder-2", From: string(contracts.ReadyForReview), To: string(contracts.IntegrationFailed),
+			Reason: "merge conflict in shared.txt with task a, approved ahead of it", Extra: contracts.Extra{contracts.ConflictChecked: contracts.CheckedSubmit}},
+		{Event: "session_ended", Agent: "coder-2"},
+	}}
+	a := &contracts.Task{ID: "a", Status: contracts.Approved, AssignedTo: "coder-1", ReviewCommit: "c0"}
+	st := &contracts.State{Config: contracts.Config{IntegrationTip: "t1"}, Tasks: []*contracts.Task{a, b}}
+	ctx := context.Background()
+	if w, _, err := s.nextCoder(ctx, st); w != nil || err != nil {
+		t.Fatalf("work %v, err %v", w, err)
+	}
+	if got := f.verbs(); len(got) > 0 {
+		t.Fatalf("calls %q: want no claim while a, approved ahead of b, is not merged", got)
+	}
+	if !strings.Contains(log.String(), "b waits for a, approved ahead of it, to merge before its integration fix") {
+		t.Fatalf("log:\n%s", log)
+	}
+	// a merged: b's fix is claimed.
+	a.Status = contracts.Merged
+	s.nextCoder(ctx, st)
+	if got := f.verbs(); !slices.Equal(got, []string{"claim"}) {
+		t.Fatalf("calls %q: want b's fix claimed once a merged", got)
+	}
+	// A conflict with the integration tip itself is claimed at once.
+	f.reset()
+	a.Status = contracts.Approved
+	b.History[1].Reason = "merge conflict in shared.txt with integration"
+	s.nextCoder(ctx, st)
+	if got := f.verbs(); !slices.Equal(got, []string{"claim"}) {
+		t.Fatalf("calls %q: want the fix of a conflict with the integration tip claimed", got)
+	}
+}

@@ -48,6 +48,9 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 		}
 		return nil, false, nil
 	}
+	if s.fixWaits(st) {
+		return nil, false, nil
+	}
 	if err := s.setupHeld(); err != nil {
 		return nil, false, err
 	}

@@ -55,9 +55,44 @@ func (c *mergeCheck) reason(branch string) string {
 	}
 	with := contracts.Printable(branch)
 	if c.with != "" {
-		with = "task " + c.with + ", approved ahead of it"
+		with = withTask + c.with + aheadOfIt
 	}
 	return "merge conflict in " + files + " with " + with
+}
+
+// How a reason names the task ahead a commit conflicts with.
+const (
+	withTask  = "task "
+	aheadOfIt = ", approved ahead of it"
+)
+
+// ConflictAhead is the task approved ahead of t that t was sent back for
+// conflicting with, when that is why t is INTEGRATION_FAILED (its last
+// move); "" otherwise. Until that task is merged, the integration tip an
+// integration fix starts from lacks it, and the fix has nothing to merge.
+func ConflictAhead(t *contracts.Task) string {
+	if t.Status != contracts.IntegrationFailed {
+		return ""
+	}
+	for i := len(t.History) - 1; i >= 0; i-- {
+		e := t.History[i]
+		if e == nil || e.To == "" {
+			continue // a session's end, a checkpoint: no move
+		}
+		if e.Event != "integration_failed" || e.From != string(contracts.ReadyForReview) {
+			return ""
+		}
+		rest, ok := strings.CutSuffix(e.Reason, aheadOfIt)
+		if !ok {
+			return ""
+		}
+		// Task ids hold no spaces; file names, escaped, come before.
+		if j := strings.LastIndex(rest, " with "+withTask); j >= 0 {
+			return rest[j+len(" with "+withTask):]
+		}
+		return ""
+	}
+	return ""
 }
 
 // checkMerges merges review onto integ, then onto integ with the commits
