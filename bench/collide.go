@@ -180,7 +180,7 @@ func (b *bench) measureCollideRun(dir string, coders int) (collideRun, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Crashes = strings.Count(string(log), "] agent crashed")
+	r.Crashes = strings.Count(string(log), " agent crashed (")
 	f, err := os.Open(filepath.Join(dir, "reviews.log"))
 	if err != nil {
 		return r, err
