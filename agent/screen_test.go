@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/liza-dev/git-liza/contracts"
-	"github.com/liza-dev/git-liza/ops"
 )
 
 // A reviewer supervisor sends back a task that no longer merges before it
@@ -65,39 +64,6 @@ func TestScreenBeforeReview(t *testing.T) {
 	s.nextReviewer(ctx, st)
 	if !slices.Equal(f.checks, []string{"b", "c", "b", "c"}) {
 		t.Fatalf("checked %q after the tip moved", f.checks)
-	}
-}
-
-// A merge that lands between the screen and the review taken (the merge
-// lane runs beside the reviews) can make the task taken stop merging: it
-// is checked once more, goes back to its coder with its review, and no
-// session starts on it.
-func TestCheckAfterReviewTaken(t *testing.T) {
-	f := &fakeBoard{conflicts: map[string]string{}, review: ops.ReviewResult{ID: "c", Author: "coder-3"}}
-	f.reply = func(verb string) error {
-		if verb == "review" {
-			f.mu.Lock()
-			f.conflicts["c"] = "merge conflict in shared.txt with integration"
-			f.mu.Unlock()
-		}
-		return nil
-	}
-	s, log := newSup(contracts.RoleReviewer, "code-reviewer-1", f)
-	st := &contracts.State{Config: contracts.Config{IntegrationTip: "t1"}, Tasks: []*contracts.Task{
-		{ID: "c", Status: contracts.ReadyForReview, AssignedTo: "coder-3", ReviewCommit: "c2"},
-	}}
-	w, acted, err := s.nextReviewer(context.Background(), st)
-	if w != nil || !acted || err != nil {
-		t.Fatalf("work %v, acted %v, err %v: want c sent back after its review was taken, and no session", w, acted, err)
-	}
-	if !slices.Equal(f.checks, []string{"c", "c"}) {
-		t.Fatalf("checked %q, want c before and after the review was taken", f.checks)
-	}
-	if got := f.verbs(); !slices.Equal(got, []string{"review"}) {
-		t.Fatalf("calls %q, want the review alone", got)
-	}
-	if !strings.Contains(log.String(), "c does not merge: merge conflict in shared.txt with integration; sent back to coder-3") {
-		t.Fatalf("log:\n%s", log)
 	}
 }
 

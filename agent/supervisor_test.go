@@ -28,8 +28,6 @@ type fakeBoard struct {
 	reply     func(verb string) error
 	// queue, when set, answers a run of the merge queue.
 	queue func(r ops.MergeQueueRequest) *ops.MergeQueueResult
-	// review is what Review takes when asked for no task in particular.
-	review ops.ReviewResult
 }
 
 func (f *fakeBoard) do(verb string) error {
@@ -49,11 +47,7 @@ func (f *fakeBoard) Claim(_ context.Context, r ops.ClaimRequest) (*ops.ClaimResu
 	return &ops.ClaimResult{ID: r.Task}, f.do(strings.TrimSpace("claim " + r.Task))
 }
 func (f *fakeBoard) Review(_ context.Context, r ops.ReviewRequest) (*ops.ReviewResult, error) {
-	out := f.review
-	if r.Task != "" {
-		out = ops.ReviewResult{ID: r.Task}
-	}
-	return &out, f.do(strings.TrimSpace("review " + r.Task))
+	return &ops.ReviewResult{ID: r.Task}, f.do(strings.TrimSpace("review " + r.Task))
 }
 
 // CheckMerges finds the conflicts of f.conflicts, and is kept apart from

@@ -129,8 +129,9 @@ func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, boo
 	}
 	for _, t := range st.Tasks {
 		if t.Status == contracts.ReadyForReview && t.ReviewingBy == s.ID {
-			// A review resumed is checked as a review taken is (below):
-			// the integration branch may have moved since it was taken.
+			// A review resumed is checked first, as one to be taken is
+			// (screenReviews): the integration branch may have moved
+			// since it was taken.
 			if back, _ := s.sendBack(ctx, t.ID, t.AssignedTo); back {
 				return nil, true, nil
 			}
@@ -164,13 +165,6 @@ func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, boo
 			return nil, false, nil
 		}
 		return nil, false, fmt.Errorf("review: %w", err)
-	}
-	// The merge lane runs beside the reviews: a merge that landed since
-	// the screen can leave the task taken no longer merging. It is
-	// checked once more before a session is spent on it, and one sent
-	// back takes its review with it.
-	if back, _ := s.sendBack(ctx, r.ID, r.Author); back {
-		return nil, true, nil
 	}
 	s.eventf(EventReviewing, r.ID, "reviewing %s (author %s)", r.ID, r.Author)
 	return s.reload(ctx, r.ID)
