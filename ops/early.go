@@ -195,8 +195,9 @@ var errTaskMoved = errors.New("task moved")
 
 // errUnderReview means a reviewer took the task while its coder's check
 // at submit ran (the submission is recorded first, then checked): the
-// task is the reviewer's to check, before its session (agent.sendBack),
-// and is not pulled from under its review.
+// task is not pulled from under its review. A reviewer's supervisor
+// checked it before taking it, and checks it again if it resumes the
+// review.
 var errUnderReview = errors.New("task under review")
 
 // underReview reports whether a reviewer holds t's review (its lease not
