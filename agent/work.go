@@ -48,6 +48,9 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 		}
 		return nil, false, nil
 	}
+	if s.fixWaits(st) {
+		return nil, false, nil
+	}
 	if err := s.setupHeld(); err != nil {
 		return nil, false, err
 	}
@@ -126,6 +129,12 @@ func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, boo
 	}
 	for _, t := range st.Tasks {
 		if t.Status == contracts.ReadyForReview && t.ReviewingBy == s.ID {
+			// A review resumed is checked first, as one to be taken is
+			// (screenReviews): the integration branch may have moved
+			// since it was taken.
+			if back, _ := s.sendBack(ctx, t.ID, t.AssignedTo); back {
+				return nil, true, nil
+			}
 			return s.resume(ctx, st, t, t.ReviewLeaseExpires)
 		}
 	}

@@ -61,6 +61,11 @@ type options struct {
 	batchTasks int
 	// batchCaps are further merge_batch values an 8-coder team runs at.
 	batchCaps []int
+	// collideTasks is how many tasks, each adding a line to one of
+	// collideFiles shared files, the collide runs' teams of collideCoders
+	// coders merge (0: not).
+	collideTasks, collideFiles int
+	collideCoders              []int
 	// queue is how many tasks wait in review while one task's claim,
 	// review and merge are timed (0: not timed).
 	queue int
@@ -82,7 +87,7 @@ type options struct {
 }
 
 // sections are the parts of a run -only can name.
-var sections = []string{"base", "claims", "hub", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "batch", "bigpush", "spend", "mcp", "worktree", "serve"}
+var sections = []string{"base", "claims", "hub", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "batch", "collide", "bigpush", "spend", "mcp", "worktree", "serve"}
 
 // want reports whether section runs: -only names it, or -only is empty
 // and its own flag allows it.
@@ -135,6 +140,10 @@ func main() {
 	flag.IntVar(&opt.batchTasks, "batch-tasks", 40, "the merge queue: teams of 1, 2, 4 and 8 coders merge `N` tasks each with a 1 s integration test, one at a time and in batches (0: not)")
 	var batchCaps string
 	flag.StringVar(&batchCaps, "batch-caps", "", "with the merge queue's runs: also 8 coders at these comma-separated merge_batch `CAPS`")
+	flag.IntVar(&opt.collideTasks, "collide-tasks", 24, "tasks that collide: teams merge `N` tasks that each add a line to one of a few shared files, counting the review sessions spent on work that no longer merged (0: not)")
+	flag.IntVar(&opt.collideFiles, "collide-files", 3, "with -collide-tasks: how many shared `FILES` the tasks add their lines to")
+	var collideCoders string
+	flag.StringVar(&collideCoders, "collide-coders", "4,8", "with -collide-tasks: the team sizes (`N,...` coders)")
 	flag.IntVar(&opt.queue, "queue", 100, "time one task's claim, review and merge with no other task in review, and with `N` in review (0: not)")
 	flag.IntVar(&opt.worktreeRounds, "worktree-rounds", 7, "time `N` rounds of 10 new worktrees whose scripts/worktree-setup.sh installs an npm tree offline, with npm's cache shared through LIZA_CACHE_DIR and private (0: not)")
 	flag.IntVar(&opt.servePages, "serve-pages", 50, "time the web board (git liza serve) with `N` pages open on its events stream (0: not)")
@@ -163,6 +172,16 @@ func main() {
 			fatal(fmt.Errorf("bad -batch-caps %q: want merge_batch values from 1 to 64, separated by commas", batchCaps))
 		}
 		opt.batchCaps = append(opt.batchCaps, n)
+	}
+	for _, c := range strings.Split(collideCoders, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n < 1 || n > 64 {
+			fatal(fmt.Errorf("bad -collide-coders %q: want team sizes from 1 to 64, separated by commas", collideCoders))
+		}
+		opt.collideCoders = append(opt.collideCoders, n)
+	}
+	if opt.collideFiles < 1 {
+		fatal(errors.New("-collide-files must be at least 1"))
 	}
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -366,6 +385,16 @@ func run(opt options) error {
 			return fmt.Errorf("batch: %v", err)
 		}
 		rep.Batch = &r
+	}
+	if opt.want("collide", opt.collideTasks > 0) {
+		if opt.collideTasks < 1 {
+			return errors.New("-only collide needs -collide-tasks of at least 1")
+		}
+		r, err := b.measureCollide()
+		if err != nil {
+			return fmt.Errorf("collide: %v", err)
+		}
+		rep.Collide = r
 	}
 	if opt.want("spend", opt.spend) {
 		r, err := b.measureSpend()

@@ -100,6 +100,7 @@ type report struct {
 	Teams         []teamResult       `json:"teams,omitempty"`
 	Queue         *queueResult       `json:"queue,omitempty"`
 	Batch         *batchResult       `json:"batch,omitempty"`
+	Collide       []collideRun       `json:"collide,omitempty"`
 	Spend         *spendResult       `json:"spend,omitempty"`
 	MCP           *mcpResult         `json:"mcp,omitempty"`
 	Serve         *serveResult       `json:"serve,omitempty"`
@@ -158,6 +159,7 @@ func printTable(r report) {
 	printHub(r.Hub)
 	printTeams(r.Teams)
 	printBatch(r.Batch)
+	printCollide(r.Collide)
 	printQueue(r.Queue)
 	printSpend(r.Spend)
 	printMCP(r.MCP)

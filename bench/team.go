@@ -89,10 +89,20 @@ func (b *bench) measureTeam(dir string, coders, live, finished int) (teamResult,
 }
 
 // teamSetup is what a team run's board varies: the integration test
-// script, and the board's merge_batch (0: the default).
+// script, and the board's merge_batch (0: the default); the agent's script
+// ("": teamAgent), further files committed before the run, and the tasks'
+// scope, by the task's number (nil: each its own done file).
 type teamSetup struct {
 	test       string
 	mergeBatch int
+	agent      string
+	files      map[string]string
+	scope      func(n int) string
+	// countBoard counts the merges on the board (git liza status, every
+	// 250 ms) rather than on the integration branch's first-parent line:
+	// a merge that fast-forwards to a task's branch adds the task's own
+	// commits to that line, not one commit.
+	countBoard bool
 }
 
 // measureTeamWith runs one team on a board set up as setup says.
@@ -103,7 +113,9 @@ func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup te
 	if err := b.initRepo(repo); err != nil {
 		return r, err
 	}
-	for path, text := range map[string]string{"scripts/integration-test.sh": setup.test, ".gitignore": ".liza/\n"} {
+	files := map[string]string{"scripts/integration-test.sh": setup.test, ".gitignore": ".liza/\n"}
+	maps.Copy(files, setup.files)
+	for path, text := range files {
 		p := filepath.Join(repo, path)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return r, err
@@ -113,7 +125,11 @@ func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup te
 		}
 	}
 	agent := filepath.Join(dir, "agent.sh")
-	if err := os.WriteFile(agent, []byte(teamAgent), 0o755); err != nil {
+	script := teamAgent
+	if setup.agent != "" {
+		script = setup.agent
+	}
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
 		return r, err
 	}
 	for _, args := range [][]string{{"add", "."}, {"commit", "-q", "-m", "integration test"}, {"config", "gc.auto", "0"}} {
@@ -126,7 +142,7 @@ func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup te
 		return r, err
 	}
 	seed := filepath.Join(dir, "seed.yaml")
-	if err := os.WriteFile(seed, []byte(teamSeedBatch(live, finished, head, setup.mergeBatch)), 0o644); err != nil {
+	if err := os.WriteFile(seed, []byte(teamSeedScope(live, finished, head, setup.mergeBatch, setup.scope)), 0o644); err != nil {
 		return r, err
 	}
 	if out, err := command(repo, b.env, "git", "liza", "import", seed).CombinedOutput(); err != nil {
@@ -177,7 +193,11 @@ func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup te
 	var first time.Time
 	for {
 		n := 0 // until the integration branch is made
-		if count, err := firstParents(repo, b.env, "refs/heads/integration"); err == nil {
+		if setup.countBoard {
+			if merged, err := mergedCount(repo, b.env); err == nil {
+				n = merged - finished
+			}
+		} else if count, err := firstParents(repo, b.env, "refs/heads/integration"); err == nil {
 			n = count - base
 		}
 		now := time.Now()
@@ -197,6 +217,9 @@ func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup te
 		if now.After(deadline) {
 			stop()
 			return r, fmt.Errorf("only %d of %d tasks merged after %s (see %s)", n, live, time.Since(start).Round(time.Second), log.Name())
+		}
+		if setup.countBoard {
+			time.Sleep(200 * time.Millisecond)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -242,11 +265,16 @@ func mergedCount(repo string, env []string) (int, error) {
 
 // teamSeed is a board of live UNCLAIMED tasks and finished MERGED ones.
 func teamSeed(live, finished int, commit string) string {
-	return teamSeedBatch(live, finished, commit, 0)
+	return teamSeedScope(live, finished, commit, 0, nil)
 }
 
-// teamSeedBatch is teamSeed whose config sets merge_batch (0: not).
-func teamSeedBatch(live, finished int, commit string, mergeBatch int) string {
+// teamSeedScope is teamSeed whose config sets merge_batch (0: not) and
+// whose live tasks' scope is scope of their number (nil: each its own
+// done file).
+func teamSeedScope(live, finished int, commit string, mergeBatch int, scope func(n int) string) string {
+	if scope == nil {
+		scope = func(n int) string { return fmt.Sprintf("IN: done-t-%d.txt", n) }
+	}
 	var s strings.Builder
 	s.WriteString("version: 1\ngoal: {id: goal-1, description: bench, status: IN_PROGRESS, created: \"2026-01-17T10:00:00Z\"}\n")
 	if mergeBatch > 0 {
@@ -259,7 +287,7 @@ func teamSeedBatch(live, finished int, commit string, mergeBatch int) string {
 		fmt.Fprintf(&s, "  - {id: old-%d, description: 'finished task %d', status: MERGED, priority: 3, created: \"2026-01-17T09:00:00Z\", spec_ref: specs/vision.md, done_when: d, scope: 'IN: old-%d', merge_commit: %s, depends_on: [], iteration: 1, history: []}\n", i, i, i, commit)
 	}
 	for i := 1; i <= live; i++ {
-		fmt.Fprintf(&s, "  - {id: t-%d, description: 'task %d', status: UNCLAIMED, priority: %d, created: \"2026-01-17T10:00:00Z\", spec_ref: specs/vision.md, done_when: d, scope: 'IN: done-t-%d.txt', depends_on: [], iteration: 0, history: []}\n", i, i, 1+i%5, i)
+		fmt.Fprintf(&s, "  - {id: t-%d, description: 'task %d', status: UNCLAIMED, priority: %d, created: \"2026-01-17T10:00:00Z\", spec_ref: specs/vision.md, done_when: d, scope: '%s', depends_on: [], iteration: 0, history: []}\n", i, i, 1+i%5, scope(i))
 	}
 	return s.String()
 }

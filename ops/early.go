@@ -54,9 +54,35 @@ func (c *mergeCheck) reason(branch string) string {
 	}
 	with := contracts.Printable(branch)
 	if c.with != "" {
-		with = "task " + c.with + ", approved ahead of it"
+		with = withTask + c.with + aheadOfIt
 	}
 	return "merge conflict in " + files + " with " + with
+}
+
+// How a reason names the task ahead a commit conflicts with.
+const (
+	withTask  = "task "
+	aheadOfIt = ", approved ahead of it"
+)
+
+// ConflictAhead is the task approved ahead of t that t was sent back for
+// conflicting with, when that is why t is INTEGRATION_FAILED (its last
+// move); "" otherwise. Until that task is merged, the integration tip an
+// integration fix starts from lacks it, and the fix has nothing to merge.
+func ConflictAhead(t *contracts.Task) string {
+	e := sendBackEvent(t)
+	if e == nil {
+		return ""
+	}
+	rest, ok := strings.CutSuffix(e.Reason, aheadOfIt)
+	if !ok {
+		return ""
+	}
+	// Task ids hold no spaces; file names, escaped, come before.
+	if j := strings.LastIndex(rest, " with "+withTask); j >= 0 {
+		return rest[j+len(" with "+withTask):]
+	}
+	return ""
 }
 
 // checkMerges merges review onto integ, then onto integ with the commits
@@ -148,12 +174,36 @@ func approvedAhead(tx *cas.Tx, id string) ([]queued, error) {
 func (s *Service) screen(ctx context.Context, id, checked string) (string, *cas.Result, error) {
 	for try := 0; ; try++ {
 		reason, res, err := s.screenOnce(ctx, id, checked)
-		// A merge that landed meanwhile is merged onto in the next check.
-		if errors.Is(err, errIntegrationMoved) && try < 3 {
+		// A merge that landed meanwhile is merged onto in the next check;
+		// a task that moved meanwhile is looked at again.
+		if (errors.Is(err, errIntegrationMoved) || errors.Is(err, errTaskMoved)) && try < 3 {
 			continue
+		}
+		if errors.Is(err, errUnderReview) {
+			return "", nil, nil
+		}
+		if errors.Is(err, errTaskMoved) {
+			err = contracts.Errorf(contracts.CodeContention, "task %s kept moving while its merge was checked; try again", id)
 		}
 		return reason, res, err
 	}
+}
+
+// errTaskMoved means the task checked was sent back, or submitted anew,
+// while its merge was checked.
+var errTaskMoved = errors.New("task moved")
+
+// errUnderReview means a reviewer took the task while its coder's check
+// at submit ran (the submission is recorded first, then checked): the
+// task is not pulled from under its review. A reviewer's supervisor
+// checked it before taking it, and checks it again if it resumes the
+// review.
+var errUnderReview = errors.New("task under review")
+
+// underReview reports whether a reviewer holds t's review (its lease not
+// over).
+func underReview(tx *cas.Tx, t *contracts.Task) bool {
+	return t.ReviewingBy != "" && !tx.LeaseEnded(t.ReviewLeaseExpires)
 }
 
 func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *cas.Result, error) {
@@ -164,6 +214,9 @@ func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *
 		var err error
 		if t, err = tx.MustTask(id); err != nil {
 			return err
+		}
+		if checked == contracts.CheckedSubmit && underReview(tx, t) {
+			return errUnderReview
 		}
 		m, err := tx.Meta()
 		if err != nil {
@@ -177,6 +230,11 @@ func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *
 	}
 	review, ok := refstore.ParseHash(t.ReviewCommit)
 	if t.Status != contracts.ReadyForReview || !ok {
+		// The coder's check says so when the reviewer's sent its
+		// submission back first.
+		if checked == contracts.CheckedSubmit {
+			return sentBack(t), nil, nil
+		}
 		return "", nil, nil
 	}
 	// In remote mode the commits of other machines' coders arrive with
@@ -233,14 +291,26 @@ func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *
 		if tip := m.Config.IntegrationTip; tip != "" && tip != in.Integration {
 			return errIntegrationMoved
 		}
+		// The task sent back meanwhile (the coder's check and the
+		// reviewer's race) is looked at again.
+		now, err := tx.MustTask(id)
+		if err != nil {
+			return err
+		}
+		if now.Status != contracts.ReadyForReview || now.ReviewCommit != in.ReviewCommit {
+			return errTaskMoved
+		}
+		if checked == contracts.CheckedSubmit && underReview(tx, now) {
+			return errUnderReview
+		}
 		// And the tasks merged ahead are still APPROVED at their commits
 		// (a merge of one may have failed meanwhile).
-		now, err := approvedAhead(tx, id)
+		queue, err := approvedAhead(tx, id)
 		if err != nil {
 			return err
 		}
 		commits := map[string]refstore.Hash{}
-		for _, q := range now {
+		for _, q := range queue {
 			commits[q.id] = q.commit
 		}
 		for _, q := range ahead {
@@ -417,15 +487,32 @@ func conflictFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *conflic
 	return nil
 }
 
-// sentBackAtSubmit is the reason t's submission was sent back at submit,
-// when it is INTEGRATION_FAILED for that.
-func sentBackAtSubmit(t *contracts.Task) string {
-	if t.Status != contracts.IntegrationFailed || len(t.History) == 0 {
-		return ""
+// sentBack is the reason t's submission was sent back before review, at
+// submit or by a reviewer's check, when that is why it is
+// INTEGRATION_FAILED (its last move).
+func sentBack(t *contracts.Task) string {
+	if e := sendBackEvent(t); e != nil && e.Commit == t.ReviewCommit {
+		return e.Reason
 	}
-	e := t.History[len(t.History)-1]
-	if e == nil || e.Event != "integration_failed" || e.Commit != t.ReviewCommit || e.Extra[contracts.ConflictChecked] != contracts.CheckedSubmit {
-		return ""
+	return ""
+}
+
+// sendBackEvent is the event that sent INTEGRATION_FAILED t back before
+// review, when that was its last move (a session's end, a checkpoint,
+// may follow it); nil otherwise.
+func sendBackEvent(t *contracts.Task) *contracts.HistoryEvent {
+	if t.Status != contracts.IntegrationFailed {
+		return nil
 	}
-	return e.Reason
+	for i := len(t.History) - 1; i >= 0; i-- {
+		e := t.History[i]
+		if e == nil || e.To == "" {
+			continue
+		}
+		if e.Event != "integration_failed" || e.From != string(contracts.ReadyForReview) {
+			return nil
+		}
+		return e
+	}
+	return nil
 }

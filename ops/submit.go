@@ -69,10 +69,13 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 				out := &SubmitResult{ID: id, ReviewCommit: t.ReviewCommit, BaseCommit: t.BaseCommit, Written: written(res)}
 				// Sent back already, the first time: it says so again.
 				// Killed before its merge check: the check runs now.
-				if reason := sentBackAtSubmit(t); reason != "" {
+				if reason := sentBack(t); reason != "" {
 					out.Conflict = reason
-				} else if reason, bounced, err := s.screen(ctx, id, contracts.CheckedSubmit); err == nil && bounced != nil {
-					out.Conflict, out.Written = reason, written(bounced)
+				} else if reason, bounced, err := s.screen(ctx, id, contracts.CheckedSubmit); err == nil {
+					out.Conflict = reason
+					if bounced != nil {
+						out.Written = written(bounced)
+					}
 				}
 				return out, nil
 			}
@@ -99,8 +102,10 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 	if err != nil {
 		return nil, fmt.Errorf("%s was submitted, but checking that it merges failed: %w", id, err)
 	}
+	// Sent back by this check, or by a reviewer's that came first.
+	out.Conflict = reason
 	if bounced != nil {
-		out.Conflict, out.Written = reason, written(bounced)
+		out.Written = written(bounced)
 	}
 	return out, nil
 }
