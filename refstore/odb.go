@@ -379,7 +379,8 @@ func inflateLoose(f *os.File, lim limit) (objType, []byte, error) {
 }
 
 // packList returns the packs of every object directory, newest first,
-// looking at the directories again when rescan is set.
+// looking at the directories again when rescan is set. The list returned
+// is never changed afterwards (see writePack): callers read it unlocked.
 func (o *odb) packList(rescan bool) ([]*pack, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -422,11 +423,13 @@ func (o *odb) packList(rescan bool) ([]*pack, error) {
 		}
 		return 0
 	})
-	o.packs = o.packs[:0]
+	// A new list, never the old one changed in place: readers of other
+	// goroutines go on with the list they were given.
+	packs := make([]*pack, 0, len(list))
 	for _, f := range list {
-		o.packs = append(o.packs, f.p)
+		packs = append(packs, f.p)
 	}
-	o.scanned = true
+	o.packs, o.scanned = packs, true
 	return o.packs, nil
 }
 

@@ -224,7 +224,8 @@ func (o *odb) writePack(ids []Hash, objs []heldObject) error {
 	}
 	o.mu.Lock()
 	if o.scanned && !slices.ContainsFunc(o.packs, func(p *pack) bool { return p.path == path }) {
-		o.packs = slices.Insert(o.packs, 0, &pack{path: path, algo: o.algo})
+		// A new list: other goroutines may be reading the old one.
+		o.packs = append([]*pack{{path: path, algo: o.algo}}, o.packs...)
 	}
 	o.mu.Unlock()
 	return nil

@@ -493,3 +493,36 @@ func TestPackCutShortUnderMapping(t *testing.T) {
 		t.Fatal("every object read from a pack cut to 64 bytes")
 	}
 }
+
+// One Repo read by one goroutine while another writes operations as packs
+// (a reviewer's supervisor reviews while its merge lane merges): the
+// reader is never handed a list of packs that changes under it (go test
+// -race), and reads every object written before it started.
+func TestPacksReadWhileWritten(t *testing.T) {
+	dir := newRepo(t)
+	r := open(t, dir)
+	first := writeOperation(t, r, "first", 11)
+	done := make(chan struct{})
+	var readErr error
+	go func() {
+		defer close(done)
+		for i := 0; i < 200; i++ {
+			for _, id := range first {
+				if _, _, err := r.odb.read(id); err != nil {
+					readErr = err
+					return
+				}
+			}
+			if i%10 == 0 {
+				r.odb.packList(true)
+			}
+		}
+	}()
+	for i := range 20 {
+		writeOperation(t, r, fmt.Sprintf("op%d", i), 11)
+	}
+	<-done
+	if readErr != nil {
+		t.Fatal(readErr)
+	}
+}
