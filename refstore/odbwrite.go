@@ -182,6 +182,39 @@ func (o *odb) flush() error {
 	return nil
 }
 
+// present reports whether an object is in this repository's own object
+// directory already, loose or in a pack known to this process (packs are
+// not listed again for it: an object missed that way is only written
+// twice).
+func (o *odb) present(id Hash) bool {
+	hex := id.String()
+	if _, err := os.Stat(filepath.Join(o.dirs[0], hex[:2], hex[2:])); err == nil {
+		return true
+	}
+	return o.inPacks(id)
+}
+
+// rescanPacks has the next look at the packs list them again.
+func (o *odb) rescanPacks() {
+	o.mu.Lock()
+	o.scanned = false
+	o.mu.Unlock()
+}
+
+// inPacks reports whether one of the packs known to this process holds id.
+func (o *odb) inPacks(id Hash) bool {
+	packs, err := o.packList(false)
+	if err != nil {
+		return false
+	}
+	for _, p := range packs {
+		if _, ok, err := p.find(id); ok && err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // name is the id of an object of type t holding data, and its header.
 func (o *odb) name(t objType, data []byte) (Hash, string) {
 	header := t.String() + " " + strconv.Itoa(len(data)) + "\x00"
@@ -199,6 +232,11 @@ func (o *odb) write(t objType, data []byte) (Hash, error) {
 		return o.git.write(t, data, o.algo)
 	}
 	id, _ := o.name(t, data)
+	if o.present(id) {
+		// Already here: an operation's unchanged subtrees, a state built
+		// again to verify a fetched commit (whose objects came packed).
+		return id, nil
+	}
 	if o.held.put(id, t, data) {
 		o.held.mu.Lock()
 		full := o.held.size > heldMax
@@ -220,7 +258,7 @@ func (o *odb) writeLoose(t objType, data []byte) (Hash, error) {
 	hex := id.String()
 	dir := filepath.Join(o.dirs[0], hex[:2])
 	final := filepath.Join(dir, hex[2:])
-	if _, err := os.Stat(final); err == nil {
+	if _, err := os.Stat(final); err == nil || o.inPacks(id) {
 		return id, nil
 	}
 	buf := deflate(o.compression(), header, data)

@@ -526,3 +526,48 @@ func TestPacksReadWhileWritten(t *testing.T) {
 		t.Fatal(readErr)
 	}
 }
+
+// An object already in a pack is not written again, loose or held: a
+// clone verifying a fetched commit builds the commit's trees again, and
+// the fetch kept them packed (each verification wrote a dozen loose
+// copies, a fifth of a waiting clone's processor time).
+func TestPackedObjectNotWrittenAgain(t *testing.T) {
+	dir := newRepo(t)
+	r := open(t, dir)
+	ids := writeOperation(t, r, "op", 11)
+	before := objectFiles(t, dir)
+	for _, id := range ids {
+		typ, data, err := r.odb.read(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.odb.write(typ, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := r.Hold()
+	typ, data, _ := r.odb.read(ids[0])
+	if _, err := r.odb.write(typ, data); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.odb.held.order); n != 0 {
+		t.Errorf("%d packed objects held again", n)
+	}
+	end()
+	if got := newFiles(before, objectFiles(t, dir)); len(got) != 0 {
+		t.Fatalf("packed objects written again: %v", got)
+	}
+	// A pack another process wrote (a fetch) is seen once the packs are
+	// listed again.
+	other := open(t, dir)
+	more := writeOperation(t, other, "other", 11)
+	r.odb.rescanPacks()
+	before = objectFiles(t, dir)
+	typ, data, _ = other.odb.read(more[0])
+	if _, err := r.odb.write(typ, data); err != nil {
+		t.Fatal(err)
+	}
+	if got := newFiles(before, objectFiles(t, dir)); len(got) != 0 {
+		t.Fatalf("an object of another process's pack written again: %v", got)
+	}
+}

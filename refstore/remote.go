@@ -168,6 +168,9 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[st
 	if err != nil {
 		return nil, remoteError(remote, err, false)
 	}
+	// A fetch of many objects keeps them as a pack: list the packs again
+	// at the next read or write.
+	r.odb.rescanPacks()
 	got := map[string]Hash{}
 	for _, ref := range refs {
 		if strings.HasSuffix(ref, "/*") {
