@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/liza-dev/git-liza/cas"
-	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 )
 
@@ -20,16 +19,9 @@ import (
 // was found for a state commit is remembered in the trust directory, and
 // the next operation reads back only as far as that commit.
 func TestDerivedTipRemembered(t *testing.T) {
-	human, root := newRepo(t)
+	human, root, _ := oldBoard(t)
 	ctx := context.Background()
 	ok := succeeds(t)
-	old := func(agent string) *ops.Service {
-		return serviceAt(t, human, agent, 0).UnderRules(contracts.RulesWhole)
-	}
-	ok(old("").Init(ctx, ops.InitRequest{Goal: "ship it", Spec: "specs/vision.md"}))
-	for _, id := range []string{"a", "b", "c"} {
-		ok(old("").AddTask(ctx, ops.AddTaskRequest{Task: task(id)}))
-	}
 	// The first claim reads back to the init, and remembers it.
 	ok(serviceAt(t, human, "coder-1", 0).Claim(ctx, ops.ClaimRequest{Task: "a"}))
 	memo := filepath.Join(cas.TrustDir(human.Repo.CommonDir), "derived-tip")

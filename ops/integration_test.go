@@ -16,16 +16,9 @@ import (
 // onto the branch by hand is refused there too; that merge records the
 // tip, and from then on merges read it from liza.yaml.
 func TestIntegrationOldBoard(t *testing.T) {
-	human, root := newRepo(t)
+	human, root, old := oldBoard(t)
 	ctx := context.Background()
 	ok := succeeds(t)
-	old := func(agent string) *ops.Service {
-		return serviceAt(t, human, agent, 0).UnderRules(contracts.RulesWhole)
-	}
-	ok(old("").Init(ctx, ops.InitRequest{Goal: "ship it", Spec: "specs/vision.md"}))
-	for _, id := range []string{"a", "b", "c"} {
-		ok(old("").AddTask(ctx, ops.AddTaskRequest{Task: task(id)}))
-	}
 	for i, id := range []string{"a", "b"} {
 		coder := old("coder-" + string(rune('1'+i)))
 		ok(coder.Claim(ctx, ops.ClaimRequest{Task: id}))
@@ -120,4 +113,22 @@ func TestIntegrationUnknownOnOldBoard(t *testing.T) {
 	if _, err := human.Validate(ctx, ops.ValidateRequest{}); ops.Class(err) != contracts.CodeInconsistent {
 		t.Errorf("validate after the branch moved past the adopted tip: %v", err)
 	}
+}
+
+// oldBoard is a board made under rule set 2 (which records no integration
+// tip) with tasks a, b and c, and the services that act under that rule
+// set, by agent.
+func oldBoard(t *testing.T) (*ops.Service, string, func(agent string) *ops.Service) {
+	t.Helper()
+	human, root := newRepo(t)
+	ctx := context.Background()
+	ok := succeeds(t)
+	old := func(agent string) *ops.Service {
+		return serviceAt(t, human, agent, 0).UnderRules(contracts.RulesWhole)
+	}
+	ok(old("").Init(ctx, ops.InitRequest{Goal: "ship it", Spec: "specs/vision.md"}))
+	for _, id := range []string{"a", "b", "c"} {
+		ok(old("").AddTask(ctx, ops.AddTaskRequest{Task: task(id)}))
+	}
+	return human, root, old
 }
