@@ -283,25 +283,19 @@ func (o *odb) has(id Hash) bool {
 // hasLocal reports whether the object is in the object directories.
 func (o *odb) hasLocal(id Hash) bool {
 	hex := id.String()
-	for _, rescan := range []bool{false, true} {
-		packs, err := o.packList(rescan)
-		if err != nil {
-			return false
-		}
-		for _, p := range packs {
-			if _, ok, err := p.find(id); ok && err == nil {
-				return true
-			}
-		}
-		if !rescan {
-			for _, d := range o.dirs {
-				if _, err := os.Stat(filepath.Join(d, hex[:2], hex[2:])); err == nil {
-					return true
-				}
-			}
+	if o.inPacks(id) {
+		return true
+	}
+	for _, d := range o.dirs {
+		if _, err := os.Stat(filepath.Join(d, hex[:2], hex[2:])); err == nil {
+			return true
 		}
 	}
-	return false
+	// A pack written since the packs were last listed.
+	if _, err := o.packList(true); err != nil {
+		return false
+	}
+	return o.inPacks(id)
 }
 
 func (o *odb) readLoose(id Hash, lim limit) (objType, []byte, bool, error) {
