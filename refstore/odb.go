@@ -283,7 +283,7 @@ func (o *odb) has(id Hash) bool {
 // hasLocal reports whether the object is in the object directories.
 func (o *odb) hasLocal(id Hash) bool {
 	hex := id.String()
-	if o.inPacks(id) {
+	if o.inPacks(id, false) {
 		return true
 	}
 	for _, d := range o.dirs {
@@ -295,7 +295,7 @@ func (o *odb) hasLocal(id Hash) bool {
 	if _, err := o.packList(true); err != nil {
 		return false
 	}
-	return o.inPacks(id)
+	return o.inPacks(id, false)
 }
 
 func (o *odb) readLoose(id Hash, lim limit) (objType, []byte, bool, error) {

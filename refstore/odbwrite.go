@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // heldObjects are the objects written while a hold is open (Repo.Hold):
@@ -185,13 +186,19 @@ func (o *odb) flush() error {
 // present reports whether an object is in this repository's own object
 // directory already, loose or in a pack known to this process (packs are
 // not listed again for it: an object missed that way is only written
-// twice).
+// twice). Like git, it freshens what it finds (the loose file's time, or
+// the pack's, once a process): git gc keeps unreachable objects that are
+// recent, so an old unreachable copy that a new commit is about to name is
+// not pruned before the ref names it. What cannot be freshened counts as
+// absent, and is written.
 func (o *odb) present(id Hash) bool {
 	hex := id.String()
-	if _, err := os.Stat(filepath.Join(o.dirs[0], hex[:2], hex[2:])); err == nil {
-		return true
+	loose := filepath.Join(o.dirs[0], hex[:2], hex[2:])
+	if _, err := os.Stat(loose); err == nil {
+		now := time.Now()
+		return os.Chtimes(loose, now, now) == nil
 	}
-	return o.inPacks(id)
+	return o.inPacks(id, true)
 }
 
 // rescanPacks has the next look at the packs list them again.
@@ -201,18 +208,33 @@ func (o *odb) rescanPacks() {
 	o.mu.Unlock()
 }
 
-// inPacks reports whether one of the packs known to this process holds id.
-func (o *odb) inPacks(id Hash) bool {
+// inPacks reports whether one of the packs known to this process holds
+// id; with freshen, only one whose time this process could set (see
+// present).
+func (o *odb) inPacks(id Hash, freshen bool) bool {
 	packs, err := o.packList(false)
 	if err != nil {
 		return false
 	}
 	for _, p := range packs {
-		if _, ok, err := p.find(id); ok && err == nil {
+		if _, ok, err := p.find(id); ok && err == nil && (!freshen || p.freshen()) {
 			return true
 		}
 	}
 	return false
+}
+
+// freshen sets the pack's time to now, once a process.
+func (p *pack) freshen() bool {
+	if p.fresh.Load() {
+		return true
+	}
+	now := time.Now()
+	if os.Chtimes(p.path+".pack", now, now) != nil {
+		return false
+	}
+	p.fresh.Store(true)
+	return true
 }
 
 // name is the id of an object of type t holding data, and its header.
@@ -258,7 +280,7 @@ func (o *odb) writeLoose(t objType, data []byte) (Hash, error) {
 	hex := id.String()
 	dir := filepath.Join(o.dirs[0], hex[:2])
 	final := filepath.Join(dir, hex[2:])
-	if _, err := os.Stat(final); err == nil || o.inPacks(id) {
+	if o.present(id) {
 		return id, nil
 	}
 	buf := deflate(o.compression(), header, data)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 )
 
 // pack is one pack file and its index (gitformat-pack(5)). The index is
@@ -26,6 +27,8 @@ type pack struct {
 	pkErr  error
 	pk     *packFile
 	size   int64 // of the .pack
+	// fresh says this process set the pack's time (odb.present).
+	fresh  atomic.Bool
 	v2     bool
 	count  uint32
 	fanout [256]uint32

@@ -571,3 +571,49 @@ func TestPackedObjectNotWrittenAgain(t *testing.T) {
 		t.Fatalf("an object of another process's pack written again: %v", got)
 	}
 }
+
+// An object found already here is freshened, as git freshens it: the
+// loose file's time, or its pack's, is set to now, so that git gc, which
+// keeps recent unreachable objects, does not prune an old unreachable copy
+// that a new commit is about to name.
+func TestPresentObjectFreshened(t *testing.T) {
+	dir := newRepo(t)
+	r := open(t, dir)
+	ids := writeOperation(t, r, "op", 11)
+	packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("packs: %v", packs)
+	}
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	if err := os.Chtimes(packs[0], old, old); err != nil {
+		t.Fatal(err)
+	}
+	blob := []byte("loose and old\n")
+	loose, err := r.odb.writeLoose(objBlob, blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hex := loose.String()
+	loosePath := filepath.Join(dir, ".git", "objects", hex[:2], hex[2:])
+	if err := os.Chtimes(loosePath, old, old); err != nil {
+		t.Fatal(err)
+	}
+
+	fresh := open(t, dir) // another process: the pack not yet freshened by it
+	typ, data, _ := fresh.odb.read(ids[0])
+	if _, err := fresh.odb.write(typ, data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.odb.write(objBlob, blob); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{packs[0], loosePath} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(fi.ModTime()) > time.Hour {
+			t.Errorf("%s not freshened: %v", filepath.Base(p), fi.ModTime())
+		}
+	}
+}
