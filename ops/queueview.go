@@ -91,11 +91,7 @@ type QueueOut struct {
 // (by this repository's process, while it lives), what waits, and what
 // the queue failed, with why.
 func (s *Service) Queue(ctx context.Context) (*QueueView, error) {
-	snap, err := s.Snapshot(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	st, err := snap.Load()
+	st, err := s.State(ctx, "")
 	if err != nil {
 		return nil, err
 	}
