@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/testrepo"
 )
 
 // A coder that waits for the review of its task sleeps through the moves
@@ -126,31 +125,7 @@ func TestSleepWakesOnMove(t *testing.T) {
 // returns the operations on it, for the human operator.
 func newBoard(t *testing.T) *ops.Service {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not found")
-	}
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"HOME": filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.DevNull,
-		"GIT_AUTHOR_NAME": "Ada Operator", "GIT_AUTHOR_EMAIL": "ada@example.com",
-		"GIT_COMMITTER_NAME": "Ada Operator", "GIT_COMMITTER_EMAIL": "ada@example.com",
-	} {
-		t.Setenv(k, v)
-	}
-	root := filepath.Join(dir, "proj")
-	if err := os.MkdirAll(filepath.Join(root, "specs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "specs", "vision.md"), []byte("# Vision\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "specs"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	root := testrepo.New(t, nil)
 	repo, err := refstore.Open(root)
 	if err != nil {
 		t.Fatal(err)

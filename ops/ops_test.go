@@ -15,6 +15,7 @@ import (
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/testrepo"
 )
 
 // testNow is the clock of every test board.
@@ -35,23 +36,7 @@ func newBoard(t *testing.T) (*ops.Service, string) {
 // newRepo is newBoard's repository and operations, without a blackboard.
 func newRepo(t *testing.T) (*ops.Service, string) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not found")
-	}
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"HOME": filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.DevNull,
-		"GIT_AUTHOR_NAME": "Ada Operator", "GIT_AUTHOR_EMAIL": "ada@example.com",
-		"GIT_COMMITTER_NAME": "Ada Operator", "GIT_COMMITTER_EMAIL": "ada@example.com",
-	} {
-		t.Setenv(k, v)
-	}
-	root := filepath.Join(dir, "proj")
-	write(t, filepath.Join(root, "specs", "vision.md"), "# Vision\n")
-	write(t, filepath.Join(root, "scripts", "integration-test.sh"), "#!/bin/sh\n! grep -q broken *.txt 2>/dev/null\n")
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "specs"}} {
-		git(t, root, args...)
-	}
+	root := testrepo.New(t, map[string]string{"scripts/integration-test.sh": "#!/bin/sh\n! grep -q broken *.txt 2>/dev/null\n"})
 	repo, err := refstore.Open(root)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,35 +11,14 @@ import (
 
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/testrepo"
 )
 
 // spendBoard imports a board of n tasks, every other one MERGED with one
 // session's usage on it, and returns the operations on it.
 func spendBoard(tb testing.TB, n int) *ops.Service {
 	tb.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		tb.Skip("git not found")
-	}
-	dir := tb.TempDir()
-	for k, v := range map[string]string{
-		"HOME": filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.DevNull,
-		"GIT_AUTHOR_NAME": "Ada Operator", "GIT_AUTHOR_EMAIL": "ada@example.com",
-		"GIT_COMMITTER_NAME": "Ada Operator", "GIT_COMMITTER_EMAIL": "ada@example.com",
-	} {
-		tb.Setenv(k, v)
-	}
-	root := filepath.Join(dir, "proj")
-	if err := os.MkdirAll(filepath.Join(root, "specs"), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "specs", "vision.md"), []byte("# Vision\n"), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "specs"}} {
-		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
-			tb.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	root := testrepo.New(tb, nil)
 	repo, err := refstore.Open(root)
 	if err != nil {
 		tb.Fatal(err)

@@ -3,16 +3,13 @@ package web
 import (
 	"context"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
+	"github.com/liza-dev/git-liza/testrepo"
 )
 
 // testToken is the token of every test server.
@@ -29,31 +26,7 @@ type board struct {
 
 func newBoard(t *testing.T, o Options) *board {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not found")
-	}
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"HOME": filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.DevNull,
-		"GIT_AUTHOR_NAME": "Ada Operator", "GIT_AUTHOR_EMAIL": "ada@example.com",
-		"GIT_COMMITTER_NAME": "Ada Operator", "GIT_COMMITTER_EMAIL": "ada@example.com",
-	} {
-		t.Setenv(k, v)
-	}
-	root := filepath.Join(dir, "proj")
-	if err := os.MkdirAll(filepath.Join(root, "specs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "specs", "vision.md"), []byte("# Vision\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "specs"}} {
-		c := exec.Command("git", args...)
-		c.Dir = root
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	root := testrepo.New(t, nil)
 	repo, err := refstore.Open(root)
 	if err != nil {
 		t.Fatal(err)
