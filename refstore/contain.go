@@ -337,7 +337,11 @@ func gitConfigFile(f string) []configEntry {
 // makes a git process ignore what the repositories this process opened set
 // to run programs (see the top of this file). Every git process git-liza
 // starts gets it; a supervisor gives it to its agent's sessions too.
-func ContainEnv(base []string) []string { return containEnv(base, true) }
+func ContainEnv(base []string) []string { return containEnv(base, true, nil) }
+
+// containGit is ContainEnv for the git command args: a transport command
+// also connects to git:// servers through git-liza-relay (relayFor).
+func containGit(base, args []string) []string { return containEnv(base, true, args) }
 
 // AgentEnv is ContainEnv for an agent's session: its git runs the
 // repository's hooks when hooks is set (a coder's commits run git-liza's
@@ -345,9 +349,9 @@ func ContainEnv(base []string) []string { return containEnv(base, true) }
 // keeps it from writing the hooks directory (see agent/preset.go); this
 // keeps what another agent planted in the repository's config from
 // running in this agent's git, replace refs from changing what it reviews.
-func AgentEnv(base []string, hooks bool) []string { return containEnv(base, !hooks) }
+func AgentEnv(base []string, hooks bool) []string { return containEnv(base, !hooks, nil) }
 
-func containEnv(base []string, noHooks bool) []string {
+func containEnv(base []string, noHooks bool, args []string) []string {
 	if base == nil {
 		base = os.Environ()
 	}
@@ -413,6 +417,11 @@ func containEnv(base []string, noHooks bool) []string {
 		} else {
 			pairs = append(pairs, [2]string{k, neutral})
 		}
+	}
+	if relay, ok := relayFor(base, args, user, command); ok {
+		// It replaces a neutralised core.gitProxy of the repository's.
+		extra = append(slices.DeleteFunc(extra, func(kv string) bool { return strings.HasPrefix(kv, "GIT_PROXY_COMMAND=") }),
+			"GIT_PROXY_COMMAND="+relay)
 	}
 	return withConfigPairs(base, pairs, extra)
 }

@@ -77,7 +77,7 @@ func RunIn(ctx context.Context, dir string, args ...string) ([]byte, error) {
 var locatingVars = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"}
 
 func run(ctx context.Context, dir string, env []string, stdin []byte, args []string) ([]byte, error) {
-	return execGit(ctx, dir, withRelay(ContainEnv(env), args), stdin, args)
+	return execGit(ctx, dir, containGit(env, args), stdin, args)
 }
 
 // execGit runs git with exactly the environment env (the process's when

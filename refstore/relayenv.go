@@ -25,33 +25,31 @@ var relayPath = sync.OnceValues(func() (string, bool) { return companion.Find(Re
 // Relay says where git-liza-relay is, and whether it is installed.
 func Relay() (string, bool) { return relayPath() }
 
-// withRelay has a transport command's git connect to git:// servers
-// through git-liza-relay, when it is installed and the person running
-// git-liza chose no proxy of their own: neither GIT_PROXY_COMMAND nor a
-// core.gitProxy in their config or on the command line. (A core.gitProxy
-// in the repository's own config is not theirs to choose: contain.go
-// neutralises it, and the relay replaces it.) Other URLs never use a
-// proxy command, so this changes nothing for them.
-func withRelay(env, args []string) []string {
+// relayFor says whether git run with args connects to git:// servers
+// through git-liza-relay, and where it is: when args are a transport
+// command, the relay is installed, and the person running git-liza chose
+// no proxy of their own (user and command are their config files' entries
+// and their command-line config): neither GIT_PROXY_COMMAND nor a
+// core.gitProxy. (A core.gitProxy in the repository's own config is not
+// theirs to choose: containEnv neutralises it, and the relay replaces
+// it.) Other URLs never use a proxy command, so the relay changes nothing
+// for them.
+func relayFor(base, args []string, user []configEntry, command map[string]string) (string, bool) {
 	if a := stripConfig(args); len(a) == 0 || !slices.Contains(transportCommands, a[0]) {
-		return env
+		return "", false
 	}
-	if envValue(env, "GIT_PROXY_COMMAND") != "" || hasOption(args, "core.gitproxy") {
-		return env
+	if envValue(base, "GIT_PROXY_COMMAND") != "" || hasOption(args, "core.gitproxy") {
+		return "", false
 	}
-	if _, ok := commandConfig(func(k string) string { return envValue(env, k) })["core.gitproxy"]; ok {
-		return env
+	if _, ok := command["core.gitproxy"]; ok {
+		return "", false
 	}
-	for _, e := range loadUserConfigs() {
+	for _, e := range user {
 		if e.Key == "core.gitproxy" {
-			return env
+			return "", false
 		}
 	}
-	path, ok := relayPath()
-	if !ok {
-		return env
-	}
-	return withConfigPairs(env, nil, []string{"GIT_PROXY_COMMAND=" + path})
+	return relayPath()
 }
 
 // hasOption reports whether args set key with a leading -c.

@@ -322,7 +322,7 @@ func (r *Repo) RemoteHas(ctx context.Context, remote, ref string) bool {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--exit-code", r.PackProgram(remote, false), "--", remote, ref)
 	cmd.Dir = r.Dir()
-	cmd.Env = withRelay(ContainEnv(append(os.Environ(), "GIT_TERMINAL_PROMPT=0")), cmd.Args[1:])
+	cmd.Env = ContainEnv(append(os.Environ(), "GIT_TERMINAL_PROMPT=0"))
 	return cmd.Run() == nil
 }
 
