@@ -424,8 +424,7 @@ func (s *Store) keep(t *turn) []refstore.RefUpdate {
 	if t == nil || t.others == 0 {
 		return t.release()
 	}
-	now := s.instant()
-	c, err := s.Repo.WriteCommit(s.emptyTree(), nil, refstore.Signature{Name: "git-liza", Email: againEmail, When: now}, TicketText(now))
+	c, _, err := s.ticketCommit(againEmail)
 	if err != nil {
 		return t.release()
 	}
@@ -449,8 +448,7 @@ func (s *Store) join(ctx context.Context, t *turn) {
 			old = k.commit
 		}
 	}
-	now := s.instant()
-	c, err := s.Repo.WriteCommit(s.emptyTree(), nil, refstore.Signature{Name: "git-liza", Email: "git-liza@liza.invalid", When: now}, TicketText(now))
+	c, now, err := s.ticketCommit("git-liza@liza.invalid")
 	if err != nil {
 		return
 	}
@@ -469,6 +467,14 @@ func (s *Store) reap(ctx context.Context, t *turn) {
 			_ = s.Repo.Push(ctx, s.Remote, refstore.RefUpdate{Name: QueueDir + k.id, Old: k.commit})
 		}
 	}
+}
+
+// ticketCommit writes a ticket made now, its author git-liza at email,
+// and returns it and its time.
+func (s *Store) ticketCommit(email string) (refstore.Hash, time.Time, error) {
+	now := s.instant()
+	c, err := s.Repo.WriteCommit(s.emptyTree(), nil, refstore.Signature{Name: "git-liza", Email: email, When: now}, TicketText(now))
+	return c, now, err
 }
 
 // emptyTree is the id of the empty tree (written, so that it is here).

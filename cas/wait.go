@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// waitTurn waits, looking at the queue in place, while others go first
-// and the remote can be read here (peek); the next attempt fetches. The
-// next in line fetches and verifies what the remote has while the turn
-// before its own runs, so that its own turn costs only what that turn
-// added.
+// waitTurn waits while others go first, looking at the queue in place
+// where the remote can be read here (peek), else with a ref listing
+// (peekRemote), and, next in line, with a fetch (peekFetched). The next in
+// line fetches and verifies what the remote has while the turn before its
+// own runs, so that its own turn costs only what that turn added.
 func (s *Store) waitTurn(ctx context.Context, turn *turn, deadline time.Time) error {
 	for time.Now().Before(deadline) {
 		wait, ok := s.peek(ctx, turn)
@@ -22,9 +22,9 @@ func (s *Store) waitTurn(ctx context.Context, turn *turn, deadline time.Time) er
 		if !ok || !wait {
 			return nil
 		}
-		// In place, the next in line fetches and verifies each new tip
-		// while it waits. Over a ref listing it does not: its attempt
-		// fetches once, when its turn comes.
+		// In place, where a look costs no process, the next in line
+		// fetches and verifies each new tip while it waits (elsewhere its
+		// look is that fetch: peekFetched).
 		if turn.inPlace && turn.ahead <= 1 && turn.lastTip != turn.ready {
 			if err := s.prepare(ctx, turn); err != nil {
 				return nil // the attempt meets it again, and says so
