@@ -253,7 +253,7 @@ func (o *odb) write(t objType, data []byte) (Hash, error) {
 	if o.plumbing {
 		return o.git.write(t, data, o.algo)
 	}
-	id, _ := o.name(t, data)
+	id, header := o.name(t, data)
 	if o.present(id) {
 		// Already here: an operation's unchanged subtrees, a state built
 		// again to verify a fetched commit (whose objects came packed).
@@ -268,7 +268,7 @@ func (o *odb) write(t objType, data []byte) (Hash, error) {
 		}
 		return id, nil
 	}
-	return o.writeLoose(t, data)
+	return o.storeLoose(id, header, data)
 }
 
 // writeLoose stores data as a loose object of type t the way git does: the
@@ -277,12 +277,17 @@ func (o *odb) write(t objType, data []byte) (Hash, error) {
 // written again.
 func (o *odb) writeLoose(t objType, data []byte) (Hash, error) {
 	id, header := o.name(t, data)
-	hex := id.String()
-	dir := filepath.Join(o.dirs[0], hex[:2])
-	final := filepath.Join(dir, hex[2:])
 	if o.present(id) {
 		return id, nil
 	}
+	return o.storeLoose(id, header, data)
+}
+
+// storeLoose is writeLoose once the object is known to be missing.
+func (o *odb) storeLoose(id Hash, header string, data []byte) (Hash, error) {
+	hex := id.String()
+	dir := filepath.Join(o.dirs[0], hex[:2])
+	final := filepath.Join(dir, hex[2:])
 	buf := deflate(o.compression(), header, data)
 	defer putBuffer(buf)
 	f, tmp, err := createTemp(dir, "tmp_obj_")
