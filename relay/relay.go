@@ -77,11 +77,10 @@ func address(host, port string) (string, error) {
 // the relay half-closes the socket, as git's own connection would when
 // its command ends.
 func pipe(tc *net.TCPConn, stdin io.Reader, stdout io.Writer) error {
-	sent := make(chan error, 1)
 	go func() {
-		_, err := io.Copy(tc, stdin)
+		// An error here (git gone, the server gone) ends the read below too.
+		_, _ = io.Copy(tc, stdin)
 		_ = tc.CloseWrite()
-		sent <- err
 	}()
 	buf := make([]byte, 64<<10)
 	for {
