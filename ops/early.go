@@ -200,10 +200,10 @@ var errTaskMoved = errors.New("task moved")
 // review.
 var errUnderReview = errors.New("task under review")
 
-// underReview reports whether a reviewer holds t's review (its lease not
-// over).
-func underReview(tx *cas.Tx, t *contracts.Task) bool {
-	return t.ReviewingBy != "" && !tx.LeaseEnded(t.ReviewLeaseExpires)
+// underReview reports whether a reviewer (by) holds a task's review, its
+// lease (until expires) not over.
+func underReview(tx *cas.Tx, by, expires string) bool {
+	return by != "" && !tx.LeaseEnded(expires)
 }
 
 func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *cas.Result, error) {
@@ -215,7 +215,7 @@ func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *
 		if t, err = tx.MustTask(id); err != nil {
 			return err
 		}
-		if checked == contracts.CheckedSubmit && underReview(tx, t) {
+		if checked == contracts.CheckedSubmit && underReview(tx, t.ReviewingBy, t.ReviewLeaseExpires) {
 			return errUnderReview
 		}
 		m, err := tx.Meta()
@@ -300,7 +300,7 @@ func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *
 		if now.Status != contracts.ReadyForReview || now.ReviewCommit != in.ReviewCommit {
 			return errTaskMoved
 		}
-		if checked == contracts.CheckedSubmit && underReview(tx, now) {
+		if checked == contracts.CheckedSubmit && underReview(tx, now.ReviewingBy, now.ReviewLeaseExpires) {
 			return errUnderReview
 		}
 		// And the tasks merged ahead are still APPROVED at their commits
@@ -416,7 +416,7 @@ func applyConflict(tx *cas.Tx, in *conflictInput) (any, error) {
 		if t.AssignedTo == actor {
 			return nil, contracts.Invalidf("%s wrote task %s and cannot check it for review", actor, t.ID)
 		}
-		if t.ReviewingBy != "" && t.ReviewingBy != actor && !tx.LeaseEnded(t.ReviewLeaseExpires) {
+		if t.ReviewingBy != actor && underReview(tx, t.ReviewingBy, t.ReviewLeaseExpires) {
 			return nil, contracts.Invalidf("task %s is under review by %s", t.ID, t.ReviewingBy)
 		}
 	default:

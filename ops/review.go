@@ -169,7 +169,7 @@ func reviewable(tx *cas.Tx, t *contracts.TaskSummary, agent string) error {
 	if t.ReviewingBy == agent {
 		return contracts.Invalidf("%s already reviews task %s", agent, t.ID)
 	}
-	if t.ReviewingBy != "" && !tx.LeaseEnded(t.ReviewLeaseExpires) {
+	if underReview(tx, t.ReviewingBy, t.ReviewLeaseExpires) {
 		return contracts.Invalidf("task %s is under review by %s until %s%s", t.ID, t.ReviewingBy, t.ReviewLeaseExpires, tx.Held(t.ReviewLeaseExpires))
 	}
 	return nil
