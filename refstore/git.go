@@ -159,10 +159,17 @@ func CheckGit() error {
 
 // checkGitCached is CheckGit with the answer remembered in cacheDir, keyed
 // by the git binary's path, size and modification time, so that a command
-// does not pay for a `git version` process on every run.
+// does not pay for a `git version` process on every run. A few gits are
+// remembered (gitVersionsKept): run as `git liza`, git-liza finds git in
+// git's exec path first (/usr/lib/git-core/git), run directly, on PATH
+// (/usr/bin/git), and a repository used both ways ran `git version` each
+// time the other way had last written the answer.
 func checkGitCached(cacheDir string) {
 	gitOnce.Do(func() { gitErr = checkGit(cacheDir) })
 }
+
+// gitVersionsKept is how many gits the cache of checkGitCached names.
+const gitVersionsKept = 4
 
 func checkGit(cacheDir string) error {
 	path, err := exec.LookPath("git")
@@ -170,11 +177,19 @@ func checkGit(cacheDir string) error {
 		return contracts.Errorf(contracts.CodeMissingDep, "git not found on PATH: git-liza needs git %d.%d or newer", MinGitMajor, MinGitMinor)
 	}
 	var key, cache string
+	var known []string // other gits found good, kept in the cache beside this one
 	if fi, err := os.Stat(path); err == nil && cacheDir != "" {
 		key = fmt.Sprintf("%s %d %d", path, fi.Size(), fi.ModTime().UnixNano())
 		cache = filepath.Join(cacheDir, "liza", "git-version")
-		if b, err := os.ReadFile(cache); err == nil && strings.TrimSpace(string(b)) == key+" ok" {
-			return nil
+		if b, err := os.ReadFile(cache); err == nil && len(b) < 4096 {
+			for _, line := range strings.Split(string(b), "\n") {
+				if line == key+" ok" {
+					return nil
+				}
+				if line != "" && len(known) < gitVersionsKept-1 {
+					known = append(known, line)
+				}
+			}
 		}
 	}
 	out, err := exec.Command(path, "version").Output()
@@ -190,7 +205,7 @@ func checkGit(cacheDir string) error {
 	}
 	if cache != "" && os.MkdirAll(filepath.Dir(cache), 0o755) == nil {
 		tmp := fmt.Sprintf("%s.%d", cache, os.Getpid())
-		if os.WriteFile(tmp, []byte(key+" ok\n"), 0o644) == nil {
+		if os.WriteFile(tmp, []byte(strings.Join(append([]string{key + " ok"}, known...), "\n")+"\n"), 0o644) == nil {
 			_ = os.Rename(tmp, cache)
 		}
 	}

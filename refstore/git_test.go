@@ -94,6 +94,34 @@ func TestCheckGitCache(t *testing.T) {
 	wantCode(t, checkGit(cache), contracts.CodeMissingDep)
 }
 
+// TestCheckGitCacheTwoGits: a repository used both as `git liza` (git
+// found in git's exec path) and directly (git found on PATH) has two gits
+// checked; both stay remembered, and neither runs `git version` again.
+func TestCheckGitCacheTwoGits(t *testing.T) {
+	runs := filepath.Join(t.TempDir(), "runs")
+	counting := func() string {
+		bin := t.TempDir()
+		script := "#!/bin/sh\necho run >> '" + runs + "'\necho 'git version 2.45.0'\n"
+		if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return bin
+	}
+	one, two := counting(), counting()
+	cache := t.TempDir()
+	for i := 0; i < 3; i++ {
+		for _, bin := range []string{one, two} {
+			t.Setenv("PATH", bin)
+			if err := checkGit(cache); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(runs); strings.Count(string(b), "run") != 2 {
+		t.Errorf("git version ran %d times for two gits checked three times each, want 2", strings.Count(string(b), "run"))
+	}
+}
+
 func TestRunGitError(t *testing.T) {
 	dir := newRepo(t)
 	_, err := Run(context.Background(), dir, nil, "-c", "core.abbrev=12", "rev-parse", "--verify", "no-such-rev")
