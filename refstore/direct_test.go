@@ -310,8 +310,32 @@ func TestMoveRefKeepsPendingFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !os.SameFile(first, again) || again.Size() != 0 {
-		t.Fatalf("refs.pending made anew (%v) or not emptied (%d bytes)", !os.SameFile(first, again), again.Size())
+	if !os.SameFile(first, again) || r.readPending() != "" {
+		t.Fatalf("refs.pending made anew (%v) or still naming %q", !os.SameFile(first, again), r.readPending())
 	}
 	wantRef(t, r, StateRef, c2)
+}
+
+// The pending file is written over, never cut: a name shorter than the
+// one before it is still read whole, and no more; a file an older
+// git-liza wrote (no NUL) is read as it was written.
+func TestPendingNameOverLongerOne(t *testing.T) {
+	r, _, _ := twoCommits(t)
+	if err := os.MkdirAll(filepath.Dir(r.pending()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	long := "/a/much/longer/path/to/refs/heads/some-branch.lock\n123 456\n"
+	short := "/x/refs/liza/state.lock\n7 8\n"
+	for _, c := range []struct{ write, want string }{{long, long}, {short, short}, {"", ""}} {
+		if err := r.namePending(c.write); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.readPending(); got != c.want {
+			t.Errorf("after naming %q: read %q", c.write, got)
+		}
+	}
+	writeFile(t, r.pending(), short) // as an older git-liza wrote it
+	if got := r.readPending(); got != short {
+		t.Errorf("an older git-liza's name read as %q", got)
+	}
 }
