@@ -78,14 +78,16 @@ func (s *Service) readDerived() (derived, bool) {
 	return d, true
 }
 
-// rememberDerived keeps d, best effort. The file is written in place, not
-// replaced: a new file each operation costs a new inode.
-func (s *Service) rememberDerived(d derived) {
+// derivedRewrite is how many commits past the remembered one derivedTip
+// reads back before it remembers the answer for the newer tip.
+const derivedRewrite = 8
+
+// rememberDerived keeps d, best effort, unless it is old (read before, if
+// ok). The file is written in place, not replaced: a new file each
+// operation costs a new inode.
+func (s *Service) rememberDerived(d, old derived, ok bool) {
 	path := s.derivedPath()
-	if path == "" {
-		return
-	}
-	if old, ok := s.readDerived(); ok && old == d {
+	if path == "" || ok && old == d {
 		return
 	}
 	at := "-"

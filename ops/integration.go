@@ -100,15 +100,24 @@ func (s *Service) expectedFrom(tip refstore.Hash, m *cas.Meta) (refstore.Hash, b
 func (s *Service) derivedTip(tip refstore.Hash) (refstore.Hash, bool, error) {
 	memo, remembered := s.readDerived()
 	found := func(at refstore.Hash, depth int) (refstore.Hash, bool, error) {
-		s.rememberDerived(derived{tip, true, depth, at})
+		s.rememberDerived(derived{tip, true, depth, at}, memo, remembered)
 		return at, !at.IsZero(), nil
 	}
 	for c, n := tip, 0; !c.IsZero() && n < tornMergeDepth; n++ {
 		if remembered && c == memo.commit {
 			// Found from here before: the same answer, unless it was
-			// further back than the walk from tip may go.
+			// further back than the walk from tip may go. A walk of a
+			// few commits costs less than writing the answer again,
+			// which the next operation would then read back to.
 			if memo.found && n+memo.depth < tornMergeDepth {
+				if n < derivedRewrite {
+					return memo.at, !memo.at.IsZero(), nil
+				}
 				return found(memo.at, n+memo.depth)
+			}
+			if !memo.found && n < derivedRewrite {
+				// Nothing back from there, nor in the commits since.
+				return refstore.Hash{}, false, nil
 			}
 			break
 		}
@@ -147,7 +156,7 @@ func (s *Service) derivedTip(tip refstore.Hash) (refstore.Hash, bool, error) {
 		}
 		c = commit.Parents[0]
 	}
-	s.rememberDerived(derived{commit: tip})
+	s.rememberDerived(derived{commit: tip}, memo, remembered)
 	return refstore.Hash{}, false, nil
 }
 
