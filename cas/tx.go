@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -44,7 +45,17 @@ type Tx struct {
 	plannedLast []byte   // the file holding the last of them
 	plannedNew  []string // ids this operation planned
 	plannedGone bool     // the operation emptied sprint.scope.planned
+
+	chosen json.RawMessage // the input the operation chose (Choose)
 }
+
+// Choose records input as the operation's input, in place of the one it
+// was started with: an operation that chooses what it does on the state it
+// applies to (a claim that picks its task and base there) records its
+// choice, which a replay of the commit then applies as given. The choice
+// must keep what was asked (the input's "asked" part), which a request id
+// remembers.
+func (tx *Tx) Choose(input json.RawMessage) { tx.chosen = input }
 
 // Rebuild is the tasks of a state whose stored indexes do not match them:
 // an operation on it writes them anew (see RebuildIndex).

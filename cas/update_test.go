@@ -2,6 +2,7 @@ package cas
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"os"
@@ -564,5 +565,38 @@ func TestTrailers(t *testing.T) {
 				t.Errorf("Trailers(%q)[%s] = %q, want %q", c.msg, k, got[k], v)
 			}
 		}
+	}
+}
+
+// TestChosenInput: an operation that chooses its input on the state it
+// applies to records the choice (Liza-Input); a request id still names
+// what was asked. A choice that changes what was asked is refused, and
+// nothing moves.
+func TestChosenInput(t *testing.T) {
+	s := initStore(t)
+	asked := `{"asked":{"task":"x"},"task":""}`
+	op := Op{Name: contracts.OpAdd, Agent: "planner-1", Kind: "pick", Input: json.RawMessage(asked), Request: "req-7", Apply: func(tx *Tx) (any, error) {
+		tx.Choose(json.RawMessage(`{"asked":{"task":"x"},"task":"task-1"}`))
+		tx.PutTask(task("task-1"))
+		return nil, nil
+	}}
+	res := mustUpdate(t, s, op)
+	msg := git(t, s.Repo.Dir(), "log", "-1", "--format=%B", res.Commit.String())
+	if !strings.Contains(msg, `Liza-Input: {"asked":{"task":"x"},"task":"task-1"}`) {
+		t.Fatalf("the commit records %q, not the choice", msg)
+	}
+	if again := mustUpdate(t, s, op); !again.Replayed || again.Commit != res.Commit {
+		t.Fatalf("the same request again: %+v, want a replay of %s", again, res.Commit)
+	}
+
+	before := tip(t, s)
+	_, err := s.Update(context.Background(), Op{Name: contracts.OpAdd, Agent: "planner-1", Kind: "pick", Input: json.RawMessage(asked), Apply: func(tx *Tx) (any, error) {
+		tx.Choose(json.RawMessage(`{"asked":{"task":"y"},"task":"task-2"}`))
+		tx.PutTask(task("task-2"))
+		return nil, nil
+	}})
+	wantCode(t, err, contracts.CodeInvalid)
+	if tip(t, s) != before {
+		t.Fatal("a choice that changed what was asked moved the ref")
 	}
 }

@@ -122,6 +122,9 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 	if err := s.checkSwitchFiles("claims"); err != nil {
 		return nil, err
 	}
+	if r.NoWorktree && s.remote() == "" {
+		return s.claimHere(ctx, r, asked)
+	}
 	skip := map[string]bool{}
 	for {
 		plan, err := s.planClaim(r.Task, skip)

@@ -97,6 +97,33 @@ func (s *Service) write(ctx context.Context, call Call, k *kind, in any, live fu
 	return s.update(ctx, call, s.recorded(k, raw, live))
 }
 
+// writeChosen is write for an operation that chooses what it does on the
+// state it applies to: choose runs inside the compare-and-swap, on each
+// attempt, and the input it returns (which keeps asked, the input as asked)
+// is recorded and applied. A claim without a worktree picks its task and
+// base so, in one read of the board instead of a read to plan and another
+// to write.
+func (s *Service) writeChosen(ctx context.Context, call Call, k *kind, asked any, choose func(tx *cas.Tx) (any, error)) (*cas.Result, error) {
+	raw, err := json.Marshal(asked)
+	if err != nil {
+		return nil, err
+	}
+	op := s.recorded(k, raw, nil)
+	op.Apply = func(tx *cas.Tx) (any, error) {
+		in, err := choose(tx)
+		if err != nil {
+			return nil, err
+		}
+		chosen, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		tx.Choose(chosen)
+		return k.apply(tx, chosen)
+	}
+	return s.update(ctx, call, op)
+}
+
 // recorded is the cas.Op of a kind with a recorded input, for the
 // service's actor.
 func (s *Service) recorded(k *kind, raw json.RawMessage, live func(tx *cas.Tx) error) cas.Op {

@@ -1,0 +1,46 @@
+package ops
+
+import (
+	"context"
+	"errors"
+
+	"github.com/liza-dev/git-liza/cas"
+)
+
+// claimHere is a claim without a worktree in a repository that keeps the
+// board itself: the coder works in a checkout it has, so nothing is made
+// outside the compare-and-swap, and the task and the commit its work starts
+// from are chosen inside it, on the state the claim applies to
+// (writeChosen). The board is read once, not once to plan and again to
+// write; and a claim of the best task cannot find its choice taken
+// meanwhile. In remote mode the choice reads the hub's integration branch,
+// a fetch, which is not made while the claim holds its turn on the hub:
+// such a claim plans first, as one with a worktree does.
+func (s *Service) claimHere(ctx context.Context, r ClaimRequest, asked claimAsked) (*ClaimResult, error) {
+	skip := map[string]bool{}
+	for {
+		var plan *claimPlan
+		res, err := s.writeChosen(ctx, r.Call, kindClaim, claimInput{Asked: asked}, func(tx *cas.Tx) (any, error) {
+			p, err := s.plan(tx, r.Task, skip)
+			if err != nil {
+				return nil, err
+			}
+			plan = p
+			return claimInput{Asked: asked, Task: p.id, Base: p.base.String(), Worktree: s.ownCheckout()}, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out, err := claimed(res, r.Task, r.RequestID)
+		if errors.Is(err, errPickAgain) {
+			// The best task's hypothesis was exhausted: the claim
+			// recorded that, and the next best is taken.
+			skip[out.ID] = true
+			continue
+		}
+		if out != nil && plan != nil && out.ID == plan.id {
+			out.Pick = plan.pick
+		}
+		return out, err
+	}
+}
