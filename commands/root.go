@@ -254,9 +254,31 @@ var stateOnlyCommands = map[string]bool{
 	"goal": true,
 }
 
-// stateOnly reports whether args run one of stateOnlyCommands.
+// stateOnly reports whether args run one of stateOnlyCommands, or a
+// claim without a worktree, which makes nothing outside the state either.
 func stateOnly(args []string) bool {
-	return stateOnlyCommands[commandName(args)]
+	name := commandName(args)
+	return stateOnlyCommands[name] || name == "claim" && claimsNoWorktree(args)
+}
+
+// claimsNoWorktree reports whether a claim's args surely ask for no
+// worktree: --no-worktree given as such, and not given a value (which
+// might be false) anywhere.
+func claimsNoWorktree(args []string) bool {
+	plain := false
+	for _, a := range args[1:] {
+		if a == "--" {
+			break
+		}
+		switch f := strings.TrimLeft(a, "-"); {
+		case !strings.HasPrefix(a, "-"):
+		case f == "no-worktree":
+			plain = true
+		case strings.HasPrefix(f, "no-worktree="):
+			return false
+		}
+	}
+	return plain
 }
 
 // args returns the positional arguments, checking their number.

@@ -57,6 +57,25 @@ func TestOnlyKeepsMeaning(t *testing.T) {
 	if !stateOnly([]string{"git-liza", "task", "add"}) || stateOnly([]string{"git-liza", "claim"}) || stateOnly([]string{"git-liza"}) {
 		t.Error("stateOnly: task add is state-only, claim and no command are not")
 	}
+	// A claim without a worktree makes nothing outside the state; any
+	// spelling that might still ask for one keeps the signal handler.
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"git-liza", "--agent", "coder-1", "claim", "--no-worktree"}, true},
+		{[]string{"git-liza", "claim", "t1", "-no-worktree"}, true},
+		{[]string{"git-liza", "claim", "t1"}, false},
+		{[]string{"git-liza", "claim", "--no-worktree=false"}, false},
+		{[]string{"git-liza", "claim", "--no-worktree", "--no-worktree=false"}, false},
+		{[]string{"git-liza", "claim", "--no-worktree=true"}, false},
+		{[]string{"git-liza", "claim", "--", "--no-worktree"}, false},
+		{[]string{"git-liza", "submit", "--no-worktree"}, false},
+	} {
+		if got := stateOnly(c.args); got != c.want {
+			t.Errorf("stateOnly(%q) = %v, want %v", c.args, got, c.want)
+		}
+	}
 }
 
 // commandsFor builds only the command a line runs: it must pick the same
