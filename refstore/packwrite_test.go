@@ -247,6 +247,38 @@ func TestTidyBoundsPacks(t *testing.T) {
 	})
 }
 
+// A process that knows few packs (its own list, with what it wrote since)
+// does not list the directory to tidy; packs others wrote meanwhile are
+// tidied by the next process that lists them.
+func TestTidyCountsKnownPacks(t *testing.T) {
+	dir := newRepo(t)
+	early := open(t, dir)
+	writeOperation(t, early, "early", 4)
+	if _, err := early.odb.packList(true); err != nil {
+		t.Fatal(err)
+	}
+	for i := range packsBeforeTidy + 2 { // packs git makes, unknown to early
+		id := strings.TrimSpace(gitIn(t, dir, []byte(fmt.Sprintf("loose %d\n", i)), "hash-object", "-w", "--stdin"))
+		gitIn(t, dir, []byte(id+"\n"), "pack-objects", "-q", filepath.Join(".git", "objects", "pack", "pack"))
+	}
+	piled := indexCount(t, dir)
+	if piled <= packsBeforeTidy {
+		t.Fatalf("only %d packs made", piled)
+	}
+	writeOperation(t, early, "early again", 4)
+	if n := indexCount(t, dir); n != piled+1 {
+		t.Fatalf("%d packs after the early process wrote one to %d: it listed the directory", n, piled)
+	}
+	late := open(t, dir)
+	if _, err := late.odb.packList(true); err != nil {
+		t.Fatal(err)
+	}
+	writeOperation(t, late, "late", 4)
+	if n := indexCount(t, dir); n > packsBeforeTidy {
+		t.Fatalf("%d packs after a process that listed them wrote one", n)
+	}
+}
+
 // A reader that listed the packs before another process tidied them
 // away still finds every object: a pack gone is a miss, and the reader
 // lists the packs again.
