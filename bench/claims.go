@@ -32,8 +32,8 @@ type claimPair struct {
 // of n tasks made by import.
 func (b *bench) measureClaims(n int) (claimsResult, error) {
 	r := claimsResult{Tasks: n}
-	if total := 2 * (warmups + b.opt.runs); total > n {
-		return r, fmt.Errorf("%d runs claim %d tasks, and the board has %d", b.opt.runs, total, n)
+	if runs := warmups + b.opt.runs; 5*runs > n {
+		return r, fmt.Errorf("%d runs claim %d tasks by id among the %d of the lowest priority, and the board of %d tasks has %d", b.opt.runs, runs, n/5, n, n/5)
 	}
 	progress(fmt.Sprintf("claims, %d tasks: setting up", n))
 	dir := filepath.Join(b.tmp, fmt.Sprintf("claims-%d", n))
@@ -69,7 +69,7 @@ func (b *bench) measureClaims(n int) (claimsResult, error) {
 	direct := func(repo, bin string) []func(it int) *exec.Cmd {
 		return []func(it int) *exec.Cmd{
 			func(it int) *exec.Cmd {
-				return command(repo, b.env, bin, "--agent", coderID(it), "claim", fmt.Sprintf("task-%d", n-it), "--no-worktree")
+				return command(repo, b.env, bin, "--agent", coderID(it), "claim", lastClaimed(n, it), "--no-worktree")
 			},
 			func(it int) *exec.Cmd {
 				return command(repo, b.env, bin, "--agent", coderID(runs+it), "claim", "--no-worktree")
@@ -85,9 +85,9 @@ func (b *bench) measureClaims(n int) (claimsResult, error) {
 		func(it int) *exec.Cmd {
 			return command(repo, b.env, "git", "update-ref", fmt.Sprintf("refs/bench/c%d", it), "HEAD")
 		},
-		// The last tasks by id, each for a coder of its own.
+		// Tasks of the lowest priority by id (lastClaimed), each for a coder of its own.
 		func(it int) *exec.Cmd {
-			return command(repo, b.env, "git", "liza", "--agent", coderID(it), "claim", fmt.Sprintf("task-%d", n-it), "--no-worktree")
+			return command(repo, b.env, "git", "liza", "--agent", coderID(it), "claim", lastClaimed(n, it), "--no-worktree")
 		},
 		func(it int) *exec.Cmd {
 			return command(repo, b.env, "git", "liza", "--agent", coderID(runs+it), "claim", "--no-worktree")
@@ -108,6 +108,13 @@ func (b *bench) measureClaims(n int) (claimsResult, error) {
 	}
 	return r, nil
 }
+
+// lastClaimed is the task the it-th claim by id takes on a board of n
+// tasks made by gen-state.py (priority 1 + i%5, n a multiple of 5): the
+// tasks of the lowest priority, from the last, which a claim of the best
+// task reaches only after every other one, so that the two kinds of claim
+// never meet.
+func lastClaimed(n, it int) string { return fmt.Sprintf("task-%d", n-1-5*it) }
 
 func printClaims(rs []claimsResult) {
 	if len(rs) == 0 {
