@@ -195,16 +195,25 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		if err != nil {
 			return nil, err
 		}
-		out, err := claimed(res, r.Task, r.RequestID)
-		if errors.Is(err, errPickAgain) {
-			skip[out.ID] = true
-			continue
+		if out, again, err := claimReport(res, r, plan, skip); !again {
+			return out, err
 		}
-		if out != nil && out.ID == plan.id {
-			out.Pick = plan.pick
-		}
-		return out, err
 	}
+}
+
+// claimReport reads the result of a committed claim: again when it found
+// its task's hypothesis exhausted and the next best is to be taken (the
+// task is then in skip), else the result, with why plan picked the task.
+func claimReport(res *cas.Result, r ClaimRequest, plan *claimPlan, skip map[string]bool) (*ClaimResult, bool, error) {
+	out, err := claimed(res, r.Task, r.RequestID)
+	if errors.Is(err, errPickAgain) {
+		skip[out.ID] = true
+		return nil, true, nil
+	}
+	if out != nil && plan != nil && out.ID == plan.id {
+		out.Pick = plan.pick
+	}
+	return out, false, err
 }
 
 // claimed reads a claim's result. A claim that found its task's hypothesis

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"errors"
 
 	"github.com/liza-dev/git-liza/cas"
 )
@@ -31,16 +30,10 @@ func (s *Service) claimHere(ctx context.Context, r ClaimRequest, asked claimAske
 		if err != nil {
 			return nil, err
 		}
-		out, err := claimed(res, r.Task, r.RequestID)
-		if errors.Is(err, errPickAgain) {
-			// The best task's hypothesis was exhausted: the claim
-			// recorded that, and the next best is taken.
-			skip[out.ID] = true
-			continue
+		// A claim that found the best task's hypothesis exhausted
+		// recorded that; the next best is taken.
+		if out, again, err := claimReport(res, r, plan, skip); !again {
+			return out, err
 		}
-		if out != nil && plan != nil && out.ID == plan.id {
-			out.Pick = plan.pick
-		}
-		return out, err
 	}
 }
