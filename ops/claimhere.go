@@ -12,9 +12,12 @@ import (
 // from are chosen inside it, on the state the claim applies to
 // (writeChosen). The board is read once, not once to plan and again to
 // write; and a claim of the best task cannot find its choice taken
-// meanwhile. In remote mode the choice reads the hub's integration branch,
-// a fetch, which is not made while the claim holds its turn on the hub:
-// such a claim plans first, as one with a worktree does.
+// meanwhile. A claim of the best task reads what the branches in flight
+// change in its turn, from the cache, and with git for a branch that moved
+// since (a few milliseconds, which the preference needs right). In remote
+// mode the choice reads the hub's integration branch, a fetch, which is not
+// made while the claim holds its turn on the hub: such a claim plans first,
+// as one with a worktree does.
 func (s *Service) claimHere(ctx context.Context, r ClaimRequest, asked claimAsked) (*ClaimResult, error) {
 	skip := map[string]bool{}
 	for {
