@@ -239,6 +239,12 @@ func (p *pack) entry(off int64, lim limit, top bool) (*packEntry, error) {
 		return nil, fmt.Errorf("entry claims %d bytes", size)
 	}
 	start := off + int64(i)
+	if !delta {
+		if data, ok := readStored(p.pk, start, size); ok {
+			e.data = data
+			return e, nil
+		}
+	}
 	zr, err := newInflater(bufio.NewReaderSize(io.NewSectionReader(p.pk, start, p.size-start), 4096))
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package refstore
 import (
 	"bytes"
 	"compress/zlib"
+	"encoding/binary"
 	"hash/adler32"
 	"io"
 	"sync"
@@ -95,4 +96,52 @@ func newInflater(r io.Reader) (io.ReadCloser, error) {
 
 func putInflater(zr io.ReadCloser) {
 	inflaterPool.Put(zr)
+}
+
+// readStored reads, at off in r, a zlib stream of size bytes stored
+// without compression (what git-liza writes, see storeZlib) straight into
+// the object's buffer: no decompressor, no window, one copy. ok is false
+// for anything else (a compressed stream, one cut short or whose checksum
+// fails), which the caller then inflates, and so reports as it reports
+// any stream it cannot read.
+func readStored(r io.ReaderAt, off int64, size uint64) (data []byte, ok bool) {
+	var head [5]byte
+	if _, err := r.ReadAt(head[:2], off); err != nil {
+		return nil, false
+	}
+	if head[0]&0x0f != 8 || head[1]&0x20 != 0 || (uint(head[0])<<8|uint(head[1]))%31 != 0 {
+		return nil, false // not deflate, or a preset dictionary
+	}
+	off += 2
+	data = make([]byte, size)
+	got := uint64(0)
+	for {
+		if _, err := r.ReadAt(head[:], off); err != nil {
+			return nil, false
+		}
+		final, kind := head[0]&1, head[0]>>1&3
+		n := uint64(head[1]) | uint64(head[2])<<8
+		if kind != 0 || head[3] != ^head[1] || head[4] != ^head[2] || got+n > size {
+			return nil, false
+		}
+		off += 5
+		if n > 0 {
+			if _, err := r.ReadAt(data[got:got+n], off); err != nil {
+				return nil, false
+			}
+		}
+		got += n
+		off += int64(n)
+		if final == 1 {
+			break
+		}
+	}
+	var sum [4]byte
+	if got != size {
+		return nil, false
+	}
+	if _, err := r.ReadAt(sum[:], off); err != nil {
+		return nil, false
+	}
+	return data, binary.BigEndian.Uint32(sum[:]) == adler32.Checksum(data)
 }
