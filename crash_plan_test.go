@@ -24,7 +24,7 @@ func (h *crashHarness) addTask(dir string) string {
 	return id
 }
 
-// task is what the harness reads of a task.
+// crashTask is what the harness reads of a task.
 type crashTask struct {
 	ID          string `json:"id"`
 	Status      string `json:"status"`
