@@ -113,7 +113,6 @@ func readStored(r io.ReaderAt, off int64, size uint64) (data []byte, ok bool) {
 		return nil, false // not deflate, or a preset dictionary
 	}
 	off += 2
-	data = make([]byte, size)
 	got := uint64(0)
 	for {
 		if _, err := r.ReadAt(head[:], off); err != nil {
@@ -123,6 +122,11 @@ func readStored(r io.ReaderAt, off int64, size uint64) (data []byte, ok bool) {
 		n := uint64(head[1]) | uint64(head[2])<<8
 		if kind != 0 || head[3] != ^head[1] || head[4] != ^head[2] || got+n > size {
 			return nil, false
+		}
+		if data == nil {
+			// Made once the stream is known stored: a compressed one
+			// (git's) is left to the inflater before anything is made.
+			data = make([]byte, size)
 		}
 		off += 5
 		if n > 0 {
