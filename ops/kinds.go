@@ -108,8 +108,7 @@ func (s *Service) writeChosen(ctx context.Context, call Call, k *kind, asked any
 	if err != nil {
 		return nil, err
 	}
-	op := s.recorded(k, raw, nil)
-	op.Apply = func(tx *cas.Tx) (any, error) {
+	return s.update(ctx, call, cas.Op{Name: k.op, Kind: k.name, Input: raw, Apply: func(tx *cas.Tx) (any, error) {
 		in, err := choose(tx)
 		if err != nil {
 			return nil, err
@@ -120,8 +119,7 @@ func (s *Service) writeChosen(ctx context.Context, call Call, k *kind, asked any
 		}
 		tx.Choose(chosen)
 		return k.apply(tx, chosen)
-	}
-	return s.update(ctx, call, op)
+	}})
 }
 
 // recorded is the cas.Op of a kind with a recorded input, for the
