@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // queuePoints are where batches kills the merge queue, in turn.
@@ -84,5 +85,54 @@ func (h *crashHarness) batches(rounds int) {
 		h.must(h.proj, "git-liza", "--agent", reviewer, "review", broken)
 		h.must(h.proj, "git-liza", "--agent", reviewer, "verdict", broken, "approve")
 		h.must(h.proj, "git-liza", "--agent", "code-reviewer-1", "merge", broken)
+	}
+}
+
+// herePoints are where hereClaims kills a claim without a worktree, in
+// turn; "" is a moment at random.
+var herePoints = []string{"cas:commit", "refs:locked", "refs:logged", "pack:renamed", ""}
+
+// hereClaims runs claims of the best task without a worktree, which choose
+// their task inside the compare-and-swap (ops.claimHere): each is killed at
+// the round's crash point, then asked again with the same request id. The
+// second must report one task, claimed by that coder and by no one else,
+// and be the only task the coder holds; the board and the repository are
+// checked, and the task is released for the runs that follow.
+func (h *crashHarness) hereClaims(rounds int) {
+	for r := 0; r < rounds; r++ {
+		coder := h.freeCoder(h.tasks(h.proj))
+		h.next++
+		args := []string{"--agent", coder, "--request-id", fmt.Sprintf("here-%d", h.next), "claim", "--no-worktree"}
+		point := herePoints[r%len(herePoints)]
+		var kill time.Duration
+		if point == "" {
+			kill = time.Duration(1 + h.rng.Int64N(int64(h.estimate("claim"))))
+		}
+		h.ops["claim"]++
+		if k := h.exec(h.proj, kill, false, point, "git-liza", args...); k.killed {
+			h.landed++
+			if point != "" {
+				h.points[point]++
+			}
+		} else if k.code != 0 {
+			h.fail("here round %d: claim --no-worktree (not killed at %q) failed: %s", r, point, k)
+		}
+		again := h.exec(h.proj, 0, false, "", "git-liza", args...)
+		id, _, _ := strings.Cut(again.stdout, " ")
+		if again.code != 0 || !strings.HasPrefix(again.stdout, id+" claimed by "+coder) {
+			h.fail("here round %d: claim --no-worktree killed at %q; the same request again: %s", r, point, again)
+			continue
+		}
+		var held []string
+		for _, t := range h.tasks(h.proj) {
+			if t.AssignedTo == coder && t.Status == "CLAIMED" {
+				held = append(held, t.ID)
+			}
+		}
+		if !slices.Equal(held, []string{id}) {
+			h.fail("here round %d (killed at %q): %s holds %v, want just %s", r, point, coder, held, id)
+		}
+		h.check(fmt.Sprintf("after here round %d (killed at %q)", r, point))
+		h.must(h.proj, "git-liza", "task", "release", id, "--force")
 	}
 }

@@ -49,6 +49,7 @@ func TestCrashInjection(t *testing.T) {
 	h := newCrashHarness(t, seed)
 	// Batches of their own first, while the board has room in flight.
 	h.batches(max(2, runs/25))
+	h.hereClaims(max(len(herePoints), runs/15))
 	for i := 1; i <= runs; i++ {
 		h.run(i)
 		if i%25 == 0 || i == runs {
