@@ -205,13 +205,13 @@ func (o *odb) readUnchecked(id Hash, max int64) (objType, []byte, error) {
 		return 0, nil, fmt.Errorf("%w: %s is not a %s id", errNoObject, id, o.algo)
 	}
 	lim := limit{id, max}
-	t, data, ok, err := o.readLocal(id, false, lim)
+	t, data, ok, _, err := o.readLocal(id, false, lim)
 	if ok || err != nil {
 		return t, data, err
 	}
 	// A concurrent gc may have moved the object from a loose file into a
-	// pack this process has not seen: look again once.
-	if t, data, ok, err = o.readLocal(id, true, lim); ok || err != nil {
+	// pack this process has not seen: look again.
+	if t, data, ok, err = o.readListed(id, lim); ok || err != nil {
 		return t, data, err
 	}
 	if !o.promisor() {
@@ -221,22 +221,41 @@ func (o *odb) readUnchecked(id Hash, max int64) (objType, []byte, error) {
 	// blackboard, in one go and once per process, and look again; then
 	// ask git, which fetches any other object from the promisor remote.
 	if o.fillNow() {
-		if t, data, ok, err = o.readLocal(id, true, lim); ok || err != nil {
+		if t, data, ok, err = o.readListed(id, lim); ok || err != nil {
 			return t, data, err
 		}
 	}
 	return o.readThroughGit(id, max)
 }
 
+// maxRelists bounds how many times readListed lists the packs again.
+const maxRelists = 8
+
+// readListed lists the packs again and looks, again while a pack it listed
+// was gone when it came to read it: a tidy (tidyPacks, or git's repack)
+// writes the pack it merges into before it removes the packs merged, so a
+// listing made after one is found gone holds what that one held.
+func (o *odb) readListed(id Hash, lim limit) (t objType, data []byte, ok bool, err error) {
+	for range maxRelists {
+		var vanished bool
+		if t, data, ok, vanished, err = o.readLocal(id, true, lim); ok || err != nil || !vanished {
+			return t, data, ok, err
+		}
+	}
+	return 0, nil, false, nil
+}
+
 // readLocal looks in the packs first, as git does: git-liza writes an
 // operation's objects as a pack, and a mapped index answers without a
-// system call where a loose object's absence costs one.
-func (o *odb) readLocal(id Hash, rescan bool, lim limit) (objType, []byte, bool, error) {
-	t, data, ok, err := o.readPacked(id, rescan, lim)
+// system call where a loose object's absence costs one. vanished reports
+// a pack listed that was gone when it was read.
+func (o *odb) readLocal(id Hash, rescan bool, lim limit) (t objType, data []byte, ok, vanished bool, err error) {
+	t, data, ok, vanished, err = o.readPacked(id, rescan, lim)
 	if ok || err != nil {
-		return t, data, ok, err
+		return t, data, ok, vanished, err
 	}
-	return o.readLoose(id, lim)
+	t, data, ok, err = o.readLoose(id, lim)
+	return t, data, ok, vanished, err
 }
 
 // fillNow runs fill unless it has run, and reports whether it ran now.
@@ -427,15 +446,22 @@ func (o *odb) packList(rescan bool) ([]*pack, error) {
 	return o.packs, nil
 }
 
-func (o *odb) readPacked(id Hash, rescan bool, lim limit) (objType, []byte, bool, error) {
+func (o *odb) readPacked(id Hash, rescan bool, lim limit) (t objType, data []byte, ok, vanished bool, err error) {
 	packs, err := o.packList(rescan)
 	if err != nil {
-		return 0, nil, false, err
+		return 0, nil, false, false, err
+	}
+	if rescan && afterRelist != nil {
+		afterRelist()
 	}
 	for _, p := range packs {
+		if errors.Is(p.open(), fs.ErrNotExist) {
+			vanished = true // tidied away since the list was made
+			continue
+		}
 		off, ok, err := p.find(id)
 		if err != nil {
-			return 0, nil, false, err
+			return 0, nil, false, vanished, err
 		}
 		if !ok {
 			continue
@@ -443,18 +469,23 @@ func (o *odb) readPacked(id Hash, rescan bool, lim limit) (objType, []byte, bool
 		t, data, err := o.unpack(p, off, lim)
 		var big *TooLargeError
 		if errors.As(err, &big) {
-			return 0, nil, false, err
+			return 0, nil, false, vanished, err
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // its .pack tidied away since the index was read
+			vanished = true // its .pack tidied away since the index was read
+			continue
 		}
 		if err != nil {
-			return 0, nil, false, fmt.Errorf("object %s in %s.pack: %w", id, filepath.Base(p.path), err)
+			return 0, nil, false, vanished, fmt.Errorf("object %s in %s.pack: %w", id, filepath.Base(p.path), err)
 		}
-		return t, data, true, nil
+		return t, data, true, vanished, nil
 	}
-	return 0, nil, false, nil
+	return 0, nil, false, vanished, nil
 }
+
+// afterRelist, when set (by a test), runs each time a read has listed the
+// packs again, before it looks in them.
+var afterRelist func()
 
 // unpack reads the object at off in p, resolving its chain of deltas.
 // Under a limit, every entry of the chain is held to it before it is
