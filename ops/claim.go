@@ -307,15 +307,35 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	// an integration fix starts over from the integration tip, into
 	// which the coder merges its branch.
 	if t.BaseCommit != "" && t.Status != contracts.IntegrationFailed {
-		_, hasBranch, err := s.taskBranch(context.Background(), id)
+		tip, hasBranch, err := s.taskBranch(context.Background(), id)
 		if err != nil {
 			return nil, err
 		}
 		if kind != ClaimFresh || hasBranch {
 			plan.base, _ = refstore.ParseHash(t.BaseCommit)
 		}
+		if hasBranch {
+			if plan.base, err = s.branchBase(context.Background(), plan.base, tip, integ); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return plan, nil
+}
+
+// branchBase is where a task's branch, at tip, starts: the base the task
+// records, unless the branch holds no work of its own (its tip is in the
+// integration branch, at integ): then the tip itself. A branch with no work
+// is not always the one the task records a base for: a claim without a
+// worktree records a base and makes no branch, and a branch left by a claim
+// killed before it committed, made from a later integration tip, is taken
+// up by the next claim. Taking the recorded base there would count the
+// merges between the two as the task's own change.
+func (s *Service) branchBase(ctx context.Context, recorded, tip, integ refstore.Hash) (refstore.Hash, error) {
+	if empty, err := s.Repo.IsAncestor(ctx, tip.String(), integ.String()); err != nil || !empty {
+		return recorded, err
+	}
+	return tip, nil
 }
 
 // applyClaim is phase three, run inside the compare-and-swap (and where a
