@@ -68,7 +68,10 @@ func (h *crashHarness) drain() {
 		return 1
 	}
 	slices.SortStableFunc(ts, func(a, b crashTask) int { return rank(a) - rank(b) })
-	for _, t := range ts {
+	deferred := map[string]int{}
+tasks:
+	for i := 0; i < len(ts); i++ {
+		t := ts[i]
 		for step := 0; t.Status != "MERGED"; step++ {
 			if step == 12 {
 				h.fail("drain: task %s is still %s", t.ID, t.Status)
@@ -81,6 +84,14 @@ func (h *crashHarness) drain() {
 			case "REJECTED":
 				args = []string{"--agent", t.AssignedTo, "claim", t.ID}
 			case "INTEGRATION_FAILED":
+				if activeCoders(h.tasks(h.proj), t.ID)[t.AssignedTo] && deferred[t.ID] < 3 {
+					// Its coder holds another task in flight (both were
+					// in flight when the drain began, this one first):
+					// that one first.
+					deferred[t.ID]++
+					ts = append(ts, t)
+					continue tasks
+				}
 				args = []string{"--agent", t.AssignedTo, "claim", t.ID}
 				h.fix[t.ID] = true
 			case "CLAIMED":
