@@ -101,6 +101,40 @@ func TestQueuePace(t *testing.T) {
 	}
 }
 
+// TestQueuePaceCheapLook: where a look is a listing made in this process
+// (a git daemon named by its address), a clone further back looks twice
+// as often, and one that has just come next by a listing fetches at once
+// the turns it only listed; once it has fetched the tip, it waits for the
+// turn before as a clone that looks by fetch does.
+func TestQueuePaceCheapLook(t *testing.T) {
+	t0 := time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC)
+	q := &turn{id: "z", cheapLook: true, listed: true, pace: 100 * time.Millisecond}
+	var live []ticket
+	for i := 0; i < 4; i++ {
+		live = append(live, tk(string(rune('a'+i)), t0))
+	}
+	live = append(live, tk("z", t0.Add(time.Millisecond)))
+	q.yield(t0, refstore.Hash{1}, live, nil)
+	if q.ahead != 4 {
+		t.Fatalf("ahead %d", q.ahead)
+	}
+	if p := q.poll(); p < 112*time.Millisecond || p > 150*time.Millisecond {
+		t.Fatalf("poll %s with 4 ahead at 100ms a turn, looking by a listing here", p)
+	}
+	q.ready = refstore.Hash{1}
+	q.yield(t0.Add(300*time.Millisecond), refstore.Hash{4}, live[3:], nil)
+	if q.ahead != 1 {
+		t.Fatalf("ahead %d", q.ahead)
+	}
+	if p := q.poll(); p > time.Millisecond {
+		t.Fatalf("poll %s next in line, 3 turns behind the tip it listed", p)
+	}
+	q.ready = refstore.Hash{4}
+	if p := q.poll(); p < 10*time.Millisecond {
+		t.Fatalf("poll %s next in line, the tip it listed fetched", p)
+	}
+}
+
 // A ticket's message carries when its clone joined, to the nanosecond;
 // anything else is not a ticket's.
 func TestTicketText(t *testing.T) {

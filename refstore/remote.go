@@ -361,6 +361,12 @@ func (r *Repo) CheckRemote(name string) error {
 // one round trip, and no object moves. Names that are not refs git-liza
 // could hold are left out.
 func (r *Repo) ListRemote(ctx context.Context, remote string, patterns ...string) (map[string]Hash, error) {
+	if t, ok := r.daemonRemote(remote); ok {
+		if got, err := listDaemon(ctx, t, r.algo, patterns); err == nil {
+			return got, nil
+		}
+		// git asks again, and says what went wrong as git would.
+	}
 	args := append([]string{"ls-remote", r.PackProgram(remote, false), "--", remote}, patterns...)
 	out, err := r.Git(ctx, args...)
 	if err != nil {
