@@ -126,36 +126,68 @@ func parseDaemonURL(url string) (daemonTarget, bool) {
 	return daemonTarget{addr: netip.AddrPortFrom(ip, uint16(n)), host: hostport, path: path}, true
 }
 
-// listDaemon lists the refs of t that patterns name (exact names, or
-// prefixes ending in "/*"), as ListRemote.
-func listDaemon(ctx context.Context, t daemonTarget, algo hashAlgo, patterns []string) (map[string]Hash, error) {
-	ctx, cancel := context.WithTimeout(ctx, daemonTimeout)
-	defer cancel()
+// daemonSession is one connection to a git daemon's upload-pack, past
+// its greeting: a version 2 server's capabilities, or a version 0 or 1
+// server's advertisement of every ref.
+type daemonSession struct {
+	conn *daemonConn
+	rd   *pktReader
+	algo hashAlgo
+	// v0 holds the lines of a version 0 advertisement; nil for version 2.
+	v0 []string
+}
+
+// openDaemon connects to t and reads its greeting. The caller closes it.
+func openDaemon(ctx context.Context, t daemonTarget, algo hashAlgo) (*daemonSession, error) {
 	conn, err := dialDaemon(ctx, t.addr)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	s := &daemonSession{conn: conn, rd: &pktReader{r: bufio.NewReaderSize(conn, 64<<10)}, algo: algo}
+	if err := s.greet(t); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *daemonSession) greet(t daemonTarget) error {
 	// The service request asks for protocol version 2, as git does.
 	var req bytes.Buffer
 	pktWrite(&req, "git-upload-pack "+t.path+"\x00host="+t.host+"\x00\x00version=2\x00")
-	if _, err := conn.Write(req.Bytes()); err != nil {
-		return nil, err
+	if _, err := s.conn.Write(req.Bytes()); err != nil {
+		return err
 	}
-	rd := &pktReader{r: bufio.NewReaderSize(conn, 64<<10)}
-	first, err := rd.next()
+	line, err := s.rd.next()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if first != "version 2" {
+	if line != "version 2" {
 		// A server of protocol version 0 or 1 lists every ref at once.
-		return listV0(rd, conn, first, algo, patterns)
+		if line == "version 1" {
+			if line, err = s.rd.next(); err != nil {
+				return err
+			}
+		}
+		for n := 0; line != flushPkt; n++ {
+			if n >= daemonMaxRefs {
+				return fmt.Errorf("over %d refs", daemonMaxRefs)
+			}
+			s.v0 = append(s.v0, line)
+			if line, err = s.rd.next(); err != nil {
+				return err
+			}
+		}
+		if s.v0 == nil {
+			s.v0 = []string{}
+		}
+		return nil
 	}
 	format := "sha1"
 	for {
-		line, err := rd.next()
+		line, err := s.rd.next()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if line == flushPkt {
 			break
@@ -164,23 +196,46 @@ func listDaemon(ctx context.Context, t daemonTarget, algo hashAlgo, patterns []s
 			format = f
 		}
 	}
-	if format != algo.String() {
-		return nil, fmt.Errorf("the remote's objects are %s, this repository's %s", format, algo.String())
+	if format != s.algo.String() {
+		return fmt.Errorf("the remote's objects are %s, this repository's %s", format, s.algo.String())
 	}
-	req.Reset()
+	return nil
+}
+
+// Close ends the session; a version 0 one first says it wants nothing,
+// as git does.
+func (s *daemonSession) Close() {
+	if s.v0 != nil {
+		_, _ = s.conn.Write([]byte("0000"))
+	}
+	s.conn.Close()
+}
+
+// lsRefs lists the refs that patterns name (exact names, or prefixes
+// ending in "/*").
+func (s *daemonSession) lsRefs(patterns []string) (map[string]Hash, error) {
+	got := map[string]Hash{}
+	if s.v0 != nil {
+		for _, line := range s.v0 {
+			ref, _, _ := strings.Cut(line, "\x00") // capabilities follow the first
+			id, name, _ := strings.Cut(ref, " ")
+			addListed(got, id, name, s.algo, patterns)
+		}
+		return got, nil
+	}
+	var req bytes.Buffer
 	pktWrite(&req, "command=ls-refs\n")
-	pktWrite(&req, "object-format="+format+"\n")
+	pktWrite(&req, "object-format="+s.algo.String()+"\n")
 	req.WriteString("0001")
 	for _, p := range patterns {
 		pktWrite(&req, "ref-prefix "+strings.TrimSuffix(p, "*")+"\n")
 	}
 	req.WriteString("0000")
-	if _, err := conn.Write(req.Bytes()); err != nil {
+	if _, err := s.conn.Write(req.Bytes()); err != nil {
 		return nil, err
 	}
-	got := map[string]Hash{}
 	for n := 0; ; n++ {
-		line, err := rd.next()
+		line, err := s.rd.next()
 		if err != nil {
 			return nil, err
 		}
@@ -192,35 +247,20 @@ func listDaemon(ctx context.Context, t daemonTarget, algo hashAlgo, patterns []s
 		}
 		id, rest, _ := strings.Cut(line, " ")
 		name, _, _ := strings.Cut(rest, " ") // attributes (symref-target, peeled) follow
-		addListed(got, id, name, algo, patterns)
+		addListed(got, id, name, s.algo, patterns)
 	}
 }
 
-// listV0 reads a version 0 advertisement whose first line is first, and
-// ends the exchange as git does when it wants nothing.
-func listV0(rd *pktReader, conn io.Writer, first string, algo hashAlgo, patterns []string) (map[string]Hash, error) {
-	got := map[string]Hash{}
-	line := first
-	if line == "version 1" {
-		var err error
-		if line, err = rd.next(); err != nil {
-			return nil, err
-		}
+// listDaemon lists the refs of t that patterns name, as ListRemote.
+func listDaemon(ctx context.Context, t daemonTarget, algo hashAlgo, patterns []string) (map[string]Hash, error) {
+	ctx, cancel := context.WithTimeout(ctx, daemonTimeout)
+	defer cancel()
+	s, err := openDaemon(ctx, t, algo)
+	if err != nil {
+		return nil, err
 	}
-	for n := 0; line != flushPkt; n++ {
-		if n >= daemonMaxRefs {
-			return nil, fmt.Errorf("over %d refs", daemonMaxRefs)
-		}
-		ref, _, _ := strings.Cut(line, "\x00") // capabilities follow the first
-		id, name, _ := strings.Cut(ref, " ")
-		addListed(got, id, name, algo, patterns)
-		var err error
-		if line, err = rd.next(); err != nil {
-			return nil, err
-		}
-	}
-	_, _ = conn.Write([]byte("0000"))
-	return got, nil
+	defer s.Close()
+	return s.lsRefs(patterns)
 }
 
 // addListed adds the ref name at id to got when a pattern names it and
@@ -254,26 +294,39 @@ type pktReader struct {
 // next is the next packet's payload without its trailing newline, or
 // flushPkt for a flush (and a delimiter or response-end packet).
 func (p *pktReader) next() (string, error) {
+	b, err := p.raw()
+	if err != nil {
+		return "", err
+	}
+	if b == nil {
+		return flushPkt, nil
+	}
+	if bytes.HasPrefix(b, []byte("ERR ")) {
+		return "", fmt.Errorf("the remote says: %s", strings.TrimSpace(string(b[4:])))
+	}
+	return strings.TrimSuffix(string(b), "\n"), nil
+}
+
+// raw is the next packet's payload as sent; nil for a flush, delimiter
+// or response-end packet.
+func (p *pktReader) raw() ([]byte, error) {
 	var head [4]byte
 	if _, err := io.ReadFull(p.r, head[:]); err != nil {
-		return "", err
+		return nil, err
 	}
 	n, err := strconv.ParseUint(string(head[:]), 16, 16)
 	if err != nil {
-		return "", fmt.Errorf("not a pkt-line: %q", head[:])
+		return nil, fmt.Errorf("not a pkt-line: %q", head[:])
 	}
 	if n < 4 {
-		return flushPkt, nil
+		return nil, nil
 	}
 	if n > 65520 {
-		return "", fmt.Errorf("a pkt-line of %d bytes", n)
+		return nil, fmt.Errorf("a pkt-line of %d bytes", n)
 	}
 	buf := make([]byte, n-4)
 	if _, err := io.ReadFull(p.r, buf); err != nil {
-		return "", err
+		return nil, err
 	}
-	if bytes.HasPrefix(buf, []byte("ERR ")) {
-		return "", fmt.Errorf("the remote says: %s", strings.TrimSpace(string(buf[4:])))
-	}
-	return strings.TrimSuffix(string(buf), "\n"), nil
+	return buf, nil
 }

@@ -152,6 +152,17 @@ func TestListDaemonVersion0(t *testing.T) {
 // client's first request; it stands for a hostile or broken server.
 func fakeServer(t *testing.T, serve func(c net.Conn)) int {
 	t.Helper()
+	return listen(t, func(c net.Conn) {
+		bufio.NewReader(c).Peek(4)
+		serve(c)
+	})
+}
+
+// listen serves each connection on loopback with serve, and then reads
+// what else the client sends before closing, so that the close does not
+// reset the connection.
+func listen(t *testing.T, serve func(c net.Conn)) int {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -165,10 +176,7 @@ func fakeServer(t *testing.T, serve func(c net.Conn)) int {
 			}
 			go func() {
 				defer c.Close()
-				bufio.NewReader(c).Peek(4)
 				serve(c)
-				// Read what else the client sends before closing, so
-				// that the close does not reset the connection.
 				c.(*net.TCPConn).CloseWrite()
 				c.SetReadDeadline(time.Now().Add(2 * time.Second))
 				io.Copy(io.Discard, c)

@@ -118,6 +118,14 @@ func (e *ErrRejected) Error() string {
 // it are fetched the same way (pruned when the remote no longer has them)
 // and read with RefsUnder.
 func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[string]Hash, error) {
+	if t, ok := r.daemonRemote(remote); ok && allState(refs) && !r.promisor() {
+		// The board's own refs, from a git daemon named by its address,
+		// are fetched here (daemonfetch.go); code is git's to fetch.
+		if got, err := r.fetchDaemon(ctx, t, remote, refs); err == nil {
+			return got, nil
+		}
+		// git fetches, and says what went wrong as git would.
+	}
 	// --no-auto-maintenance: a fetch inside a compare-and-swap attempt must
 	// not stop to gc the repository.
 	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", r.PackProgram(remote, false)}
