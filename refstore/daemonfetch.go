@@ -110,10 +110,8 @@ func (r *Repo) fetchDaemon(ctx context.Context, t daemonTarget, remote string, r
 			updates = append(updates, RefUpdate{Name: TrackingRef(remote, name), Old: h})
 		}
 	}
-	if len(updates) > 0 {
-		if err := r.UpdateRefs(ctx, "liza: fetch "+remote, updates...); err != nil {
-			return nil, err
-		}
+	if err := r.moveTracking(ctx, remote, updates); err != nil {
+		return nil, err
 	}
 	got := map[string]Hash{}
 	for _, ref := range refs {
@@ -122,6 +120,30 @@ func (r *Repo) fetchDaemon(ctx context.Context, t daemonTarget, remote string, r
 		}
 	}
 	return got, nil
+}
+
+// moveTracking moves tracking refs as updates say, one by one as git
+// fetch moves them (not in one transaction): in this process where it
+// may (MoveRef), else, and for the refs it removes, with git update-ref.
+func (r *Repo) moveTracking(ctx context.Context, remote string, updates []RefUpdate) error {
+	reason := "liza: fetch " + remote
+	var rest []RefUpdate
+	for _, u := range updates {
+		if u.New.IsZero() {
+			rest = append(rest, u)
+			continue
+		}
+		err := r.MoveRef(u, reason, Signature{Name: "git-liza", Email: "git-liza@liza.invalid"})
+		if errors.Is(err, ErrNeedGit) {
+			rest = append(rest, u)
+		} else if err != nil {
+			return err
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	return r.UpdateRefs(ctx, reason, rest...)
 }
 
 // fetchPack asks for wants, saying it has haves, and returns the pack the
