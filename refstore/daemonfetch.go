@@ -2,12 +2,9 @@ package refstore
 
 import (
 	"bytes"
-	"compress/zlib"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 )
 
@@ -202,13 +199,6 @@ func (s *daemonSession) fetchPack(wants, haves []Hash) ([]byte, error) {
 	}
 }
 
-// fetchedObject is one object of a fetched pack, resolved.
-type fetchedObject struct {
-	id   Hash
-	t    objType
-	data []byte
-}
-
 // storeFetched reads pack, checks that what wants reach is here, and
 // writes its objects as one pack of this repository.
 func (r *Repo) storeFetched(pack []byte, wants []Hash) error {
@@ -229,161 +219,6 @@ func (r *Repo) storeFetched(pack []byte, wants []Hash) error {
 		ids[i], held[i] = o.id, heldObject{t: o.t, data: o.data}
 	}
 	return r.odb.writePack(ids, held)
-}
-
-// readFetchedPack reads every object of a pack sent whole (gitformat-
-// pack(5)): its checksum first, then each entry, inflated within the
-// bounds above, deltas applied to their bases in the pack (by offset or
-// id) or in this repository (by id), and each named by its content.
-func (r *Repo) readFetchedPack(pack []byte) ([]fetchedObject, error) {
-	hs := r.algo.size()
-	if len(pack) < 12+hs || string(pack[:4]) != "PACK" {
-		return nil, errors.New("not a pack")
-	}
-	if v := binary.BigEndian.Uint32(pack[4:8]); v != 2 && v != 3 {
-		return nil, fmt.Errorf("a pack of version %d", v)
-	}
-	count := binary.BigEndian.Uint32(pack[8:12])
-	if count > daemonMaxObjects {
-		return nil, fmt.Errorf("a pack of %d objects", count)
-	}
-	body, trailer := pack[:len(pack)-hs], pack[len(pack)-hs:]
-	sum := r.algo.new()
-	sum.Write(body)
-	if !bytes.Equal(sum.Sum(nil), trailer) {
-		return nil, errors.New("the pack's checksum does not match")
-	}
-	type entry struct {
-		off    int
-		t      objType
-		data   []byte
-		base   int // index of an offset delta's base; -1 otherwise
-		baseID Hash
-		done   bool
-	}
-	entries := make([]entry, 0, min(count, 1<<16))
-	at := map[int]int{} // offset -> index
-	pos, total := 12, 0
-	for i := uint32(0); i < count; i++ {
-		if pos >= len(body) {
-			return nil, errors.New("the pack ends before its objects")
-		}
-		e := entry{off: pos, base: -1, t: objType(body[pos] >> 4 & 7)}
-		size := uint64(body[pos] & 15)
-		c, shift := body[pos], 4
-		pos++
-		for c&0x80 != 0 {
-			if pos >= len(body) || shift > 60 {
-				return nil, errors.New("a corrupt entry header")
-			}
-			c = body[pos]
-			pos++
-			size |= uint64(c&0x7f) << shift
-			shift += 7
-		}
-		switch e.t {
-		case objCommit, objTree, objBlob, objTag:
-		case objOfsDelta:
-			if pos >= len(body) {
-				return nil, errors.New("a corrupt delta offset")
-			}
-			c := body[pos]
-			pos++
-			rel := int(c & 0x7f)
-			for c&0x80 != 0 {
-				if pos >= len(body) || rel > 1<<40 {
-					return nil, errors.New("a corrupt delta offset")
-				}
-				c = body[pos]
-				pos++
-				rel = (rel+1)<<7 | int(c&0x7f)
-			}
-			b, ok := at[e.off-rel]
-			if rel <= 0 || !ok {
-				return nil, fmt.Errorf("a delta at %d whose base is not an entry", e.off)
-			}
-			e.base = b
-		case objRefDelta:
-			if pos+hs > len(body) {
-				return nil, errors.New("a corrupt delta base id")
-			}
-			e.baseID = hashFromBytes(r.algo, body[pos:pos+hs])
-			pos += hs
-		default:
-			return nil, fmt.Errorf("an entry of type %d", e.t)
-		}
-		if total += int(min(size, daemonMaxUnpack+1)); total > daemonMaxUnpack {
-			return nil, fmt.Errorf("objects of over %d bytes", daemonMaxUnpack)
-		}
-		src := bytes.NewReader(body[pos:])
-		zr, err := zlib.NewReader(src)
-		if err != nil {
-			return nil, fmt.Errorf("the entry at %d: %w", e.off, err)
-		}
-		e.data = make([]byte, size)
-		if _, err := io.ReadFull(zr, e.data); err != nil {
-			return nil, fmt.Errorf("the entry at %d: %w", e.off, err)
-		}
-		// The stream must end there, its checksum read and right.
-		if n, err := zr.Read(make([]byte, 1)); n != 0 || err != io.EOF {
-			return nil, fmt.Errorf("the entry at %d is longer than it says", e.off)
-		}
-		pos = len(body) - src.Len()
-		at[e.off] = len(entries)
-		entries = append(entries, e)
-	}
-	if pos != len(body) {
-		return nil, errors.New("the pack holds more than its objects")
-	}
-	// Deltas are applied once their base is known, whatever the order.
-	objs := make([]fetchedObject, len(entries))
-	index := map[Hash]int{}
-	left := len(entries)
-	for left > 0 {
-		progress := false
-		for i := range entries {
-			e := &entries[i]
-			if e.done {
-				continue
-			}
-			t, data := e.t, e.data
-			switch e.t {
-			case objOfsDelta:
-				b := &entries[e.base]
-				if !b.done {
-					continue
-				}
-				t = objs[e.base].t
-				var err error
-				if data, err = applyDelta(objs[e.base].data, e.data); err != nil {
-					return nil, fmt.Errorf("the delta at %d: %w", e.off, err)
-				}
-			case objRefDelta:
-				var base []byte
-				if j, ok := index[e.baseID]; ok {
-					t, base = objs[j].t, objs[j].data
-				} else if bt, bd, err := r.odb.read(e.baseID); err == nil {
-					t, base = bt, bd
-				} else {
-					continue
-				}
-				var err error
-				if data, err = applyDelta(base, e.data); err != nil {
-					return nil, fmt.Errorf("the delta at %d: %w", e.off, err)
-				}
-			}
-			id, _ := r.odb.name(t, data)
-			objs[i] = fetchedObject{id: id, t: t, data: data}
-			index[id] = i
-			e.done, e.data = true, nil
-			left--
-			progress = true
-		}
-		if !progress {
-			return nil, errors.New("a delta whose base is neither in the pack nor here")
-		}
-	}
-	return objs, nil
 }
 
 // checkFetched checks that every object wants reach is in objs or in

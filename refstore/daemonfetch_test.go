@@ -191,10 +191,19 @@ func fakeV2(t *testing.T, refs map[string]Hash, pack []byte) int {
 	})
 }
 
-// packOf makes a pack of entries, each a type and its data (or, for an
-// offset delta, a delta on the entry before it), and signs it as git
-// does; bad changes it after its checksum, when not nil.
-func packOf(entries [][2]any, bad func([]byte)) []byte {
+// pe is one entry of a pack packOf makes: a type and its data, for a
+// reference delta the id of its base; an offset delta's base is the
+// entry before it.
+type pe struct {
+	t    objType
+	data []byte
+	base Hash
+}
+
+// packOf makes a pack of entries and signs it as git does; bad changes it
+// after its checksum, when not nil. size, when not negative, is the size
+// the first entry's header states.
+func packOf(entries []pe, bad func([]byte)) []byte {
 	var b bytes.Buffer
 	b.WriteString("PACK")
 	binary.Write(&b, binary.BigEndian, uint32(2))
@@ -202,21 +211,21 @@ func packOf(entries [][2]any, bad func([]byte)) []byte {
 	prev := 0
 	for _, e := range entries {
 		off := b.Len()
-		t, data := e[0].(objType), e[1].([]byte)
-		size := len(data)
-		c := byte(t)<<4 | byte(size&15)
-		size >>= 4
-		for size > 0 {
+		size := len(e.data)
+		c := byte(e.t)<<4 | byte(size&15)
+		for size >>= 4; size > 0; size >>= 7 {
 			b.WriteByte(c | 0x80)
 			c = byte(size & 0x7f)
-			size >>= 7
 		}
 		b.WriteByte(c)
-		if t == objOfsDelta {
+		switch e.t {
+		case objOfsDelta:
 			b.WriteByte(byte(off - prev)) // small offsets only
+		case objRefDelta:
+			b.Write(e.base.bytes())
 		}
 		zw := zlib.NewWriter(&b)
-		zw.Write(data)
+		zw.Write(e.data)
 		zw.Close()
 		prev = off
 	}
@@ -225,8 +234,26 @@ func packOf(entries [][2]any, bad func([]byte)) []byte {
 	out := append(b.Bytes(), sum.Sum(nil)...)
 	if bad != nil {
 		bad(out)
+		sum := algoSHA1.new()
+		sum.Write(out[:len(out)-20])
+		copy(out[len(out)-20:], sum.Sum(nil))
 	}
 	return out
+}
+
+// deltaOf is the delta that makes base followed by extra (at most 127
+// bytes) from base (at most 65535 bytes).
+func deltaOf(base, extra []byte, claim int) []byte {
+	size := func(d []byte, n int) []byte {
+		for ; n >= 0x80; n >>= 7 {
+			d = append(d, byte(n)|0x80)
+		}
+		return append(d, byte(n))
+	}
+	d := size(size(nil, len(base)), claim)
+	d = append(d, 0x80|0x10|0x20, byte(len(base)), byte(len(base)>>8))
+	d = append(d, byte(len(extra)))
+	return append(d, extra...)
 }
 
 // What a hub sends is read within bounds and checked before anything
@@ -247,26 +274,30 @@ func TestFetchDaemonHostilePack(t *testing.T) {
 	missing := strings.Repeat("ab", 20)
 	orphan := []byte("tree " + missing + "\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\n\nstate\n")
 	orphanID, _ := r.odb.name(objCommit, orphan)
-	whole := [][2]any{{objCommit, commit}, {objTree, tree}, {objBlob, blob}}
+	whole := []pe{{t: objCommit, data: commit}, {t: objTree, data: tree}, {t: objBlob, data: blob}}
+	big := []byte(strings.Repeat("a line of the board\n", 100))
+	bigID, _ := r.odb.name(objBlob, big)
 	cases := []struct {
 		name string
 		want Hash
 		pack []byte
 		says string
 	}{
-		{"checksum", commitID, packOf(whole, func(p []byte) { p[20] ^= 1 }), "checksum does not match"},
+		{"checksum", commitID, func() []byte { p := packOf(whole, nil); p[20] ^= 1; return p }(), "checksum does not match"},
 		{"cut short", commitID, packOf(whole, nil)[:40], "checksum does not match"},
 		{"not what was asked", orphanID, packOf(whole, nil), "is neither in the pack nor here"},
-		{"tree nowhere", orphanID, packOf([][2]any{{objCommit, orphan}}, nil), "object " + missing + " is neither in the pack nor here"},
-		{"delta base nowhere", commitID, packOf([][2]any{{objRefDelta, []byte("x")}}, nil), "corrupt delta base id"},
-		{"longer than it says", commitID, func() []byte {
-			p := packOf([][2]any{{objBlob, []byte("0123456789")}}, nil)
+		{"tree nowhere", orphanID, packOf([]pe{{t: objCommit, data: orphan}}, nil), "object " + missing + " is neither in the pack nor here"},
+		{"delta base nowhere", commitID, packOf([]pe{{t: objRefDelta, data: deltaOf(big, []byte("x"), len(big)+1), base: hashOf(t, missing)}}, nil), "a delta whose base is neither in the pack nor here"},
+		{"longer than it says", commitID, packOf([]pe{{t: objBlob, data: []byte("0123456789")}}, func(p []byte) {
 			p[12] = byte(objBlob)<<4 | 5 // says 5 bytes, holds 10
-			sum := algoSHA1.new()
-			sum.Write(p[:len(p)-20])
-			copy(p[len(p)-20:], sum.Sum(nil))
-			return p
-		}(), "longer than it says"},
+		}), "longer than it says"},
+		{"claims far more than it holds", commitID, packOf([]pe{{t: objBlob, data: []byte("x")}}, func(p []byte) {
+			copy(p[12:], []byte{byte(objBlob)<<4 | 0x80 | 1, 0x80, 0x80, 0x80, 0x04}) // 128 MiB, in a few bytes
+		}), "the entry at 12 claims 134217729 bytes"},
+		{"claims over the bound", commitID, packOf([]pe{{t: objBlob, data: []byte("x")}}, func(p []byte) {
+			copy(p[12:], []byte{byte(objBlob)<<4 | 0x80 | 1, 0x80, 0x80, 0x80, 0x40}) // 2 GiB
+		}), "objects of over"},
+		{"a delta that claims a terabyte", bigID, packOf([]pe{{t: objBlob, data: big}, {t: objOfsDelta, data: deltaOf(big, []byte("x"), 1<<40)}}, nil), "objects of over"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -282,7 +313,28 @@ func TestFetchDaemonHostilePack(t *testing.T) {
 		})
 	}
 	// The same pack, whole and right, is taken.
-	port := fakeV2(t, map[string]Hash{StateRef: commitID}, packOf(whole, nil))
+	// A chain of reference deltas sent last first is resolved in one
+	// pass, whatever its length.
+	versions := [][]byte{big}
+	for i := 1; i <= 300; i++ {
+		versions = append(versions, append(append([]byte(nil), versions[i-1]...), 'x'))
+	}
+	chain := []pe{}
+	for i := 300; i >= 1; i-- {
+		base, _ := r.odb.name(objBlob, versions[i-1])
+		chain = append(chain, pe{t: objRefDelta, data: deltaOf(versions[i-1], []byte("x"), len(versions[i])), base: base})
+	}
+	chain = append(chain, pe{t: objBlob, data: big})
+	last, _ := r.odb.name(objBlob, versions[300])
+	port := fakeV2(t, map[string]Hash{"refs/liza/chain": last}, packOf(chain, nil))
+	if _, err := r.fetchDaemon(context.Background(), daemonTarget{addr: loopback(port), host: "x", path: "/h"}, "origin", []string{"refs/liza/chain"}); err != nil {
+		t.Fatalf("a chain of deltas: %v", err)
+	}
+	if data, err := r.ReadBlob(last); err != nil || len(data) != len(big)+300 {
+		t.Fatalf("the chain's last object: %d bytes, %v", len(data), err)
+	}
+	// The same pack, whole and right, is taken.
+	port = fakeV2(t, map[string]Hash{StateRef: commitID}, packOf(whole, nil))
 	got, err := r.fetchDaemon(context.Background(), daemonTarget{addr: loopback(port), host: "x", path: "/h"}, "origin", []string{StateRef})
 	if err != nil || got[StateRef] != commitID {
 		t.Fatalf("fetchDaemon: %v, %v", got, err)
