@@ -8,21 +8,22 @@ import (
 	"strings"
 )
 
-// A fetch of the board's refs (refs/liza/...) from a git daemon, made here
-// rather than by git fetch, where the listing is (see daemonlist.go). The clone next in
-// line on a busy hub fetches every turn; through git, each fetch was a
-// git process, the relay, a connectivity check (git rev-list) and
-// unpack-objects writing every object as a file of its own, four
-// processes and a dozen files for a turn's twenty objects. Here it is the
-// same connection as the listing: the refs, then the pack of what this
-// repository lacks, which is read whole, every object named by its own
-// content (an object cannot be passed off under another's id), checked
-// to reach only objects the pack or this repository holds, and written
-// as one pack. The tracking refs then move as git fetch moves them (the
-// patterns' refs the remote no longer has go), in one ref transaction.
-// Anything else (code, a version 0 server, a ref asked for by name that
-// the remote lacks, a pack over its bounds, a partial clone) is fetched by
-// git, as is what failed here before the refs moved.
+// A fetch of the board's refs (refs/liza/...) from a git daemon, made
+// here rather than by git fetch, where the listing is (see
+// daemonlist.go). The clone next in line on a busy hub fetches every
+// turn; through git, each fetch was a git process, the relay, a
+// connectivity check (git rev-list) and unpack-objects writing every
+// object as a file of its own: four processes and a dozen files for a
+// turn's twenty objects. Here it is the same connection as the listing:
+// the refs, then the pack of what this repository lacks, which is read
+// whole, every object named by its own content (an object cannot be
+// passed off under another's id), checked to reach only objects the pack
+// or this repository holds, and written as one pack (packread.go). The
+// tracking refs then move as git fetch moves them, one by one, and the
+// patterns' refs the remote no longer has go. Anything else (code, a
+// version 0 server, a ref asked for by name that the remote lacks, a pack
+// over its bounds, a partial clone) is fetched by git, as is what failed
+// here before the refs moved.
 
 // Bounds of a fetched pack: its bytes, its objects, and what its objects
 // hold once inflated, together. The board's refs are small commits and

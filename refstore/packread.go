@@ -17,9 +17,10 @@ type fetchedObject struct {
 }
 
 // readFetchedPack reads every object of a pack sent whole (gitformat-
-// pack(5)): its checksum first, then each entry, inflated within the
-// bounds above, deltas applied to their bases in the pack (by offset or
+// pack(5)): its checksum first, then each entry, inflated within
+// bounds, deltas applied to their bases in the pack (by offset or
 // id) or in this repository (by id), and each named by its content.
+// The bounds are daemonfetch.go's (daemonMaxObjects, daemonMaxUnpack).
 func (r *Repo) readFetchedPack(pack []byte) ([]fetchedObject, error) {
 	hs := r.algo.size()
 	if len(pack) < 12+hs || string(pack[:4]) != "PACK" {
