@@ -371,6 +371,9 @@ func Remote(ctx context.Context, repo *refstore.Repo) Check {
 			return c
 		}
 		c.Detail += "; its git:// connections go through git-liza-relay"
+		if repo.ListsInProcess(name) {
+			c.Detail += ", but for the board's listings and fetches, which git-liza makes itself"
+		}
 	}
 	dir := strings.TrimPrefix(url, "file://")
 	if !filepath.IsAbs(dir) {
