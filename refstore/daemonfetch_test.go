@@ -201,8 +201,7 @@ type pe struct {
 }
 
 // packOf makes a pack of entries and signs it as git does; bad changes it
-// after its checksum, when not nil. size, when not negative, is the size
-// the first entry's header states.
+// and signs it again, when not nil.
 func packOf(entries []pe, bad func([]byte)) []byte {
 	var b bytes.Buffer
 	b.WriteString("PACK")

@@ -53,11 +53,11 @@ func (r *Repo) daemonRemote(remote string) (daemonTarget, bool) {
 		return daemonTarget{}, false
 	}
 	r.configOnce.Do(r.loadConfig)
-	urls := 0
+	var urls []string
 	for _, e := range r.config {
 		switch {
 		case e.Key == "remote."+remote+".url":
-			urls++
+			urls = append(urls, e.Value)
 		case e.Key == "remote."+remote+".pushurl", e.Key == "remote."+remote+".uploadpack",
 			e.Key == "core.gitproxy", strings.HasPrefix(e.Key, "protocol."):
 			return daemonTarget{}, false
@@ -68,11 +68,10 @@ func (r *Repo) daemonRemote(remote string) (daemonTarget, bool) {
 			return daemonTarget{}, false
 		}
 	}
-	if urls != 1 || r.rewritesURLs() {
+	if len(urls) != 1 || r.rewritesURLs() {
 		return daemonTarget{}, false
 	}
-	url, _ := r.Config("remote." + remote + ".url")
-	return parseDaemonURL(url)
+	return parseDaemonURL(urls[0])
 }
 
 // ListsInProcess says whether ListRemote lists remote's refs in this

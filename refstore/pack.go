@@ -181,48 +181,17 @@ func (p *pack) entry(off int64, lim limit, top bool) (*packEntry, error) {
 	if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
 		return nil, err
 	}
-	b := head[:n]
-	e := &packEntry{t: objType(b[0] >> 4 & 7)}
-	size := uint64(b[0] & 15)
-	i, shift := 1, 4
-	for c := b[0]; c&0x80 != 0; shift += 7 {
-		if i >= len(b) || shift > 60 {
-			return nil, errors.New("corrupt entry header")
-		}
-		c = b[i]
-		i++
-		size |= uint64(c&0x7f) << shift
+	h, err := parseEntryHeader(head[:n], p.algo)
+	if err != nil {
+		return nil, err
 	}
-	switch e.t {
-	case objCommit, objTree, objBlob, objTag:
-	case objOfsDelta:
-		if i >= len(b) {
-			return nil, errors.New("corrupt delta offset")
+	e := &packEntry{t: h.t, baseID: h.baseID}
+	size, i := h.size, h.n
+	if e.t == objOfsDelta {
+		if h.rel > off {
+			return nil, fmt.Errorf("delta base offset %d out of range", h.rel)
 		}
-		c := b[i]
-		i++
-		rel := int64(c & 0x7f)
-		for c&0x80 != 0 {
-			if i >= len(b) || rel > 1<<55 {
-				return nil, errors.New("corrupt delta offset")
-			}
-			c = b[i]
-			i++
-			rel = (rel+1)<<7 | int64(c&0x7f)
-		}
-		if rel <= 0 || rel > off {
-			return nil, fmt.Errorf("delta base offset %d out of range", rel)
-		}
-		e.base = off - rel
-	case objRefDelta:
-		sz := p.algo.size()
-		if i+sz > len(b) {
-			return nil, errors.New("corrupt delta base id")
-		}
-		e.baseID = hashFromBytes(p.algo, b[i:i+sz])
-		i += sz
-	default:
-		return nil, fmt.Errorf("unknown entry type %d", e.t)
+		e.base = off - h.rel
 	}
 	// A delta is never larger than what it makes (git keeps one only when
 	// it is smaller), so it is held to the same limit.
@@ -271,6 +240,68 @@ func (p *pack) entry(off int64, lim limit, top bool) (*packEntry, error) {
 		return nil, fmt.Errorf("inflating entry at %d: %w", off, err)
 	}
 	return e, nil
+}
+
+// entryHeader is what the header of a pack entry says: the entry's type
+// and size, how far back an offset delta's base starts (rel), a reference
+// delta's base (baseID), and how many bytes the header took (n).
+type entryHeader struct {
+	t      objType
+	size   uint64
+	rel    int64
+	baseID Hash
+	n      int
+}
+
+// parseEntryHeader reads the header of a pack entry at the start of b:
+// the type and size in groups of seven bits, then an offset delta's
+// distance back to its base or a reference delta's base id.
+func parseEntryHeader(b []byte, algo hashAlgo) (entryHeader, error) {
+	if len(b) == 0 {
+		return entryHeader{}, errors.New("corrupt entry header")
+	}
+	h := entryHeader{t: objType(b[0] >> 4 & 7), size: uint64(b[0] & 15)}
+	i, shift := 1, 4
+	for c := b[0]; c&0x80 != 0; shift += 7 {
+		if i >= len(b) || shift > 60 {
+			return entryHeader{}, errors.New("corrupt entry header")
+		}
+		c = b[i]
+		i++
+		h.size |= uint64(c&0x7f) << shift
+	}
+	switch h.t {
+	case objCommit, objTree, objBlob, objTag:
+	case objOfsDelta:
+		if i >= len(b) {
+			return entryHeader{}, errors.New("corrupt delta offset")
+		}
+		c := b[i]
+		i++
+		h.rel = int64(c & 0x7f)
+		for c&0x80 != 0 {
+			if i >= len(b) || h.rel > 1<<55 {
+				return entryHeader{}, errors.New("corrupt delta offset")
+			}
+			c = b[i]
+			i++
+			h.rel = (h.rel+1)<<7 | int64(c&0x7f)
+		}
+		if h.rel <= 0 {
+			return entryHeader{}, fmt.Errorf("delta base offset %d out of range", h.rel)
+		}
+	case objRefDelta:
+		sz := algo.size()
+		if i+sz > len(b) {
+			return entryHeader{}, errors.New("corrupt delta base id")
+		}
+		h.baseID = hashFromBytes(algo, b[i:i+sz])
+		i += sz
+	default:
+		return entryHeader{}, fmt.Errorf("unknown entry type %d", h.t)
+	}
+	h.n = i
+	return h, nil
 }
 
 // applyDelta rebuilds an object from its base and a delta: the sizes of

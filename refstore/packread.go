@@ -54,50 +54,20 @@ func (r *Repo) readFetchedPack(pack []byte) ([]fetchedObject, error) {
 		if pos >= len(body) {
 			return nil, errors.New("the pack ends before its objects")
 		}
-		e := entry{off: pos, base: -1, t: objType(body[pos] >> 4 & 7)}
-		size := uint64(body[pos] & 15)
-		c, shift := body[pos], 4
-		pos++
-		for c&0x80 != 0 {
-			if pos >= len(body) || shift > 60 {
-				return nil, errors.New("a corrupt entry header")
-			}
-			c = body[pos]
-			pos++
-			size |= uint64(c&0x7f) << shift
-			shift += 7
+		h, err := parseEntryHeader(body[pos:], r.algo)
+		if err != nil {
+			return nil, fmt.Errorf("the entry at %d: %w", pos, err)
 		}
-		switch e.t {
-		case objCommit, objTree, objBlob, objTag:
-		case objOfsDelta:
-			if pos >= len(body) {
-				return nil, errors.New("a corrupt delta offset")
-			}
-			c := body[pos]
-			pos++
-			rel := int(c & 0x7f)
-			for c&0x80 != 0 {
-				if pos >= len(body) || rel > 1<<40 {
-					return nil, errors.New("a corrupt delta offset")
-				}
-				c = body[pos]
-				pos++
-				rel = (rel+1)<<7 | int(c&0x7f)
-			}
-			b, ok := at[e.off-rel]
-			if rel <= 0 || !ok {
+		e := entry{off: pos, base: -1, t: h.t, baseID: h.baseID}
+		size := h.size
+		if e.t == objOfsDelta {
+			b, ok := at[e.off-int(h.rel)] // none before the pack's start
+			if !ok {
 				return nil, fmt.Errorf("a delta at %d whose base is not an entry", e.off)
 			}
 			e.base = b
-		case objRefDelta:
-			if pos+hs > len(body) {
-				return nil, errors.New("a corrupt delta base id")
-			}
-			e.baseID = hashFromBytes(r.algo, body[pos:pos+hs])
-			pos += hs
-		default:
-			return nil, fmt.Errorf("an entry of type %d", e.t)
 		}
+		pos += h.n
 		if total += int(min(size, daemonMaxUnpack+1)); total > daemonMaxUnpack {
 			return nil, fmt.Errorf("objects of over %d bytes", daemonMaxUnpack)
 		}
