@@ -280,9 +280,12 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	}
 	var pick string
 	if id == "" {
-		best, err := bestClaim(tx, s.Agent, skip)
+		best, why, err := bestClaim(tx, s.Agent, skip)
 		if err != nil {
 			return nil, err
+		}
+		if best == "" && why != nil {
+			return nil, contracts.Invalidf("no claimable task for %s: %v", s.Agent, why)
 		}
 		if best == "" {
 			return nil, contracts.Invalidf("no claimable task for %s", s.Agent)

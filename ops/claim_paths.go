@@ -106,7 +106,7 @@ func (s *Service) preferClear(ctx context.Context, tx *cas.Tx, first string, ski
 		passed[id] = true
 	}
 	for range maxAlternatives {
-		next, err := bestClaim(tx, s.Agent, passed)
+		next, _, err := bestClaim(tx, s.Agent, passed)
 		if err != nil || next == "" {
 			return first, "", err
 		}

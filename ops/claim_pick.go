@@ -3,6 +3,7 @@ package ops
 // Which task a claim may take, and which one a coder is offered.
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/liza-dev/git-liza/cas"
@@ -115,11 +116,13 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 // take, are passed over. The candidates are the tasks in flight (REJECTED
 // and INTEGRATION_FAILED ones may be taken again) and the UNCLAIMED ones
 // in claim order up to the first this agent may take: every later one is
-// worse, so the claim reads the head of the queue, not the board.
-func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
+// worse, so the claim reads the head of the queue, not the board. When
+// the agent may take no UNCLAIMED task at all (see freshRefusal) the
+// queue is not read, and that refusal is why.
+func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (best string, why, err error) {
 	idx, err := tx.InFlight()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	tasks := make([]*contracts.TaskSummary, 0, len(idx)+1)
 	for _, t := range idx {
@@ -136,18 +139,23 @@ func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
 		_, err := checkClaim(tx, t, agent)
 		return err == nil
 	}
-	err = tx.EachQueued(func(t *contracts.TaskSummary) (bool, error) {
-		if contracts.Claimable(t, statusOf) && ok(t) {
-			tasks = append(tasks, t)
-			return false, nil
+	if why, err = freshRefusal(tx, agent); err != nil {
+		return "", nil, err
+	}
+	if why == nil {
+		err = tx.EachQueued(func(t *contracts.TaskSummary) (bool, error) {
+			if contracts.Claimable(t, statusOf) && ok(t) {
+				tasks = append(tasks, t)
+				return false, nil
+			}
+			return true, nil
+		})
+		if err != nil {
+			return "", nil, err
 		}
-		return true, nil
-	})
-	if err != nil {
-		return "", err
 	}
 	if best := contracts.Best(tasks, statusOf, agent, func(t *contracts.TaskSummary) bool { return !ok(t) }); best != nil {
-		return best.ID, nil
+		return best.ID, nil, nil
 	}
 	var expired *contracts.TaskSummary
 	for _, t := range tasks {
@@ -156,9 +164,22 @@ func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (string, error) {
 		}
 	}
 	if expired != nil {
-		return expired.ID, nil
+		return expired.ID, nil, nil
 	}
-	return "", nil
+	return "", why, nil
+}
+
+// freshRefusal is checkClaim's refusal of every UNCLAIMED task to agent
+// (nil when it may take some): it holds a task already, or the window is
+// full. Only a task's dependencies and paths are its own; a task that has
+// neither is refused exactly what all are.
+func freshRefusal(tx *cas.Tx, agent string) (error, error) {
+	_, err := checkClaim(tx, &contracts.TaskSummary{Status: contracts.Unclaimed}, agent)
+	var refused *contracts.Error
+	if errors.As(err, &refused) && refused.Code == contracts.CodeInvalid {
+		return refused, nil
+	}
+	return nil, err
 }
 
 // taskStatus is the status of a live or archived task ("" when unknown),

@@ -77,7 +77,7 @@ func (s *Service) readyIDs(ctx context.Context, tx *cas.Tx) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	head, err := bestClaim(tx, s.Agent, nil)
+	head, _, err := bestClaim(tx, s.Agent, nil)
 	if err != nil || head == "" {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (s *Service) readyIDs(ctx context.Context, tx *cas.Tx) ([]string, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		id, err := bestClaim(tx, s.Agent, aside)
+		id, _, err := bestClaim(tx, s.Agent, aside)
 		if err != nil {
 			return nil, err
 		}
