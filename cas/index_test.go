@@ -126,3 +126,36 @@ func TestIndexFormatErrors(t *testing.T) {
 		}
 	}
 }
+
+// One task's line, read alone, is what decoding the whole file gives for
+// it; a task the file does not hold is nil, and a file that is not an
+// index is an error.
+func TestIndexEntryMatchesDecode(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	idx := map[string]*contracts.TaskSummary{}
+	for i := range 200 {
+		id := fmt.Sprintf("task-%d", i*3)
+		idx[id] = summary(id, r)
+	}
+	raw := encodeIndex(idx)
+	all, err := decodeIndex(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range all {
+		got, err := indexEntry(raw, want.ID)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: %+v, %v; decoding the file gives %+v", want.ID, got, err, want)
+		}
+	}
+	for _, id := range []string{"task-1", "task-", "task-30-", "a", "zzz"} {
+		if got, err := indexEntry(raw, id); got != nil || err != nil {
+			t.Fatalf("%s, which the index does not hold: %+v, %v", id, got, err)
+		}
+	}
+	for _, bad := range [][]byte{nil, []byte("not an index\n"), []byte(indexHeader + "\ntask-1"), []byte(indexHeader + "\ntask-1\n")} {
+		if _, err := indexEntry(bad, "task-1"); err == nil {
+			t.Fatalf("%q read as an index", bad)
+		}
+	}
+}

@@ -399,16 +399,21 @@ func (s *Snapshot) summaryOf(dir, id string) (*contracts.TaskSummary, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	sums, err := cachedShard(s.Repo, e.ID)
+	if sums, ok := shardCache.get(e.ID); ok {
+		for _, x := range sums {
+			if x.ID == id {
+				return x, nil
+			}
+		}
+		return nil, nil
+	}
+	// Not decoded yet: the one line is, as a short-lived command asks
+	// about a task or two.
+	raw, err := s.Repo.ReadBlobMax(e.ID, MaxIndex)
 	if err != nil {
 		return nil, err
 	}
-	for _, x := range sums {
-		if x.ID == id {
-			return x, nil
-		}
-	}
-	return nil, nil
+	return indexEntry(raw, id)
 }
 
 // summariesUnder reads the index files of the buckets under x, a <x>

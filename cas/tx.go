@@ -563,15 +563,16 @@ func (tx *Tx) writeIndexes(files map[string][]byte) (was, now map[string]*contra
 			if dir != TasksDir {
 				continue
 			}
-			if raw != nil {
-				old, err := decodeIndex(raw)
+			for id := range ids {
+				if raw == nil {
+					break
+				}
+				t, err := indexEntry(raw, id)
 				if err != nil {
 					return nil, nil, inconsistent("%s: %v", path, err)
 				}
-				for _, t := range old {
-					if _, ok := ids[t.ID]; ok {
-						was[t.ID] = t
-					}
+				if t != nil {
+					was[id] = t
 				}
 			}
 			for id, t := range ids {
