@@ -214,15 +214,19 @@ func (r *Repo) ReadTreeMax(id Hash, max int64) ([]TreeEntry, error) {
 		rest = rest[nul+end:]
 	}
 	entries := make([]TreeEntry, 0, n)
-	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		nul := bytes.IndexByte(data, 0)
+	// The names are cut from one copy of the tree: one allocation, not
+	// one a name (a tree of the claim queue has hundreds).
+	text := string(data)
+	for at := 0; at < len(data); {
+		rest := data[at:]
+		sp := bytes.IndexByte(rest, ' ')
+		nul := bytes.IndexByte(rest, 0)
 		if sp < 0 || nul < sp {
 			return nil, fmt.Errorf("tree %s is corrupt", id)
 		}
-		h := hashFromBytes(r.algo, data[nul+1:nul+end])
-		entries = append(entries, TreeEntry{Mode: internMode(data[:sp]), Name: string(data[sp+1 : nul]), ID: h})
-		data = data[nul+end:]
+		h := hashFromBytes(r.algo, rest[nul+1:nul+end])
+		entries = append(entries, TreeEntry{Mode: internMode(rest[:sp]), Name: text[at+sp+1 : at+nul], ID: h})
+		at += nul + end
 	}
 	return entries, nil
 }
