@@ -74,7 +74,7 @@ func (s *Store) build(snap *Snapshot, op Op, now time.Time, rebuild *Rebuild) (*
 		if err := problemsError(contracts.CodeInvalid, "", ps); err != nil {
 			return nil, err
 		}
-		if b.tree, err = s.writeState(st, tx.Rules >= contracts.RulesClaimIndex); err != nil {
+		if b.tree, err = s.writeState(st, tx.Rules); err != nil {
 			return nil, err
 		}
 	} else {

@@ -170,8 +170,9 @@ func (e queueEntry) summary() (*contracts.TaskSummary, error) {
 }
 
 // claimFiles is the claim index of a set of live tasks, built whole:
-// claims/inflight, and the queue in chunks of queueChunk.
-func claimFiles(live []*contracts.TaskSummary) map[string][]byte {
+// claims/inflight, and the queue in chunks of queueChunk, or in groups
+// (claims_groups.go) when inGroups.
+func claimFiles(live []*contracts.TaskSummary, inGroups bool) map[string][]byte {
 	files := map[string][]byte{}
 	fl := map[string]*contracts.TaskSummary{}
 	var q []queueEntry
@@ -185,6 +186,10 @@ func claimFiles(live []*contracts.TaskSummary) map[string][]byte {
 	}
 	files[inflightFile] = encodeIndex(fl)
 	sort.Slice(q, func(i, j int) bool { return q[i].key < q[j].key })
+	if inGroups {
+		groupedFiles(files, q)
+		return files
+	}
 	for i := 0; i < len(q); i += queueChunk {
 		part := q[i:min(i+queueChunk, len(q))]
 		files[queueDir+"/"+part[0].key] = encodeChunk(part)
@@ -224,22 +229,25 @@ func (tx *Tx) writeClaims(files map[string][]byte, was, now map[string]*contract
 	if err != nil {
 		return err
 	}
-	if !kept || tx.rebuildIndex != nil {
+	// A queue in the other shape than this operation's rules keep (the
+	// first operation under RulesQueueGroups) is written whole too.
+	inGroups := grouped(tx.Rules)
+	if !kept || tx.rebuildIndex != nil || inGroups != grouped(tx.Snap.rules) {
 		live, err := tx.liveNow()
 		if err != nil {
 			return err
 		}
 		if has {
 			// Every old chunk goes, but those written again.
-			old, err := tx.Snap.Entries(queueDir)
+			old, err := tx.Snap.queueFiles()
 			if err != nil {
 				return err
 			}
-			for _, c := range old {
-				files[queueDir+"/"+c.Name] = nil
+			for _, p := range old {
+				files[p] = nil
 			}
 		}
-		for p, b := range claimFiles(live) {
+		for p, b := range claimFiles(live, inGroups) {
 			files[p] = b
 		}
 		return nil
@@ -287,6 +295,9 @@ func (tx *Tx) writeClaims(files map[string][]byte, was, now map[string]*contract
 	}
 	if len(gone)+len(come) == 0 {
 		return nil
+	}
+	if inGroups {
+		return tx.moveGrouped(files, gone, come)
 	}
 	return tx.moveQueue(files, gone, come)
 }
@@ -416,7 +427,7 @@ func claimsMatch(snap *Snapshot, live []*contracts.Task) (string, error) {
 	for i, t := range live {
 		sums[i] = t.Summary()
 	}
-	want := claimFiles(sums)
+	want := claimFiles(sums, false)
 	got, _, err := snap.ReadFile(inflightFile)
 	if err != nil {
 		return "", err
@@ -429,6 +440,12 @@ func claimsMatch(snap *Snapshot, live []*contracts.Task) (string, error) {
 		wantQ = append(wantQ, t.key...)
 		wantQ = append(wantQ, '\t')
 		wantQ = append(wantQ, t.line...)
+	}
+	if grouped(snap.rules) {
+		return groupsMatch(snap, wantQ)
+	}
+	if groups, err := snap.Entries(groupsDir); err != nil || len(groups) > 0 {
+		return groupsDir, err
 	}
 	chunks, err := snap.Entries(queueDir)
 	if err != nil {

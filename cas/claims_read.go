@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 // liveNow is every live task's summary as the operation leaves them.
@@ -141,28 +142,24 @@ func (tx *Tx) EachQueued(fn func(t *contracts.TaskSummary) (bool, error)) error 
 		}
 		return nil
 	}
-	chunks, err := tx.Snap.Entries(queueDir)
-	if err != nil {
-		return err
-	}
-	for _, c := range chunks {
-		raw, err := tx.Snap.readFile(queueDir+"/"+c.Name, c.ID)
+	return tx.Snap.eachChunk(func(path string, id refstore.Hash) (bool, error) {
+		raw, err := tx.Snap.readFile(path, id)
 		if err != nil {
-			return err
+			return false, err
 		}
 		es, err := decodeChunk(raw)
 		if err != nil {
-			return inconsistent("%s/%s: %v", queueDir, c.Name, err)
+			return false, inconsistent("%s: %v", path, err)
 		}
 		for _, e := range es {
 			t, err := e.summary()
 			if err != nil {
-				return inconsistent("%s/%s: %v", queueDir, c.Name, err)
+				return false, inconsistent("%s: %v", path, err)
 			}
 			if more, err := fn(t); err != nil || !more {
-				return err
+				return false, err
 			}
 		}
-	}
-	return nil
+		return true, nil
+	})
 }

@@ -71,15 +71,19 @@ func checkClaims(t *testing.T, s *Store, what string) {
 	if has, _ := snap.hasClaims(); !has {
 		t.Fatalf("%s: no claim index", what)
 	}
-	chunks, err := snap.Entries(queueDir)
+	most := 2 * queueChunk
+	if grouped(snap.rules) {
+		most = 2 * groupChunk
+	}
+	err = snap.eachChunk(func(path string, id refstore.Hash) (bool, error) {
+		raw, _ := s.Repo.ReadBlob(id)
+		if n := strings.Count(string(raw), "\n") - 1; n < 1 || n > most {
+			t.Fatalf("%s: chunk %s holds %d tasks", what, path, n)
+		}
+		return true, nil
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, c := range chunks {
-		raw, _ := s.Repo.ReadBlob(c.ID)
-		if n := strings.Count(string(raw), "\n") - 1; n < 1 || n > 2*queueChunk {
-			t.Fatalf("%s: chunk %s holds %d tasks", what, c.Name, n)
-		}
 	}
 }
 
@@ -89,7 +93,21 @@ func checkClaims(t *testing.T, s *Store, what string) {
 // make, its queue cut into chunks of at most 2*queueChunk; and the
 // best-task order read from its head is Less's over the board.
 func TestClaimIndexFollowsOperations(t *testing.T) {
-	s := initStore(t)
+	for _, rules := range []int{contracts.RulesClaimIndex, contracts.RulesQueueGroups} {
+		t.Run(fmt.Sprintf("rules %d", rules), func(t *testing.T) { claimIndexFollows(t, rules) })
+	}
+}
+
+// claimIndexFollows is TestClaimIndexFollowsOperations under rules, its
+// operations recorded so that each reads the index its parent kept.
+func claimIndexFollows(t *testing.T, rules int) {
+	s := newStore(t)
+	mustUpdate := func(t *testing.T, s *Store, op Op) {
+		t.Helper()
+		op.Rules = rules
+		mustUpdate(t, s, recorded(op))
+	}
+	mustUpdate(t, s, initOp())
 	checkClaims(t, s, "init")
 	var many []*contracts.Task
 	for i := 1; i <= 3*queueChunk+7; i++ {

@@ -31,7 +31,8 @@ import (
 //	human_notes/<c>/<cc>/<n>.yaml        human notes
 //	spec_changes/<c>/<cc>/<n>.yaml       spec changes
 //	requests/<x>/<y>/<hash>     results of requests made with --request-id
-//	claims/inflight, claims/queue/<key>  the claim index (see claims.go)
+//	claims/inflight, claims/queued/<group>/<key>  the claim index (see claims.go,
+//	                            claims_groups.go; claims/queue/<key> under rule set 5)
 //
 // <n> is an entry's 1-based position in its list, zero-padded to six
 // digits; <c>/<cc> are (n-1)/4096 and (n-1)/64 mod 64, zero-padded to three

@@ -58,7 +58,7 @@ func TestWriteStateLayout(t *testing.T) {
 	if ps := contracts.Validate(st); len(ps) > 0 {
 		t.Fatalf("fixture invalid: %v", ps)
 	}
-	tree, err := s.writeState(st, false)
+	tree, err := s.writeState(st, contracts.RulesLastMile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestLoadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := s.writeState(st, false)
+	tree, err := s.writeState(st, contracts.RulesLastMile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,8 @@ func (c treeChecker) tasks(e refstore.TreeEntry) error {
 }
 
 // claims checks the claim index: claims/inflight, and claims/queue
-// holding files named by claim keys.
+// holding files named by claim keys or claims/queued holding directories
+// of them, each named by a claim key or "0".
 func (c treeChecker) claims(e refstore.TreeEntry) error {
 	if err := c.dir(e, e.Name); err != nil {
 		return err
@@ -171,11 +172,44 @@ func (c treeChecker) claims(e refstore.TreeEntry) error {
 					return c.stray(q.Name, queueDir)
 				}
 			}
+		case "queued":
+			err = c.queueGroups(f)
 		default:
 			return c.stray(f.Name, e.Name)
 		}
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// queueGroups checks claims/queued: directories named by claim keys (or
+// "0", which validKey takes too) holding files named by claim keys.
+func (c treeChecker) queueGroups(e refstore.TreeEntry) error {
+	if err := c.dir(e, groupsDir); err != nil {
+		return err
+	}
+	groups, err := c.s.Entries(groupsDir)
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		if !validKey(g.Name) {
+			return c.stray(g.Name, groupsDir)
+		}
+		dir := groupsDir + "/" + g.Name
+		if err := c.dir(g, dir); err != nil {
+			return err
+		}
+		chunks, err := c.s.Entries(dir)
+		if err != nil {
+			return err
+		}
+		for _, q := range chunks {
+			if q.IsTree() || q.Mode != refstore.ModeFile || !validKey(q.Name) {
+				return c.stray(q.Name, dir)
+			}
 		}
 	}
 	return nil

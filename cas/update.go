@@ -385,19 +385,19 @@ type requestRecord struct {
 	Result json.RawMessage `json:"result,omitempty"`
 }
 
-// writeState stores a whole state as a fresh tree, with claims its claim
-// index too.
-func (s *Store) writeState(st *contracts.State, claims bool) (refstore.Hash, error) {
+// writeState stores a whole state as a fresh tree, and its claim index
+// too under rules (a rule set) that keep one.
+func (s *Store) writeState(st *contracts.State, rules int) (refstore.Hash, error) {
 	files, err := splitState(st)
 	if err != nil {
 		return refstore.Hash{}, err
 	}
-	if claims {
+	if rules >= contracts.RulesClaimIndex {
 		sums := make([]*contracts.TaskSummary, len(st.Tasks))
 		for i, t := range st.Tasks {
 			sums[i] = t.Summary()
 		}
-		for p, b := range claimFiles(sums) {
+		for p, b := range claimFiles(sums, grouped(rules)) {
 			files[p] = b
 		}
 	}

@@ -65,6 +65,13 @@ const (
 	// rather than the whole board. A commit under an older set neither
 	// writes nor reads it, so its replay makes the tree it made.
 	RulesClaimIndex = 5
+	// RulesQueueGroups keeps the claim queue in groups of small chunks
+	// (claims/queued/<group>/<chunk>, see cas/claims_groups.go) rather
+	// than one directory of larger ones, so that an operation on a board
+	// of any size reads and writes a few small trees and one chunk. Its
+	// first operation on a board that keeps the flat queue writes the
+	// claim index whole.
+	RulesQueueGroups = 6
 	// Rules is the set new operations follow.
-	Rules = RulesClaimIndex
+	Rules = RulesQueueGroups
 )

@@ -61,7 +61,7 @@ func TestForgedClaimIndexRefused(t *testing.T) {
 	if got := git(t, root, "show", claim.String()+":claims/inflight"); !strings.Contains(got, "\na\tCLAIMED\t") {
 		t.Fatalf("claims/inflight after the claim:\n%s", got)
 	}
-	queue := git(t, root, "ls-tree", "--name-only", claim.String(), "claims/queue/")
+	queue := git(t, root, "ls-tree", "-r", "--name-only", claim.String(), "claims/queued/")
 	chunk := strings.Split(queue, "\n")[0]
 	honest := git(t, root, "show", claim.String()+":"+chunk)
 	if strings.Contains(honest, "\ta\t") || !strings.Contains(honest, "\tb\t") {
