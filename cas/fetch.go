@@ -110,7 +110,7 @@ func (s *Store) noteRewind(ctx context.Context, remote string, was, tip refstore
 // LastFetch is when this clone last fetched remote's board, by the Store's
 // clock.
 func (s *Store) LastFetch(remote string) (time.Time, bool) {
-	b, err := os.ReadFile(s.fetchRecord(remote))
+	b, err := refstore.ReadFile(s.fetchRecord(remote))
 	if err != nil {
 		return time.Time{}, false
 	}

@@ -150,7 +150,7 @@ func (s *Store) newTurn() *turn {
 // <git common dir>/liza/clone-id.
 func (s *Store) cloneID() (string, error) {
 	path := filepath.Join(s.Repo.CommonDir, "liza", "clone-id")
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := refstore.ReadFile(path); err == nil {
 		if id := strings.TrimSpace(string(b)); ValidTicketRef(QueueDir + id) {
 			return id, nil
 		}
@@ -172,7 +172,7 @@ func (s *Store) cloneID() (string, error) {
 	if err != nil && !errors.Is(err, os.ErrExist) {
 		return "", err
 	}
-	b, err := os.ReadFile(path)
+	b, err := refstore.ReadFile(path)
 	if err != nil {
 		return "", err
 	}

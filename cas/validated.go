@@ -70,7 +70,7 @@ func (s *Store) KnownGood(commit refstore.Hash) bool { return s.knownValid(commi
 func (s *Store) MarkGood(commit refstore.Hash) { s.markValid(commit) }
 
 func (s *Store) knownValid(commit refstore.Hash) bool {
-	b, err := os.ReadFile(s.validatedPath())
+	b, err := refstore.ReadFile(s.validatedPath())
 	if err != nil {
 		return false
 	}
@@ -97,7 +97,7 @@ func (s *Store) markValid(commit refstore.Hash) {
 			f.Close()
 		}
 	}
-	old, _ := os.ReadFile(path)
+	old, _ := refstore.ReadFile(path)
 	lines := strings.Fields(string(old))
 	if len(lines) >= validatedKeep {
 		lines = lines[len(lines)-validatedKeep+1:]

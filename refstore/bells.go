@@ -71,7 +71,7 @@ func (r *Repo) WatchBells(files []string) *Bells {
 	}
 	for _, f := range files {
 		p := r.bellPath(f)
-		if fd, err := os.OpenFile(p, os.O_CREATE|os.O_RDONLY, 0o666); err == nil {
+		if fd, err := openFile(p, os.O_CREATE|os.O_RDONLY, 0o666); err == nil {
 			fd.Close()
 		}
 		if !n.add(p) {

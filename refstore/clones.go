@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -106,7 +105,7 @@ func (r *Repo) Shallow() (map[Hash]bool, error) {
 	if r.plumbing != "" {
 		return r.shallowThroughGit()
 	}
-	b, err := os.ReadFile(filepath.Join(r.CommonDir, "shallow"))
+	b, err := ReadFile(filepath.Join(r.CommonDir, "shallow"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -126,7 +125,7 @@ func (r *Repo) shallowThroughGit() (map[Hash]bool, error) {
 	if len(lines) != 2 || lines[0] != "true" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(absFrom(r.Dir(), lines[1]))
+	b, err := ReadFile(absFrom(r.Dir(), lines[1]))
 	if err != nil {
 		return nil, fmt.Errorf("reading shallow: %w", err)
 	}

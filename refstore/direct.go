@@ -56,7 +56,7 @@ func (r *Repo) foreignHook(name string) bool {
 
 // readAtMost reads the first n bytes of a file.
 func readAtMost(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) e
 		defer unlock()
 	}
 	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	f, err := openFile(lock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	if errors.Is(err, fs.ErrExist) {
 		return r.lockTaken(lock)
 	}
@@ -235,7 +235,7 @@ func (r *Repo) pending() string { return filepath.Join(r.CommonDir, "liza", "ref
 // name cut short, which names no lock (one is then recovered by its age,
 // as git's are).
 func (r *Repo) namePending(id string) error {
-	f, err := os.OpenFile(r.pending(), os.O_WRONLY|os.O_CREATE, 0o666)
+	f, err := openFile(r.pending(), os.O_WRONLY|os.O_CREATE, 0o666)
 	if err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func (r *Repo) namePending(id string) error {
 // readPending is the lock the pending file names, up to its NUL (a file
 // written by an older git-liza has none, and an emptied one nothing).
 func (r *Repo) readPending() string {
-	f, err := os.Open(r.pending())
+	f, err := openRead(r.pending())
 	if err != nil {
 		return ""
 	}
@@ -294,7 +294,7 @@ func (r *Repo) appendReflog(u RefUpdate, reason string, who Signature) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	f, err := openFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
 	if err != nil {
 		return err
 	}

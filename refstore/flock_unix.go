@@ -13,7 +13,7 @@ import (
 // function is called; the kernel releases it when the process ends,
 // however it ends.
 func flockDir(dir string) (func(), error) {
-	f, err := os.Open(dir)
+	f, err := openRead(dir)
 	if err != nil {
 		return nil, err
 	}

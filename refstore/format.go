@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,7 +44,7 @@ var (
 // file alone, includes not followed.
 func readFormat(commonDir string) repoFormat {
 	f := repoFormat{}
-	data, err := os.ReadFile(filepath.Join(commonDir, "config"))
+	data, err := ReadFile(filepath.Join(commonDir, "config"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return f
 	}

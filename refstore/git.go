@@ -181,7 +181,7 @@ func checkGit(cacheDir string) error {
 	if fi, err := os.Stat(path); err == nil && cacheDir != "" {
 		key = fmt.Sprintf("%s %d %d", path, fi.Size(), fi.ModTime().UnixNano())
 		cache = filepath.Join(cacheDir, "liza", "git-version")
-		if b, err := os.ReadFile(cache); err == nil && len(b) < 4096 {
+		if b, err := ReadFile(cache); err == nil && len(b) < 4096 {
 			for _, line := range strings.Split(string(b), "\n") {
 				if line == key+" ok" {
 					return nil

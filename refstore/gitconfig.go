@@ -37,7 +37,7 @@ func parseConfigFileIf(path string, depth int, conditional bool, out []configEnt
 	if files != nil {
 		*files = append(*files, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return out, err
 	}

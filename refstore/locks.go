@@ -206,7 +206,7 @@ func repoDirs(lock string) []string {
 		}
 	}
 	common := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+	if b, err := ReadFile(filepath.Join(gitDir, "commondir")); err == nil && len(strings.TrimSpace(string(b))) > 0 {
 		common = absFrom(gitDir, strings.TrimSpace(string(b)))
 	}
 	dirs := []string{common}
@@ -218,7 +218,7 @@ func repoDirs(lock string) []string {
 	}
 	admins, _ := os.ReadDir(filepath.Join(common, "worktrees"))
 	for _, a := range admins {
-		b, err := os.ReadFile(filepath.Join(common, "worktrees", a.Name(), "gitdir"))
+		b, err := ReadFile(filepath.Join(common, "worktrees", a.Name(), "gitdir"))
 		if p := strings.TrimSpace(string(b)); err == nil && p != "" {
 			dirs = append(dirs, filepath.Dir(absFrom(filepath.Join(common, "worktrees", a.Name()), p)))
 		}
@@ -268,7 +268,7 @@ func (r *Repo) lockFile(name string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(filepath.Join(dir, name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	return openFile(filepath.Join(dir, name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
 }
 
 // waitLock decides what to do about a git failure: when git says one of

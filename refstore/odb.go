@@ -143,7 +143,7 @@ func newODB(objects string, algo hashAlgo) *odb {
 		}
 		seen[dir] = true
 		o.dirs = append(o.dirs, dir)
-		b, err := os.ReadFile(filepath.Join(dir, "info", "alternates"))
+		b, err := ReadFile(filepath.Join(dir, "info", "alternates"))
 		if err != nil {
 			return
 		}
@@ -320,7 +320,7 @@ func (o *odb) hasLocal(id Hash) bool {
 func (o *odb) readLoose(id Hash, lim limit) (objType, []byte, bool, error) {
 	hex := id.String()
 	for _, d := range o.dirs {
-		f, err := os.Open(filepath.Join(d, hex[:2], hex[2:]))
+		f, err := openRead(filepath.Join(d, hex[:2], hex[2:]))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -319,7 +319,7 @@ func (o *odb) storeLoose(id Hash, header string, data []byte) (Hash, error) {
 func createTemp(dir, prefix string) (*os.File, string, error) {
 	for range 100 {
 		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		f, err := openFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}

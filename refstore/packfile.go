@@ -29,7 +29,7 @@ const maxMapped = 1 << 30
 var errPackFault = errors.New("pack file changed under its mapping")
 
 func openPackFile(path string) (*packFile, error) {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return nil, err
 	}

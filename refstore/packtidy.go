@@ -118,10 +118,10 @@ func (o *odb) tidyPacks() error {
 	// Opened for reading, a flock needs no more: a process whose sandbox
 	// keeps liza/ read-only (an agent's) tidies too, once the lock file is
 	// there.
-	f, err := os.Open(o.tidyLock)
+	f, err := openRead(o.tidyLock)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(o.tidyLock), 0o755); err == nil {
-			f, err = os.OpenFile(o.tidyLock, os.O_RDWR|os.O_CREATE, 0o644)
+			f, err = openFile(o.tidyLock, os.O_RDWR|os.O_CREATE, 0o644)
 		}
 	}
 	if err != nil {

@@ -94,7 +94,7 @@ func (r *Repo) refsUnderFiles(prefix string) (map[string]Hash, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", prefix, err)
 	}
-	b, err := os.ReadFile(filepath.Join(r.CommonDir, "packed-refs"))
+	b, err := ReadFile(filepath.Join(r.CommonDir, "packed-refs"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("reading packed-refs: %w", err)
 	}

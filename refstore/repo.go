@@ -70,7 +70,7 @@ func Open(dir string) (*Repo, error) {
 	r.CommonDir = r.GitDir
 	if cd := os.Getenv("GIT_COMMON_DIR"); cd != "" {
 		r.CommonDir = absFrom(dir, cd)
-	} else if b, err := os.ReadFile(filepath.Join(r.GitDir, "commondir")); err == nil {
+	} else if b, err := ReadFile(filepath.Join(r.GitDir, "commondir")); err == nil {
 		r.CommonDir = absFrom(r.GitDir, strings.TrimSpace(string(b)))
 	}
 	r.CommonDir = filepath.Clean(r.CommonDir)
@@ -157,7 +157,7 @@ func CheckoutGitDir(dir string) (string, error) {
 // readGitFile reads a "gitdir: PATH" file, as a linked worktree or a
 // submodule has in place of a .git directory.
 func readGitFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return "", err
 	}
@@ -186,7 +186,7 @@ func isGitDir(d string) bool {
 
 // isBare reports whether gitDir is a bare repository by its config.
 func isBare(gitDir string) bool {
-	b, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	b, err := ReadFile(filepath.Join(gitDir, "config"))
 	if err != nil {
 		return false
 	}
@@ -270,7 +270,7 @@ func (r *Repo) readRefOnce(name string) (target string, h Hash, ok bool, err err
 	if name == "HEAD" || strings.HasPrefix(name, "refs/worktree/") || strings.HasPrefix(name, "refs/bisect/") || strings.HasPrefix(name, "refs/rewritten/") {
 		dir = r.GitDir
 	}
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	b, err := ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
 	switch {
 	case err == nil:
 		line := strings.TrimSpace(string(b))
@@ -309,7 +309,7 @@ func (r *Repo) ReadRefFiles(name string) (f RefFiles, ok bool, err error) {
 	if v, set := r.Config("extensions.refstorage"); set && !strings.EqualFold(v, "files") {
 		return f, false, nil
 	}
-	b, err := os.ReadFile(filepath.Join(r.CommonDir, filepath.FromSlash(name)))
+	b, err := ReadFile(filepath.Join(r.CommonDir, filepath.FromSlash(name)))
 	switch {
 	case err == nil:
 		f.Loose, f.HasLoose = ParseHash(strings.TrimSpace(string(b)))
@@ -331,7 +331,7 @@ func (r *Repo) LooseRef(name string) (Hash, bool) {
 	if r.plumbing != "" || !validRefPath(name) {
 		return Hash{}, false
 	}
-	b, err := os.ReadFile(filepath.Join(r.CommonDir, filepath.FromSlash(name)))
+	b, err := ReadFile(filepath.Join(r.CommonDir, filepath.FromSlash(name)))
 	if err != nil {
 		return Hash{}, false
 	}
@@ -346,7 +346,7 @@ func exists(p string) bool {
 // packedRef looks name up in packed-refs: "<id> <name>" lines, each
 // possibly followed by a "^<id>" line with what a tag peels to.
 func (r *Repo) packedRef(name string) (Hash, bool, error) {
-	b, err := os.ReadFile(filepath.Join(r.CommonDir, "packed-refs"))
+	b, err := ReadFile(filepath.Join(r.CommonDir, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return Hash{}, false, nil
 	}
@@ -433,7 +433,7 @@ func (r *Repo) Head() (branch string, commit Hash, err error) {
 	if r.plumbing != "" {
 		return r.headThroughGit()
 	}
-	b, err := os.ReadFile(filepath.Join(r.GitDir, "HEAD"))
+	b, err := ReadFile(filepath.Join(r.GitDir, "HEAD"))
 	if err != nil {
 		return "", Hash{}, err
 	}

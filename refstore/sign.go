@@ -179,7 +179,7 @@ func signSSH(program, key string, payload []byte) ([]byte, error) {
 		}
 		return nil, contracts.Errorf(contracts.CodeMissingDep, "signing the state commit: %s: %v", program, err)
 	}
-	return os.ReadFile(buf + ".sig")
+	return ReadFile(buf + ".sig")
 }
 
 // VerifySSH checks that sig is a valid SSH signature of payload by a key
@@ -242,7 +242,7 @@ func SignatureKey(sig []byte) (string, error) {
 // AllowedPrincipals lists the principals an ssh-keygen allowed-signers file
 // gives the key whose fingerprint is key ("SHA256:...").
 func AllowedPrincipals(allowedSigners, key string) ([]string, error) {
-	data, err := os.ReadFile(allowedSigners)
+	data, err := ReadFile(allowedSigners)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +298,7 @@ func CheckSigningKey(path string) (string, error) {
 	if fi.Mode().Perm()&0o077 != 0 {
 		return "", contracts.Invalidf("signing key %s can be read by others than its owner (mode %04o): chmod 600 it, and give each agent a key no other agent can read", path, fi.Mode().Perm())
 	}
-	if _, err := os.ReadFile(abs); err != nil {
+	if _, err := ReadFile(abs); err != nil {
 		return "", contracts.Invalidf("signing key %s: %v", path, errors.Unwrap(err))
 	}
 	return abs, nil
