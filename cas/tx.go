@@ -141,6 +141,17 @@ func (tx *Tx) Task(id string) (*contracts.Task, error) {
 	return get[contracts.Task](tx, EntityFile(TasksDir, id))
 }
 
+// TaskFileID is the object id of a live task's file as the parent state
+// keeps it, without reading it: false when the operation changed the task
+// or the board has no such task.
+func (tx *Tx) TaskFileID(id string) (refstore.Hash, bool, error) {
+	if tx.taskChanged[id] {
+		return refstore.Hash{}, false, nil
+	}
+	h, err := tx.Snap.FileID(EntityFile(TasksDir, id))
+	return h, err == nil && !h.IsZero(), err
+}
+
 // ArchivedTask returns an archived task, or nil.
 func (tx *Tx) ArchivedTask(id string) (*contracts.Task, error) {
 	return get[contracts.Task](tx, EntityFile(ArchiveDir, id))

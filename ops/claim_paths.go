@@ -127,29 +127,31 @@ func (s *Service) preferClear(ctx context.Context, tx *cas.Tx, first string, ski
 
 // inFlightChanges reads what each task in flight changes on its branch
 // (here, or its reviewed commit), from the cache when the commits are the
-// same.
+// same. Each task's base and reviewed commits are taken from the cache
+// too, by the object id of the task's file, so that a claim does not
+// decode every task in flight.
 func (s *Service) inFlightChanges(ctx context.Context, tx *cas.Tx, idx map[string]*contracts.TaskSummary) ([]branchChanges, error) {
 	cache := s.readChangesCache()
-	fresh := map[string]changesEntry{}
+	fresh := changesCache{Branches: map[string]changesEntry{}, Tasks: map[string]taskCommits{}}
 	var out []branchChanges
 	for _, sum := range idx {
 		if !sum.Status.InFlight() {
 			continue
 		}
-		t, err := tx.MustTask(sum.ID)
+		commits, err := taskCommitsOf(tx, sum.ID, cache, fresh)
 		if err != nil {
 			return nil, err
 		}
-		base, ok := refstore.ParseHash(t.BaseCommit)
+		base, ok := refstore.ParseHash(commits.Base)
 		if !ok {
 			continue
 		}
-		tip, ok, err := s.Repo.ReadRef(worktree.BranchRef(t.ID))
+		tip, ok, err := s.Repo.ReadRef(worktree.BranchRef(sum.ID))
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			if tip, ok = refstore.ParseHash(t.ReviewCommit); !ok || !s.Repo.HasObject(tip) {
+			if tip, ok = refstore.ParseHash(commits.Review); !ok || !s.Repo.HasObject(tip) {
 				continue
 			}
 		}
@@ -157,7 +159,7 @@ func (s *Service) inFlightChanges(ctx context.Context, tx *cas.Tx, idx map[strin
 			continue
 		}
 		key := base.String() + ".." + tip.String()
-		e, ok := cache[key]
+		e, ok := cache.Branches[key]
 		if !ok {
 			files, complete, err := s.Repo.ChangedFiles(ctx, base, tip, maxBranchFiles)
 			if err != nil {
@@ -166,19 +168,56 @@ func (s *Service) inFlightChanges(ctx context.Context, tx *cas.Tx, idx map[strin
 			}
 			e = changesEntry{Files: files, Complete: complete}
 		}
-		fresh[key] = e
-		out = append(out, branchChanges{task: t.ID, files: e.Files, complete: e.Complete})
+		fresh.Branches[key] = e
+		out = append(out, branchChanges{task: sum.ID, files: e.Files, complete: e.Complete})
 	}
-	if len(fresh) != len(cache) || !sameKeys(fresh, cache) {
+	if !sameKeys(fresh.Branches, cache.Branches) || !sameKeys(fresh.Tasks, cache.Tasks) {
 		s.writeChangesCache(fresh)
 	}
 	return out, nil
+}
+
+// taskCommitsOf is a task's base and reviewed commits: from the cache
+// when it holds the task's file as the state keeps it, else read from the
+// task; kept in fresh either way.
+func taskCommitsOf(tx *cas.Tx, id string, cache, fresh changesCache) (taskCommits, error) {
+	file, known, err := tx.TaskFileID(id)
+	if err != nil {
+		return taskCommits{}, err
+	}
+	if c, ok := cache.Tasks[file.String()]; known && ok {
+		fresh.Tasks[file.String()] = c
+		return c, nil
+	}
+	t, err := tx.MustTask(id)
+	if err != nil {
+		return taskCommits{}, err
+	}
+	c := taskCommits{Base: t.BaseCommit, Review: t.ReviewCommit}
+	if known {
+		fresh.Tasks[file.String()] = c
+	}
+	return c, nil
+}
+
+// changesCache is the cache: what each branch changes, by its base and
+// tip ("<base>..<tip>"), and each task's commits, by the object id of its
+// file.
+type changesCache struct {
+	Branches map[string]changesEntry `json:"branches"`
+	Tasks    map[string]taskCommits  `json:"tasks"`
 }
 
 // changesEntry is what a branch changes, as the cache keeps it.
 type changesEntry struct {
 	Files    []string `json:"files"`
 	Complete bool     `json:"complete"`
+}
+
+// taskCommits is what a claim reads of a task in flight.
+type taskCommits struct {
+	Base   string `json:"base"`
+	Review string `json:"review,omitempty"`
 }
 
 func (s *Service) changesCachePath() string {
@@ -189,31 +228,28 @@ func (s *Service) changesCachePath() string {
 // large or unreadable. It only steers which task a claim prefers, so what
 // an agent may write there misleads a preference and nothing else; the
 // entries read are held to the same bounds as fresh ones.
-func (s *Service) readChangesCache() map[string]changesEntry {
+func (s *Service) readChangesCache() changesCache {
+	var c changesCache
 	f, err := os.Open(s.changesCachePath())
 	if err != nil {
-		return nil
+		return c
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxChangesCache+1))
-	if err != nil || len(b) > maxChangesCache {
-		return nil
+	if err != nil || len(b) > maxChangesCache || json.Unmarshal(b, &c) != nil {
+		return changesCache{}
 	}
-	var c map[string]changesEntry
-	if json.Unmarshal(b, &c) != nil {
-		return nil
-	}
-	for k, e := range c {
+	for k, e := range c.Branches {
 		if len(e.Files) > maxBranchFiles {
-			delete(c, k)
+			delete(c.Branches, k)
 		}
 	}
 	return c
 }
 
-// writeChangesCache keeps the entries of the branches in flight now, and
-// only those: the cache is as small as the window.
-func (s *Service) writeChangesCache(c map[string]changesEntry) {
+// writeChangesCache keeps the entries of the branches and tasks in flight
+// now, and only those: the cache is as small as the window.
+func (s *Service) writeChangesCache(c changesCache) {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return
@@ -224,7 +260,10 @@ func (s *Service) writeChangesCache(c map[string]changesEntry) {
 	}
 }
 
-func sameKeys(a, b map[string]changesEntry) bool {
+func sameKeys[V any](a, b map[string]V) bool {
+	if len(a) != len(b) {
+		return false
+	}
 	for k := range a {
 		if _, ok := b[k]; !ok {
 			return false

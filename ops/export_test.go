@@ -110,3 +110,24 @@ func (s *Service) WriteBatch(ctx context.Context, old string, merges [][3]string
 	_, err := s.write(ctx, Call{}, kindMergeBatch, in, nil)
 	return err
 }
+
+// InFlightChanges is what a claim of the best task reads of the branches
+// in flight now: the files each task's branch changes, by task.
+func (s *Service) InFlightChanges(ctx context.Context) (map[string][]string, error) {
+	out := map[string][]string{}
+	err := s.view(func(tx *cas.Tx) error {
+		idx, err := tx.InFlight()
+		if err != nil {
+			return err
+		}
+		changes, err := s.inFlightChanges(ctx, tx, idx)
+		for _, c := range changes {
+			out[c.task] = c.files
+		}
+		return err
+	})
+	return out, err
+}
+
+// ChangesCachePath is where that is kept between claims.
+func (s *Service) ChangesCachePath() string { return s.changesCachePath() }
