@@ -36,6 +36,10 @@ func FuzzHostileTree(f *testing.F) {
 		"layout 100644",
 		"tasks/0/4/A.yaml 100644",
 		"handoff/x.yaml 120000",
+		"claims/inflight 100644\nclaims/queued/0/8000000000000002.0.a+!a 100644",
+		"claims/queued/0/sub/x 100644",
+		"claims/queued/A/x 100644",
+		"claims/queue/8000000000000002.0.a+!a 100644\nclaims/queued/8000000000000002.0.a+!a/x 100644",
 	} {
 		f.Add(seed)
 	}
