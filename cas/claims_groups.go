@@ -131,12 +131,12 @@ func (s *Snapshot) queueFiles() ([]string, error) {
 	return out, nil
 }
 
-// queueGroupState is one group an operation changes: its chunks as the
-// parent has them, and the entries of those it changes (under "" the
-// entries of a new chunk, in a group that has none).
+// queueGroupState is one group an operation changes: its chunks' names
+// and blobs as the parent has them, and the entries of those it changes
+// (under "" the entries of a new chunk, in a group that has none).
 type queueGroupState struct {
-	chunks []refstore.TreeEntry
 	names  []string
+	blobs  map[string]refstore.Hash
 	edited map[string][]queueEntry
 }
 
@@ -167,14 +167,15 @@ func (tx *Tx) moveGrouped(files map[string][]byte, gone, come []queueEntry) erro
 		if g, ok := gs[name]; ok {
 			return g, nil
 		}
-		g := &queueGroupState{edited: map[string][]queueEntry{}}
+		g := &queueGroupState{blobs: map[string]refstore.Hash{}, edited: map[string][]queueEntry{}}
 		if _, found := slices.BinarySearch(gnames, name); found {
-			var err error
-			if g.chunks, err = tx.Snap.Entries(groupsDir + "/" + name); err != nil {
+			chunks, err := tx.Snap.Entries(groupsDir + "/" + name)
+			if err != nil {
 				return nil, err
 			}
-			for _, c := range g.chunks {
+			for _, c := range chunks {
 				g.names = append(g.names, c.Name)
+				g.blobs[c.Name] = c.ID
 			}
 		}
 		gs[name] = g
@@ -203,9 +204,8 @@ func (tx *Tx) moveGrouped(files map[string][]byte, gone, come []queueEntry) erro
 		if c == "" {
 			return g, c, nil, nil
 		}
-		i, _ := slices.BinarySearch(g.names, c)
 		path := groupsDir + "/" + gname + "/" + c
-		raw, err := tx.Snap.readFile(path, g.chunks[i].ID)
+		raw, err := tx.Snap.readFile(path, g.blobs[c])
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -287,7 +287,7 @@ func (tx *Tx) writeGroup(files map[string][]byte, gname string, g *queueGroupSta
 	slices.Sort(names)
 	path := func(group, chunk string) string { return groupsDir + "/" + group + "/" + chunk }
 	had := func(chunk string) bool {
-		_, ok := slices.BinarySearch(g.names, chunk)
+		_, ok := g.blobs[chunk]
 		return ok
 	}
 	for c := range rewritten {
@@ -311,8 +311,7 @@ func (tx *Tx) writeGroup(files map[string][]byte, gname string, g *queueGroupSta
 				files[path(to, n)] = encodeChunk(es)
 			case to != gname:
 				// An unchanged chunk moving to a new group.
-				i, _ := slices.BinarySearch(g.names, n)
-				raw, err := tx.Snap.readFile(path(gname, n), g.chunks[i].ID)
+				raw, err := tx.Snap.readFile(path(gname, n), g.blobs[n])
 				if err != nil {
 					return err
 				}
