@@ -18,7 +18,7 @@ package cas
 // made, and the first group of a queue built whole is named "0", below
 // every key, so that a key below every group's name goes to the first
 // group without renaming it, or to a new group "0" when the first one has
-// gone. An operation then reads and writes the top tree (about 30 groups
+// gone. An operation then reads and writes the top tree (about 50 groups
 // at 50,000 tasks), one group's tree and the chunks it changes (4 to 8 KB
 // each).
 //
