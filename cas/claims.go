@@ -156,17 +156,14 @@ func decodeChunk(raw []byte) ([]queueEntry, error) {
 
 // summary decodes an entry's index line.
 func (e queueEntry) summary() (*contracts.TaskSummary, error) {
-	s, err := decodeIndex(append([]byte(indexHeader+"\n"), e.line...))
+	s, err := decodeIndexLine(e.line)
 	if err != nil {
 		return nil, err
 	}
-	if len(s) != 1 {
-		return nil, fmt.Errorf("claim queue line of %d tasks", len(s))
+	if ClaimKey(s) != e.key {
+		return nil, fmt.Errorf("claim queue key %q is not task %s's", e.key, s.ID)
 	}
-	if ClaimKey(s[0]) != e.key {
-		return nil, fmt.Errorf("claim queue key %q is not task %s's", e.key, s[0].ID)
-	}
-	return s[0], nil
+	return s, nil
 }
 
 // claimFiles is the claim index of a set of live tasks, built whole:
@@ -190,11 +187,28 @@ func claimFiles(live []*contracts.TaskSummary, inGroups bool) map[string][]byte 
 		groupedFiles(files, q)
 		return files
 	}
-	for i := 0; i < len(q); i += queueChunk {
-		part := q[i:min(i+queueChunk, len(q))]
+	for _, part := range runs(q, queueChunk) {
 		files[queueDir+"/"+part[0].key] = encodeChunk(part)
 	}
 	return files
+}
+
+// runs cuts xs into runs of size, the last one shorter.
+func runs[T any](xs []T, size int) [][]T {
+	var out [][]T
+	for i := 0; i < len(xs); i += size {
+		out = append(out, xs[i:min(i+size, len(xs))])
+	}
+	return out
+}
+
+// cut is what an operation leaves of a chunk (or a group of chunks) it
+// changed: xs whole while it holds at most twice size, else runs of size.
+func cut[T any](xs []T, size int) [][]T {
+	if len(xs) <= 2*size {
+		return [][]T{xs}
+	}
+	return runs(xs, size)
 }
 
 // hasClaims reports whether the state at s keeps a claim index.
@@ -388,12 +402,7 @@ func (tx *Tx) moveQueue(files map[string][]byte, gone, come []queueEntry) error 
 			files[queueDir+"/"+name] = nil
 			name = es[0].key
 		}
-		if len(es) <= 2*queueChunk {
-			files[queueDir+"/"+name] = encodeChunk(es)
-			return
-		}
-		for k := 0; k < len(es); k += queueChunk {
-			part := es[k:min(k+queueChunk, len(es))]
+		for k, part := range cut(es, queueChunk) {
 			n := part[0].key
 			if k == 0 {
 				n = name

@@ -54,16 +54,12 @@ func grouped(rules int) bool { return rules >= contracts.RulesQueueGroups }
 // groupedFiles adds to files the queue of the sorted entries q built
 // whole, in groups.
 func groupedFiles(files map[string][]byte, q []queueEntry) {
-	var chunks [][]queueEntry
-	for i := 0; i < len(q); i += groupChunk {
-		chunks = append(chunks, q[i:min(i+groupChunk, len(q))])
-	}
-	for i := 0; i < len(chunks); i += queueGroup {
+	for i, group := range runs(runs(q, groupChunk), queueGroup) {
 		g := firstGroup
 		if i > 0 {
-			g = chunks[i][0].key
+			g = group[0][0].key
 		}
-		for _, c := range chunks[i:min(i+queueGroup, len(chunks))] {
+		for _, c := range group {
 			files[groupsDir+"/"+g+"/"+c[0].key] = encodeChunk(c)
 		}
 	}
@@ -73,24 +69,24 @@ func groupedFiles(files map[string][]byte, q []queueEntry) {
 // and blob), in claim order, in the shape of the rule set its commit was
 // made under, until fn returns false.
 func (s *Snapshot) eachChunk(fn func(path string, id refstore.Hash) (bool, error)) error {
-	if !grouped(s.rules) {
-		chunks, err := s.Entries(queueDir)
+	return s.walkQueue(grouped(s.rules), fn)
+}
+
+// walkQueue is eachChunk over the queue in one shape, flat or in groups,
+// whatever the commit's rule set.
+func (s *Snapshot) walkQueue(inGroups bool, fn func(path string, id refstore.Hash) (bool, error)) error {
+	dirs := []string{queueDir}
+	if inGroups {
+		groups, err := s.Entries(groupsDir)
 		if err != nil {
 			return err
 		}
-		for _, c := range chunks {
-			if more, err := fn(queueDir+"/"+c.Name, c.ID); err != nil || !more {
-				return err
-			}
+		dirs = dirs[:0]
+		for _, g := range groups {
+			dirs = append(dirs, groupsDir+"/"+g.Name)
 		}
-		return nil
 	}
-	groups, err := s.Entries(groupsDir)
-	if err != nil {
-		return err
-	}
-	for _, g := range groups {
-		dir := groupsDir + "/" + g.Name
+	for _, dir := range dirs {
 		chunks, err := s.Entries(dir)
 		if err != nil {
 			return err
@@ -108,24 +104,13 @@ func (s *Snapshot) eachChunk(fn func(path string, id refstore.Hash) (bool, error
 // an operation that writes the queue whole to remove.
 func (s *Snapshot) queueFiles() ([]string, error) {
 	var out []string
-	flat, err := s.Entries(queueDir)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range flat {
-		out = append(out, queueDir+"/"+c.Name)
-	}
-	groups, err := s.Entries(groupsDir)
-	if err != nil {
-		return nil, err
-	}
-	for _, g := range groups {
-		chunks, err := s.Entries(groupsDir + "/" + g.Name)
+	for _, inGroups := range []bool{false, true} {
+		err := s.walkQueue(inGroups, func(path string, _ refstore.Hash) (bool, error) {
+			out = append(out, path)
+			return true, nil
+		})
 		if err != nil {
 			return nil, err
-		}
-		for _, c := range chunks {
-			out = append(out, groupsDir+"/"+g.Name+"/"+c.Name)
 		}
 	}
 	return out, nil
@@ -262,12 +247,7 @@ func (tx *Tx) writeGroup(files map[string][]byte, gname string, g *queueGroupSta
 		if name == "" || es[0].key < name {
 			name = es[0].key
 		}
-		if len(es) <= 2*groupChunk {
-			after[name] = es
-			continue
-		}
-		for k := 0; k < len(es); k += groupChunk {
-			part := es[k:min(k+groupChunk, len(es))]
+		for k, part := range cut(es, groupChunk) {
 			n := part[0].key
 			if k == 0 {
 				n = name
@@ -295,14 +275,10 @@ func (tx *Tx) writeGroup(files map[string][]byte, gname string, g *queueGroupSta
 			files[path(gname, c)] = nil
 		}
 	}
-	for k := 0; k < len(names); k += queueGroup {
+	for k, part := range cut(names, queueGroup) {
 		to := gname
-		part := names
-		if len(names) > 2*queueGroup {
-			part = names[k:min(k+queueGroup, len(names))]
-			if k > 0 {
-				to = part[0]
-			}
+		if k > 0 {
+			to = part[0]
 		}
 		for _, n := range part {
 			es, changed := after[n]
@@ -320,9 +296,6 @@ func (tx *Tx) writeGroup(files map[string][]byte, gname string, g *queueGroupSta
 			if to != gname && had(n) {
 				files[path(gname, n)] = nil
 			}
-		}
-		if len(part) == len(names) {
-			break
 		}
 	}
 	return nil

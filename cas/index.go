@@ -308,13 +308,22 @@ func indexEntry(raw []byte, id string) (*contracts.TaskSummary, error) {
 		if string(line[:tab]) != id {
 			continue
 		}
-		s, err := decodeIndex(append([]byte(indexHeader+"\n"), line...))
-		if err != nil {
-			return nil, err
-		}
-		return s[0], nil
+		return decodeIndexLine(line)
 	}
 	return nil, nil
+}
+
+// decodeIndexLine decodes one line of an index (or of the claim index),
+// its newline included.
+func decodeIndexLine(line []byte) (*contracts.TaskSummary, error) {
+	s, err := decodeIndex(append([]byte(indexHeader+"\n"), line...))
+	if err != nil {
+		return nil, err
+	}
+	if len(s) != 1 {
+		return nil, fmt.Errorf("an index line of %d tasks", len(s))
+	}
+	return s[0], nil
 }
 
 // shardCache keeps decoded index files by blob id: a file's content never
