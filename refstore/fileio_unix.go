@@ -3,8 +3,8 @@
 package refstore
 
 import (
+	"bytes"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -39,22 +39,11 @@ func ReadFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	size := 512
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<30 {
-		size = int(fi.Size()) + 1
+	size := 0
+	if fi, err := f.Stat(); err == nil && fi.Size() < 1<<30 {
+		size = int(fi.Size())
 	}
-	data := make([]byte, 0, size)
-	for {
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return data, nil
-			}
-			return data, err
-		}
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
-	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err = buf.ReadFrom(f)
+	return buf.Bytes(), err
 }
