@@ -277,17 +277,14 @@ func (r *Repo) reaches(o *fetchedObject) ([]Hash, error) {
 		}
 		out = append(out, h)
 	case objTree:
-		end := 1 + r.algo.size()
-		for data := o.data; len(data) > 0; {
-			sp := bytes.IndexByte(data, ' ')
-			nul := bytes.IndexByte(data, 0)
-			if sp < 0 || nul < sp || len(data) < nul+end {
-				return nil, fmt.Errorf("tree %s is corrupt", o.id)
+		entries, err := parseTree(o.id, o.data, r.algo)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.Mode != "160000" {
+				out = append(out, e.ID)
 			}
-			if string(data[:sp]) != "160000" {
-				out = append(out, hashFromBytes(r.algo, data[nul+1:nul+end]))
-			}
-			data = data[nul+end:]
 		}
 	}
 	return out, nil

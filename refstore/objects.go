@@ -202,9 +202,14 @@ func (r *Repo) ReadTreeMax(id Hash, max int64) ([]TreeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseTree(id, data, r.algo)
+}
+
+// parseTree reads the entries of tree id, whose content is data.
+func parseTree(id Hash, data []byte, algo hashAlgo) ([]TreeEntry, error) {
 	// Each entry is "<mode> <name>\0" and the id in binary, as long as
 	// the repository's ids.
-	end := 1 + r.algo.size()
+	end := 1 + algo.size()
 	n := 0
 	for rest := data; len(rest) > 0; n++ {
 		nul := bytes.IndexByte(rest, 0)
@@ -224,7 +229,7 @@ func (r *Repo) ReadTreeMax(id Hash, max int64) ([]TreeEntry, error) {
 		if sp < 0 || nul < sp {
 			return nil, fmt.Errorf("tree %s is corrupt", id)
 		}
-		h := hashFromBytes(r.algo, rest[nul+1:nul+end])
+		h := hashFromBytes(algo, rest[nul+1:nul+end])
 		entries = append(entries, TreeEntry{Mode: internMode(rest[:sp]), Name: text[at+sp+1 : at+nul], ID: h})
 		at += nul + end
 	}
