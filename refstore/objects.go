@@ -45,12 +45,43 @@ type Signature struct {
 
 func (s Signature) encode() string {
 	_, off := s.When.Zone()
-	sign := '+'
+	sign := byte('+')
 	if off < 0 {
 		sign, off = '-', -off
 	}
-	clean := strings.NewReplacer("<", "", ">", "", "\n", " ", "\x00", "")
-	return fmt.Sprintf("%s <%s> %d %c%02d%02d", clean.Replace(s.Name), clean.Replace(s.Email), s.When.Unix(), sign, off/3600, off%3600/60)
+	b := make([]byte, 0, len(s.Name)+len(s.Email)+32)
+	b = appendIdentity(b, s.Name)
+	b = append(b, " <"...)
+	b = appendIdentity(b, s.Email)
+	b = append(b, "> "...)
+	b = strconv.AppendInt(b, s.When.Unix(), 10)
+	b = append(b, ' ', sign)
+	b = appendTwoDigits(b, off/3600)
+	b = appendTwoDigits(b, off%3600/60)
+	return string(b)
+}
+
+// appendIdentity appends a name or an email as a signature line may hold
+// it: without '<', '>' or NUL, a newline made a space.
+func appendIdentity(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '<', '>', 0:
+		case '\n':
+			b = append(b, ' ')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// appendTwoDigits appends n, at least two digits (as %02d).
+func appendTwoDigits(b []byte, n int) []byte {
+	if n < 10 {
+		b = append(b, '0')
+	}
+	return strconv.AppendInt(b, int64(n), 10)
 }
 
 func parseSignature(s string) Signature {

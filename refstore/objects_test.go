@@ -3,6 +3,7 @@ package refstore
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -464,4 +465,35 @@ func mktreeInput(entries []TreeEntry) string {
 		fmt.Fprintf(&b, "%s %s %s\t%s\n", e.Mode, typ, e.ID, e.Name)
 	}
 	return b.String()
+}
+
+// signatureFormat is a signature line as encode must write it: the
+// identity cleaned of what would end it, the time in seconds and the
+// zone as +hhmm.
+func signatureFormat(s Signature) string {
+	_, off := s.When.Zone()
+	sign := '+'
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	clean := strings.NewReplacer("<", "", ">", "", "\n", " ", "\x00", "")
+	return fmt.Sprintf("%s <%s> %d %c%02d%02d", clean.Replace(s.Name), clean.Replace(s.Email), s.When.Unix(), sign, off/3600, off%3600/60)
+}
+
+func TestSignatureEncodeMatchesFormat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 28))
+	pieces := []string{"", "a", "Ada Lovelace", "<", ">", "\n", "\x00", " ", "é", "coder-1@liza.invalid", "<x@y>", "\xff"}
+	zones := []*time.Location{time.UTC, time.FixedZone("", -7*3600-30*60), time.FixedZone("", 5*3600+45*60), time.FixedZone("", 14*3600), time.FixedZone("", -59), time.FixedZone("", 120*3600)}
+	for i := range 2000 {
+		var name, email strings.Builder
+		for range rng.IntN(5) {
+			name.WriteString(pieces[rng.IntN(len(pieces))])
+			email.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		when := time.Unix(rng.Int64N(1<<34)-1<<30, 0).In(zones[rng.IntN(len(zones))])
+		s := Signature{Name: name.String(), Email: email.String(), When: when}
+		if got, want := s.encode(), signatureFormat(s); got != want {
+			t.Fatalf("case %d: encode() = %q, want %q", i, got, want)
+		}
+	}
 }

@@ -190,7 +190,11 @@ func (o *odb) mergePacks(dir string, merge []tidyCandidate) error {
 			}
 		}
 	}
-	pw, err := newPackWriter(dir, o.algo, o.compression(), uint32(len(ents)))
+	var about int64
+	for _, c := range merge {
+		about += c.size
+	}
+	pw, err := newPackWriter(dir, o.algo, o.compression(), uint32(len(ents)), about)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,11 @@ type packed struct {
 	crc uint32
 }
 
-func newPackWriter(dir string, algo hashAlgo, level int, count uint32) (*packWriter, error) {
+// newPackWriter starts a pack of count objects in dir; about is roughly
+// how many bytes they take, which sizes the write buffer (an operation's
+// pack is a few kilobytes; a zeroed 64 KiB buffer cost it more than its
+// writes).
+func newPackWriter(dir string, algo hashAlgo, level int, count uint32, about int64) (*packWriter, error) {
 	f, tmp, err := createTemp(dir, "tmp_pack_")
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(dir, 0o755); err == nil {
@@ -58,7 +62,7 @@ func newPackWriter(dir string, algo hashAlgo, level int, count uint32) (*packWri
 	if err != nil {
 		return nil, fmt.Errorf("writing a pack: %w", err)
 	}
-	pw := &packWriter{dir: dir, algo: algo, level: level, f: f, tmp: tmp, w: bufio.NewWriterSize(f, 64<<10), sum: algo.new(), left: count}
+	pw := &packWriter{dir: dir, algo: algo, level: level, f: f, tmp: tmp, w: bufio.NewWriterSize(f, int(min(max(about+int64(count)*32+64, 4<<10), 64<<10))), sum: algo.new(), left: count}
 	var head [12]byte
 	copy(head[:], "PACK")
 	binary.BigEndian.PutUint32(head[4:], 2)
@@ -208,7 +212,11 @@ func (pw *packWriter) index(trailer []byte) []byte {
 // object directory, and puts it first in the list of packs this process
 // reads.
 func (o *odb) writePack(ids []Hash, objs []heldObject) error {
-	pw, err := newPackWriter(filepath.Join(o.dirs[0], "pack"), o.algo, o.compression(), uint32(len(ids)))
+	var about int64
+	for _, x := range objs {
+		about += int64(len(x.data))
+	}
+	pw, err := newPackWriter(filepath.Join(o.dirs[0], "pack"), o.algo, o.compression(), uint32(len(ids)), about)
 	if err != nil {
 		return err
 	}

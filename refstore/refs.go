@@ -173,8 +173,14 @@ func (r *Repo) PushWaiting(ctx context.Context, remote string, updates ...RefUpd
 }
 
 // errLockCleared is a ref update that failed on a stale lock, now removed:
-// the update may be tried again at once.
-var errLockCleared = fmt.Errorf("%w: a stale lock was removed", ErrStale)
+// the update may be tried again at once. (A type of its own rather than
+// fmt.Errorf, which would run fmt at every start of the program.)
+var errLockCleared error = lockCleared{}
+
+type lockCleared struct{}
+
+func (lockCleared) Error() string { return ErrStale.Error() + ": a stale lock was removed" }
+func (lockCleared) Unwrap() error { return ErrStale }
 
 // RefTxn is a `git update-ref --stdin` process. It takes no lock until
 // Commit sends its updates, so a caller may start it before it knows what
