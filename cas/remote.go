@@ -48,7 +48,9 @@ func (s *Store) publish(ctx context.Context, op Op, updates []refstore.RefUpdate
 			local = append(local, refstore.RefUpdate{Name: u.Name, Old: cur, New: u.New})
 		}
 	}
-	err := s.Repo.UpdateRefs(ctx, "liza: "+string(op.Name)+" (published to "+s.Remote+")", local...)
+	// One by one, in this process where it may: a git update-ref for them
+	// cost a remote operation a process of its own.
+	err := s.Repo.MoveRefs(ctx, "liza: "+string(op.Name)+" (published to "+s.Remote+")", s.author(op.Agent, time.Now()), local...)
 	if err == nil {
 		// The state's tracking ref is the remote's value as the push left it.
 		s.recordFetch(s.Remote)

@@ -121,27 +121,9 @@ func (r *Repo) fetchDaemon(ctx context.Context, t daemonTarget, remote string, r
 }
 
 // moveTracking moves tracking refs as updates say, one by one as git
-// fetch moves them (not in one transaction): in this process where it
-// may (MoveRef), else, and for the refs it removes, with git update-ref.
+// fetch moves them (not in one transaction): see MoveRefs.
 func (r *Repo) moveTracking(ctx context.Context, remote string, updates []RefUpdate) error {
-	reason := "liza: fetch " + remote
-	var rest []RefUpdate
-	for _, u := range updates {
-		if u.New.IsZero() {
-			rest = append(rest, u)
-			continue
-		}
-		err := r.MoveRef(u, reason, Signature{Name: "git-liza", Email: "git-liza@liza.invalid"})
-		if errors.Is(err, ErrNeedGit) {
-			rest = append(rest, u)
-		} else if err != nil {
-			return err
-		}
-	}
-	if len(rest) == 0 {
-		return nil
-	}
-	return r.UpdateRefs(ctx, reason, rest...)
+	return r.MoveRefs(ctx, "liza: fetch "+remote, Signature{Name: "git-liza", Email: "git-liza@liza.invalid"}, updates...)
 }
 
 // fetchPack asks for wants, saying it has haves, and returns the pack the

@@ -339,3 +339,40 @@ func TestPendingNameOverLongerOne(t *testing.T) {
 		t.Errorf("an older git-liza's name read as %q", got)
 	}
 }
+
+// MoveRefs moves refs one by one: where a ref is found moved meanwhile it
+// stops with ErrStale and the refs before it stay moved; a ref it removes,
+// and every ref of a repository read through git, git moves (those in one
+// transaction).
+func TestMoveRefs(t *testing.T) {
+	eachMode(t, allModes, func(t *testing.T) {
+		r, c1, c2 := twoCommits(t)
+		ctx := t.Context()
+		a, b, gone := "refs/remotes/hub/liza/state", "refs/liza/state", "refs/remotes/hub/liza/queue/0123456789abcdef"
+		if err := r.MoveRefs(ctx, "liza: fetch hub", who, RefUpdate{Name: a, New: c1}, RefUpdate{Name: b, New: c1}, RefUpdate{Name: gone, New: c1}); err != nil {
+			t.Fatal(err)
+		}
+		wantRef(t, r, a, c1)
+		wantRef(t, r, b, c1)
+		err := r.MoveRefs(ctx, "liza: add", who, RefUpdate{Name: a, Old: c1, New: c2}, RefUpdate{Name: b, Old: c2, New: c1})
+		if !errors.Is(err, ErrStale) {
+			t.Fatalf("a ref found moved: %v, want ErrStale", err)
+		}
+		if mode.plumbing {
+			wantRef(t, r, a, c1) // git's one transaction moved neither
+		} else {
+			wantRef(t, r, a, c2)
+		}
+		wantRef(t, r, b, c1)
+		if err := r.MoveRefs(ctx, "liza: fetch hub", who, RefUpdate{Name: gone, Old: c1}); err != nil {
+			t.Fatal(err)
+		}
+		wantRef(t, r, gone, ZeroID)
+		if !mode.plumbing {
+			if got := git(t, r.Dir(), "log", "-g", "-1", "--format=%gs %gn", a); got != "liza: add coder-1" {
+				t.Errorf("reflog of %s: %q", a, got)
+			}
+		}
+		git(t, r.Dir(), "fsck", "--no-progress")
+	})
+}

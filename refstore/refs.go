@@ -135,6 +135,40 @@ func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpda
 	}
 }
 
+// MoveRefs moves refs as updates say one by one, not in one transaction
+// (as git fetch moves its tracking refs): each in this process where it
+// may (MoveRef, as who, tried again while a lock in its way may be a live
+// writer's, as UpdateRefs does), the others, and the refs it removes, with
+// one git update-ref (in one transaction). A ref found moved meanwhile
+// stops it with ErrStale; the refs it moved before stay moved.
+func (r *Repo) MoveRefs(ctx context.Context, reason string, who Signature, updates ...RefUpdate) error {
+	var rest []RefUpdate
+	for _, u := range updates {
+		if u.New.IsZero() {
+			rest = append(rest, u)
+			continue
+		}
+		began := time.Now()
+		for {
+			err := r.MoveRef(u, reason, who)
+			if errors.Is(err, ErrNeedGit) {
+				rest = append(rest, u)
+				break
+			}
+			if again, werr := waitForLock(ctx, began, err); !again {
+				if werr != nil {
+					return werr
+				}
+				break
+			}
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	return r.UpdateRefs(ctx, reason, rest...)
+}
+
 // waitForLock says whether a ref update begun at began that failed with
 // err is tried again: at once when it removed a stale lock of git's, and
 // after a short pause while a lock in its way may be a live git's (young,
