@@ -334,19 +334,10 @@ func (tx *Tx) moveQueue(files map[string][]byte, gone, come []queueEntry) error 
 	if err != nil {
 		return err
 	}
-	names := make([]string, len(chunks))
-	for i, c := range chunks {
-		names[i] = c.Name
-	}
+	names := entryNames(chunks)
 	// at is the chunk a key belongs in: the last whose name is not above
 	// it, the first for a key below them all.
-	at := func(key string) int {
-		i := sort.SearchStrings(names, key)
-		if i < len(names) && names[i] == key {
-			return i
-		}
-		return max(i-1, 0)
-	}
+	at := func(key string) int { return max(floorIndex(names, key), 0) }
 	touched := map[int][]queueEntry{}
 	read := func(i int) ([]queueEntry, error) {
 		if es, ok := touched[i]; ok {

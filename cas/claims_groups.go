@@ -131,21 +131,14 @@ func (tx *Tx) moveGrouped(files map[string][]byte, gone, come []queueEntry) erro
 	if err != nil {
 		return err
 	}
-	gnames := make([]string, len(groups))
-	for i, g := range groups {
-		gnames[i] = g.Name
-	}
+	gnames := entryNames(groups)
 	// groupOf is the group a key belongs in: the last whose name is not
 	// above it, else the first group, "0", made anew when it has gone.
 	groupOf := func(key string) string {
-		i := sort.SearchStrings(gnames, key)
-		if i < len(gnames) && gnames[i] == key {
-			return key
+		if i := floorIndex(gnames, key); i >= 0 {
+			return gnames[i]
 		}
-		if i == 0 {
-			return firstGroup
-		}
-		return gnames[i-1]
+		return firstGroup
 	}
 	gs := map[string]*queueGroupState{}
 	load := func(name string) (*queueGroupState, error) {
@@ -177,11 +170,7 @@ func (tx *Tx) moveGrouped(files map[string][]byte, gone, come []queueEntry) erro
 		}
 		c := ""
 		if len(g.names) > 0 {
-			i := sort.SearchStrings(g.names, key)
-			if i == len(g.names) || g.names[i] != key {
-				i = max(i-1, 0)
-			}
-			c = g.names[i]
+			c = g.names[max(floorIndex(g.names, key), 0)]
 		}
 		if es, ok := g.edited[c]; ok {
 			return g, c, es, nil
@@ -348,4 +337,23 @@ func groupsMatch(snap *Snapshot, want []byte) (string, error) {
 		return groupsDir, nil
 	}
 	return "", nil
+}
+
+// entryNames is the names of entries, in their order.
+func entryNames(entries []refstore.TreeEntry) []string {
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name
+	}
+	return names
+}
+
+// floorIndex is the index of the last of the sorted names that is not
+// above key, -1 for a key below them all.
+func floorIndex(names []string, key string) int {
+	i := sort.SearchStrings(names, key)
+	if i < len(names) && names[i] == key {
+		return i
+	}
+	return i - 1
 }

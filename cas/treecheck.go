@@ -160,17 +160,8 @@ func (c treeChecker) claims(e refstore.TreeEntry) error {
 		case "inflight":
 			err = c.file(f, inflightFile)
 		case "queue":
-			if err = c.dir(f, queueDir); err != nil {
-				return err
-			}
-			chunks, lerr := c.s.Entries(queueDir)
-			if lerr != nil {
-				return lerr
-			}
-			for _, q := range chunks {
-				if q.IsTree() || q.Mode != refstore.ModeFile || !validKey(q.Name) {
-					return c.stray(q.Name, queueDir)
-				}
+			if err = c.dir(f, queueDir); err == nil {
+				err = c.keyFiles(queueDir)
 			}
 		case "queued":
 			err = c.queueGroups(f)
@@ -202,14 +193,23 @@ func (c treeChecker) queueGroups(e refstore.TreeEntry) error {
 		if err := c.dir(g, dir); err != nil {
 			return err
 		}
-		chunks, err := c.s.Entries(dir)
-		if err != nil {
+		if err := c.keyFiles(dir); err != nil {
 			return err
 		}
-		for _, q := range chunks {
-			if q.IsTree() || q.Mode != refstore.ModeFile || !validKey(q.Name) {
-				return c.stray(q.Name, dir)
-			}
+	}
+	return nil
+}
+
+// keyFiles checks that dir (a flat claim queue, or one of its groups)
+// holds only files named by claim keys.
+func (c treeChecker) keyFiles(dir string) error {
+	chunks, err := c.s.Entries(dir)
+	if err != nil {
+		return err
+	}
+	for _, q := range chunks {
+		if q.IsTree() || q.Mode != refstore.ModeFile || !validKey(q.Name) {
+			return c.stray(q.Name, dir)
 		}
 	}
 	return nil
