@@ -26,15 +26,21 @@ func summary(id string, r *rand.Rand) *contracts.TaskSummary {
 	return t
 }
 
+// randomIndex is n random summaries, of tasks task-0, task-STEP, ...
+func randomIndex(r *rand.Rand, n, step int) map[string]*contracts.TaskSummary {
+	idx := map[string]*contracts.TaskSummary{}
+	for i := range n {
+		id := fmt.Sprintf("task-%d", i*step)
+		idx[id] = summary(id, r)
+	}
+	return idx
+}
+
 // Patching a stored index gives the bytes a full rewrite gives, and
 // decoding them gives the patched set back.
 func TestPatchIndexMatchesEncode(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	idx := map[string]*contracts.TaskSummary{}
-	for i := range 50 {
-		id := fmt.Sprintf("task-%d", i*2)
-		idx[id] = summary(id, r)
-	}
+	idx := randomIndex(r, 50, 2)
 	raw := encodeIndex(idx)
 	for round := range 200 {
 		changed := map[string]*contracts.TaskSummary{}
@@ -132,12 +138,7 @@ func TestIndexFormatErrors(t *testing.T) {
 // index is an error.
 func TestIndexEntryMatchesDecode(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	idx := map[string]*contracts.TaskSummary{}
-	for i := range 200 {
-		id := fmt.Sprintf("task-%d", i*3)
-		idx[id] = summary(id, r)
-	}
-	raw := encodeIndex(idx)
+	raw := encodeIndex(randomIndex(r, 200, 3))
 	all, err := decodeIndex(raw)
 	if err != nil {
 		t.Fatal(err)
