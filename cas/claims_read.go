@@ -53,6 +53,17 @@ func (tx *Tx) claimIndex() (bool, error) {
 // operation's changes so far, by id. It reads claims/inflight where the
 // state keeps it, else the whole index. Treat it as read-only.
 func (tx *Tx) InFlight() (map[string]*contracts.TaskSummary, error) {
+	if tx.inflightNow != nil {
+		return tx.inflightNow, nil
+	}
+	out, err := tx.inFlight()
+	if err == nil {
+		tx.inflightNow = out
+	}
+	return out, err
+}
+
+func (tx *Tx) inFlight() (map[string]*contracts.TaskSummary, error) {
 	ok, err := tx.claimIndex()
 	if err != nil {
 		return nil, err

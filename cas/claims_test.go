@@ -3,6 +3,7 @@ package cas
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -236,4 +237,46 @@ func TestOldRulesWriteNoClaimIndex(t *testing.T) {
 	}
 	mustUpdate(t, s, putTasks(task("task-3")))
 	checkClaims(t, s, "the first operation under the current rules")
+}
+
+// TestInFlightFollowsTheOperation: what InFlight returns is kept for the
+// next call until the operation puts or archives a task, read from the
+// claim index or from the whole index alike.
+func TestInFlightFollowsTheOperation(t *testing.T) {
+	for _, whole := range []bool{false, true} {
+		s := initStore(t)
+		mustUpdate(t, s, putTasks(claimed("task-1", "coder-1"), task("task-2"), claimed("task-3", "coder-3")))
+		ids := func(tx *Tx) []string {
+			t.Helper()
+			fl, err := tx.InFlight()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return slices.Sorted(maps.Keys(fl))
+		}
+		mustUpdate(t, s, Op{Name: contracts.OpAdd, Agent: "planner-1", Apply: func(tx *Tx) (any, error) {
+			if whole {
+				if _, err := tx.Index(); err != nil {
+					return nil, err
+				}
+			}
+			if got := ids(tx); !slices.Equal(got, []string{"task-1", "task-3"}) || !slices.Equal(ids(tx), got) {
+				t.Errorf("whole index %v: in flight %v, want task-1 and task-3", whole, got)
+			}
+			tx.PutTask(claimed("task-2", "coder-2"))
+			if got := ids(tx); !slices.Equal(got, []string{"task-1", "task-2", "task-3"}) {
+				t.Errorf("whole index %v: after a claim, in flight %v", whole, got)
+			}
+			x, err := tx.MustTask("task-1")
+			if err != nil {
+				return nil, err
+			}
+			x.Status = contracts.Abandoned
+			tx.ArchiveTask(x)
+			if got := ids(tx); !slices.Equal(got, []string{"task-2", "task-3"}) {
+				t.Errorf("whole index %v: after an archive, in flight %v", whole, got)
+			}
+			return nil, nil
+		}})
+	}
 }

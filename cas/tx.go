@@ -40,6 +40,10 @@ type Tx struct {
 	taskChanged  map[string]bool                   // live tasks put or removed
 	rebuildIndex *Rebuild                          // set when the stored indexes must be rebuilt
 	inflight     []*contracts.TaskSummary          // claims/inflight as the parent has it, read on demand
+	// inflightNow is what InFlight last returned, until a task is put or
+	// archived: asked once per task by a listing of the claimable ones,
+	// it was made anew each time from every task's summary.
+	inflightNow map[string]*contracts.TaskSummary
 
 	plannedHave int      // planned ids at the snapshot, -1 until read
 	plannedLast []byte   // the file holding the last of them
@@ -238,6 +242,7 @@ func (tx *Tx) ids(dir string) ([]string, error) {
 func (tx *Tx) PutTask(t *contracts.Task) {
 	tx.put(EntityFile(TasksDir, t.ID), t)
 	tx.taskChanged[t.ID] = true
+	tx.inflightNow = nil
 	if tx.index != nil {
 		tx.index[t.ID] = t.Summary()
 	}
@@ -248,6 +253,7 @@ func (tx *Tx) ArchiveTask(t *contracts.Task) {
 	tx.remove(EntityFile(TasksDir, t.ID))
 	tx.put(EntityFile(ArchiveDir, t.ID), t)
 	tx.taskChanged[t.ID] = true
+	tx.inflightNow = nil
 	if tx.index != nil {
 		delete(tx.index, t.ID)
 	}

@@ -28,7 +28,7 @@ func (e *Env) statusCmd() *cli.Command {
 			&cli.StringSliceFlag{Name: "status", Usage: "only tasks in these statuses (`S`,S)"},
 			&cli.StringFlag{Name: "agent", Local: true, Usage: "only tasks assigned to or reviewed by agent `ID`"},
 			&cli.BoolFlag{Name: "mine", Usage: "only the tasks of the acting agent (git liza --agent ID status --mine, or LIZA_AGENT_ID)"},
-			&cli.IntFlag{Name: "limit", Value: defaultLimit, Usage: "list at most `N` tasks of each status and sum up the rest (0: all)"},
+			&cli.IntFlag{Name: "limit", Value: defaultLimit, Usage: "list at most `N` tasks of each status (with --ready, at most N) and sum up the rest (0: all)"},
 			&cli.BoolFlag{Name: "ready", Usage: "only what can be claimed now, in the order claim takes it (for the acting coder with --agent ID)"},
 			atFlag(),
 		},
@@ -253,7 +253,14 @@ func (e *Env) ready(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	tasks, err := s.ops.Ready(ctx)
+	limit := int(cmd.Int("limit"))
+	if limit < 0 {
+		return contracts.Invalidf("--limit %d: give 0 (all) or more", limit)
+	}
+	if s.json {
+		limit = 0
+	}
+	tasks, more, err := s.ops.Ready(ctx, limit)
 	if err != nil {
 		return err
 	}
@@ -262,6 +269,13 @@ func (e *Env) ready(ctx context.Context, cmd *cli.Command) error {
 	}
 	var out bytes.Buffer
 	writeReady(&out, tasks)
+	if more > 0 {
+		who := ""
+		if a := cmd.Root().String("agent"); a != "" {
+			who = "--agent " + contracts.Printable(a) + " "
+		}
+		fmt.Fprintf(&out, "  … %d more: git liza %sstatus --ready --limit 0\n", more, who)
+	}
 	return writeFitted(e.Stdout, out.String(), e.width())
 }
 

@@ -23,19 +23,24 @@ type ReadyTask struct {
 
 // Ready lists the tasks the service's agent (a coder, or any coder for
 // the human operator) could claim now, in the order a claim without ID
-// takes them. The head is the claim's own pick (bestClaim), so that what
-// status --ready shows first is what git liza claim takes; the rest are
-// the tasks checkClaim lets the agent take, ordered by contracts.Best
-// (the pick's order) asked of each pair, then the claims whose lease ran
-// out, as bestClaim takes them once no other task is left. Asking
-// bestClaim again for every next task would read the board once per task
-// listed (15 s at 1,000 tasks). It reads the board here, as status does.
-func (s *Service) Ready(ctx context.Context) ([]ReadyTask, error) {
+// takes them: the first limit of them (0: all), and how many more there
+// are, whose task files are not read. The head is the claim's own pick
+// (bestClaim), so that what status --ready shows first is what git liza
+// claim takes; the rest are the tasks checkClaim lets the agent take,
+// ordered by contracts.Best (the pick's order) asked of each pair, then
+// the claims whose lease ran out, as bestClaim takes them once no other
+// task is left. Asking bestClaim again for every next task would read the
+// board once per task listed (15 s at 1,000 tasks). It reads the board
+// here, as status does.
+func (s *Service) Ready(ctx context.Context, limit int) (tasks []ReadyTask, more int, err error) {
 	out := []ReadyTask{}
-	err := s.view(func(tx *cas.Tx) error {
+	err = s.view(func(tx *cas.Tx) error {
 		ids, err := s.readyIDs(ctx, tx)
 		if err != nil {
 			return err
+		}
+		if limit > 0 && len(ids) > limit {
+			ids, more = ids[:limit], len(ids)-limit
 		}
 		idx, err := tx.Index()
 		if err != nil {
@@ -56,7 +61,7 @@ func (s *Service) Ready(ctx context.Context) ([]ReadyTask, error) {
 		}
 		return nil
 	})
-	return out, err
+	return out, more, err
 }
 
 // ReadyIDs is Ready's ids alone, in the same order, without reading a

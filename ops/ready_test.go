@@ -40,8 +40,15 @@ func TestReadyIsClaimOrder(t *testing.T) {
 		return out
 	}
 	waiting := map[string]bool{"t4": true, "t8": true}
+	readyAll := func(as *ops.Service) ([]ops.ReadyTask, error) {
+		out, more, err := as.Ready(ctx, 0)
+		if err == nil && more != 0 {
+			t.Fatalf("no limit, yet %d more than the %d listed", more, len(out))
+		}
+		return out, err
+	}
 	coder := 0
-	prev, err := svc.As("coder-1", 0).Ready(ctx)
+	prev, err := readyAll(svc.As("coder-1", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +58,17 @@ func TestReadyIsClaimOrder(t *testing.T) {
 	for len(prev) > 0 {
 		coder++
 		as := svc.As(fmt.Sprintf("coder-%d", coder), 0)
-		shown, err := as.Ready(ctx)
+		shown, err := readyAll(as)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// A limit lists the head of the same list and counts the rest.
+		head, more, err := as.Ready(ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := min(2, len(shown)); !slices.Equal(ids(head), ids(shown[:n])) || more != len(shown)-n {
+			t.Fatalf("coder-%d: limit 2 lists %v and %d more; the whole list is %v", coder, ids(head), more, ids(shown))
 		}
 		for _, r := range shown {
 			if waiting[r.ID] {
@@ -70,7 +85,7 @@ func TestReadyIsClaimOrder(t *testing.T) {
 		if got.ID != shown[0].ID {
 			t.Fatalf("coder-%d claimed %s; the head of what it was shown is %s (%v)", coder, got.ID, shown[0].ID, ids(shown))
 		}
-		if prev, err = svc.As(fmt.Sprintf("coder-%d", coder+1), 0).Ready(ctx); err != nil {
+		if prev, err = readyAll(svc.As(fmt.Sprintf("coder-%d", coder+1), 0)); err != nil {
 			t.Fatal(err)
 		}
 		if len(prev) > 0 && !slices.Equal(ids(prev), ids(shown)[1:]) {
@@ -88,7 +103,7 @@ func TestReadyIsClaimOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shown, err := later.Ready(ctx)
+	shown, err := readyAll(later)
 	if err != nil {
 		t.Fatal(err)
 	}
