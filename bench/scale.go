@@ -26,12 +26,12 @@ type scaleResult struct {
 
 // boardCosts is one board's figures: each command's time (milliseconds)
 // and the most memory it held (MB, the process's maximum resident set),
-// and the new objects one task add writes (bytes, loose, as git-liza
-// stores them until gc).
+// and the new objects one task add writes (bytes).
 type boardCosts struct {
 	Tasks       int     `json:"tasks"`
 	BytesPerAdd float64 `json:"bytes_per_add"`
 	Status      cost    `json:"status"`
+	Ready       cost    `json:"status_ready"`
 	ShowJSON    cost    `json:"show_json"`
 	Export      cost    `json:"export"`
 	Validate    cost    `json:"validate"`
@@ -104,7 +104,7 @@ func (b *bench) boardCosts(bin, dir string, n, history int) (boardCosts, error) 
 			return c, fmt.Errorf("building the history: %v\n%s", err, out)
 		}
 	}
-	before, err := looseBytes(repo, b.env)
+	before, err := objectBytes(repo, b.env)
 	if err != nil {
 		return c, err
 	}
@@ -113,7 +113,7 @@ func (b *bench) boardCosts(bin, dir string, n, history int) (boardCosts, error) 
 			return c, fmt.Errorf("task add: %v\n%s", err, out)
 		}
 	}
-	after, err := looseBytes(repo, b.env)
+	after, err := objectBytes(repo, b.env)
 	if err != nil {
 		return c, err
 	}
@@ -123,6 +123,7 @@ func (b *bench) boardCosts(bin, dir string, n, history int) (boardCosts, error) 
 		args []string
 	}{
 		{&c.Status, []string{"status"}},
+		{&c.Ready, []string{"status", "--ready"}},
 		{&c.ShowJSON, []string{"--json", "show"}},
 		{&c.Export, []string{"export"}},
 		{&c.Validate, []string{"validate"}},
@@ -158,9 +159,10 @@ func (b *bench) timeWithMemory(mk func() *exec.Cmd) (cost, error) {
 	return c, nil
 }
 
-// looseBytes is the size of repo's loose object files (their own bytes,
-// not the disk blocks they take).
-func looseBytes(repo string, env []string) (int64, error) {
+// objectBytes is the size of repo's loose object files and packs (their
+// own bytes, not the disk blocks they take; a pack's index not counted):
+// an operation writes its objects as one small pack.
+func objectBytes(repo string, env []string) (int64, error) {
 	dir, err := output(repo, env, "git", "rev-parse", "--git-path", "objects")
 	if err != nil {
 		return 0, err
@@ -173,10 +175,10 @@ func looseBytes(repo string, env []string) (int64, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && path != dir && (len(d.Name()) != 2 || d.Name() == "pack") {
+		if d.IsDir() && path != dir && len(d.Name()) != 2 && d.Name() != "pack" {
 			return filepath.SkipDir
 		}
-		if !d.IsDir() {
+		if !d.IsDir() && (filepath.Base(filepath.Dir(path)) != "pack" || strings.HasSuffix(path, ".pack")) {
 			info, err := d.Info()
 			if err != nil {
 				return err
@@ -195,6 +197,7 @@ func printScale(r *scaleResult) {
 		get  func(c boardCosts) cost
 	}{
 		{"status", func(c boardCosts) cost { return c.Status }},
+		{"--ready", func(c boardCosts) cost { return c.Ready }},
 		{"show --json", func(c boardCosts) cost { return c.ShowJSON }},
 		{"export", func(c boardCosts) cost { return c.Export }},
 		{"validate", func(c boardCosts) cost { return c.Validate }},
