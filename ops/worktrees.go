@@ -113,7 +113,10 @@ func (s *Service) worktreeBoard(ids []string, withRecorded bool) (integration st
 			return nil
 		}
 		for id, sum := range idx {
-			if sum.Status.Terminal() || sum.Status == contracts.Draft {
+			// Only a claim records a worktree, and every claim counts an
+			// iteration: a task never claimed (most of a large board) has
+			// none, and its file is not read.
+			if sum.Status.Terminal() || sum.Status == contracts.Draft || sum.Status == contracts.Unclaimed && sum.Iteration == 0 {
 				continue
 			}
 			t, err := tx.Task(id)
