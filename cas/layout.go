@@ -108,14 +108,18 @@ func bucket(id string) string {
 	return string(h[0:1]) + "/" + string(h[1:2])
 }
 
-// buckets lists every <x>/<y> directory name in tree order.
+// buckets lists every <x>/<y> directory name in tree order: slices of one
+// string, made without an allocation each at every start.
 var buckets = func() []string {
 	const digits = "0123456789abcdef"
-	out := make([]string, 0, 256)
-	for _, x := range digits {
-		for _, y := range digits {
-			out = append(out, string(x)+"/"+string(y))
-		}
+	var all [256 * 3]byte
+	for i := range 256 {
+		all[3*i], all[3*i+1], all[3*i+2] = digits[i/16], '/', digits[i%16]
+	}
+	names := string(all[:])
+	out := make([]string, 256)
+	for i := range out {
+		out[i] = names[3*i : 3*i+3]
 	}
 	return out
 }()

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v3"
 
@@ -232,7 +233,7 @@ func (e *Env) positionalValues(ctx context.Context, path string, n int) []string
 		"task finalize", "task edit", "task block", "task unblock", "task supersede", "task abandon",
 		"task release", "task archive":
 		if n == 0 || path == "task archive" {
-			return e.taskIDs(ctx, verbTakes[path])
+			return e.taskIDs(ctx, verbTakes()[path])
 		}
 	case "show", "worktree delete":
 		if n == 0 {
@@ -241,7 +242,7 @@ func (e *Env) positionalValues(ctx context.Context, path string, n int) []string
 		}
 	case "verdict":
 		if n == 0 {
-			return e.taskIDs(ctx, verbTakes[path])
+			return e.taskIDs(ctx, verbTakes()[path])
 		}
 		if n == 1 {
 			return []string{"approve", "reject"}
@@ -276,22 +277,24 @@ func (e *Env) positionalValues(ctx context.Context, path string, n int) []string
 // verbTakes says which tasks a verb can act on, for completion: a MERGED
 // task is not offered to claim, nor a DRAFT one to merge. (claim is
 // offered what ops.Ready lists.)
-var verbTakes = map[string]func(*contracts.TaskSummary) bool{
-	"submit":         hasStatus(contracts.Claimed),
-	"checkpoint":     hasStatus(contracts.Claimed),
-	"handoff":        hasStatus(contracts.Claimed),
-	"review":         hasStatus(contracts.ReadyForReview),
-	"verdict":        hasStatus(contracts.ReadyForReview),
-	"merge":          hasStatus(contracts.Approved),
-	"task finalize":  hasStatus(contracts.Draft),
-	"task edit":      hasStatus(contracts.Draft, contracts.Unclaimed),
-	"task unblock":   hasStatus(contracts.Blocked),
-	"task release":   hasStatus(contracts.Claimed, contracts.ReadyForReview, contracts.Rejected, contracts.IntegrationFailed),
-	"task block":     func(t *contracts.TaskSummary) bool { return !t.Status.Terminal() && t.Status != contracts.Blocked },
-	"task supersede": func(t *contracts.TaskSummary) bool { return !t.Status.Terminal() },
-	"task abandon":   func(t *contracts.TaskSummary) bool { return !t.Status.Terminal() },
-	"task archive":   func(t *contracts.TaskSummary) bool { return t.Status.Terminal() },
-}
+var verbTakes = sync.OnceValue(func() map[string]func(*contracts.TaskSummary) bool {
+	return map[string]func(*contracts.TaskSummary) bool{
+		"submit":         hasStatus(contracts.Claimed),
+		"checkpoint":     hasStatus(contracts.Claimed),
+		"handoff":        hasStatus(contracts.Claimed),
+		"review":         hasStatus(contracts.ReadyForReview),
+		"verdict":        hasStatus(contracts.ReadyForReview),
+		"merge":          hasStatus(contracts.Approved),
+		"task finalize":  hasStatus(contracts.Draft),
+		"task edit":      hasStatus(contracts.Draft, contracts.Unclaimed),
+		"task unblock":   hasStatus(contracts.Blocked),
+		"task release":   hasStatus(contracts.Claimed, contracts.ReadyForReview, contracts.Rejected, contracts.IntegrationFailed),
+		"task block":     func(t *contracts.TaskSummary) bool { return !t.Status.Terminal() && t.Status != contracts.Blocked },
+		"task supersede": func(t *contracts.TaskSummary) bool { return !t.Status.Terminal() },
+		"task abandon":   func(t *contracts.TaskSummary) bool { return !t.Status.Terminal() },
+		"task archive":   func(t *contracts.TaskSummary) bool { return t.Status.Terminal() },
+	}
+})
 
 func hasStatus(statuses ...contracts.Status) func(*contracts.TaskSummary) bool {
 	return func(t *contracts.TaskSummary) bool { return slices.Contains(statuses, t.Status) }

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,8 +20,9 @@ import (
 
 // demoFiles are the demo project's first commit: a spec, and an
 // integration test that runs every test the coders write.
-var demoFiles = map[string]string{
-	"specs/vision.md": `# Greeting toolkit
+var demoFiles = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"specs/vision.md": `# Greeting toolkit
 
 A few POSIX shell commands that greet people.
 
@@ -31,7 +33,7 @@ A few POSIX shell commands that greet people.
 
 Every command has a test in tests/, run by scripts/integration-test.sh.
 `,
-	"scripts/integration-test.sh": `#!/bin/sh
+		"scripts/integration-test.sh": `#!/bin/sh
 # Runs every test of the project; a failure stops the merge.
 set -e
 for t in tests/*_test.sh; do
@@ -39,8 +41,9 @@ for t in tests/*_test.sh; do
 	sh "$t"
 done
 `,
-	"README.md": "# greeting toolkit\n\nA project worked by a git-liza team. See specs/vision.md.\n",
-}
+		"README.md": "# greeting toolkit\n\nA project worked by a git-liza team. See specs/vision.md.\n",
+	}
+})
 
 func (e *Env) demoCmd() *cli.Command {
 	return &cli.Command{
@@ -164,7 +167,7 @@ func (e *Env) demo(ctx context.Context, dir string, timeout time.Duration) error
 // an identity in the repository's own config, so that the demo works
 // where git has none configured.
 func demoRepo(ctx context.Context, dir string) error {
-	for path, body := range demoFiles {
+	for path, body := range demoFiles() {
 		p := filepath.Join(dir, filepath.FromSlash(path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err

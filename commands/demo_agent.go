@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v3"
 
@@ -34,23 +35,25 @@ func demoScript(name, word string) map[int]map[string]string {
 	}
 }
 
-var demoTasks = []demoTask{
-	{id: "greet", desc: "Add bin/greet NAME printing \"Hello, NAME!\"", done: "sh bin/greet Ada prints Hello, Ada!; sh bin/greet prints Hello, World!; tests/greet_test.sh covers both",
-		scope: "IN: bin/greet, tests/greet_test.sh. OUT: other commands", files: demoScript("greet", "Hello")},
-	{id: "farewell", desc: "Add bin/farewell NAME printing \"Goodbye, NAME!\"", done: "sh bin/farewell Ada prints Goodbye, Ada!; sh bin/farewell prints Goodbye, World!; tests/farewell_test.sh covers both",
-		scope: "IN: bin/farewell, tests/farewell_test.sh. OUT: other commands", files: demoScript("farewell", "Goodbye")},
-	{id: "shout", desc: "Add bin/shout NAME printing the greeting in capitals", deps: "greet",
-		done: "sh bin/shout Ada prints HELLO, ADA!; with no NAME HELLO, WORLD!; tests/shout_test.sh covers both", scope: "IN: bin/shout, tests/shout_test.sh. OUT: bin/greet",
-		files: map[int]map[string]string{
-			1: {"bin/shout": "#!/bin/sh\nsh bin/greet \"$1\" | tr a-z A-Z\n", "tests/shout_test.sh": "#!/bin/sh\nset -e\n[ \"$(sh bin/shout Ada)\" = \"HELLO, ADA!\" ]\n"},
-			2: {"bin/shout": "#!/bin/sh\nsh bin/greet ${1:+\"$1\"} | tr a-z A-Z\n", "tests/shout_test.sh": "#!/bin/sh\nset -e\n[ \"$(sh bin/shout Ada)\" = \"HELLO, ADA!\" ]\n[ \"$(sh bin/shout)\" = \"HELLO, WORLD!\" ]\n"},
-		}},
-	{id: "usage", desc: "Document the three commands in README.md", deps: "greet,farewell,shout",
-		done: "README.md lists bin/greet, bin/farewell and bin/shout with an example each", scope: "IN: README.md. OUT: code",
-		files: map[int]map[string]string{
-			1: {"README.md": "# greeting toolkit\n\n    $ sh bin/greet Ada\n    Hello, Ada!\n    $ sh bin/farewell Ada\n    Goodbye, Ada!\n    $ sh bin/shout Ada\n    HELLO, ADA!\n\nWith no NAME, each command greets the World.\n"},
-		}},
-}
+var demoTasks = sync.OnceValue(func() []demoTask {
+	return []demoTask{
+		{id: "greet", desc: "Add bin/greet NAME printing \"Hello, NAME!\"", done: "sh bin/greet Ada prints Hello, Ada!; sh bin/greet prints Hello, World!; tests/greet_test.sh covers both",
+			scope: "IN: bin/greet, tests/greet_test.sh. OUT: other commands", files: demoScript("greet", "Hello")},
+		{id: "farewell", desc: "Add bin/farewell NAME printing \"Goodbye, NAME!\"", done: "sh bin/farewell Ada prints Goodbye, Ada!; sh bin/farewell prints Goodbye, World!; tests/farewell_test.sh covers both",
+			scope: "IN: bin/farewell, tests/farewell_test.sh. OUT: other commands", files: demoScript("farewell", "Goodbye")},
+		{id: "shout", desc: "Add bin/shout NAME printing the greeting in capitals", deps: "greet",
+			done: "sh bin/shout Ada prints HELLO, ADA!; with no NAME HELLO, WORLD!; tests/shout_test.sh covers both", scope: "IN: bin/shout, tests/shout_test.sh. OUT: bin/greet",
+			files: map[int]map[string]string{
+				1: {"bin/shout": "#!/bin/sh\nsh bin/greet \"$1\" | tr a-z A-Z\n", "tests/shout_test.sh": "#!/bin/sh\nset -e\n[ \"$(sh bin/shout Ada)\" = \"HELLO, ADA!\" ]\n"},
+				2: {"bin/shout": "#!/bin/sh\nsh bin/greet ${1:+\"$1\"} | tr a-z A-Z\n", "tests/shout_test.sh": "#!/bin/sh\nset -e\n[ \"$(sh bin/shout Ada)\" = \"HELLO, ADA!\" ]\n[ \"$(sh bin/shout)\" = \"HELLO, WORLD!\" ]\n"},
+			}},
+		{id: "usage", desc: "Document the three commands in README.md", deps: "greet,farewell,shout",
+			done: "README.md lists bin/greet, bin/farewell and bin/shout with an example each", scope: "IN: README.md. OUT: code",
+			files: map[int]map[string]string{
+				1: {"README.md": "# greeting toolkit\n\n    $ sh bin/greet Ada\n    Hello, Ada!\n    $ sh bin/farewell Ada\n    Goodbye, Ada!\n    $ sh bin/shout Ada\n    HELLO, ADA!\n\nWith no NAME, each command greets the World.\n"},
+			}},
+	}
+})
 
 func (e *Env) demoAgentCmd() *cli.Command {
 	return &cli.Command{
@@ -79,7 +82,7 @@ func (e *Env) demoAgent(ctx context.Context) error {
 	// What a session of this role would have spent, reported as a command
 	// agent reports it (a liza_usage line), so that the demo's board has
 	// spend to show.
-	if u, ok := demoUsage[e.Getenv("LIZA_ROLE")]; ok {
+	if u, ok := demoUsage()[e.Getenv("LIZA_ROLE")]; ok {
 		defer fmt.Fprintf(e.Stdout, `{"liza_usage":{"model":"demo-model","input_tokens":%d,"output_tokens":%d,"cache_read_tokens":%d,"cache_write_tokens":0,"cost_usd":%g}}`+"\n",
 			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CostUSD)
 	}
@@ -88,7 +91,7 @@ func (e *Env) demoAgent(ctx context.Context) error {
 		if e.Getenv("LIZA_TRIGGER") != "INITIAL_PLANNING" {
 			return nil
 		}
-		for _, t := range demoTasks {
+		for _, t := range demoTasks() {
 			args := []string{"task", "add", "--id", t.id, "--desc", t.desc, "--spec", "specs/vision.md", "--done", t.done, "--scope", t.scope}
 			if t.deps != "" {
 				args = append(args, "--depends", t.deps)
@@ -159,9 +162,10 @@ func (e *Env) demoAgent(ctx context.Context) error {
 }
 
 func demoTaskByID(id string) *demoTask {
-	for i := range demoTasks {
-		if demoTasks[i].id == id {
-			return &demoTasks[i]
+	tasks := demoTasks()
+	for i := range tasks {
+		if tasks[i].id == id {
+			return &tasks[i]
 		}
 	}
 	return nil
@@ -181,8 +185,10 @@ func demoReadTask(ctx context.Context, e *Env, root, id string) (*contracts.Task
 }
 
 // demoUsage is what a scripted session reports spending, by role.
-var demoUsage = map[string]contracts.Usage{
-	string(contracts.RolePlanner):     {InputTokens: 4200, OutputTokens: 900, CacheReadTokens: 8000, CostUSD: 0.0342},
-	string(contracts.RoleCoder):       {InputTokens: 12000, OutputTokens: 2400, CacheReadTokens: 30000, CostUSD: 0.081},
-	contracts.RoleReviewer.IDPrefix(): {InputTokens: 6000, OutputTokens: 600, CacheReadTokens: 15000, CostUSD: 0.0315},
-}
+var demoUsage = sync.OnceValue(func() map[string]contracts.Usage {
+	return map[string]contracts.Usage{
+		string(contracts.RolePlanner):     {InputTokens: 4200, OutputTokens: 900, CacheReadTokens: 8000, CostUSD: 0.0342},
+		string(contracts.RoleCoder):       {InputTokens: 12000, OutputTokens: 2400, CacheReadTokens: 30000, CostUSD: 0.081},
+		contracts.RoleReviewer.IDPrefix(): {InputTokens: 6000, OutputTokens: 600, CacheReadTokens: 15000, CostUSD: 0.0315},
+	}
+})

@@ -11,7 +11,7 @@ import (
 	"github.com/liza-dev/git-liza/contracts"
 )
 
-// Help is rendered here, from the command tree and the texts of helpText,
+// Help is rendered here, from the command tree and the texts of helpTexts,
 // for git liza help, --help and the man page alike; the command line
 // library's own templates are not used (they render a flag whose usage
 // quotes a command as if the command were the flag's argument, and print a
@@ -52,14 +52,14 @@ func synopsis(cmd *cli.Command) string {
 }
 
 // prepare finishes the command tree: each command gets its usage line and
-// examples from helpText, usage errors that print its usage, and, when it
+// examples from helpTexts, usage errors that print its usage, and, when it
 // only groups other commands, an action that names a mistyped one.
 func prepare(cmd *cli.Command, prefix string) {
 	name := strings.TrimSpace(prefix + cmd.Name)
 	if prefix == "" {
 		name = ""
 	}
-	if h, ok := helpText[name]; ok {
+	if h, ok := helpFor(name); ok {
 		if h.usage != "" {
 			cmd.UsageText = "git liza " + h.usage
 		}
@@ -161,7 +161,7 @@ func writeHelp(w io.Writer, cmd *cli.Command) {
 		}
 		fmt.Fprintf(w, "\nglobal options: %s (git liza help)\n", strings.Join(names, ", "))
 	}
-	if h := helpText[path(cmd)]; len(h.examples) > 0 {
+	if h, _ := helpFor(path(cmd)); len(h.examples) > 0 {
 		fmt.Fprintln(w, "\nexamples:")
 		for _, ex := range h.examples {
 			fmt.Fprintf(w, "  %s\n", ex)

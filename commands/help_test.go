@@ -18,12 +18,12 @@ func TestHelpTexts(t *testing.T) {
 		for _, sub := range c.Commands {
 			name := strings.TrimSpace(prefix + sub.Name)
 			seen[name] = true
-			h, ok := helpText[name]
+			h, ok := helpFor(name)
 			switch {
 			case sub.Hidden || c.Hidden:
 				sub.Hidden = true
 			case !ok:
-				t.Errorf("%s: no entry in helpText", name)
+				t.Errorf("%s: no entry in helpTexts", name)
 			case h.usage == "":
 				t.Errorf("%s: no usage line", name)
 			case len(h.examples) == 0:
@@ -40,10 +40,15 @@ func TestHelpTexts(t *testing.T) {
 		}
 	}
 	walk(root, "")
-	for name := range helpText {
-		if !seen[name] {
-			t.Errorf("helpText has %q, which is no command", name)
+	named := map[string]bool{}
+	for _, h := range helpTexts {
+		if !seen[h.name] {
+			t.Errorf("helpTexts has %q, which is no command", h.name)
 		}
+		if named[h.name] {
+			t.Errorf("helpTexts has %q twice", h.name)
+		}
+		named[h.name] = true
 	}
 }
 

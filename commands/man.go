@@ -168,7 +168,7 @@ func (r *roff) command(c *cli.Command, name string) {
 		r.flags(docs)
 		r.line(".RE")
 	}
-	if h := helpText[name]; len(h.examples) > 0 {
+	if h, _ := helpFor(name); len(h.examples) > 0 {
 		r.line(".RS")
 		r.line(".PP")
 		r.line("Examples:")

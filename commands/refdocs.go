@@ -9,7 +9,7 @@ import (
 )
 
 // The reference pages under docs/reference/ are written from the command
-// tree and helpText, as the help pages and the manual page are, so that
+// tree and helpTexts, as the help pages and the manual page are, so that
 // none of the three can say what the others do not. TestReferenceDocs
 // fails when the checked-in pages differ from what ReferencePages makes.
 
@@ -45,7 +45,7 @@ func ReferencePages() map[string][]byte {
 	}
 	fmt.Fprintf(&index, "\n## Global options\n\nEvery command takes these (before or after its name):\n\n")
 	writeMDFlags(&index, flagDocs(root.VisibleFlags(), true))
-	if h := helpText[""]; len(h.examples) > 0 {
+	if h, _ := helpFor(""); len(h.examples) > 0 {
 		fmt.Fprintf(&index, "\n## Examples\n\n")
 		writeMDExamples(&index, h.examples)
 	}
@@ -94,7 +94,7 @@ func writeMDCommand(b *bytes.Buffer, c *cli.Command, name, level string) {
 		fmt.Fprintf(b, "\n%s Options\n\n", level)
 		writeMDFlags(b, docs)
 	}
-	if h := helpText[name]; len(h.examples) > 0 {
+	if h, _ := helpFor(name); len(h.examples) > 0 {
 		fmt.Fprintf(b, "\n%s Examples\n\n", level)
 		writeMDExamples(b, h.examples)
 	}

@@ -85,7 +85,8 @@ func TestReferencePagesCoverTree(t *testing.T) {
 					t.Errorf("%s: %s lacks the option %s", name, file, d.term)
 				}
 			}
-			for _, ex := range helpText[name].examples {
+			h, _ := helpFor(name)
+			for _, ex := range h.examples {
 				if !bytes.Contains(page, []byte("    "+ex+"\n")) {
 					t.Errorf("%s: %s lacks the example %q", name, file, ex)
 				}
