@@ -41,8 +41,7 @@ type Tx struct {
 	rebuildIndex *Rebuild                          // set when the stored indexes must be rebuilt
 	inflight     []*contracts.TaskSummary          // claims/inflight as the parent has it, read on demand
 	// inflightNow is what InFlight last returned, until a task is put or
-	// archived: asked once per task by a listing of the claimable ones,
-	// it was made anew each time from every task's summary.
+	// archived (a listing of the claimable tasks asks once per task).
 	inflightNow map[string]*contracts.TaskSummary
 
 	plannedHave int      // planned ids at the snapshot, -1 until read
