@@ -3,6 +3,7 @@ package contracts
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // TaskSummary is what the board index keeps of a task: what choosing and
@@ -121,6 +122,42 @@ func Best(tasks []*TaskSummary, statusOf func(string) (Status, bool), agent stri
 		}
 	}
 	return best
+}
+
+// SortBest sorts claimable tasks in the order Best picks them for agent,
+// best first (as asking Best of each pair would), reading each task's
+// created time once rather than at every comparison.
+func SortBest(tasks []*TaskSummary, agent string) {
+	type key struct {
+		own     bool
+		created time.Time
+		dated   bool
+	}
+	keys := make(map[*TaskSummary]key, len(tasks))
+	for _, t := range tasks {
+		at, err := ParseTime(t.Created)
+		keys[t] = key{own: agent != "" && t.AssignedTo == agent && (t.Status == Rejected || t.Status == IntegrationFailed), created: at, dated: err == nil}
+	}
+	slices.SortStableFunc(tasks, func(a, b *TaskSummary) int {
+		ka, kb := keys[a], keys[b]
+		switch {
+		case ka.own != kb.own:
+			if ka.own {
+				return -1
+			}
+			return 1
+		case a.Priority != b.Priority:
+			return compareInt(a.Priority, b.Priority)
+		case ka.dated && kb.dated && !ka.created.Equal(kb.created):
+			return ka.created.Compare(kb.created)
+		case ka.dated != kb.dated:
+			if ka.dated {
+				return -1
+			}
+			return 1
+		}
+		return compareNatural(a.ID, b.ID)
+	})
 }
 
 // SortIDs sorts ids in natural order (task-2 before task-10).

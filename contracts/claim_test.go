@@ -1,6 +1,8 @@
 package contracts
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"testing"
@@ -159,3 +161,37 @@ func TestBest(t *testing.T) {
 
 // summaryOf is the index entry of a new task with status st.
 func summaryOf(id string, st Status) *TaskSummary { return task(id, st).Summary() }
+
+// SortBest orders tasks as picking Best again and again from what is left
+// does, over random boards: own sent-back work first, priorities, created
+// times equal, unparsable and missing, and ids that sort only naturally.
+func TestSortBestIsBestAgainAndAgain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	times := []string{"2026-01-02T10:00:00Z", "2026-01-02T10:00:00Z", "2026-01-01T09:00:00Z", "2026-01-02T10:00:01+01:00", "", "yesterday"}
+	statuses := []Status{Unclaimed, Unclaimed, Rejected, IntegrationFailed}
+	for round := range 300 {
+		n := 1 + rng.IntN(30)
+		tasks := make([]*TaskSummary, n)
+		for i := range tasks {
+			tasks[i] = &TaskSummary{ID: fmt.Sprintf("task-%d", rng.IntN(40)*(1+rng.IntN(3))) + fmt.Sprint(i%3), Status: statuses[rng.IntN(len(statuses))],
+				Priority: 1 + rng.IntN(3), Created: times[rng.IntN(len(times))], AssignedTo: []string{"", "coder-1", "coder-2"}[rng.IntN(3)]}
+		}
+		agent := []string{"", "coder-1"}[round%2]
+		var want []string
+		picked := map[*TaskSummary]bool{}
+		for range tasks {
+			b := Best(tasks, nil, agent, func(x *TaskSummary) bool { return picked[x] })
+			picked[b] = true
+			want = append(want, b.ID+"/"+b.Created+"/"+b.AssignedTo)
+		}
+		got := slices.Clone(tasks)
+		SortBest(got, agent)
+		var gotIDs []string
+		for _, x := range got {
+			gotIDs = append(gotIDs, x.ID+"/"+x.Created+"/"+x.AssignedTo)
+		}
+		if !slices.Equal(gotIDs, want) {
+			t.Fatalf("round %d, agent %q:\nSortBest %v\nBest     %v", round, agent, gotIDs, want)
+		}
+	}
+}

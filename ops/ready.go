@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"slices"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
@@ -27,7 +26,7 @@ type ReadyTask struct {
 // are, whose task files are not read. The head is the claim's own pick
 // (bestClaim), so that what status --ready shows first is what git liza
 // claim takes; the rest are the tasks checkClaim lets the agent take,
-// ordered by contracts.Best (the pick's order) asked of each pair, then
+// in the order contracts.Best picks them (contracts.SortBest), then
 // the claims whose lease ran out, as bestClaim takes them once no other
 // task is left. Asking bestClaim again for every next task would read the
 // board once per task listed (15 s at 1,000 tasks). It reads the board
@@ -108,12 +107,7 @@ func (s *Service) readyIDs(ctx context.Context, tx *cas.Tx) ([]string, error) {
 			rest = append(rest, t)
 		}
 	}
-	slices.SortFunc(rest, func(a, b *contracts.TaskSummary) int {
-		if contracts.Best([]*contracts.TaskSummary{a, b}, statusOf, s.Agent, nil) == a {
-			return -1
-		}
-		return 1
-	})
+	contracts.SortBest(rest, s.Agent)
 	ids := []string{head}
 	for _, t := range rest {
 		ids = append(ids, t.ID)
