@@ -47,7 +47,7 @@ var helpTexts = []struct {
 		`git liza init --spec specs/vision.md "Retry every API call"`,
 		`git liza init --integration-branch develop "Port the parser to Go"`,
 	}}},
-	{"status", help{usage: "status [--fetch] [--status S] [--agent ID | --mine] [--limit N] [--at REV] | status --ready", category: catBoard, examples: []string{
+	{"status", help{usage: "status [--fetch] [--status S] [--agent ID | --mine] [--limit N] [--at REV] | status --ready [--limit N]", category: catBoard, examples: []string{
 		`git liza status                      # what needs attention first; "waits on" names unmerged dependencies`,
 		`git liza --agent coder-1 status --ready   # what coder-1 can claim now, best first`,
 		`git liza status --status BLOCKED,REJECTED`,
