@@ -87,21 +87,40 @@ func (st *State) Task(id string) *Task {
 // Less orders tasks best first: lowest priority number, then oldest created
 // (tasks with a valid timestamp before those without), then natural id order
 // (task-2 before task-10).
-func Less(a, b *TaskSummary) bool {
-	if a.Priority != b.Priority {
-		return a.Priority < b.Priority
-	}
-	ta, errA := ParseTime(a.Created)
-	tb, errB := ParseTime(b.Created)
+func Less(a, b *TaskSummary) bool { return orderOf(a).compare(orderOf(b)) < 0 }
+
+// claimOrder is a task with its created time read, as Less orders it.
+type claimOrder struct {
+	t       *TaskSummary
+	created time.Time
+	dated   bool // created is a valid timestamp
+}
+
+func orderOf(t *TaskSummary) claimOrder {
+	at, err := ParseTime(t.Created)
+	return claimOrder{t: t, created: at, dated: err == nil}
+}
+
+func (a claimOrder) compare(b claimOrder) int {
 	switch {
-	case errA == nil && errB == nil && !ta.Equal(tb):
-		return ta.Before(tb)
-	case errA == nil && errB != nil:
-		return true
-	case errA != nil && errB == nil:
-		return false
+	case a.t.Priority != b.t.Priority:
+		return compareInt(a.t.Priority, b.t.Priority)
+	case a.dated && b.dated && !a.created.Equal(b.created):
+		return a.created.Compare(b.created)
+	case a.dated != b.dated:
+		if a.dated {
+			return -1
+		}
+		return 1
 	}
-	return compareNatural(a.ID, b.ID) < 0
+	return compareNatural(a.t.ID, b.t.ID)
+}
+
+// ownSentBack reports whether t is agent's own work sent back to it
+// (REJECTED or INTEGRATION_FAILED and assigned to agent), which a claim
+// takes before any other task.
+func ownSentBack(t *TaskSummary, agent string) bool {
+	return agent != "" && t.AssignedTo == agent && (t.Status == Rejected || t.Status == IntegrationFailed)
 }
 
 // Best returns the best task for agent to claim, or nil: among claimable
@@ -109,9 +128,7 @@ func Less(a, b *TaskSummary) bool {
 // INTEGRATION_FAILED task already assigned to agent comes first, then the
 // order of Less.
 func Best(tasks []*TaskSummary, statusOf func(string) (Status, bool), agent string, skip func(*TaskSummary) bool) *TaskSummary {
-	own := func(t *TaskSummary) bool {
-		return agent != "" && t.AssignedTo == agent && (t.Status == Rejected || t.Status == IntegrationFailed)
-	}
+	own := func(t *TaskSummary) bool { return ownSentBack(t, agent) }
 	var best *TaskSummary
 	for _, t := range tasks {
 		if !Claimable(t, statusOf) || (skip != nil && skip(t)) {
@@ -129,34 +146,22 @@ func Best(tasks []*TaskSummary, statusOf func(string) (Status, bool), agent stri
 // created time once rather than at every comparison.
 func SortBest(tasks []*TaskSummary, agent string) {
 	type key struct {
-		own     bool
-		created time.Time
-		dated   bool
+		own   bool
+		order claimOrder
 	}
 	keys := make(map[*TaskSummary]key, len(tasks))
 	for _, t := range tasks {
-		at, err := ParseTime(t.Created)
-		keys[t] = key{own: agent != "" && t.AssignedTo == agent && (t.Status == Rejected || t.Status == IntegrationFailed), created: at, dated: err == nil}
+		keys[t] = key{own: ownSentBack(t, agent), order: orderOf(t)}
 	}
 	slices.SortStableFunc(tasks, func(a, b *TaskSummary) int {
 		ka, kb := keys[a], keys[b]
-		switch {
-		case ka.own != kb.own:
+		if ka.own != kb.own {
 			if ka.own {
 				return -1
 			}
 			return 1
-		case a.Priority != b.Priority:
-			return compareInt(a.Priority, b.Priority)
-		case ka.dated && kb.dated && !ka.created.Equal(kb.created):
-			return ka.created.Compare(kb.created)
-		case ka.dated != kb.dated:
-			if ka.dated {
-				return -1
-			}
-			return 1
 		}
-		return compareNatural(a.ID, b.ID)
+		return ka.order.compare(kb.order)
 	})
 }
 
