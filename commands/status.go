@@ -61,9 +61,9 @@ func (e *Env) statusCmd() *cli.Command {
 					return contracts.Invalidf("--mine needs the acting agent: git liza --agent ID status --mine, or LIZA_AGENT_ID")
 				}
 			}
-			limit := int(cmd.Int("limit"))
-			if limit < 0 {
-				return contracts.Invalidf("--limit %d: give 0 (all) or more", limit)
+			limit, err := limitOf(cmd)
+			if err != nil {
+				return err
 			}
 			if !s.json {
 				r.Limit = limit
@@ -253,9 +253,9 @@ func (e *Env) ready(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	limit := int(cmd.Int("limit"))
-	if limit < 0 {
-		return contracts.Invalidf("--limit %d: give 0 (all) or more", limit)
+	limit, err := limitOf(cmd)
+	if err != nil {
+		return err
 	}
 	if s.json {
 		limit = 0
@@ -277,6 +277,15 @@ func (e *Env) ready(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(&out, "  … %d more: git liza %sstatus --ready --limit 0\n", more, who)
 	}
 	return writeFitted(e.Stdout, out.String(), e.width())
+}
+
+// limitOf is --limit: how many tasks to list, 0 for all.
+func limitOf(cmd *cli.Command) (int, error) {
+	limit := int(cmd.Int("limit"))
+	if limit < 0 {
+		return 0, contracts.Invalidf("--limit %d: give 0 (all) or more", limit)
+	}
+	return limit, nil
 }
 
 // writeReady writes status --ready's lines: id, priority, status, the
