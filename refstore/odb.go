@@ -205,7 +205,11 @@ func (o *odb) readUnchecked(id Hash, max int64) (objType, []byte, error) {
 		return 0, nil, fmt.Errorf("%w: %s is not a %s id", errNoObject, id, o.algo)
 	}
 	lim := limit{id, max}
-	t, data, ok, _, err := o.readLocal(id, false, lim)
+	packs, err := o.packList(false)
+	if err != nil {
+		return 0, nil, err
+	}
+	t, data, ok, _, err := o.readIn(id, packs, lim)
 	if ok || err != nil {
 		return t, data, err
 	}
@@ -226,36 +230,6 @@ func (o *odb) readUnchecked(id Hash, max int64) (objType, []byte, error) {
 		}
 	}
 	return o.readThroughGit(id, max)
-}
-
-// maxRelists bounds how many times readListed lists the packs again.
-const maxRelists = 8
-
-// readListed lists the packs again and looks, again while a pack it listed
-// was gone when it came to read it: a tidy (tidyPacks, or git's repack)
-// writes the pack it merges into before it removes the packs merged, so a
-// listing made after one is found gone holds what that one held.
-func (o *odb) readListed(id Hash, lim limit) (t objType, data []byte, ok bool, err error) {
-	for range maxRelists {
-		var vanished bool
-		if t, data, ok, vanished, err = o.readLocal(id, true, lim); ok || err != nil || !vanished {
-			return t, data, ok, err
-		}
-	}
-	return 0, nil, false, nil
-}
-
-// readLocal looks in the packs first, as git does: git-liza writes an
-// operation's objects as a pack, and a mapped index answers without a
-// system call where a loose object's absence costs one. vanished reports
-// a pack listed that was gone when it was read.
-func (o *odb) readLocal(id Hash, rescan bool, lim limit) (t objType, data []byte, ok, vanished bool, err error) {
-	t, data, ok, vanished, err = o.readPacked(id, rescan, lim)
-	if ok || err != nil {
-		return t, data, ok, vanished, err
-	}
-	t, data, ok, err = o.readLoose(id, lim)
-	return t, data, ok, vanished, err
 }
 
 // fillNow runs fill unless it has run, and reports whether it ran now.
@@ -297,24 +271,6 @@ func (o *odb) has(id Hash) bool {
 		return ok && err == nil
 	}
 	return false
-}
-
-// hasLocal reports whether the object is in the object directories.
-func (o *odb) hasLocal(id Hash) bool {
-	hex := id.String()
-	if o.inPacks(id, false) {
-		return true
-	}
-	for _, d := range o.dirs {
-		if _, err := os.Stat(filepath.Join(d, hex[:2], hex[2:])); err == nil {
-			return true
-		}
-	}
-	// A pack written since the packs were last listed.
-	if _, err := o.packList(true); err != nil {
-		return false
-	}
-	return o.inPacks(id, false)
 }
 
 func (o *odb) readLoose(id Hash, lim limit) (objType, []byte, bool, error) {
@@ -390,102 +346,6 @@ func inflateLoose(f *os.File, lim limit) (objType, []byte, error) {
 	}
 	return t, data, nil
 }
-
-// packList returns the packs of every object directory, newest first,
-// looking at the directories again when rescan is set. The list returned
-// is never changed afterwards (see writePack): callers read it unlocked.
-func (o *odb) packList(rescan bool) ([]*pack, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.scanned && !rescan {
-		return o.packs, nil
-	}
-	known := map[string]*pack{}
-	for _, p := range o.packs {
-		known[p.path] = p
-	}
-	type found struct {
-		p     *pack
-		mtime int64
-	}
-	var list []found
-	for _, d := range o.dirs {
-		names, err := filepath.Glob(filepath.Join(d, "pack", "pack-*.idx"))
-		if err != nil {
-			return nil, err
-		}
-		for _, idx := range names {
-			path := strings.TrimSuffix(idx, ".idx")
-			fi, err := os.Stat(path + ".pack")
-			if err != nil {
-				continue
-			}
-			p := known[path]
-			if p == nil {
-				p = &pack{path: path, algo: o.algo}
-			}
-			list = append(list, found{p, fi.ModTime().UnixNano()})
-		}
-	}
-	slices.SortStableFunc(list, func(a, b found) int {
-		switch {
-		case a.mtime > b.mtime:
-			return -1
-		case a.mtime < b.mtime:
-			return 1
-		}
-		return 0
-	})
-	// A new list, never the old one changed in place: readers of other
-	// goroutines go on with the list they were given.
-	packs := make([]*pack, 0, len(list))
-	for _, f := range list {
-		packs = append(packs, f.p)
-	}
-	o.packs, o.scanned = packs, true
-	return o.packs, nil
-}
-
-func (o *odb) readPacked(id Hash, rescan bool, lim limit) (t objType, data []byte, ok, vanished bool, err error) {
-	packs, err := o.packList(rescan)
-	if err != nil {
-		return 0, nil, false, false, err
-	}
-	if rescan && afterRelist != nil {
-		afterRelist()
-	}
-	for _, p := range packs {
-		if errors.Is(p.open(), fs.ErrNotExist) {
-			vanished = true // tidied away since the list was made
-			continue
-		}
-		off, ok, err := p.find(id)
-		if err != nil {
-			return 0, nil, false, vanished, err
-		}
-		if !ok {
-			continue
-		}
-		t, data, err := o.unpack(p, off, lim)
-		var big *TooLargeError
-		if errors.As(err, &big) {
-			return 0, nil, false, vanished, err
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			vanished = true // its .pack tidied away since the index was read
-			continue
-		}
-		if err != nil {
-			return 0, nil, false, vanished, fmt.Errorf("object %s in %s.pack: %w", id, filepath.Base(p.path), err)
-		}
-		return t, data, true, vanished, nil
-	}
-	return 0, nil, false, vanished, nil
-}
-
-// afterRelist, when set (by a test), runs each time a read has listed the
-// packs again, before it looks in them.
-var afterRelist func()
 
 // unpack reads the object at off in p, resolving its chain of deltas.
 // Under a limit, every entry of the chain is held to it before it is

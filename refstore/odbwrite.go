@@ -213,9 +213,11 @@ func (o *odb) rescanPacks() {
 // present).
 func (o *odb) inPacks(id Hash, freshen bool) bool {
 	packs, err := o.packList(false)
-	if err != nil {
-		return false
-	}
+	return err == nil && o.findIn(packs, id, freshen)
+}
+
+// findIn reports whether one of packs holds the object (see inPacks).
+func (o *odb) findIn(packs []*pack, id Hash, freshen bool) bool {
 	for _, p := range packs {
 		if _, ok, err := p.find(id); ok && err == nil && (!freshen || p.freshen()) {
 			return true

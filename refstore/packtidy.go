@@ -33,7 +33,7 @@ import (
 //
 // The new pack is whole under its final name before any merged pack is
 // removed, index first; a reader that listed the packs before finds an
-// index gone, takes it as a miss and lists them again (readLocal), and
+// index gone, takes it as a miss and lists them again (readListed), and
 // git does the same. A process killed in between leaves both, every
 // object readable, and the next tidy merges them. One process tidies at a
 // time (a flock on tidyLock, released by the kernel however it ends); the

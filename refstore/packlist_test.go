@@ -1,0 +1,102 @@
+package refstore
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mergeAway does to the pack at old what a tidy in another process does:
+// the pack it merges into written whole first (here a link of old's files
+// under another name), then old removed, index first.
+func mergeAway(t *testing.T, old string) {
+	t.Helper()
+	merged := filepath.Join(filepath.Dir(old), "pack-"+strings.Repeat("cd", len(filepath.Base(old))/2-2))
+	for _, ext := range []string{".pack", ".idx"} {
+		if err := os.Link(old+ext, merged+ext); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, ext := range []string{".idx", ".pack"} {
+		if err := os.Remove(old + ext); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// onlyPack is the one pack of dir, without its extension.
+func onlyPack(t *testing.T, dir string) string {
+	t.Helper()
+	idx, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.idx"))
+	if err != nil || len(idx) != 1 {
+		t.Fatalf("packs %v, %v", idx, err)
+	}
+	return strings.TrimSuffix(idx[0], ".idx")
+}
+
+// A tidy racing a listing: the listing reads the directory before the
+// merged pack is written and looks at the merging one's files after they
+// are removed, so it holds neither. That listing is no answer: the reader
+// lists again, and finds the object in the merged pack. (Forty coders
+// claiming at once saw "object not found" for a state commit that a tidy
+// had just merged, with a listing caught between the two steps.)
+func TestListingCaughtInATidy(t *testing.T) {
+	for _, how := range []string{"read", "has"} {
+		t.Run(how, func(t *testing.T) {
+			dir := newRepo(t)
+			reader := open(t, dir)
+			if _, err := reader.odb.packList(true); err != nil {
+				t.Fatal(err)
+			}
+			ids := writeOperation(t, open(t, dir), "written after the reader listed", 4)
+			old := onlyPack(t, dir)
+			listings := 0
+			afterGlob = func() {
+				if listings++; listings == 1 {
+					mergeAway(t, old)
+				}
+			}
+			t.Cleanup(func() { afterGlob = nil })
+			switch how {
+			case "read":
+				if _, _, err := reader.odb.read(ids[0]); err != nil {
+					t.Fatalf("after its pack was merged away during the listing: %v", err)
+				}
+			case "has":
+				if !reader.odb.has(ids[0]) {
+					t.Fatal("has is false after the object's pack was merged away during the listing")
+				}
+			}
+			if listings < 2 {
+				t.Errorf("listed the packs %d times, want at least 2", listings)
+			}
+		})
+	}
+}
+
+// An object that is not there costs a listing more than before, and no
+// more: two listings alike, with no pack gone, are the answer.
+func TestMissingObjectListsTwice(t *testing.T) {
+	dir := newRepo(t)
+	writeOperation(t, open(t, dir), "a pack", 4)
+	reader := open(t, dir)
+	listings := 0
+	afterGlob = func() { listings++ }
+	t.Cleanup(func() { afterGlob = nil })
+	missing, _ := ParseHash(strings.Repeat("ab", 20))
+	if _, _, err := reader.odb.read(missing); err == nil {
+		t.Fatal("read an object that is not there")
+	}
+	// The first read lists once to look, then twice more.
+	if listings != 3 {
+		t.Errorf("a missing object's read listed the packs %d times, want 3", listings)
+	}
+	listings = 0
+	if reader.odb.has(missing) {
+		t.Fatal("has an object that is not there")
+	}
+	if listings != 2 {
+		t.Errorf("a missing object's has listed the packs %d times, want 2", listings)
+	}
+}
