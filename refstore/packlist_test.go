@@ -39,15 +39,25 @@ func onlyPack(t *testing.T, dir string) string {
 	return strings.TrimSuffix(idx[0], ".idx")
 }
 
-// A tidy racing a listing: the listing reads the directory before the
-// merged pack is written and looks at the merging one's files after they
-// are removed, so it holds neither. That listing is no answer: the reader
-// lists again, and finds the object in the merged pack. (Forty coders
-// claiming at once saw "object not found" for a state commit that a tidy
-// had just merged, with a listing caught between the two steps.)
-func TestListingCaughtInATidy(t *testing.T) {
-	for _, how := range []string{"read", "has"} {
-		t.Run(how, func(t *testing.T) {
+// A tidy in another process beside a reader that lists the packs again
+// for an object written since its first listing. The tidy writes the pack
+// it merges into, then removes the merged pack, index first, and may do so
+// after the listing (the reader finds the object's pack listed and gone)
+// or during it (after the directory is read and before the packs' files
+// are looked at, so the listing holds neither). Neither listing is an
+// answer: the reader lists again and finds the object in the merged pack.
+// (Forty coders claiming at once saw "object not found" for a state commit
+// a tidy had just merged, first after the listing, then during it.)
+func TestTidyBesideAReader(t *testing.T) {
+	for _, c := range []struct {
+		name, look string
+		hook       *func()
+	}{
+		{"read, tidied after the listing", "read", &afterRelist},
+		{"read, tidied during the listing", "read", &afterGlob},
+		{"has, tidied during the listing", "has", &afterGlob},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			dir := newRepo(t)
 			reader := open(t, dir)
 			if _, err := reader.odb.packList(true); err != nil {
@@ -55,25 +65,22 @@ func TestListingCaughtInATidy(t *testing.T) {
 			}
 			ids := writeOperation(t, open(t, dir), "written after the reader listed", 4)
 			old := onlyPack(t, dir)
-			listings := 0
-			afterGlob = func() {
-				if listings++; listings == 1 {
+			calls := 0
+			*c.hook = func() {
+				if calls++; calls == 1 {
 					mergeAway(t, old)
 				}
 			}
-			t.Cleanup(func() { afterGlob = nil })
-			switch how {
-			case "read":
+			t.Cleanup(func() { *c.hook = nil })
+			if c.look == "read" {
 				if _, _, err := reader.odb.read(ids[0]); err != nil {
-					t.Fatalf("after its pack was merged away during the listing: %v", err)
+					t.Fatalf("after its pack was merged away: %v", err)
 				}
-			case "has":
-				if !reader.odb.has(ids[0]) {
-					t.Fatal("has is false after the object's pack was merged away during the listing")
-				}
+			} else if !reader.odb.has(ids[0]) {
+				t.Fatal("has is false after the object's pack was merged away")
 			}
-			if listings < 2 {
-				t.Errorf("listed the packs %d times, want at least 2", listings)
+			if calls < 2 {
+				t.Errorf("listed the packs %d times after the tidy began, want at least 2", calls)
 			}
 		})
 	}

@@ -315,52 +315,6 @@ func TestTidyReaderWithOldList(t *testing.T) {
 	}
 }
 
-// A reader that lists the packs again, finds the object's pack listed and
-// then gone (a tidy in another process merged it into a pack made after
-// the listing) lists them once more, and finds it. With one listing more,
-// 40 coders claiming at once saw "object not found" for a state commit.
-func TestReaderListsAgainAfterTidy(t *testing.T) {
-	dir := newRepo(t)
-	reader := open(t, dir)
-	if _, err := reader.odb.packList(true); err != nil {
-		t.Fatal(err)
-	}
-	ids := writeOperation(t, open(t, dir), "written after the reader listed", 4)
-	packDir := filepath.Join(dir, ".git", "objects", "pack")
-	idx, err := filepath.Glob(filepath.Join(packDir, "pack-*.idx"))
-	if err != nil || len(idx) != 1 {
-		t.Fatalf("packs %v, %v", idx, err)
-	}
-	old := strings.TrimSuffix(idx[0], ".idx")
-	relists := 0
-	afterRelist = func() {
-		relists++
-		if relists > 1 {
-			return
-		}
-		// As a tidy does: the pack it merges into first, then the
-		// merged one removed, index first.
-		merged := filepath.Join(packDir, "pack-"+strings.Repeat("ab", len(filepath.Base(old))/2-2))
-		for _, ext := range []string{".pack", ".idx"} {
-			if err := os.Link(old+ext, merged+ext); err != nil {
-				t.Error(err)
-			}
-		}
-		for _, ext := range []string{".idx", ".pack"} {
-			if err := os.Remove(old + ext); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	t.Cleanup(func() { afterRelist = nil })
-	if _, _, err := reader.odb.read(ids[0]); err != nil {
-		t.Fatalf("after its pack was merged away under the listing: %v", err)
-	}
-	if relists != 2 {
-		t.Errorf("listed the packs again %d times, want 2", relists)
-	}
-}
-
 // Packs git gives a meaning of their own are never merged, and packs git
 // made with deltas are merged with their objects whole.
 func TestTidyLeavesKeptPacksMergesGitOnes(t *testing.T) {
