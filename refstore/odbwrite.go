@@ -213,17 +213,27 @@ func (o *odb) rescanPacks() {
 // present).
 func (o *odb) inPacks(id Hash, freshen bool) bool {
 	packs, err := o.packList(false)
-	return err == nil && o.findIn(packs, id, freshen)
+	if err != nil {
+		return false
+	}
+	found, _ := o.findIn(packs, id, freshen)
+	return found
 }
 
-// findIn reports whether one of packs holds the object (see inPacks).
-func (o *odb) findIn(packs []*pack, id Hash, freshen bool) bool {
+// findIn reports whether one of packs holds the object (see inPacks), and
+// whether a pack of them was gone when it came to be read (tidied away
+// since the list was made).
+func (o *odb) findIn(packs []*pack, id Hash, freshen bool) (found, vanished bool) {
 	for _, p := range packs {
+		if errors.Is(p.open(), fs.ErrNotExist) {
+			vanished = true
+			continue
+		}
 		if _, ok, err := p.find(id); ok && err == nil && (!freshen || p.freshen()) {
-			return true
+			return true, vanished
 		}
 	}
-	return false
+	return false, vanished
 }
 
 // freshen sets the pack's time to now, once a process.

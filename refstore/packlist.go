@@ -25,29 +25,39 @@ import (
 // maxRelists bounds how many times a look lists the packs again.
 const maxRelists = 8
 
-// readListed lists the packs again and looks, until it finds the object
-// or lists the same packs twice in a row, none of them gone (see above).
-// A missing object costs two listings.
-func (o *odb) readListed(id Hash, lim limit) (t objType, data []byte, ok bool, err error) {
+// relist lists the packs again and gives each listing to look, until look
+// finds the object or two listings in a row are alike with none of their
+// packs gone when look came to read them (see above). A missing object
+// costs two listings.
+func (o *odb) relist(look func(packs []*pack) (found, vanished bool, err error)) (bool, error) {
 	var last []*pack
 	for i := range maxRelists {
 		packs, err := o.packList(true)
 		if err != nil {
-			return 0, nil, false, err
+			return false, err
 		}
 		if afterRelist != nil {
 			afterRelist()
 		}
-		t, data, ok, vanished, err := o.readIn(id, packs, lim)
-		if ok || err != nil {
-			return t, data, ok, err
+		found, vanished, err := look(packs)
+		if found || err != nil {
+			return found, err
 		}
 		if i > 0 && !vanished && slices.Equal(packs, last) {
 			break
 		}
 		last = packs
 	}
-	return 0, nil, false, nil
+	return false, nil
+}
+
+// readListed reads the object from the packs listed again (relist).
+func (o *odb) readListed(id Hash, lim limit) (t objType, data []byte, ok bool, err error) {
+	ok, err = o.relist(func(packs []*pack) (found, vanished bool, err error) {
+		t, data, found, vanished, err = o.readIn(id, packs, lim)
+		return found, vanished, err
+	})
+	return t, data, ok, err
 }
 
 // readIn looks in packs first, as git does: git-liza writes an
@@ -63,31 +73,20 @@ func (o *odb) readIn(id Hash, packs []*pack, lim limit) (t objType, data []byte,
 }
 
 // hasLocal reports whether the object is in the object directories: in
-// the packs as last listed, loose, or in the packs listed again until two
-// listings in a row are alike (see above).
+// the packs as last listed, loose, or in the packs listed again (relist).
 func (o *odb) hasLocal(id Hash) bool {
 	packs, err := o.packList(false)
 	if err != nil {
 		return false
 	}
-	if o.findIn(packs, id, false) || o.hasLoose(id) {
+	if found, _ := o.findIn(packs, id, false); found || o.hasLoose(id) {
 		return true
 	}
-	var last []*pack
-	for i := range maxRelists {
-		packs, err := o.packList(true)
-		if err != nil {
-			return false
-		}
-		if o.findIn(packs, id, false) || o.hasLoose(id) {
-			return true
-		}
-		if i > 0 && slices.Equal(packs, last) {
-			break
-		}
-		last = packs
-	}
-	return false
+	found, _ := o.relist(func(packs []*pack) (bool, bool, error) {
+		found, vanished := o.findIn(packs, id, false)
+		return found || o.hasLoose(id), vanished, nil
+	})
+	return found
 }
 
 // hasLoose reports whether the object is a loose file.
