@@ -129,6 +129,50 @@ func (e *Env) commandGroups() []func() []*cli.Command {
 	}
 }
 
+// groupOf is the index in commandGroups of the group that builds the
+// top-level command name, or -1 when it builds none (and for help, which
+// lists them all): a claim then builds its own group, not the task
+// command's subcommands and the nine before it. TestGroupOfEveryCommand
+// holds it to commandGroups; a name it misses is still found, by building
+// the groups in order.
+func groupOf(name string) int {
+	switch name {
+	case "init":
+		return 0
+	case "status":
+		return 1
+	case "usage":
+		return 2
+	case "show":
+		return 3
+	case "log":
+		return 4
+	case "validate":
+		return 5
+	case "import":
+		return 6
+	case "export":
+		return 7
+	case "task":
+		return 8
+	case "goal":
+		return 9
+	case "claim", "checkpoint", "heartbeat", "submit", "handoff", "review", "verdict", "merge":
+		return 10
+	case "pause", "resume", "abort", "budget":
+		return 11
+	case "agent", "run", "logs", "doctor", "supervise", "demo", "demo-agent":
+		return 12
+	case "anomaly", "discover", "note":
+		return 13
+	case "worktree", "hooks", "hook", "sync", "integration", "watch", "notify", "analyze", "sprint", "prompt":
+		return 14
+	case "diff", "board", "serve", "mcp", "version", "install-man", "completion", "__complete":
+		return 15
+	}
+	return -1
+}
+
 // commandsFor builds the top-level commands args need: the one they name
 // (the same only would keep from the whole tree), none when they only ask
 // for the version, and all of them otherwise (nil args: all). Building a
@@ -143,8 +187,16 @@ func (e *Env) commandsFor(args []string) []*cli.Command {
 	if args != nil {
 		name = commandName(args)
 	}
+	groups := e.commandGroups()
+	if i := groupOf(name); i >= 0 && name != "help" {
+		for _, c := range groups[i]() {
+			if named(c, name) {
+				return []*cli.Command{c}
+			}
+		}
+	}
 	var all []*cli.Command
-	for _, g := range e.commandGroups() {
+	for _, g := range groups {
 		for _, c := range g() {
 			if name != "" && name != "help" && named(c, name) {
 				return []*cli.Command{c}

@@ -114,6 +114,25 @@ func TestCommandsForBuildsWhatRuns(t *testing.T) {
 	}
 }
 
+// groupOf names, for every top-level command but help (which lists them
+// all), the group that builds it, so that commandsFor builds that group
+// alone.
+func TestGroupOfEveryCommand(t *testing.T) {
+	e := &Env{}
+	groups := e.commandGroups()
+	for i, g := range groups {
+		for _, c := range g() {
+			want := i
+			if c.Name == "help" {
+				want = -1
+			}
+			if got := groupOf(c.Name); got != want {
+				t.Errorf("groupOf(%q) = %d, want %d", c.Name, got, want)
+			}
+		}
+	}
+}
+
 // only narrows the commands of app to the one args name, when they name
 // one: what Run did before commandsFor built just that one. Help, a
 // mistyped name and anything unusual keep them all. It stays here as the
