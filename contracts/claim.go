@@ -149,20 +149,22 @@ func SortBest(tasks []*TaskSummary, agent string) {
 		own   bool
 		order claimOrder
 	}
-	keys := make(map[*TaskSummary]key, len(tasks))
-	for _, t := range tasks {
-		keys[t] = key{own: ownSentBack(t, agent), order: orderOf(t)}
+	keys := make([]key, len(tasks))
+	for i, t := range tasks {
+		keys[i] = key{own: ownSentBack(t, agent), order: orderOf(t)}
 	}
-	slices.SortStableFunc(tasks, func(a, b *TaskSummary) int {
-		ka, kb := keys[a], keys[b]
-		if ka.own != kb.own {
-			if ka.own {
+	slices.SortStableFunc(keys, func(a, b key) int {
+		if a.own != b.own {
+			if a.own {
 				return -1
 			}
 			return 1
 		}
-		return ka.order.compare(kb.order)
+		return a.order.compare(b.order)
 	})
+	for i, k := range keys {
+		tasks[i] = k.order.t
+	}
 }
 
 // SortIDs sorts ids in natural order (task-2 before task-10).
