@@ -157,16 +157,41 @@ func bestClaim(tx *cas.Tx, agent string, skip map[string]bool) (best string, why
 	if best := contracts.Best(tasks, statusOf, agent, func(t *contracts.TaskSummary) bool { return !ok(t) }); best != nil {
 		return best.ID, nil, nil
 	}
-	var expired *contracts.TaskSummary
-	for _, t := range tasks {
-		if t.Status == contracts.Claimed && tx.LeaseEnded(t.LeaseExpires) && ok(t) && (expired == nil || contracts.Less(t, expired)) {
-			expired = t
-		}
-	}
-	if expired != nil {
-		return expired.ID, nil, nil
+	expired, err := expiredClaims(tx, agent, skip)
+	if err != nil || len(expired) > 0 {
+		return firstID(expired), nil, err
 	}
 	return "", why, nil
+}
+
+// expiredClaims lists the claims whose lease ran out that agent may take
+// and skip does not hold, best first: bestClaim's last resort, in the
+// order it takes them one after another once no other task is left.
+func expiredClaims(tx *cas.Tx, agent string, skip map[string]bool) ([]*contracts.TaskSummary, error) {
+	idx, err := tx.InFlight()
+	if err != nil {
+		return nil, err
+	}
+	var out []*contracts.TaskSummary
+	for _, t := range idx {
+		if t.Status != contracts.Claimed || skip[t.ID] || !tx.LeaseEnded(t.LeaseExpires) {
+			continue
+		}
+		if _, err := checkClaim(tx, t, agent); err == nil {
+			out = append(out, t)
+		}
+	}
+	// A CLAIMED task is never the agent's own work sent back, so this is
+	// the order of contracts.Less.
+	contracts.SortBest(out, agent)
+	return out, nil
+}
+
+func firstID(ts []*contracts.TaskSummary) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	return ts[0].ID
 }
 
 // freshRefusal is checkClaim's refusal of every UNCLAIMED task to agent

@@ -34,7 +34,7 @@ type ReadyTask struct {
 func (s *Service) Ready(ctx context.Context, limit int) (tasks []ReadyTask, more int, err error) {
 	out := []ReadyTask{}
 	err = s.view(func(tx *cas.Tx) error {
-		ids, err := s.readyIDs(ctx, tx)
+		ids, err := s.readyIDs(tx)
 		if err != nil {
 			return err
 		}
@@ -69,14 +69,14 @@ func (s *Service) ReadyIDs(ctx context.Context) ([]string, error) {
 	var ids []string
 	err := s.view(func(tx *cas.Tx) error {
 		var err error
-		ids, err = s.readyIDs(ctx, tx)
+		ids, err = s.readyIDs(tx)
 		return err
 	})
 	return ids, err
 }
 
 // readyIDs is the ids of Ready, in its order.
-func (s *Service) readyIDs(ctx context.Context, tx *cas.Tx) ([]string, error) {
+func (s *Service) readyIDs(tx *cas.Tx) ([]string, error) {
 	idx, err := tx.Index()
 	if err != nil {
 		return nil, err
@@ -94,8 +94,8 @@ func (s *Service) readyIDs(ctx context.Context, tx *cas.Tx) ([]string, error) {
 		}
 		return st, st != ""
 	}
-	// Every task set aside here is one bestClaim would pass over too,
-	// so that below it is asked only about the claims whose lease ran out.
+	// Every claimable task is listed here, so what bestClaim would take
+	// after them is its last resort: the claims whose lease ran out.
 	aside := map[string]bool{head: true}
 	var rest []*contracts.TaskSummary
 	for _, t := range idx {
@@ -108,24 +108,16 @@ func (s *Service) readyIDs(ctx context.Context, tx *cas.Tx) ([]string, error) {
 		}
 	}
 	contracts.SortBest(rest, s.Agent)
-	ids := []string{head}
-	for _, t := range rest {
+	expired, err := expiredClaims(tx, s.Agent, aside)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, 1+len(rest)+len(expired))
+	ids = append(ids, head)
+	for _, t := range append(rest, expired...) {
 		ids = append(ids, t.ID)
 	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		id, _, err := bestClaim(tx, s.Agent, aside)
-		if err != nil {
-			return nil, err
-		}
-		if id == "" {
-			return ids, nil
-		}
-		aside[id] = true
-		ids = append(ids, id)
-	}
+	return ids, nil
 }
 
 // waitsOn is the tasks t depends on that are not MERGED, for a live task

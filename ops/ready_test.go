@@ -110,12 +110,26 @@ func TestReadyIsClaimOrder(t *testing.T) {
 	if len(shown) == 0 || shown[0].Kind != ops.ClaimExpired {
 		t.Fatalf("an hour later: %+v, want expired claims to reclaim", shown)
 	}
-	got, err := later.Claim(ctx, ops.ClaimRequest{NoWorktree: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.ID != shown[0].ID {
-		t.Fatalf("the late claim took %s, the head shown is %s", got.ID, shown[0].ID)
+	// Each next late coder's claim takes the head of what it is shown, and
+	// the list after it is the rest: the expired claims are listed in the
+	// order claims take them, to the last.
+	for n := 0; len(shown) > 0; n++ {
+		as := later.As(fmt.Sprintf("coder-%d", 100+n), 0)
+		got, err := as.Claim(ctx, ops.ClaimRequest{NoWorktree: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != shown[0].ID || shown[0].Kind != ops.ClaimExpired {
+			t.Fatalf("late claim %d took %s; the head shown is %+v", n, got.ID, shown[0])
+		}
+		next, err := readyAll(later.As(fmt.Sprintf("coder-%d", 101+n), 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ids(next), ids(shown)[1:]) {
+			t.Fatalf("after the late claim of %s the list is %v, want %v", got.ID, ids(next), ids(shown)[1:])
+		}
+		shown = next
 	}
 }
 
