@@ -148,17 +148,20 @@ func (s *Service) lean(r ObserveRequest, obs *Observation) error {
 			return err
 		}
 	}
+	var whole []string
+	var at []int
 	for _, x := range sums {
-		t := x.Stub()
 		if spend || contracts.MayAlarm(x, cfg, r.Now) || r.Whole != nil && r.Whole(x) {
-			if t, err = snap.Task(x.ID); err != nil {
-				return err
-			}
-			if t == nil {
-				return contracts.Errorf(contracts.CodeInconsistent, "state is inconsistent: the index names task %s, which is not there", x.ID)
-			}
+			whole, at = append(whole, x.ID), append(at, len(st.Tasks))
 		}
-		st.Tasks = append(st.Tasks, t)
+		st.Tasks = append(st.Tasks, x.Stub())
+	}
+	read, err := snap.Tasks(cas.TasksDir, whole)
+	if err != nil {
+		return err
+	}
+	for i, t := range read {
+		st.Tasks[at[i]] = t
 	}
 	cas.SortTasks(st.Tasks)
 	if err := cas.EachEntry(snap, cas.ListDiscovered, func(d *contracts.Discovery) error {
