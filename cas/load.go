@@ -223,43 +223,47 @@ func (s *Snapshot) EachEntryRaw(list string, fn func(raw []byte) error) error {
 	return nil
 }
 
-// EachTask decodes the tasks of tasks/ or archive/ one at a time, in board
-// order (SortTasks), reading their order from the index: a whole board
-// goes by without being held at once.
-func (s *Snapshot) EachTask(dir string, fn func(t *contracts.Task) error) error {
-	return s.EachTaskRaw(dir, func(id string, raw []byte) error {
-		t := new(contracts.Task)
-		if err := contracts.DecodeYAML(raw, t); err != nil {
-			return inconsistent("%s/%s.yaml at %s: %v", dir, id, short(s.Commit), err)
-		}
-		return fn(t)
-	})
-}
-
-// EachTaskRaw is EachTask with each task's file as it is stored.
+// EachTaskRaw hands over the files of the tasks of tasks/ or archive/ as
+// they are stored, one at a time, in board order (SortTasks), reading
+// their order from the index: a whole board goes by without being held at
+// once.
 func (s *Snapshot) EachTaskRaw(dir string, fn func(id string, raw []byte) error) error {
-	sums, err := s.Summaries(dir)
+	ids, err := s.boardOrder(dir)
 	if err != nil {
 		return err
+	}
+	for _, id := range ids {
+		raw, ok, err := s.ReadFile(EntityFile(dir, id))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return inconsistent("%s at %s: the index names task %s, which is not there", dir, short(s.Commit), id)
+		}
+		if err := fn(id, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// boardOrder is the ids of the tasks of tasks/ or archive/ in board order
+// (SortTasks), from the index.
+func (s *Snapshot) boardOrder(dir string) ([]string, error) {
+	sums, err := s.Summaries(dir)
+	if err != nil {
+		return nil, err
 	}
 	order := make([]*contracts.Task, len(sums))
 	for i, x := range sums {
 		order[i] = &contracts.Task{ID: x.ID, Created: x.Created}
 	}
 	SortTasks(order)
-	for _, o := range order {
-		raw, ok, err := s.ReadFile(EntityFile(dir, o.ID))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return inconsistent("%s at %s: the index names task %s, which is not there", dir, short(s.Commit), o.ID)
-		}
-		if err := fn(o.ID, raw); err != nil {
-			return err
-		}
+	ids := make([]string, len(order))
+	for i, o := range order {
+		ids[i] = o.ID
 	}
-	return nil
+	return ids, nil
 }
 
 // Count is how many tasks tasks/ or archive/ hold, and how many of them

@@ -12,6 +12,16 @@ import (
 // than it saves.
 const parallelFrom = 64
 
+// AllTasks reads every task of tasks/ or archive/, in board order
+// (SortTasks): Tasks of the ids the index names.
+func (s *Snapshot) AllTasks(dir string) ([]*contracts.Task, error) {
+	ids, err := s.boardOrder(dir)
+	if err != nil {
+		return nil, err
+	}
+	return s.Tasks(dir, ids)
+}
+
 // Tasks reads the tasks ids of tasks/ or archive/, in the order given.
 // Decoding each task's YAML is most of what reading thousands of them
 // costs, and each decodes on its own: the files are read here, in order
@@ -20,6 +30,9 @@ const parallelFrom = 64
 // after another would: the error of the first task in the order that has
 // one (a task the directory lacks is one).
 func (s *Snapshot) Tasks(dir string, ids []string) ([]*contracts.Task, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
 	out := make([]*contracts.Task, len(ids))
 	errs := make([]error, len(ids))
 	decode := func(i int, raw []byte) {

@@ -141,10 +141,7 @@ func (s *Service) lean(r ObserveRequest, obs *Observation) error {
 	// the board: its alarms need every task whole, the archived ones too.
 	spend := budgetsOverAll(cfg.Budgets)
 	if spend {
-		if err := snap.EachTask(cas.ArchiveDir, func(t *contracts.Task) error {
-			st.Archive = append(st.Archive, t)
-			return nil
-		}); err != nil {
+		if st.Archive, err = snap.AllTasks(cas.ArchiveDir); err != nil {
 			return err
 		}
 	}
