@@ -127,13 +127,20 @@ func (s *Snapshot) load(tasks func(dir string) ([]*contracts.Task, error)) (*con
 	return st, s.readLists(st)
 }
 
-// wholeTasks decodes every task of dir.
+// wholeTasks decodes every task of dir, in tree order.
 func (s *Snapshot) wholeTasks(dir string) ([]*contracts.Task, error) {
-	out := []*contracts.Task{}
-	err := s.eachTask(dir, func(t *contracts.Task) error {
-		out = append(out, t)
-		return nil
+	es, err := s.entities(dir)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.decodeTasks(len(es), func(i int) (string, []byte, error) {
+		p := dir + "/" + es[i].id + ".yaml"
+		raw, err := s.readFile(p, es[i].blob)
+		return p, raw, err
 	})
+	if out == nil && err == nil {
+		out = []*contracts.Task{}
+	}
 	return out, err
 }
 

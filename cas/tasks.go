@@ -24,56 +24,68 @@ func (s *Snapshot) AllTasks(dir string) ([]*contracts.Task, error) {
 
 // Tasks reads the tasks ids of tasks/ or archive/, in the order given.
 // Decoding each task's YAML is most of what reading thousands of them
-// costs, and each decodes on its own: the files are read here, in order
-// and within the snapshot's bounds, while as many goroutines as there are
-// processors decode them. What goes wrong is reported as reading them one
-// after another would: the error of the first task in the order that has
-// one (a task the directory lacks is one).
+// costs, and each decodes on its own (see decodeTasks). What goes wrong
+// is reported as reading them one after another would: the error of the
+// first task in the order that has one (a task the directory lacks is
+// one).
 func (s *Snapshot) Tasks(dir string, ids []string) ([]*contracts.Task, error) {
-	if len(ids) == 0 {
+	return s.decodeTasks(len(ids), func(i int) (string, []byte, error) {
+		p := EntityFile(dir, ids[i])
+		raw, ok, err := s.ReadFile(p)
+		if err == nil && !ok {
+			err = contracts.Errorf(contracts.CodeInconsistent, "state is inconsistent: the index names task %s, which is not there", ids[i])
+		}
+		return p, raw, err
+	})
+}
+
+// decodeTasks decodes n task files, read by read (which gives each one's
+// path and content) in order, here and within the snapshot's bounds,
+// while as many goroutines as there are processors decode them. The
+// error is the first in the order, as one read after another reports it.
+func (s *Snapshot) decodeTasks(n int, read func(i int) (string, []byte, error)) ([]*contracts.Task, error) {
+	if n == 0 {
 		return nil, nil
 	}
-	out := make([]*contracts.Task, len(ids))
-	errs := make([]error, len(ids))
-	decode := func(i int, raw []byte) {
+	out := make([]*contracts.Task, n)
+	errs := make([]error, n)
+	type job struct {
+		i    int
+		path string
+		raw  []byte
+	}
+	decode := func(j job) {
 		t := new(contracts.Task)
-		if err := contracts.DecodeYAML(raw, t); err != nil {
-			errs[i] = inconsistent("%s at %s: %v", EntityFile(dir, ids[i]), short(s.Commit), err)
+		if err := contracts.DecodeYAML(j.raw, t); err != nil {
+			errs[j.i] = inconsistent("%s at %s: %v", j.path, short(s.Commit), err)
 			return
 		}
-		out[i] = t
-	}
-	type job struct {
-		i   int
-		raw []byte
+		out[j.i] = t
 	}
 	var jobs chan job
 	var wg sync.WaitGroup
-	if workers := runtime.GOMAXPROCS(0); workers > 1 && len(ids) >= parallelFrom {
+	if workers := runtime.GOMAXPROCS(0); workers > 1 && n >= parallelFrom {
 		jobs = make(chan job, 4*workers)
 		for range workers {
 			wg.Go(func() {
 				for j := range jobs {
-					decode(j.i, j.raw)
+					decode(j)
 				}
 			})
 		}
 	}
-	for i, id := range ids {
-		raw, ok, err := s.ReadFile(EntityFile(dir, id))
-		if err == nil && !ok {
-			err = contracts.Errorf(contracts.CodeInconsistent, "state is inconsistent: the index names task %s, which is not there", id)
-		}
+	for i := range n {
+		p, raw, err := read(i)
 		if err != nil {
 			errs[i] = err
 			break
 		}
 		if jobs == nil {
-			if decode(i, raw); errs[i] != nil {
+			if decode(job{i, p, raw}); errs[i] != nil {
 				break
 			}
 		} else {
-			jobs <- job{i, raw}
+			jobs <- job{i, p, raw}
 		}
 	}
 	if jobs != nil {
