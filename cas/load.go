@@ -134,7 +134,7 @@ func (s *Snapshot) wholeTasks(dir string) ([]*contracts.Task, error) {
 		return nil, err
 	}
 	out, err := s.decodeTasks(len(es), func(i int) (string, []byte, error) {
-		p := dir + "/" + es[i].id + ".yaml"
+		p := EntityFile(dir, es[i].id)
 		raw, err := s.readFile(p, es[i].blob)
 		return p, raw, err
 	})
