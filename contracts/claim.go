@@ -173,6 +173,9 @@ func SortIDs(ids []string) { slices.SortFunc(ids, compareNatural) }
 // NaturalLess orders ids so that task-2 comes before task-10.
 func NaturalLess(a, b string) bool { return compareNatural(a, b) < 0 }
 
+// CompareNatural is NaturalLess as a comparison: -1, 0 or +1.
+func CompareNatural(a, b string) int { return compareNatural(a, b) }
+
 // compareNatural compares strings treating runs of digits as numbers.
 func compareNatural(a, b string) int {
 	x, y := a, b
