@@ -33,7 +33,7 @@ func (s *Snapshot) Tasks(dir string, ids []string) ([]*contracts.Task, error) {
 		p := EntityFile(dir, ids[i])
 		raw, ok, err := s.ReadFile(p)
 		if err == nil && !ok {
-			err = contracts.Errorf(contracts.CodeInconsistent, "state is inconsistent: the index names task %s, which is not there", ids[i])
+			err = missingTask(ids[i])
 		}
 		return p, raw, err
 	})

@@ -2,8 +2,11 @@ package ops_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
+	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 )
 
@@ -17,6 +20,34 @@ func BenchmarkBoardLoad10000(b *testing.B) {
 	b.Run("status", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := svc.Status(ctx, ops.StatusRequest{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// A board that keeps what it decoded (git liza board, git liza
+	// serve), read again after each operation, as it is when the ref
+	// moves: a task added each time.
+	added := 0
+	b.Run("status-kept", func(b *testing.B) {
+		kept, err := ops.New(svc.Repo, ops.Options{Clock: func() time.Time { return testNow }, KeepDecoded: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		planner, err := ops.New(svc.Repo, ops.Options{Agent: "planner-1", Clock: func() time.Time { return testNow }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := kept.Status(ctx, ops.StatusRequest{}); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			b.StopTimer()
+			added++
+			if _, err := planner.AddTask(ctx, ops.AddTaskRequest{Task: contracts.Task{ID: fmt.Sprintf("kept-%d", added), Description: "d", SpecRef: "specs/vision.md", DoneWhen: "t", Scope: "IN: src/k", Priority: 2}}); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if _, err := kept.Status(ctx, ops.StatusRequest{}); err != nil {
 				b.Fatal(err)
 			}
 		}

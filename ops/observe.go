@@ -15,7 +15,9 @@ type Observation struct {
 	// State is the state, nil when it cannot be read. A state read from
 	// its indexes (Lean) holds whole only the tasks that were asked for
 	// or may raise an alarm; every other live task is its summary's stub,
-	// and it holds no archive and no lists but the discoveries.
+	// and it holds no archive and no lists but the discoveries. With
+	// Options.KeepDecoded, its tasks are shared with the next
+	// observations: read-only.
 	State *contracts.State
 	Lean  bool
 	// Archived and Anomalies count what a lean State leaves out.
@@ -141,7 +143,7 @@ func (s *Service) lean(r ObserveRequest, obs *Observation) error {
 	// the board: its alarms need every task whole, the archived ones too.
 	spend := budgetsOverAll(cfg.Budgets)
 	if spend {
-		if st.Archive, err = snap.AllTasks(cas.ArchiveDir); err != nil {
+		if st.Archive, err = snap.SharedAllTasks(cas.ArchiveDir, s.decoded); err != nil {
 			return err
 		}
 	}
@@ -153,7 +155,9 @@ func (s *Service) lean(r ObserveRequest, obs *Observation) error {
 		}
 		st.Tasks = append(st.Tasks, x.Stub())
 	}
-	read, err := snap.Tasks(cas.TasksDir, whole)
+	// Through the cache, the tasks are shared: what reads a lean State
+	// does not change its tasks.
+	read, err := snap.SharedTasks(cas.TasksDir, whole, s.decoded)
 	if err != nil {
 		return err
 	}

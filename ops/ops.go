@@ -49,6 +49,10 @@ type Service struct {
 	// merges' integration tests (a supervisor's, which merges one task
 	// after another); when nil, every test gets a worktree of its own.
 	TestCheckout *worktree.Kept
+	// decoded and spent, when set (Options.KeepDecoded), keep the tasks
+	// Status decodes and the sessions it counts for the next Status.
+	decoded *cas.TaskCache
+	spent   *spendMemo
 }
 
 // Options configure a Service.
@@ -68,6 +72,12 @@ type Options struct {
 	Progress func(string)
 	// Notice: see Service.Notice.
 	Notice func(string)
+	// KeepDecoded keeps the tasks Status decodes, and the sessions its
+	// spend counts, for a process that shows the whole board again each
+	// time it moves (git liza board, git liza serve): the next Status
+	// decodes only the task files that changed. It holds a board's worth
+	// of tasks in memory.
+	KeepDecoded bool
 }
 
 // New opens the blackboard of repo for the actor o names. The agent id is
@@ -92,6 +102,9 @@ func New(repo *refstore.Repo, o Options) (*Service, error) {
 		Store: &cas.Store{Repo: repo, Clock: clock, Budget: o.Budget, Author: o.Author, Remote: repo.RemoteOf(), Offline: o.Offline, Sign: sign},
 	}
 	s.Store.Verify = s.verifyTip
+	if o.KeepDecoded {
+		s.decoded, s.spent = cas.NewTaskCache(), &spendMemo{}
+	}
 	if o.Notice != nil && repo.Notice == nil {
 		// Stale locks of git's that refstore removes are told too.
 		repo.Notice = o.Notice

@@ -191,7 +191,7 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 	b.Mode = contracts.EffectiveMode(obs.Switches)
 	// A task file that cannot be read is the state's problem, which the
 	// board reports as it does; it does not keep the board from showing.
-	b.Spend, _ = boardSpend(snap, obs.State, now)
+	b.Spend, _ = boardSpend(snap, obs.State, now, s.spent)
 	if r.Rev == "" {
 		if q := s.queueView(obs.State); !q.Empty() {
 			b.Queue = q

@@ -155,11 +155,11 @@ func (s *Service) Usage(ctx context.Context, r UsageRequest) (*UsageReport, erro
 	if err != nil {
 		return nil, err
 	}
-	return usageOf(snap, st, r, s.Now())
+	return usageOf(snap, st, r, s.Now(), s.spent)
 }
 
 // usageOf is Usage on the board of snap, whose header st holds.
-func usageOf(snap *cas.Snapshot, st *contracts.State, r UsageRequest, now time.Time) (*UsageReport, error) {
+func usageOf(snap *cas.Snapshot, st *contracts.State, r UsageRequest, now time.Time, memo *spendMemo) (*UsageReport, error) {
 	rep := &UsageReport{Now: contracts.FormatTime(now), Goal: st.Goal.ID, Sprint: st.Sprint.ID,
 		Task: r.Task, Agent: r.Agent, Scope: ScopeSprint,
 		ByTask: []UsageRow{}, ByAgent: []UsageRow{}, ByRole: []UsageRow{}, ByModel: []UsageRow{}, ByOutcome: []UsageRow{}}
@@ -175,7 +175,7 @@ func usageOf(snap *cas.Snapshot, st *contracts.State, r UsageRequest, now time.T
 	if !from.IsZero() {
 		rep.Since = contracts.FormatTime(from)
 	}
-	tasks, err := spendTasks(snap, st, r.Task)
+	tasks, err := spendTasks(snap, st, r.Task, memo)
 	if err != nil {
 		return nil, err
 	}
@@ -237,8 +237,8 @@ type BoardSpend struct {
 // boardSpend is the spend of the board of snap, whose header st holds;
 // nil when no session recorded any and the goal has no budget, so that a
 // board that does not count spend shows nothing of it.
-func boardSpend(snap *cas.Snapshot, st *contracts.State, now time.Time) (*BoardSpend, error) {
-	rep, err := usageOf(snap, st, UsageRequest{}, now)
+func boardSpend(snap *cas.Snapshot, st *contracts.State, now time.Time, memo *spendMemo) (*BoardSpend, error) {
+	rep, err := usageOf(snap, st, UsageRequest{}, now, memo)
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,10 @@ func sessionsOf(h []*contracts.HistoryEvent) []spentSession {
 // files are written by git-liza's encoder, which writes the event's name
 // as it is), and the others are decoded side by side, their history
 // alone.
-func spendTasks(snap *cas.Snapshot, st *contracts.State, id string) ([]*taskSessions, error) {
+//
+// A process that keeps what it decoded (Options.KeepDecoded) keeps the
+// cache's entries in memo too, and reads them from there.
+func spendTasks(snap *cas.Snapshot, st *contracts.State, id string, memo *spendMemo) ([]*taskSessions, error) {
 	if id != "" {
 		t, err := snap.Task(id)
 		if err != nil || t == nil {
@@ -87,7 +90,7 @@ func spendTasks(snap *cas.Snapshot, st *contracts.State, id string) ([]*taskSess
 		}
 		return []*taskSessions{{ID: t.ID, Status: t.Status, Sessions: sessionsOf(t.History)}}, nil
 	}
-	cache := openSpendCache(snap.Repo)
+	cache := memo.open(snap.Repo)
 	type miss struct {
 		task *taskSessions
 		key  string
@@ -155,6 +158,7 @@ func spendTasks(snap *cas.Snapshot, st *contracts.State, id string) ([]*taskSess
 		cache.put(m.key, m.task.Sessions)
 	}
 	cache.save()
+	memo.keep(cache)
 	return out, nil
 }
 
@@ -232,6 +236,39 @@ type spendCache struct {
 	changed   bool
 }
 
+// spendMemo is the spend cache's entries as the last report of a
+// long-lived process left them (nil: none kept). The sessions in it are
+// shared between reports: read-only.
+type spendMemo struct {
+	mu    sync.Mutex
+	files map[string][]spentSession
+}
+
+// open is the spend cache as memo kept it, or as its file has it.
+func (m *spendMemo) open(repo *refstore.Repo) *spendCache {
+	if m != nil {
+		m.mu.Lock()
+		files := m.files
+		m.mu.Unlock()
+		if files != nil {
+			c := openSpendCache(repo, false)
+			c.old = files
+			return c
+		}
+	}
+	return openSpendCache(repo, true)
+}
+
+// keep keeps what a report saw, for the next.
+func (m *spendMemo) keep(c *spendCache) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.files = c.seen
+}
+
 // spendCacheVersion names the cache's format and what its entries hold
 // (sessionsOf): change it with either. Another version is read as empty.
 const spendCacheVersion = 1
@@ -245,12 +282,17 @@ type spendCacheFile struct {
 	Files   map[string][]spentSession `json:"files"`
 }
 
-func openSpendCache(repo *refstore.Repo) *spendCache {
+// openSpendCache is the spend cache of repo, its file read when read says
+// so.
+func openSpendCache(repo *refstore.Repo, read bool) *spendCache {
 	c := &spendCache{seen: map[string][]spentSession{}}
 	if repo == nil || repo.CommonDir == "" {
 		return c
 	}
 	c.path = filepath.Join(repo.CommonDir, "liza", "cache", "spend")
+	if !read {
+		return c
+	}
 	f, err := os.Open(c.path)
 	if err != nil {
 		return c

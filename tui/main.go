@@ -61,8 +61,9 @@ func Main(ctx context.Context, clock func() time.Time, args []string, stdin io.R
 		return fail(err)
 	}
 	// The levers are the operator's, as on the command line: no agent id,
-	// the operator's git identity as the state commits' author.
-	svc, err := ops.New(repo, ops.Options{Clock: clock, Author: ops.OperatorAuthor(repo, os.Getenv)})
+	// the operator's git identity as the state commits' author. The board
+	// is read again at each move: what did not change is not decoded again.
+	svc, err := ops.New(repo, ops.Options{Clock: clock, Author: ops.OperatorAuthor(repo, os.Getenv), KeepDecoded: true})
 	if err != nil {
 		return fail(err)
 	}

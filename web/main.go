@@ -87,7 +87,9 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 			return fail(err)
 		}
 	}
-	svc, err := ops.New(repo, ops.Options{Author: ops.OperatorAuthor(repo, getenv)})
+	// The board is read again at each move and each page: what did not
+	// change is not decoded again.
+	svc, err := ops.New(repo, ops.Options{Author: ops.OperatorAuthor(repo, getenv), KeepDecoded: true})
 	if err != nil {
 		return fail(err)
 	}
