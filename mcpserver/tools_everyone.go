@@ -10,7 +10,7 @@ import (
 // everyoneTools are the reads every session has: status, show_task,
 // log_task, validate.
 func everyoneTools(s *Server) {
-	addTool(s, "status", "The board, as git liza status --json shows it: the goal and sprint, the team's mode (RUNNING, PAUSED, CHECKPOINT, ABORTED), tasks in attention order with their leases and reasons, agents, kill switches and alarms.", s.status)
+	addTool(s, "status", "The board, as git liza status --json shows it: the goal and sprint, the team's mode (RUNNING, PAUSED, CHECKPOINT, ABORTED), the counts of every status, agents, kill switches, alarms, and a page of the tasks in attention order with their leases and reasons: the first 10 of each status (limit says how many, at most 100), the finished ones (MERGED, ABANDONED, SUPERSEDED) only when statuses asks for them; more counts by status the tasks left out.", s.status)
 	addTool(s, "show_task", "One task, whole, as git liza show ID --json prints it: its fields in the seed's names, history, reasons, questions, checkpoint and worktree.", s.showTask)
 	addTool(s, "log_task", "The audit log of one task, newest first, as git liza log --task ID --json prints it: each state commit with its operation, agent, time and reason (20 entries unless max says, at most 200).", s.logTask)
 	addTool(s, "validate", "Check the board against the Liza contract, as git liza validate --json: valid, and every problem and warning.", s.validate)
@@ -20,10 +20,29 @@ func everyoneTools(s *Server) {
 type StatusIn struct {
 	Statuses []string `json:"statuses,omitempty" jsonschema:"only tasks in these statuses (UNCLAIMED, CLAIMED, READY_FOR_REVIEW, ...); none: all"`
 	Mine     bool     `json:"mine,omitempty" jsonschema:"only the tasks assigned to or reviewed by you"`
+	Limit    int      `json:"limit,omitempty" jsonschema:"at most this many tasks of each status (default 10, at most 100)"`
 }
 
+// Bounds of status: a board of a few hundred tasks whole is more than an
+// agent CLI keeps of a tool's result (Claude Code keeps 50,000
+// characters in the conversation), so a model gets a page of it, as a
+// person reading git liza status does.
+const (
+	statusDefault = 10
+	statusMax     = 100
+)
+
 func (s *Server) status(ctx context.Context, in StatusIn) (*ops.Board, error) {
-	r := ops.StatusRequest{}
+	limit := in.Limit
+	switch {
+	case limit < 0:
+		return nil, contracts.Invalidf("limit %d: want a positive number of tasks", limit)
+	case limit == 0:
+		limit = statusDefault
+	case limit > statusMax:
+		limit = statusMax
+	}
+	r := ops.StatusRequest{Limit: limit}
 	for _, st := range in.Statuses {
 		status := contracts.Status(st)
 		if !status.Known() {
@@ -37,7 +56,12 @@ func (s *Server) status(ctx context.Context, in StatusIn) (*ops.Board, error) {
 		}
 		r.Agent = s.id.Agent
 	}
-	return s.svc.Status(ctx, r)
+	b, err := s.svc.Status(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	b.Page(limit, len(r.Statuses) > 0)
+	return b, nil
 }
 
 // ShowTaskIn is the input of show_task.

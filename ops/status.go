@@ -53,6 +53,9 @@ type Board struct {
 	// Queue is the merge queue, on the board at its tip, when it holds
 	// anything (approved tasks, a batch under test here).
 	Queue *QueueView `json:"queue,omitempty"`
+	// More, on a board cut to a page (Page), counts by status the tasks
+	// the filter let through and the page left out.
+	More map[contracts.Status]int `json:"more,omitempty"`
 }
 
 // Unpublished is what a board holds that a remote lacks: git liza sync
@@ -460,6 +463,29 @@ func (b *Board) Sections() []Section {
 		}
 	}
 	return out
+}
+
+// Page cuts b.Tasks to what git liza status lists: the first limit tasks
+// of each status (0: all of them), and of a finished status none unless
+// asked says the statuses were asked for. More counts what it left out.
+func (b *Board) Page(limit int, asked bool) {
+	var kept []BoardTask
+	for _, sec := range b.Sections() {
+		n := len(sec.Tasks)
+		if sec.Status.Terminal() && !asked {
+			n = 0
+		} else if limit > 0 {
+			n = min(n, limit)
+		}
+		kept = append(kept, sec.Tasks[:n]...)
+		if left := len(sec.Tasks) - n; left > 0 {
+			if b.More == nil {
+				b.More = map[contracts.Status]int{}
+			}
+			b.More[sec.Status] += left
+		}
+	}
+	b.Tasks = append([]BoardTask{}, kept...)
 }
 
 // expired says a lease time has passed; no lease, or one that does not

@@ -1,0 +1,91 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
+)
+
+// status gives a model a page of the board, not all of it: the counts of
+// every status, the first tasks of each (10 unless limit says, at most
+// 100) and how many more each has; the finished tasks only when asked
+// for by status. A board of a few hundred tasks whole is past what an
+// agent CLI keeps of a tool's result (Claude Code: 50,000 characters,
+// then 25,000 tokens).
+func TestStatusIsAPage(t *testing.T) {
+	b := newBoard(t)
+	ctx := context.Background()
+	for i := range 400 {
+		tk := task(fmt.Sprintf("t%d", i))
+		tk.Description = fmt.Sprintf("Retry the calls of client %d with exponential backoff and jitter, give up after five tries and report the last error", i)
+		if _, err := b.human.AddTask(ctx, ops.AddTaskRequest{Task: tk}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.human.Abandon(ctx, ops.AbandonRequest{Task: "t7", Reason: "not needed"}); err != nil {
+		t.Fatal(err)
+	}
+	cs := b.coder(t)
+	type page struct {
+		Counts map[string]int `json:"counts"`
+		Total  int            `json:"total"`
+		Tasks  []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"tasks"`
+		More map[string]int `json:"more"`
+	}
+	read := func(args string) (page, int) {
+		t.Helper()
+		res := call(t, cs, "status", args)
+		if res.IsError {
+			t.Fatalf("status %s refused: %s", args, text(res))
+		}
+		var p page
+		if err := json.Unmarshal([]byte(text(res)), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p, len(text(res))
+	}
+	listed := func(p page, status string) int {
+		n := 0
+		for _, x := range p.Tasks {
+			if x.Status == status {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		args                 string
+		unclaimed, abandoned int
+	}{
+		{`{}`, 10, 0},
+		{`{"limit":100}`, 100, 0},
+		{`{"limit":100000}`, 100, 0},
+		{`{"statuses":["ABANDONED"]}`, 0, 1},
+		{`{"statuses":["UNCLAIMED","ABANDONED"],"limit":3}`, 3, 1},
+	} {
+		p, size := read(c.args)
+		if size > 50000 {
+			t.Errorf("status %s: %d characters", c.args, size)
+		}
+		if p.Counts["UNCLAIMED"] != 400 || p.Counts["ABANDONED"] != 1 || p.Total != 402 {
+			t.Fatalf("status %s: counts %v, total %d: the counts are the whole board's", c.args, p.Counts, p.Total)
+		}
+		if got := listed(p, "UNCLAIMED"); got != c.unclaimed || p.More["UNCLAIMED"] != 400-c.unclaimed && c.unclaimed > 0 {
+			t.Errorf("status %s: %d UNCLAIMED listed and %d more, want %d and %d", c.args, got, p.More["UNCLAIMED"], c.unclaimed, 400-c.unclaimed)
+		}
+		if got := listed(p, "ABANDONED"); got != c.abandoned {
+			t.Errorf("status %s: %d ABANDONED listed, want %d", c.args, got, c.abandoned)
+		}
+		if c.abandoned == 0 && p.More["ABANDONED"] != 1 {
+			t.Errorf("status %s: the ABANDONED task left out is not counted in more: %v", c.args, p.More)
+		}
+	}
+	refused(t, call(t, cs, "status", `{"limit":-1}`), contracts.CodeInvalid, "limit")
+}
