@@ -33,14 +33,9 @@ const (
 )
 
 func (s *Server) status(ctx context.Context, in StatusIn) (*ops.Board, error) {
-	limit := in.Limit
-	switch {
-	case limit < 0:
-		return nil, contracts.Invalidf("limit %d: want a positive number of tasks", limit)
-	case limit == 0:
-		limit = statusDefault
-	case limit > statusMax:
-		limit = statusMax
+	limit, err := bounded("limit", "tasks", in.Limit, statusDefault, statusMax)
+	if err != nil {
+		return nil, err
 	}
 	r := ops.StatusRequest{Limit: limit}
 	for _, st := range in.Statuses {
@@ -100,14 +95,9 @@ const (
 )
 
 func (s *Server) logTask(ctx context.Context, in LogTaskIn) (*LogTaskOut, error) {
-	n := in.Max
-	switch {
-	case n < 0:
-		return nil, contracts.Invalidf("max %d: want a positive number of entries", n)
-	case n == 0:
-		n = logDefault
-	case n > logMax:
-		n = logMax
+	n, err := bounded("max", "entries", in.Max, logDefault, logMax)
+	if err != nil {
+		return nil, err
 	}
 	if in.Task == "" {
 		return nil, contracts.Invalidf("log_task needs the task")
@@ -148,4 +138,16 @@ func (s *Server) validate(ctx context.Context, in ValidateIn) (*ValidateOut, err
 		return list
 	}
 	return &ValidateOut{Valid: len(v.Problems) == 0, States: v.States, Problems: texts(v.Problems), Warnings: texts(v.Warnings), Shallow: v.Shallow}, nil
+}
+
+// bounded is a count a model asked for (field, of what): def when it
+// asked for none, at most max, and a refusal when it is negative.
+func bounded(field, what string, n, def, max int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, contracts.Invalidf("%s %d: want a positive number of %s", field, n, what)
+	case n == 0:
+		return def, nil
+	}
+	return min(n, max), nil
 }
