@@ -29,6 +29,12 @@ func TestStatusIsAPage(t *testing.T) {
 	if _, err := b.human.Abandon(ctx, ops.AbandonRequest{Task: "t7", Reason: "not needed"}); err != nil {
 		t.Fatal(err)
 	}
+	// Every agent that registers stays on the board until it leaves.
+	for i := range 60 {
+		if _, err := b.human.As(fmt.Sprintf("coder-%d", i+2), 0).Register(ctx, ops.RegisterRequest{Host: "here"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cs := b.coder(t)
 	type page struct {
 		Counts map[string]int `json:"counts"`
@@ -37,7 +43,9 @@ func TestStatusIsAPage(t *testing.T) {
 			ID     string `json:"id"`
 			Status string `json:"status"`
 		} `json:"tasks"`
-		More map[string]int `json:"more"`
+		More       map[string]int `json:"more"`
+		Agents     []any          `json:"agents"`
+		MoreAgents int            `json:"more_agents"`
 	}
 	read := func(args string) (page, int) {
 		t.Helper()
@@ -60,6 +68,7 @@ func TestStatusIsAPage(t *testing.T) {
 		}
 		return n
 	}
+	unclaimed := 400
 	for _, c := range []struct {
 		args                 string
 		unclaimed, abandoned int
@@ -77,11 +86,14 @@ func TestStatusIsAPage(t *testing.T) {
 		if p.Counts["UNCLAIMED"] != 400 || p.Counts["ABANDONED"] != 1 || p.Total != 402 {
 			t.Fatalf("status %s: counts %v, total %d: the counts are the whole board's", c.args, p.Counts, p.Total)
 		}
-		if got := listed(p, "UNCLAIMED"); got != c.unclaimed || p.More["UNCLAIMED"] != 400-c.unclaimed && c.unclaimed > 0 {
-			t.Errorf("status %s: %d UNCLAIMED listed and %d more, want %d and %d", c.args, got, p.More["UNCLAIMED"], c.unclaimed, 400-c.unclaimed)
+		if got := listed(p, "UNCLAIMED"); got != c.unclaimed || p.More["UNCLAIMED"] != unclaimed-c.unclaimed && c.unclaimed > 0 {
+			t.Errorf("status %s: %d UNCLAIMED listed and %d more, want %d and %d", c.args, got, p.More["UNCLAIMED"], c.unclaimed, unclaimed-c.unclaimed)
 		}
 		if got := listed(p, "ABANDONED"); got != c.abandoned {
 			t.Errorf("status %s: %d ABANDONED listed, want %d", c.args, got, c.abandoned)
+		}
+		if len(p.Agents) != 50 || p.MoreAgents != 11 {
+			t.Errorf("status %s: %d agents and %d more, want 50 and 11", c.args, len(p.Agents), p.MoreAgents)
 		}
 		if c.abandoned == 0 && p.More["ABANDONED"] != 1 {
 			t.Errorf("status %s: the ABANDONED task left out is not counted in more: %v", c.args, p.More)

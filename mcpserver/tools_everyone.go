@@ -10,7 +10,7 @@ import (
 // everyoneTools are the reads every session has: status, show_task,
 // log_task, validate.
 func everyoneTools(s *Server) {
-	addTool(s, "status", "The board, as git liza status --json shows it: the goal and sprint, the team's mode (RUNNING, PAUSED, CHECKPOINT, ABORTED), the counts of every status, agents, kill switches, alarms, and a page of the tasks in attention order with their leases and reasons: the first 10 of each status (limit says how many, at most 100), the finished ones (MERGED, ABANDONED, SUPERSEDED) only when statuses asks for them; more counts by status the tasks left out.", s.status)
+	addTool(s, "status", "The board, as git liza status --json shows it: the goal and sprint, the team's mode (RUNNING, PAUSED, CHECKPOINT, ABORTED), the counts of every status, agents, kill switches, alarms, and a page of the tasks in attention order with their leases and reasons: the first 10 of each status (limit says how many, at most 100), the finished ones (MERGED, ABANDONED, SUPERSEDED) only when statuses asks for them; more counts by status the tasks left out. At most 50 agents and 50 alarms (the critical ones first); more_agents and more_alarms count the rest.", s.status)
 	addTool(s, "show_task", "One task, whole, as git liza show ID --json prints it: its fields in the seed's names, history, reasons, questions, checkpoint and worktree.", s.showTask)
 	addTool(s, "log_task", "The audit log of one task, newest first, as git liza log --task ID --json prints it: each state commit with its operation, agent, time and reason (20 entries unless max says, at most 200).", s.logTask)
 	addTool(s, "validate", "Check the board against the Liza contract, as git liza validate --json: valid, and every problem and warning.", s.validate)
@@ -30,6 +30,10 @@ type StatusIn struct {
 const (
 	statusDefault = 10
 	statusMax     = 100
+	// statusListMax bounds the agents and the alarms of a page: every
+	// coder that ever claimed stays on the board, and every stale lease
+	// raises an alarm.
+	statusListMax = 50
 )
 
 func (s *Server) status(ctx context.Context, in StatusIn) (*ops.Board, error) {
@@ -56,6 +60,7 @@ func (s *Server) status(ctx context.Context, in StatusIn) (*ops.Board, error) {
 		return nil, err
 	}
 	b.Page(limit, len(r.Statuses) > 0)
+	b.CapLists(statusListMax)
 	return b, nil
 }
 

@@ -73,3 +73,29 @@ func TestSectionsAreTheBoardCut(t *testing.T) {
 		t.Fatal("an empty board has sections")
 	}
 }
+
+// CapLists keeps the first agents and the critical alarms before the
+// warnings, and counts the rest.
+func TestCapLists(t *testing.T) {
+	b := &ops.Board{}
+	for i := range 7 {
+		b.Agents = append(b.Agents, ops.BoardAgent{ID: fmt.Sprintf("coder-%d", i+1)})
+		level := contracts.AlarmWarning
+		if i == 5 {
+			level = contracts.AlarmCritical
+		}
+		b.Alarms = append(b.Alarms, contracts.Alarm{Key: fmt.Sprintf("k%d", i), Level: level})
+	}
+	b.CapLists(3)
+	if len(b.Agents) != 3 || b.Agents[2].ID != "coder-3" || b.MoreAgents != 4 {
+		t.Fatalf("agents %+v, %d more", b.Agents, b.MoreAgents)
+	}
+	if len(b.Alarms) != 3 || b.Alarms[0].Key != "k5" || b.Alarms[1].Key != "k0" || b.Alarms[2].Key != "k1" || b.MoreAlarms != 4 {
+		t.Fatalf("alarms %+v, %d more", b.Alarms, b.MoreAlarms)
+	}
+	small := &ops.Board{Agents: []ops.BoardAgent{{ID: "a"}}}
+	small.CapLists(3)
+	if len(small.Agents) != 1 || small.MoreAgents != 0 {
+		t.Fatalf("a short list was cut: %+v", small)
+	}
+}

@@ -54,8 +54,11 @@ type Board struct {
 	// anything (approved tasks, a batch under test here).
 	Queue *QueueView `json:"queue,omitempty"`
 	// More, on a board cut to a page (Page), counts by status the tasks
-	// the filter let through and the page left out.
-	More map[contracts.Status]int `json:"more,omitempty"`
+	// the filter let through and the page left out; MoreAgents and
+	// MoreAlarms, the agents and alarms CapLists left out.
+	More       map[contracts.Status]int `json:"more,omitempty"`
+	MoreAgents int                      `json:"more_agents,omitempty"`
+	MoreAlarms int                      `json:"more_alarms,omitempty"`
 }
 
 // Unpublished is what a board holds that a remote lacks: git liza sync
@@ -486,6 +489,31 @@ func (b *Board) Page(limit int, asked bool) {
 		}
 	}
 	b.Tasks = append([]BoardTask{}, kept...)
+}
+
+// CapLists keeps at most n of b's agents (in id order) and n of its
+// alarms (the critical ones first, then in key order), and counts what
+// it left out.
+func (b *Board) CapLists(n int) {
+	if len(b.Agents) > n {
+		b.MoreAgents = len(b.Agents) - n
+		b.Agents = b.Agents[:n:n]
+	}
+	if len(b.Alarms) > n {
+		alarms := slices.Clone(b.Alarms)
+		slices.SortStableFunc(alarms, func(x, y contracts.Alarm) int {
+			return cmp.Compare(alarmRank(x.Level), alarmRank(y.Level))
+		})
+		b.MoreAlarms = len(alarms) - n
+		b.Alarms = alarms[:n:n]
+	}
+}
+
+func alarmRank(level string) int {
+	if level == contracts.AlarmCritical {
+		return 0
+	}
+	return 1
 }
 
 // expired says a lease time has passed; no lease, or one that does not
