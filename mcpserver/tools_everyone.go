@@ -13,7 +13,7 @@ func everyoneTools(s *Server) {
 	addTool(s, "status", "The board, as git liza status --json shows it: the goal and sprint, the team's mode (RUNNING, PAUSED, CHECKPOINT, ABORTED), the counts of every status, agents, kill switches, alarms, and a page of the tasks in attention order with their leases and reasons: the first 10 of each status (limit says how many, at most 100), the finished ones (MERGED, ABANDONED, SUPERSEDED) only when statuses asks for them; more counts by status the tasks left out. At most 50 agents and 50 alarms (the critical ones first); more_agents and more_alarms count the rest.", s.status)
 	addTool(s, "show_task", "One task, whole, as git liza show ID --json prints it: its fields in the seed's names, history, reasons, questions, checkpoint and worktree.", s.showTask)
 	addTool(s, "log_task", "The audit log of one task, newest first, as git liza log --task ID --json prints it: each state commit with its operation, agent, time and reason (20 entries unless max says, at most 200).", s.logTask)
-	addTool(s, "validate", "Check the board against the Liza contract, as git liza validate --json: valid, and every problem and warning.", s.validate)
+	addTool(s, "validate", "Check the board against the Liza contract, as git liza validate --json: valid, and the first 50 problems and warnings (more_problems and more_warnings count the rest).", s.validate)
 }
 
 // StatusIn is the input of status.
@@ -125,24 +125,35 @@ type ValidateIn struct {
 type ValidateOut struct {
 	Valid    bool     `json:"valid" jsonschema:"the state satisfies the contract"`
 	States   int      `json:"states" jsonschema:"how many states were checked"`
-	Problems []string `json:"problems" jsonschema:"every violation of the contract"`
-	Warnings []string `json:"warnings" jsonschema:"what is allowed but worth a look"`
+	Problems []string `json:"problems" jsonschema:"the violations of the contract, the first 50"`
+	Warnings []string `json:"warnings" jsonschema:"what is allowed but worth a look, the first 50"`
 	Shallow  string   `json:"shallow,omitempty" jsonschema:"the commit a history check stopped at in a shallow clone"`
+	// A state broken in every task has a problem for each: a model gets
+	// the first validateListMax, and the counts of the rest (git liza
+	// validate lists them all).
+	MoreProblems int `json:"more_problems,omitempty" jsonschema:"the problems left out (git liza validate lists them all)"`
+	MoreWarnings int `json:"more_warnings,omitempty" jsonschema:"the warnings left out"`
 }
+
+// validateListMax bounds the problems and the warnings validate gives.
+const validateListMax = 50
 
 func (s *Server) validate(ctx context.Context, in ValidateIn) (*ValidateOut, error) {
 	v, err := s.svc.Validate(ctx, ops.ValidateRequest{History: in.History})
 	if err != nil {
 		return nil, err
 	}
-	texts := func(ps []contracts.Problem) []string {
-		list := make([]string, len(ps))
-		for i, p := range ps {
-			list[i] = p.String()
+	texts := func(ps []contracts.Problem) ([]string, int) {
+		list := make([]string, min(len(ps), validateListMax))
+		for i := range list {
+			list[i] = ps[i].String()
 		}
-		return list
+		return list, len(ps) - len(list)
 	}
-	return &ValidateOut{Valid: len(v.Problems) == 0, States: v.States, Problems: texts(v.Problems), Warnings: texts(v.Warnings), Shallow: v.Shallow}, nil
+	out := &ValidateOut{Valid: len(v.Problems) == 0, States: v.States, Shallow: v.Shallow}
+	out.Problems, out.MoreProblems = texts(v.Problems)
+	out.Warnings, out.MoreWarnings = texts(v.Warnings)
+	return out, nil
 }
 
 // bounded is a count a model asked for (field, of what): def when it

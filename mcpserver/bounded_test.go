@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -100,4 +104,59 @@ func TestStatusIsAPage(t *testing.T) {
 		}
 	}
 	refused(t, call(t, cs, "status", `{"limit":-1}`), contracts.CodeInvalid, "limit")
+}
+
+// validate gives a model at most 50 problems and 50 warnings, and counts
+// the rest: a state broken in every task lists a problem for each.
+func TestValidateIsBounded(t *testing.T) {
+	b := newBoard(t)
+	ctx := context.Background()
+	for i := range 80 {
+		if _, err := b.human.AddTask(ctx, ops.AddTaskRequest{Task: task(fmt.Sprintf("t%d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A state commit, not made by git-liza, whose every UNCLAIMED task has
+	// a status the contract does not know.
+	env := append(os.Environ(), "GIT_INDEX_FILE="+filepath.Join(t.TempDir(), "index"))
+	gitIn := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env, cmd.Stdin = b.root, env, strings.NewReader(stdin)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	gitIn("", "read-tree", "refs/liza/state")
+	broken := 0
+	for _, p := range strings.Split(gitIn("", "ls-tree", "-r", "--name-only", "refs/liza/state", "tasks/"), "\n") {
+		if !strings.HasSuffix(p, ".yaml") {
+			continue
+		}
+		old := gitIn("", "cat-file", "blob", "refs/liza/state:"+p)
+		bad := strings.Replace(old, "status: UNCLAIMED", "status: LOST", 1)
+		if bad == old {
+			continue
+		}
+		id := gitIn(bad, "hash-object", "-w", "--stdin")
+		gitIn("", "update-index", "--cacheinfo", "100644,"+id+","+p)
+		broken++
+	}
+	tree := gitIn("", "write-tree")
+	commit := gitIn("", "commit-tree", tree, "-p", "refs/liza/state", "-m", "liza: broken by hand")
+	gitIn("", "update-ref", "refs/liza/state", commit)
+	if broken < 80 {
+		t.Fatalf("%d tasks broken", broken)
+	}
+	var v struct {
+		Valid        bool     `json:"valid"`
+		Problems     []string `json:"problems"`
+		MoreProblems int      `json:"more_problems"`
+	}
+	must(t, b.coder(t), "validate", `{}`, &v)
+	if v.Valid || len(v.Problems) != 50 || v.MoreProblems < broken-50 {
+		t.Fatalf("validate: valid %v, %d problems and %d more, for %d tasks broken", v.Valid, len(v.Problems), v.MoreProblems, broken)
+	}
 }
