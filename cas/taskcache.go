@@ -25,12 +25,17 @@ func NewTaskCache() *TaskCache {
 	return &TaskCache{kept: map[string]map[refstore.Hash]*contracts.Task{}}
 }
 
+// last is what the last read of dir kept; none without a cache.
 func (c *TaskCache) last(dir string) map[refstore.Hash]*contracts.Task {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.kept[dir]
 }
 
+// keep makes m what the last read of dir kept.
 func (c *TaskCache) keep(dir string, m map[refstore.Hash]*contracts.Task) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -42,8 +47,8 @@ func (c *TaskCache) keep(dir string, m map[refstore.Hash]*contracts.Task) {
 // returned are c's, read-only. Errors are Tasks's, the first in the
 // order given.
 func (s *Snapshot) SharedTasks(dir string, ids []string, c *TaskCache) ([]*contracts.Task, error) {
-	if c == nil {
-		return s.Tasks(dir, ids)
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	last := c.last(dir)
 	out := make([]*contracts.Task, len(ids))
@@ -82,6 +87,9 @@ func (s *Snapshot) SharedTasks(dir string, ids []string, c *TaskCache) ([]*contr
 	}
 	for j, i := range missed {
 		out[i] = read[j]
+	}
+	if c == nil {
+		return out, nil
 	}
 	kept := make(map[refstore.Hash]*contracts.Task, len(ids))
 	for i, t := range out {

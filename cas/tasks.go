@@ -15,11 +15,7 @@ const parallelFrom = 64
 // AllTasks reads every task of tasks/ or archive/, in board order
 // (SortTasks): Tasks of the ids the index names.
 func (s *Snapshot) AllTasks(dir string) ([]*contracts.Task, error) {
-	ids, err := s.boardOrder(dir)
-	if err != nil {
-		return nil, err
-	}
-	return s.Tasks(dir, ids)
+	return s.SharedAllTasks(dir, nil)
 }
 
 // Tasks reads the tasks ids of tasks/ or archive/, in the order given.
@@ -29,14 +25,7 @@ func (s *Snapshot) AllTasks(dir string) ([]*contracts.Task, error) {
 // first task in the order that has one (a task the directory lacks is
 // one).
 func (s *Snapshot) Tasks(dir string, ids []string) ([]*contracts.Task, error) {
-	return s.decodeTasks(len(ids), func(i int) (string, []byte, error) {
-		p := EntityFile(dir, ids[i])
-		raw, ok, err := s.ReadFile(p)
-		if err == nil && !ok {
-			err = missingTask(ids[i])
-		}
-		return p, raw, err
-	})
+	return s.SharedTasks(dir, ids, nil)
 }
 
 // decodeTasks decodes n task files, read by read (which gives each one's
