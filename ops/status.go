@@ -279,21 +279,15 @@ func (s *Service) listed(snap *cas.Snapshot, r StatusRequest, now time.Time) (ma
 	}
 	tasks := make([]BoardTask, 0, len(sums))
 	for _, x := range sums {
-		if bt := summaryTask(x, now); r.keep(bt) && (!x.Status.Terminal() || len(r.Statuses) > 0) {
+		if bt := summaryTask(x, now); r.keep(bt) {
 			tasks = append(tasks, bt)
 		}
 	}
 	SortByAttention(tasks)
-	out := map[string]bool{}
-	n := 0
-	for i, t := range tasks {
-		if i > 0 && t.Status != tasks[i-1].Status {
-			n = 0
-		}
-		if n < r.Limit {
-			out[t.ID] = true
-		}
-		n++
+	kept, _ := pageOf(tasks, r.Limit, len(r.Statuses) > 0)
+	out := make(map[string]bool, len(kept))
+	for _, t := range kept {
+		out[t.ID] = true
 	}
 	return out, nil
 }
@@ -456,24 +450,35 @@ type Section struct {
 
 // Sections groups a board's tasks by status, in attention order. Each
 // section is a window on b.Tasks, capped so that an append copies.
-func (b *Board) Sections() []Section {
+func (b *Board) Sections() []Section { return sections(b.Tasks) }
+
+func sections(tasks []BoardTask) []Section {
 	var out []Section
 	start := 0
-	for i := 1; i <= len(b.Tasks); i++ {
-		if i == len(b.Tasks) || b.Tasks[i].Status != b.Tasks[start].Status {
-			out = append(out, Section{Status: b.Tasks[start].Status, Tasks: b.Tasks[start:i:i]})
+	for i := 1; i <= len(tasks); i++ {
+		if i == len(tasks) || tasks[i].Status != tasks[start].Status {
+			out = append(out, Section{Status: tasks[start].Status, Tasks: tasks[start:i:i]})
 			start = i
 		}
 	}
 	return out
 }
 
-// Page cuts b.Tasks to what git liza status lists: the first limit tasks
-// of each status (0: all of them), and of a finished status none unless
-// asked says the statuses were asked for. More counts what it left out.
+// Page cuts b.Tasks to what git liza status lists (pageOf), and counts
+// in More what it left out.
 func (b *Board) Page(limit int, asked bool) {
-	var kept []BoardTask
-	for _, sec := range b.Sections() {
+	b.Tasks, b.More = pageOf(b.Tasks, limit, asked)
+}
+
+// pageOf is what a board lists of tasks in attention order, the rule
+// Status reads whole by (listed) and Page cuts by: the first limit tasks
+// of each status (0: all of them), and of a finished status none unless
+// asked says the statuses were asked for. It gives the tasks kept and,
+// by status, how many it left out (nil: none).
+func pageOf(tasks []BoardTask, limit int, asked bool) ([]BoardTask, map[contracts.Status]int) {
+	kept := []BoardTask{}
+	var more map[contracts.Status]int
+	for _, sec := range sections(tasks) {
 		n := len(sec.Tasks)
 		if sec.Status.Terminal() && !asked {
 			n = 0
@@ -482,13 +487,13 @@ func (b *Board) Page(limit int, asked bool) {
 		}
 		kept = append(kept, sec.Tasks[:n]...)
 		if left := len(sec.Tasks) - n; left > 0 {
-			if b.More == nil {
-				b.More = map[contracts.Status]int{}
+			if more == nil {
+				more = map[contracts.Status]int{}
 			}
-			b.More[sec.Status] += left
+			more[sec.Status] = left
 		}
 	}
-	b.Tasks = append([]BoardTask{}, kept...)
+	return kept, more
 }
 
 // CapLists keeps at most n of b's agents (in id order) and n of its
