@@ -176,8 +176,20 @@ func BuildPrompt(pc PromptContext) (string, error) {
 	if !ok {
 		return "", Invalidf("no prompt for role %q (roles: planner, coder, code-reviewer)", pc.Role.IDPrefix())
 	}
-	var ctx strings.Builder
-	w := &promptWriter{b: &ctx}
+	ctx, err := fitContext(func(w *promptWriter) error { return writeContext(w, pc, title) })
+	if err != nil {
+		return "", err
+	}
+	parts := []string{mustText(TextCore), multiAgentFor(pc.Role, pc.Tools), mustText(name), ctx}
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+	}
+	return strings.Join(parts, "\n\n---\n\n") + "\n", nil
+}
+
+// writeContext writes the session's context of pc: what the board says
+// to the agent, after the contract's texts.
+func writeContext(w *promptWriter, pc PromptContext, title string) error {
 	w.section("SESSION")
 	w.field("MODE", "Liza multi-agent")
 	w.field("ROLE", title)
@@ -191,22 +203,23 @@ func BuildPrompt(pc PromptContext) (string, error) {
 	switch pc.Role {
 	case RoleCoder:
 		if pc.Task == nil {
-			return "", Invalidf("a coder prompt needs a task")
+			return Invalidf("a coder prompt needs a task")
 		}
 		coderContext(w, pc)
 	case RoleReviewer:
 		if pc.Task == nil {
-			return "", Invalidf("a code reviewer prompt needs a task")
+			return Invalidf("a code reviewer prompt needs a task")
 		}
 		if err := reviewerContext(w, pc); err != nil {
-			return "", err
+			return err
 		}
 	case RolePlanner:
 		plannerContext(w, pc)
 	}
 	if len(pc.HumanNotes) > 0 {
 		w.section("HUMAN NOTES")
-		for _, n := range pc.HumanNotes {
+		notes, more := w.some(len(pc.HumanNotes))
+		for _, n := range pc.HumanNotes[:notes] {
 			if n.HumanNote == nil {
 				continue
 			}
@@ -225,15 +238,13 @@ func BuildPrompt(pc PromptContext) (string, error) {
 				head += " (" + strings.Join(meta, ", ") + ")"
 			}
 			w.line(head + ":")
-			w.indented(n.Message)
+			w.indented(w.text(n.Message))
+		}
+		if more > 0 {
+			w.line(fmt.Sprintf("- … %d more notes (git liza show lists them)", more))
 		}
 	}
-
-	parts := []string{mustText(TextCore), multiAgentFor(pc.Role, pc.Tools), mustText(name), ctx.String()}
-	for i, p := range parts {
-		parts[i] = strings.TrimSpace(p)
-	}
-	return strings.Join(parts, "\n\n---\n\n") + "\n", nil
+	return nil
 }
 
 // taskWorktree is the absolute worktree of the session's task.
@@ -253,21 +264,21 @@ func taskWorktree(pc PromptContext) string {
 
 // taskFields writes what both coder and reviewer need to know of a task.
 func taskFields(w *promptWriter, t *Task) {
-	w.field("DESCRIPTION", t.Description)
-	w.field("SPEC", t.SpecRef)
+	w.field("DESCRIPTION", w.text(t.Description))
+	w.field("SPEC", w.text(t.SpecRef))
 	if len(t.Docs) > 0 {
-		w.field("DOCS", strings.Join(t.Docs, ", "))
+		w.field("DOCS", w.joined(t.Docs))
 	}
-	w.block("DONE WHEN", t.DoneWhen)
-	w.block("SCOPE", t.Scope)
+	w.block("DONE WHEN", w.text(t.DoneWhen))
+	w.block("SCOPE", w.text(t.Scope))
 	if len(t.Paths) > 0 {
-		w.field("PATHS", strings.Join(t.Paths, ", "))
+		w.field("PATHS", w.joined(t.Paths))
 	}
 	if limit := t.ScopeLimitText(); limit != "" {
 		w.field("LIMITS", limit)
 	}
 	if len(t.DependsOn) > 0 {
-		w.field("DEPENDS ON", strings.Join(t.DependsOn, ", "))
+		w.field("DEPENDS ON", w.joined(t.DependsOn))
 	}
 }
 
@@ -320,9 +331,9 @@ func coderContext(w *promptWriter, pc PromptContext) {
 		if last.Agent != "" {
 			by = " (by " + last.Agent + ")"
 		}
-		w.block("REJECTION REASON"+by, reason)
+		w.block("REJECTION REASON"+by, w.text(reason))
 		if t.RejectionFeedback != "" {
-			w.block("REJECTION FEEDBACK", t.RejectionFeedback)
+			w.block("REJECTION FEEDBACK", w.text(t.RejectionFeedback))
 		}
 	}
 	if integration {
@@ -331,12 +342,12 @@ func coderContext(w *promptWriter, pc PromptContext) {
 			// Sent back before review (issue 28): nobody approved it yet.
 			what = "The submitted work no longer merges, so it went back to you before review: "
 		}
-		w.block("INTEGRATION FIX", what+orNone(last.Reason))
+		w.block("INTEGRATION FIX", what+orNone(w.text(last.Reason)))
 	}
 	if h := pc.Handoff; h != nil {
 		w.line(fmt.Sprintf("HANDOFF (from %s at %s):", orNone(h.Agent), orNone(h.Time)))
-		w.indented("SUMMARY: " + h.Summary)
-		w.indented("NEXT ACTION: " + h.NextAction)
+		w.indented("SUMMARY: " + w.text(h.Summary))
+		w.indented("NEXT ACTION: " + w.text(h.NextAction))
 	}
 
 	previous := previousSession(w, t)
@@ -397,20 +408,24 @@ func reviewerContext(w *promptWriter, pc PromptContext) error {
 	if ev := lastCheckpoint(t); ev != nil {
 		c := ev.Checkpoint
 		w.line(fmt.Sprintf("CHECKPOINT (%s, %s):", orNone(ev.Agent), orNone(ev.Time)))
-		w.indented("INTENT: " + c.Intent)
-		w.indented("VALIDATION: " + c.Validation)
-		w.indented("FILES: " + strings.Join(c.FilesToModify, ", "))
-		for _, a := range c.Assumptions {
-			w.indented("ASSUMPTION: " + a)
+		w.indented("INTENT: " + w.text(c.Intent))
+		w.indented("VALIDATION: " + w.text(c.Validation))
+		w.indented("FILES: " + w.joined(c.FilesToModify))
+		keep, more := w.some(len(c.Assumptions))
+		for _, a := range c.Assumptions[:keep] {
+			w.indented("ASSUMPTION: " + w.text(a))
+		}
+		if more > 0 {
+			w.indented(fmt.Sprintf("ASSUMPTION: … %d more", more))
 		}
 		if c.Risks != "" {
-			w.indented("RISKS: " + c.Risks)
+			w.indented("RISKS: " + w.text(c.Risks))
 		}
 	} else {
 		w.field("CHECKPOINT", "none recorded")
 	}
 	if ev := latestEvent(t, "rejected", "approved"); ev != nil && ev.Event == "rejected" {
-		w.block("PREVIOUS REJECTION", ev.Reason)
+		w.block("PREVIOUS REJECTION", w.text(ev.Reason))
 	}
 	w.steps([]string{
 		fmt.Sprintf("cd %s; git rev-parse HEAD must print %s.", wt, review),
@@ -439,9 +454,9 @@ func previousSession(w *promptWriter, t *Task) bool {
 	if outcome == "done" || outcome == "restart" {
 		return false
 	}
-	head := fmt.Sprintf("PREVIOUS SESSION (%s, %s): %s", orNone(ev.Agent), orNone(ev.Time), outcome)
+	head := fmt.Sprintf("PREVIOUS SESSION (%s, %s): %s", orNone(ev.Agent), orNone(ev.Time), w.text(outcome))
 	if l, ok := ev.Extra["log"]; ok {
-		head += "; its output: " + fmt.Sprint(l)
+		head += "; its output: " + w.text(fmt.Sprint(l))
 	}
 	w.line(head)
 	if ev.Reason != "" {
@@ -476,17 +491,17 @@ func plannerContext(w *promptWriter, pc PromptContext) {
 	}
 	if g := pc.Goal; g != nil {
 		w.field("GOAL", g.ID)
-		w.block("GOAL TEXT", g.Description)
-		w.field("GOAL SPEC", g.SpecRef)
+		w.block("GOAL TEXT", w.text(g.Description))
+		w.field("GOAL SPEC", w.text(g.SpecRef))
 	}
 	if sp := pc.Sprint; sp != nil {
 		sprint := sp.ID
 		if sp.Status != "" {
 			sprint += " (" + sp.Status + ")"
 		}
-		w.field("SPRINT", sprint)
+		w.field("SPRINT", w.text(sprint))
 		if len(sp.Scope.Planned) > 0 {
-			w.field("SPRINT PLANNED", strings.Join(sp.Scope.Planned, ", "))
+			w.field("SPRINT PLANNED", w.joined(sp.Scope.Planned))
 		}
 	}
 	var counts []string
@@ -496,13 +511,17 @@ func plannerContext(w *promptWriter, pc PromptContext) {
 	w.field("SPRINT STATE", strings.Join(counts, ", "))
 	if len(p.Items) > 0 {
 		w.line("TRIGGERED BY:")
-		for _, it := range p.Items {
+		keep, more := w.some(len(p.Items))
+		for _, it := range p.Items[:keep] {
 			d := p.Details[it]
 			if d == "" || strings.HasPrefix(it, "note:") {
 				w.indented("- " + it)
 				continue
 			}
 			w.indented("- " + it + ": " + clip(d, 300))
+		}
+		if more > 0 {
+			w.indented(fmt.Sprintf("- … %d more (git liza status)", more))
 		}
 	}
 	order := []string{}
@@ -528,54 +547,6 @@ func plannerContext(w *promptWriter, pc PromptContext) {
 	}
 	steps = append(steps, "Exit 0 when this wake's work is done.")
 	w.steps(steps)
-}
-
-// promptWriter writes the context sections of a prompt.
-type promptWriter struct{ b *strings.Builder }
-
-func (w *promptWriter) section(name string) {
-	if w.b.Len() > 0 {
-		w.b.WriteString("\n")
-	}
-	fmt.Fprintf(w.b, "=== %s ===\n", name)
-}
-
-func (w *promptWriter) line(s string) { w.b.WriteString(s + "\n") }
-
-// field writes a one-line field; a value on several lines becomes a block.
-func (w *promptWriter) field(name, value string) {
-	value = strings.TrimSpace(value)
-	if strings.Contains(value, "\n") {
-		w.block(name, value)
-		return
-	}
-	w.line(name + ": " + orNone(value))
-}
-
-// block writes a field whose value is indented under its name.
-func (w *promptWriter) block(name, value string) {
-	w.line(name + ":")
-	w.indented(orNone(strings.TrimSpace(value)))
-}
-
-func (w *promptWriter) indented(s string) {
-	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
-		w.line(strings.TrimRight("  "+l, " "))
-	}
-}
-
-func (w *promptWriter) steps(steps []string) {
-	w.line("INSTRUCTIONS:")
-	for i, s := range steps {
-		w.indented(fmt.Sprintf("%d. %s", i+1, s))
-	}
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
 }
 
 // clip shortens s to at most n runes.
