@@ -13,6 +13,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -83,7 +84,7 @@ func (s *Server) instructions() string {
 	if s.id.Task != "" {
 		who += ", working on task " + s.id.Task
 	}
-	return who + ". These tools are the git liza commands of the same names, bound to you: each call is checked against the Liza contract and recorded on the blackboard. A refusal says its exit code: 1 fix the input or stop, 2 retry in a few seconds, 3 a git failure, 4 the board is inconsistent (stop, exit 4)."
+	return who + fmt.Sprintf(". These tools are the git liza commands of the same names, bound to you: each call is checked against the Liza contract and recorded on the blackboard. A result past %d characters comes cut, with a note of what was cut.", resultMax) + " A refusal says its exit code: 1 fix the input or stop, 2 retry in a few seconds, 3 a git failure, 4 the board is inconsistent (stop, exit 4)."
 }
 
 // addTool adds a tool whose calls run one at a time and whose errors are
@@ -92,15 +93,48 @@ func addTool[In, Out any](s *Server, name, description string, run func(ctx cont
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: name, Description: description}, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		var zero Out
 		out, err := run(ctx, in)
 		if err != nil {
-			var zero Out
 			// A "no blackboard here" becomes the command that joins a
 			// remote's board, as on the command line.
 			return nil, zero, refuse(s.svc.JoinHint(ctx, err))
 		}
-		return nil, out, nil
+		res, out, err := fitted(out, wholeOf(name))
+		if err != nil {
+			return nil, zero, refuse(err)
+		}
+		return res, out, nil
 	})
+}
+
+// fitted is out within resultMax (see fit): as it is, with no result of
+// its own, when it fits; else cut, with a result whose text is the cut
+// JSON and a note of what was cut.
+func fitted[Out any](out Out, whole string) (*mcp.CallToolResult, Out, error) {
+	var zero Out
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, zero, err
+	}
+	cut, note, err := fit(raw, whole)
+	if err != nil || note == "" {
+		return nil, out, err
+	}
+	var o Out
+	if _, open := any(&o).(*any); open {
+		// An open document (show_task): kept in its own order.
+		cut = withCut(cut, note)
+		o = any(json.RawMessage(cut)).(Out)
+	} else if err := json.Unmarshal(cut, &o); err != nil {
+		return nil, zero, err
+	} else if n, ok := any(o).(cutNoter); ok {
+		n.noteCut(note)
+		if cut, err = json.Marshal(o); err != nil {
+			return nil, zero, err
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(cut)}, &mcp.TextContent{Text: note}}}, o, nil
 }
 
 // taskOf is the task a tool of a coder or reviewer acts on: the session's

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -269,11 +270,25 @@ func taskResource(s *Server, prefix, suffix, name, title, description string, re
 		if err != nil {
 			return nil, refuse(err)
 		}
-		b, err := json.MarshalIndent(v, "", "  ")
+		b, err := json.Marshal(v)
 		if err != nil {
 			return nil, err
 		}
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
+		// Within resultMax, as a tool's result; what was cut is said in
+		// the contents' _meta (the text stays JSON).
+		b, note, err := fit(b, "git liza show")
+		if err != nil {
+			return nil, refuse(err)
+		}
+		var meta mcp.Meta
+		var text bytes.Buffer
+		if note != "" {
+			meta = mcp.Meta{"cut": note}
+			text.Write(b)
+		} else if err := json.Indent(&text, b, "", "  "); err != nil {
+			return nil, err
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: text.String(), Meta: meta}}}, nil
 	}
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: prefix + "{task}" + suffix, Name: name, Title: title,
 		Description: description, MIMEType: "application/json"}, handler)

@@ -11,7 +11,7 @@ import (
 // log_task, validate.
 func everyoneTools(s *Server) {
 	addTool(s, "status", "The board, as git liza status --json shows it: the goal and sprint, the team's mode (RUNNING, PAUSED, CHECKPOINT, ABORTED), the counts of every status, agents, kill switches, alarms, and a page of the tasks in attention order with their leases and reasons: the first 10 of each status (limit says how many, at most 100), the finished ones (MERGED, ABANDONED, SUPERSEDED) only when statuses asks for them; more counts by status the tasks left out. At most 50 agents and 50 alarms (the critical ones first); more_agents and more_alarms count the rest.", s.status)
-	addTool(s, "show_task", "One task, whole, as git liza show ID --json prints it: its fields in the seed's names, history, reasons, questions, checkpoint and worktree.", s.showTask)
+	addTool(s, "show_task", "One task, as git liza show ID --json prints it: its fields in the seed's names, history, reasons, questions, checkpoint and worktree (whole, unless past the 40,000 characters of any result: then its long texts and lists come cut, and a note says what was cut).", s.showTask)
 	addTool(s, "log_task", "The audit log of one task, newest first, as git liza log --task ID --json prints it: each state commit with its operation, agent, time and reason (20 entries unless max says, at most 200).", s.logTask)
 	addTool(s, "validate", "Check the board against the Liza contract, as git liza validate --json: valid, and the first 50 problems and warnings (more_problems and more_warnings count the rest).", s.validate)
 }
@@ -36,7 +36,7 @@ const (
 	statusListMax = 50
 )
 
-func (s *Server) status(ctx context.Context, in StatusIn) (*ops.Board, error) {
+func (s *Server) status(ctx context.Context, in StatusIn) (*StatusOut, error) {
 	limit, err := bounded("limit", "tasks", in.Limit, statusDefault, statusMax)
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func (s *Server) status(ctx context.Context, in StatusIn) (*ops.Board, error) {
 	}
 	b.Page(limit, len(r.Statuses) > 0)
 	b.CapLists(statusListMax)
-	return b, nil
+	return &StatusOut{Board: *b}, nil
 }
 
 // ShowTaskIn is the input of show_task.
@@ -91,7 +91,10 @@ type LogTaskIn struct {
 // LogTaskOut is what log_task reports.
 type LogTaskOut struct {
 	Entries []ops.LogEntry `json:"entries" jsonschema:"the state commits that changed the task, newest first"`
+	Cut     string         `json:"cut,omitempty" jsonschema:"only when the result was too long for a tool (40,000 characters): what was cut, and the command that prints it whole"`
 }
+
+func (o *LogTaskOut) noteCut(note string) { o.Cut = note }
 
 // Bounds of log_task: a model gets a page of the log, not all of it.
 const (
@@ -131,9 +134,21 @@ type ValidateOut struct {
 	// A state broken in every task has a problem for each: a model gets
 	// the first validateListMax, and the counts of the rest (git liza
 	// validate lists them all).
-	MoreProblems int `json:"more_problems,omitempty" jsonschema:"the problems left out (git liza validate lists them all)"`
-	MoreWarnings int `json:"more_warnings,omitempty" jsonschema:"the warnings left out"`
+	MoreProblems int    `json:"more_problems,omitempty" jsonschema:"the problems left out (git liza validate lists them all)"`
+	MoreWarnings int    `json:"more_warnings,omitempty" jsonschema:"the warnings left out"`
+	Cut          string `json:"cut,omitempty" jsonschema:"only when the result was too long for a tool (40,000 characters): what was cut, and the command that prints it whole"`
 }
+
+func (o *ValidateOut) noteCut(note string) { o.Cut = note }
+
+// StatusOut is what status gives: the board's page, as git liza status
+// --json prints the board.
+type StatusOut struct {
+	ops.Board
+	Cut string `json:"cut,omitempty" jsonschema:"only when the result was too long for a tool (40,000 characters): what was cut, and the command that prints it whole"`
+}
+
+func (o *StatusOut) noteCut(note string) { o.Cut = note }
 
 // validateListMax bounds the problems and the warnings validate gives.
 const validateListMax = 50
