@@ -24,7 +24,10 @@ import (
 // verdict. The
 // task must reach MERGED with no git liza in any shell command the model
 // sent, and refs/liza/state must hold the same operations, in the same
-// order, as the same team driven through the git liza commands.
+// order, as the same team driven through the git liza commands. The
+// coder's checkpoint floods the task (1,500 assumptions): show_task comes
+// back to both sessions cut, through each CLI, with what was cut said in
+// it, and the reviewer's prompt comes with its context cut.
 func TestAgentCLIsMCP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the agent CLIs are not run with -short")
@@ -73,6 +76,18 @@ var (
 	attackAgent = map[string]any{"agent": "coder-2"}
 )
 
+// floodAssumptions are the coder's checkpoint's assumptions: 1,500 of
+// them, 90 KB, more than any tool result carries, so that the task comes
+// back to both sessions cut (the result over 40,000 characters, with a
+// note), and the reviewer's prompt with its context cut.
+var floodAssumptions = func() []string {
+	var as []string
+	for i := range 1500 {
+		as = append(as, fmt.Sprintf("assumption %04d: the greeting is one line of plain ASCII text", i))
+	}
+	return as
+}()
+
 // mcpStep is one turn of a scripted session: a call of an MCP tool of the
 // liza server with its arguments, or a shell command.
 type mcpStep struct {
@@ -88,6 +103,8 @@ type mcpSession struct {
 	results []toolResult
 	// missing names a step's tool the session did not offer.
 	missing string
+	// promptCut: the session's prompt said its context was cut to fit.
+	promptCut bool
 }
 
 // mcpScript is the scripted model's script for a team that works through
@@ -99,7 +116,9 @@ func mcpScript(mu *sync.Mutex, sessions map[string]*mcpSession) func(turn) reply
 		if m := coderRE.FindStringSubmatch(tn.text); m != nil {
 			role = "coder"
 			steps = []mcpStep{
-				{tool: "checkpoint", args: map[string]any{"intent": "write hello.txt", "validation": "grep hello hello.txt prints hello", "files_to_modify": []string{"hello.txt"}}},
+				{tool: "checkpoint", args: map[string]any{"intent": "write hello.txt", "validation": "grep hello hello.txt prints hello", "files_to_modify": []string{"hello.txt"},
+					"assumptions": floodAssumptions}},
+				{tool: "show_task", args: map[string]any{"task": m[1]}},
 				{shell: fmt.Sprintf(`cd %s && echo hello > hello.txt && git add hello.txt && git commit -q -m "hello from the scripted model" && git log -1 --format="committed as %%an <%%ae>"`, m[2])},
 				{tool: "submit", args: attackTask},
 				{tool: "submit", args: attackAgent},
@@ -109,6 +128,7 @@ func mcpScript(mu *sync.Mutex, sessions map[string]*mcpSession) func(turn) reply
 			role = "reviewer"
 			steps = []mcpStep{
 				{shell: fmt.Sprintf(`cd %s && git rev-parse HEAD | grep -qx %s && grep -q hello hello.txt && echo REVIEWED`, m[2], m[3])},
+				{tool: "show_task", args: map[string]any{"task": m[1]}},
 				{tool: "verdict", args: map[string]any{"verdict": "reject", "task": "other", "reason": "reject another coder's work"}},
 				{tool: "verdict", args: map[string]any{"verdict": "approve", "commit": m[3]}},
 			}
@@ -128,7 +148,8 @@ func mcpScript(mu *sync.Mutex, sessions map[string]*mcpSession) func(turn) reply
 		}
 		end := func(missing string) reply {
 			mu.Lock()
-			sessions[role] = &mcpSession{calls: tn.calls, results: tn.results, missing: missing}
+			sessions[role] = &mcpSession{calls: tn.calls, results: tn.results, missing: missing,
+				promptCut: strings.Contains(tn.text, "was cut to fit this prompt")}
 			mu.Unlock()
 			if missing != "" {
 				return reply{text: "The tool " + missing + " is not offered: stopping."}
@@ -222,6 +243,27 @@ func runMCPTeam(t *testing.T, name, cliPath string, sandboxed bool, want func(*t
 		if s.missing != "" {
 			fail("a session was not offered the tool %s", s.missing)
 		}
+	}
+	// The flooded task came back to each session cut, as the CLI gave it
+	// to the model: within what it keeps, with the note.
+	for role, s := range map[string]*mcpSession{"coder": coder, "reviewer": reviewer} {
+		shown := 0
+		for i, c := range s.calls {
+			if i < len(s.results) && strings.HasSuffix(c.full(), "show_task") {
+				shown++
+				if r := s.results[i]; len(r.text) > 50_000 || !strings.Contains(r.text, "This result was cut to fit") || r.isError {
+					fail("the %s's show_task came back as %d characters (error %v): %.300q", role, len(r.text), r.isError, r.text)
+				}
+			}
+		}
+		if shown != 1 {
+			fail("the %s's session holds %d results of show_task, want 1", role, shown)
+		}
+	}
+	// The reviewer's prompt carries the checkpoint, cut to fit; the
+	// coder's, made before it, had nothing to cut.
+	if !reviewer.promptCut || coder.promptCut {
+		fail("prompts cut: the reviewer's %v, the coder's %v; want the reviewer's only", reviewer.promptCut, coder.promptCut)
 	}
 	checkRefusals(name, "coder", coder, "submit", []string{"not other", "agent"}, fail)
 	checkRefusals(name, "reviewer", reviewer, "verdict", []string{"not other"}, fail)

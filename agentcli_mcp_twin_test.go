@@ -22,7 +22,7 @@ set -e
 cd "$LIZA_WORKTREE"
 case "$LIZA_ROLE" in
 coder)
-	git liza checkpoint "$LIZA_TASK" --intent "write hello.txt" --validation "grep hello hello.txt prints hello" --files hello.txt
+	git liza checkpoint "$LIZA_TASK" --intent "write hello.txt" --validation "grep hello hello.txt prints hello" --files hello.txt ASSUMPTIONS
 	echo hello > hello.txt
 	git add hello.txt
 	git commit -q -m "hello from the shell agent"
@@ -37,7 +37,12 @@ esac
 // when the task was not merged.
 func shellTeamOps(t *testing.T) []string {
 	base, root, bin := teamBase(t, "liza-mcp-twin-")
-	writeFile(t, filepath.Join(base, "agent.sh"), shellAgent)
+	// The checkpoint's assumptions are the MCP sessions' (floodAssumptions).
+	var flags strings.Builder
+	for _, a := range floodAssumptions {
+		flags.WriteString(` --assumption "` + a + `"`)
+	}
+	writeFile(t, filepath.Join(base, "agent.sh"), strings.Replace(shellAgent, " ASSUMPTIONS", flags.String(), 1))
 	env := []string{"HOME=" + filepath.Join(base, "home"), "PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "TZ=UTC", "LANG=C.UTF-8"}
 	setupHelloRepo(t, root)
 	who := teamUser{uid: os.Geteuid(), gid: os.Getegid()}
