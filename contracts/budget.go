@@ -143,13 +143,17 @@ func AgentBudget(b *Budgets, st *State, agent string, live Usage) []BudgetLine {
 	return budgetLines("agent "+agent, "agent", b.AgentTokens, b.AgentUSD, spent)
 }
 
-// GoalBudget is the goal's budgets held against what every recorded
-// session spent (the planner's included) and live.
+// GoalBudget is the goal's budgets held against what the goal's sessions
+// spent (the planner's included; see GoalSpend) and live.
 func GoalBudget(b *Budgets, st *State, live Usage) []BudgetLine {
+	return GoalBudgetOf(b, GoalSpend(st), live)
+}
+
+// GoalBudgetOf is the goal's budgets held against spent and live.
+func GoalBudgetOf(b *Budgets, spent, live Usage) []BudgetLine {
 	if b == nil {
 		return nil
 	}
-	spent := GoalSpend(st)
 	spent.Add(live)
 	return budgetLines("goal", "goal", b.GoalTokens, b.GoalUSD, spent)
 }

@@ -72,6 +72,15 @@ const (
 	// first operation on a board that keeps the flat queue writes the
 	// claim index whole.
 	RulesQueueGroups = 6
+	// RulesGoalSpend keeps the goal's spend on the goal (goal.spend):
+	// every session recorded with usage adds to it, a task's and a
+	// planner's, and goal new starts the next goal at zero. The goal's
+	// budget holds that figure, where it held every session the board
+	// ever recorded (the goals before included), so that a goal started
+	// after one that went over its budget was paused for it at once.
+	// A goal begun under an older set starts the figure, at its first
+	// session, from what the older rules counted.
+	RulesGoalSpend = 7
 	// Rules is the set new operations follow.
-	Rules = RulesQueueGroups
+	Rules = RulesGoalSpend
 )

@@ -41,8 +41,19 @@ type Goal struct {
 	Created          string            `yaml:"created,omitempty"`
 	Completed        string            `yaml:"completed,omitempty"`
 	AlignmentHistory []*AlignmentEntry `yaml:"alignment_history,omitempty"`
-	Extra            Extra             `yaml:",inline"`
+	// Spend is what the goal's sessions have spent (RulesGoalSpend on):
+	// every session recorded with usage since the goal started, a task's
+	// and a planner's. Nil on a goal that has recorded none under those
+	// rules (see GoalSpendUnder).
+	Spend *Sum  `yaml:"spend,omitempty"`
+	Extra Extra `yaml:",inline"`
 }
+
+// Sum is a Usage kept as a running sum on the board. It is a type of its
+// own so that a sum of nothing is written as such: YAML leaves out a
+// Usage that counts nothing (its IsZero), and a goal that has spent
+// nothing is not a goal that keeps no figure.
+type Sum Usage
 
 // AlignmentEntry records how the plan moved relative to the goal: tasks
 // added, rescoped, superseded.

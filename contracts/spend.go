@@ -153,10 +153,26 @@ func agentTaskSpend(t *Task, agent string) Usage {
 	return sum
 }
 
-// GoalSpend is what the goal has cost so far: every task's sessions, the
-// archived tasks' included, and the sessions that had no task (a planner's,
-// recorded on its agent entry as spend).
-func GoalSpend(st *State) Usage {
+// GoalSpend is what the goal has cost so far, under the current rules
+// (see GoalSpendUnder).
+func GoalSpend(st *State) Usage { return GoalSpendUnder(st, Rules) }
+
+// GoalSpendUnder is what the goal has cost so far under a rule set: from
+// RulesGoalSpend, the goal's own figure (goal.spend) once it has one;
+// before, and for a goal that has none yet, every session the board
+// records: every task's, the archived tasks' included (a goal's before
+// too), and those that had no task (a planner's, recorded on its agent
+// entry as spend).
+func GoalSpendUnder(st *State, rules int) Usage {
+	if st != nil && rules >= RulesGoalSpend && st.Goal.Spend != nil {
+		return Usage(*st.Goal.Spend)
+	}
+	return boardSpend(st)
+}
+
+// boardSpend is every session the board records: the goal's figure of
+// the rules before RulesGoalSpend.
+func boardSpend(st *State) Usage {
 	var sum Usage
 	if st == nil {
 		return sum

@@ -199,6 +199,11 @@ func ValidateHeaderUnder(s *State, rules int) []Problem {
 			ps.addf("goal", "goal has no %s", f.name)
 		}
 	}
+	if sp := s.Goal.Spend; sp != nil && rules >= RulesGoalSpend {
+		if msg := CheckUsage(Usage(*sp), MaxSpendTokens, MaxSpendUSD); msg != "" {
+			ps.addf("goal", "spend: %s", msg)
+		}
+	}
 
 	c := s.Config
 	if c.IntegrationBranch == "" {

@@ -188,11 +188,11 @@ var kindBudget = since(contracts.RulesContained, def("budget", contracts.OpBudge
 		return nil, err
 	}
 	if contracts.BudgetPaused(m.Control) {
-		st, err := tx.Snap.Load()
+		spent, err := goalSpendOf(tx)
 		if err != nil {
 			return nil, err
 		}
-		if _, over := contracts.FirstOver(contracts.GoalBudget(nb, st, contracts.Usage{})); !over {
+		if _, over := contracts.FirstOver(contracts.GoalBudgetOf(nb, spent, contracts.Usage{})); !over {
 			m.Control, out.Resumed = nil, true
 		}
 	}
@@ -270,11 +270,11 @@ var kindOverBudget = since(contracts.RulesContained, def("over_budget", contract
 	if err != nil {
 		return nil, err
 	}
-	st, err := tx.Snap.Load()
+	spent, err := goalSpendOf(tx)
 	if err != nil {
 		return nil, err
 	}
-	line, over := contracts.FirstOver(contracts.GoalBudget(m.Config.Budgets, st, contracts.Usage{}))
+	line, over := contracts.FirstOver(contracts.GoalBudgetOf(m.Config.Budgets, spent, contracts.Usage{}))
 	if !over {
 		return nil, contracts.Invalidf("the goal is within its budgets: nothing to pause for")
 	}

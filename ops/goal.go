@@ -87,6 +87,11 @@ var kindGoal = since(contracts.RulesWhole, def("goal", contracts.OpGoal, func(tx
 	now := tx.NowString()
 	prev := m.Goal
 	m.Goal = contracts.Goal{ID: nextID(prev.ID, "goal"), Description: goal, SpecRef: in.Spec, Status: "IN_PROGRESS", Created: now}
+	if tx.Rules >= contracts.RulesGoalSpend {
+		// The next goal has spent nothing: the sessions the board
+		// records are the goals' before.
+		m.Goal.Spend = &contracts.Sum{}
+	}
 	m.Sprint = contracts.Sprint{
 		ID: nextID(m.Sprint.ID, "sprint"), GoalRef: m.Goal.ID, Status: "IN_PROGRESS",
 		Scope:    contracts.SprintScope{Planned: contracts.StringList{}, Stretch: contracts.StringList{}},

@@ -118,6 +118,11 @@ var kindSessionEnded = def(SessionEventTag, contracts.OpRegister, func(tx *cas.T
 		u, _ := m.Config.Price(*in.Usage)
 		usage = &u
 	}
+	if usage != nil && tx.Rules >= contracts.RulesGoalSpend {
+		if err := addGoalSpend(tx, *usage); err != nil {
+			return nil, err
+		}
+	}
 	if in.Task == "" && usage != nil {
 		return nil, taskless(tx, agent, in.Outcome, *usage)
 	}
@@ -200,4 +205,46 @@ func clipText(s string, n int) string {
 		}
 	}
 	return "…" + s
+}
+
+// addGoalSpend adds a session's usage to the goal's spend (goal.spend,
+// RulesGoalSpend on). A goal that has none yet began under older rules
+// (or was imported): its figure starts from what they counted, every
+// session the board records, so that an upgrade forgets nothing the goal
+// was held to.
+func addGoalSpend(tx *cas.Tx, u contracts.Usage) error {
+	sum, err := goalSpendOf(tx)
+	if err != nil {
+		return err
+	}
+	sum.Add(u)
+	if msg := contracts.CheckUsage(sum, contracts.MaxSpendTokens, contracts.MaxSpendUSD); msg != "" {
+		return contracts.Invalidf("the goal's spend: %s", msg)
+	}
+	m, err := tx.Meta()
+	if err != nil {
+		return err
+	}
+	m.Goal.Spend = (*contracts.Sum)(&sum)
+	tx.PutMeta(m)
+	return nil
+}
+
+// goalSpendOf is what the goal of tx's state has spent under tx's rules:
+// its own figure when it keeps one, else (older rules, or a goal that has
+// recorded no session under the newer) the whole board's sessions, read
+// whole.
+func goalSpendOf(tx *cas.Tx) (contracts.Usage, error) {
+	m, err := tx.Meta()
+	if err != nil {
+		return contracts.Usage{}, err
+	}
+	if tx.Rules >= contracts.RulesGoalSpend && m.Goal.Spend != nil {
+		return contracts.Usage(*m.Goal.Spend), nil
+	}
+	st, err := tx.Snap.Load()
+	if err != nil {
+		return contracts.Usage{}, err
+	}
+	return contracts.GoalSpendUnder(st, tx.Rules), nil
 }

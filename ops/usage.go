@@ -222,6 +222,13 @@ func usageOf(snap *cas.Snapshot, st *contracts.State, r UsageRequest, now time.T
 	}
 	t.fill(rep)
 	if r.Task == "" && r.Agent == "" {
+		// The goal keeps its own figure (contracts.RulesGoalSpend):
+		// what its budget holds the team to, the sessions of the
+		// goals before not among them.
+		if sp := st.Goal.Spend; sp != nil {
+			goal = Spend{}
+			goal.addSum(contracts.Usage(*sp))
+		}
 		rep.Budget = goalBudget(st.Config, goal)
 	}
 	return rep, nil

@@ -131,6 +131,11 @@ func importKeeps(prev, next *contracts.State, rules int, now string) error {
 	if err := spendKept(prev, next); err != nil {
 		return err
 	}
+	if was := prev.Goal.Spend; rules >= contracts.RulesGoalSpend && was != nil && next.Goal.ID == prev.Goal.ID {
+		if now := next.Goal.Spend; now == nil || lower(contracts.Usage(*now), contracts.Usage(*was)) {
+			return fmt.Errorf("the import lowers the spend of goal %s", prev.Goal.ID)
+		}
+	}
 	if e := importConfig(prev.Config, next.Config, now); recorded && e != nil {
 		if n := len(next.Goal.AlignmentHistory); n == len(prev.Goal.AlignmentHistory) || !sameYAML(next.Goal.AlignmentHistory[n-1], e) {
 			return fmt.Errorf("the import changes the config (%s) without recording it in the goal's alignment history", strings.Join(slices.Sorted(maps.Keys(e.Extra["changes"].(contracts.Extra))), ", "))
@@ -156,7 +161,8 @@ func importKeeps(prev, next *contracts.State, rules int, now string) error {
 
 // spendKept: what an agent's task-less sessions spent (its entry's spend,
 // which only grows) is not lowered or dropped by an import. Task spend is
-// in the histories, which an import may not edit.
+// in the histories, which an import may not edit; the goal's own figure
+// is kept by importKeeps.
 func spendKept(prev, next *contracts.State) error {
 	for _, id := range slices.Sorted(maps.Keys(prev.Agents)) {
 		was := prev.Agents[id]
@@ -167,13 +173,18 @@ func spendKept(prev, next *contracts.State) error {
 		if a := next.Agents[id]; a != nil && a.Spend != nil {
 			now = *a.Spend
 		}
-		if now.InputTokens < was.Spend.InputTokens || now.OutputTokens < was.Spend.OutputTokens ||
-			now.CacheReadTokens < was.Spend.CacheReadTokens || now.CacheWriteTokens < was.Spend.CacheWriteTokens ||
-			now.CostUSD < was.Spend.CostUSD {
+		if lower(now, *was.Spend) {
 			return fmt.Errorf("the import lowers the spend of %s", id)
 		}
 	}
 	return nil
+}
+
+// lower reports whether now counts less than was of anything.
+func lower(now, was contracts.Usage) bool {
+	return now.InputTokens < was.InputTokens || now.OutputTokens < was.OutputTokens ||
+		now.CacheReadTokens < was.CacheReadTokens || now.CacheWriteTokens < was.CacheWriteTokens ||
+		now.CostUSD < was.CostUSD
 }
 
 // operatorMove reports whether a status change is one the human operator
