@@ -80,13 +80,30 @@ func (s *sup) budgetWatch(ctx context.Context, st *contracts.State, w *work, tw 
 		return nil
 	}
 	bw := &budgetWatch{b: b, cfg: st.Config, st: st, agent: s.ID, tw: tw}
-	if whole, err := s.wholeBoard(ctx); err == nil {
-		bw.st = whole
+	// The whole board, for what only it holds: an agent's sessions on
+	// every task, and the goal's figure when the goal keeps none (see
+	// contracts.GoalSpendUnder). A goal that keeps its own, with no
+	// agent budget, needs the header and the session's task alone.
+	whole := b.AgentTokens > 0 || b.AgentUSD > 0 || st.Goal.Spend == nil
+	if whole {
+		if all, err := s.wholeBoard(ctx); err == nil {
+			bw.st = all
+		}
 	}
 	if s.Role == contracts.RoleCoder && w.task != nil {
 		bw.task = bw.st.Task(w.task.ID)
+		if tb, ok := s.Board.(taskBoard); ok && !whole {
+			if t, err := tb.Task(ctx, "", w.task.ID); err == nil {
+				bw.task = t
+			}
+		}
 	}
 	return bw
+}
+
+// taskBoard reads one task whole, history included.
+type taskBoard interface {
+	Task(ctx context.Context, rev, id string) (*contracts.Task, error)
 }
 
 // wholeBoard reads the whole state, when the board can.
