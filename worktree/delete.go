@@ -66,13 +66,17 @@ func Undo(ctx context.Context, repo *refstore.Repo, id string, branch bool) erro
 
 // drop removes task id's worktree, and its branch when branch is set. A
 // branch checked out somewhere else stays, as git branch -D would keep it.
-// The branch is deleted once the worktree commands' lock is released, with
-// git update-ref, which unlike git branch reads no worktree's registration.
+// The branch is deleted with the worktree commands' lock held, with git
+// update-ref (which unlike git branch reads no worktree's registration):
+// let go before, a claim of the same task here could register a worktree
+// on the branch in between and have it deleted under it (see
+// TestUndoRacesAClaim).
 func drop(ctx context.Context, repo *refstore.Repo, id string, branch bool) error {
 	unlock, err := lockRepo(repo)
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	for seen := map[string]bool{}; ; {
 		e, err := find(repo, id)
 		if err == nil && e != nil && !seen[e.admin] {
@@ -82,16 +86,14 @@ func drop(ctx context.Context, repo *refstore.Repo, id string, branch bool) erro
 			break // none left, or one discard left in place
 		}
 		if err != nil {
-			unlock()
 			return err
 		}
 	}
-	at := ""
-	if branch {
-		at, err = holder(repo, BranchRef(id))
+	if !branch {
+		return nil
 	}
-	unlock()
-	if !branch || err != nil {
+	at, err := holder(repo, BranchRef(id))
+	if err != nil {
 		return err
 	}
 	if at != "" {
