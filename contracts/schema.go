@@ -286,7 +286,12 @@ type Agent struct {
 	// planner's): they count toward the goal (GoalSpend) though no task's
 	// history holds them.
 	Spend *Usage `yaml:"spend,omitempty"`
-	Extra Extra  `yaml:",inline"`
+	// GoalSpend is the part of Spend spent in the current goal
+	// (RulesGoalSpend on; goal new clears it): what the goal's figure
+	// (goal.spend) holds of the agent's sessions without a task, and what
+	// the reports of the goal and its sprint count of them.
+	GoalSpend *Sum  `yaml:"goal_spend,omitempty"`
+	Extra     Extra `yaml:",inline"`
 }
 
 // Task is one task. Field names are the seed's.

@@ -65,6 +65,11 @@ func ValidateAgent(id string, a *Agent) []Problem {
 			ps.addf(where, "spend: %s", msg)
 		}
 	}
+	if a.GoalSpend != nil {
+		if msg := CheckUsage(Usage(*a.GoalSpend), MaxSpendTokens, MaxSpendUSD); msg != "" {
+			ps.addf(where, "goal_spend: %s", msg)
+		}
+	}
 	return ps
 }
 

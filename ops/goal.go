@@ -89,8 +89,15 @@ var kindGoal = since(contracts.RulesWhole, def("goal", contracts.OpGoal, func(tx
 	m.Goal = contracts.Goal{ID: nextID(prev.ID, "goal"), Description: goal, SpecRef: in.Spec, Status: "IN_PROGRESS", Created: now}
 	if tx.Rules >= contracts.RulesGoalSpend {
 		// The next goal has spent nothing: the sessions the board
-		// records are the goals' before.
+		// records are the goals' before, the agents' without a task too.
 		m.Goal.Spend = &contracts.Sum{}
+		if err := eachAgent(tx, func(a *contracts.Agent) bool {
+			was := a.GoalSpend != nil
+			a.GoalSpend = nil
+			return was
+		}); err != nil {
+			return nil, err
+		}
 	}
 	m.Sprint = contracts.Sprint{
 		ID: nextID(m.Sprint.ID, "sprint"), GoalRef: m.Goal.ID, Status: "IN_PROGRESS",

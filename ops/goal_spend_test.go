@@ -114,6 +114,24 @@ func TestGoalBudgetHoldsTheGoalsOwnSessions(t *testing.T) {
 	if held != 2200 || shown != 2200 || pause != nil {
 		t.Fatalf("over the next goal's budget: held to %d, shown %d, pause %v; want 2,200 and the pause", held, shown, pause)
 	}
+	// The reports of the goal and of its sprint count the same sessions
+	// (the planner's 900 of the goal before not among them), so status's
+	// line never shows a sprint that spent more than its goal.
+	for _, goalScope := range []bool{false, true} {
+		rep, err := human.Usage(ctx, ops.UsageRequest{Goal: goalScope})
+		if err != nil {
+			t.Fatal(err)
+		}
+		planning := int64(0)
+		for _, r := range rep.ByOutcome {
+			if r.Outcome == ops.OutcomePlanning {
+				planning = r.Spend.Tokens
+			}
+		}
+		if rep.Total.Tokens != 2200 || planning != 1000 {
+			t.Errorf("usage (goal %v): total %d, planning %d; want 2,200 and 1,000", goalScope, rep.Total.Tokens, planning)
+		}
+	}
 	// The agents' budgets still hold all their sessions: the planner's
 	// 1,900, the coder's 2,700.
 	st, err := human.State(ctx, "")
@@ -172,6 +190,10 @@ func TestGoalSpendAfterTheUpgrade(t *testing.T) {
 	}
 	if held, shown, _ := goalFigures(t, human); held != 2000 || shown != 2000 {
 		t.Fatalf("after: held to %d, shown %d; want 2,000", held, shown)
+	}
+	// The planner's part starts from all it spent, as the goal's does.
+	if rep, err := human.Usage(ctx, ops.UsageRequest{Goal: true}); err != nil || rep.Total.Tokens != 2000 {
+		t.Fatalf("usage of the goal: %+v, %v; want 2,000 tokens", rep, err)
 	}
 	if v, err := human.Validate(ctx, ops.ValidateRequest{History: true}); err != nil || len(v.Problems) > 0 {
 		t.Fatalf("the history does not verify: %v %v", err, v)

@@ -174,6 +174,16 @@ func taskless(tx *cas.Tx, agent, outcome string, u contracts.Usage) error {
 		return contracts.Invalidf("%s's spend: %s", agent, msg)
 	}
 	a.Spend = &sum
+	if tx.Rules >= contracts.RulesGoalSpend {
+		// addGoalSpend, before, started the goal's figure, and the
+		// agent's part of it, if the goal had none.
+		g := contracts.Usage{}
+		if a.GoalSpend != nil {
+			g = contracts.Usage(*a.GoalSpend)
+		}
+		g.Add(u)
+		a.GoalSpend = (*contracts.Sum)(&g)
+	}
 	tx.PutAgent(agent, a)
 	tx.Describe(fmt.Sprintf("session of %s: %s, %d tokens", agent, outcome, u.Tokens()), "")
 	return nil
@@ -213,6 +223,17 @@ func clipText(s string, n int) string {
 // session the board records, so that an upgrade forgets nothing the goal
 // was held to.
 func addGoalSpend(tx *cas.Tx, u contracts.Usage) error {
+	m, err := tx.Meta()
+	if err != nil {
+		return err
+	}
+	if m.Goal.Spend == nil {
+		// The older rules counted each agent's task-less sessions
+		// whole: so does the goal's part of them, from here.
+		if err := startGoalSpends(tx); err != nil {
+			return err
+		}
+	}
 	sum, err := goalSpendOf(tx)
 	if err != nil {
 		return err
@@ -221,12 +242,39 @@ func addGoalSpend(tx *cas.Tx, u contracts.Usage) error {
 	if msg := contracts.CheckUsage(sum, contracts.MaxSpendTokens, contracts.MaxSpendUSD); msg != "" {
 		return contracts.Invalidf("the goal's spend: %s", msg)
 	}
-	m, err := tx.Meta()
+	m.Goal.Spend = (*contracts.Sum)(&sum)
+	tx.PutMeta(m)
+	return nil
+}
+
+// startGoalSpends sets each agent's goal_spend to its whole spend: what
+// a goal that keeps no figure of its own counts of them.
+func startGoalSpends(tx *cas.Tx) error {
+	return eachAgent(tx, func(a *contracts.Agent) bool {
+		if a.Spend == nil || a.GoalSpend != nil {
+			return false
+		}
+		g := contracts.Sum(*a.Spend)
+		a.GoalSpend = &g
+		return true
+	})
+}
+
+// eachAgent calls f on every agent entry, and writes back those f changed.
+func eachAgent(tx *cas.Tx, f func(a *contracts.Agent) bool) error {
+	ids, err := tx.AgentIDs()
 	if err != nil {
 		return err
 	}
-	m.Goal.Spend = (*contracts.Sum)(&sum)
-	tx.PutMeta(m)
+	for _, id := range ids {
+		a, err := tx.Agent(id)
+		if err != nil {
+			return err
+		}
+		if a != nil && f(a) {
+			tx.PutAgent(id, a)
+		}
+	}
 	return nil
 }
 

@@ -200,20 +200,30 @@ func usageOf(snap *cas.Snapshot, st *contracts.State, r UsageRequest, now time.T
 	// the agent's entry, without their times: they count toward the goal,
 	// and in the sprint's report as the sprint's metrics count them (since
 	// the goal began); a report --since a time cannot place them.
+	// A goal that keeps its own figure (contracts.RulesGoalSpend) keeps
+	// the agents' part of it too (goal_spend); the goals before are not
+	// among them.
 	for _, id := range slices.Sorted(maps.Keys(st.Agents)) {
 		a := st.Agents[id]
-		if a == nil || a.Spend == nil || r.Task != "" {
+		if a == nil || r.Task != "" {
 			continue
 		}
-		goal.addSum(*a.Spend)
+		spent := a.Spend
+		if st.Goal.Spend != nil {
+			spent = (*contracts.Usage)(a.GoalSpend)
+		}
+		if spent == nil {
+			continue
+		}
+		goal.addSum(*spent)
 		known = known || id == r.Agent
 		if r.Agent != "" && id != r.Agent {
 			continue
 		}
 		if rep.Scope != ScopeSince {
-			t.addSum(id, *a.Spend)
+			t.addSum(id, *spent)
 		} else {
-			rep.Unscoped.addSum(*a.Spend)
+			rep.Unscoped.addSum(*spent)
 		}
 	}
 	rep.Unscoped = rep.Unscoped.rounded()

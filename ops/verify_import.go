@@ -131,9 +131,9 @@ func importKeeps(prev, next *contracts.State, rules int, now string) error {
 	if err := spendKept(prev, next); err != nil {
 		return err
 	}
-	if was := prev.Goal.Spend; rules >= contracts.RulesGoalSpend && was != nil && next.Goal.ID == prev.Goal.ID {
-		if now := next.Goal.Spend; now == nil || lower(contracts.Usage(*now), contracts.Usage(*was)) {
-			return fmt.Errorf("the import lowers the spend of goal %s", prev.Goal.ID)
+	if rules >= contracts.RulesGoalSpend && next.Goal.ID == prev.Goal.ID {
+		if err := goalSpendKept(prev, next); err != nil {
+			return err
 		}
 	}
 	if e := importConfig(prev.Config, next.Config, now); recorded && e != nil {
@@ -175,6 +175,27 @@ func spendKept(prev, next *contracts.State) error {
 		}
 		if lower(now, *was.Spend) {
 			return fmt.Errorf("the import lowers the spend of %s", id)
+		}
+	}
+	return nil
+}
+
+// goalSpendKept: the goal's own figure, and each agent's part of it, are
+// not lowered or dropped by an import of the same goal.
+func goalSpendKept(prev, next *contracts.State) error {
+	kept := func(was, now *contracts.Sum) bool {
+		return was == nil || now != nil && !lower(contracts.Usage(*now), contracts.Usage(*was))
+	}
+	if !kept(prev.Goal.Spend, next.Goal.Spend) {
+		return fmt.Errorf("the import lowers the spend of goal %s", prev.Goal.ID)
+	}
+	for _, id := range slices.Sorted(maps.Keys(prev.Agents)) {
+		var now *contracts.Sum
+		if a := next.Agents[id]; a != nil {
+			now = a.GoalSpend
+		}
+		if was := prev.Agents[id]; was != nil && !kept(was.GoalSpend, now) {
+			return fmt.Errorf("the import lowers the spend of %s in goal %s", id, prev.Goal.ID)
 		}
 	}
 	return nil
