@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -31,10 +33,12 @@ const (
 
 // cuts counts what one round of fit cut.
 type cuts struct {
-	texts, entries   int // texts cut, and the characters they lost
-	chars            int
+	texts, chars     int // texts cut, and the characters they lost
 	lists, listLeft  int // lists cut, and the entries they lost
 	textMax, listMax int
+	// again: the round cuts the first round's result, whose texts say
+	// how much they lost already (see text).
+	again bool
 }
 
 // fit returns out's JSON within resultMax: as it is when it fits; else
@@ -48,11 +52,21 @@ func fit(raw []byte, whole string) (out []byte, note string, err error) {
 	if len(raw) <= resultMax {
 		return raw, "", nil
 	}
+	// The rounds after the first cut its result, which is small: a
+	// result of a hundred tasks of a megabyte each is read whole once.
+	var first cuts
+	from := raw
 	for round := range fitRounds {
-		c := cuts{textMax: textMax >> round, listMax: max(listMax>>round, 2)}
+		c := cuts{textMax: textMax >> round, listMax: max(listMax>>round, 2), again: round > 0}
 		var b bytes.Buffer
-		if err := c.value(&b, raw); err != nil {
+		if err := c.value(&b, from); err != nil {
 			return nil, "", err
+		}
+		if round == 0 {
+			first, from = c, b.Bytes()
+		} else {
+			// A list cut again lost what it lost in both rounds.
+			c.listLeft += first.listLeft
 		}
 		// Room for the note, which the result carries too (cutNoter).
 		if b.Len() <= resultMax-noteRoom {
@@ -181,15 +195,29 @@ func (c *cuts) value(b *bytes.Buffer, raw []byte) error {
 
 // text writes s as a JSON string, cut to about textMax characters: two
 // thirds from its start and one third from its end (a test's output ends
-// with what failed), with the cut marked in between.
+// with what failed), with the cut marked in between. In a round after
+// the first, a text the first round cut is cut again from both ends of
+// what it kept, its mark counting all it lost.
 func (c *cuts) text(b *bytes.Buffer, s string) error {
-	if n := utf8.RuneCountInString(s); n > c.textMax {
-		head, tail := c.textMax*2/3, c.textMax/3
-		r := []rune(s)
-		cut := n - head - tail
-		s = string(r[:head]) + fmt.Sprintf(" […%d characters cut…] ", cut) + string(r[n-tail:])
+	head, tail, lost := s, "", 0
+	if c.again {
+		if h, t, n, ok := splitMark(s); ok {
+			head, tail, lost = h, t, n
+		}
+	}
+	hn, tn := utf8.RuneCountInString(head), utf8.RuneCountInString(tail)
+	if hn+tn > c.textMax || lost > 0 {
+		keepHead, keepTail := min(hn, c.textMax*2/3), min(hn+tn, c.textMax)-min(hn, c.textMax*2/3)
+		if tail == "" {
+			// One text: its end is the tail.
+			head, tail = cutRunes(head, keepHead), lastRunes(head, keepTail)
+		} else {
+			head, tail = cutRunes(head, keepHead), lastRunes(tail, keepTail)
+		}
+		lost += hn + tn - keepHead - keepTail
+		s = head + markOpen + strconv.Itoa(lost) + markClose + tail
 		c.texts++
-		c.chars += cut
+		c.chars += lost
 	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
@@ -198,6 +226,52 @@ func (c *cuts) text(b *bytes.Buffer, s string) error {
 	}
 	b.Truncate(b.Len() - 1) // Encode's newline
 	return nil
+}
+
+// The mark of a cut text: " […N characters cut…] ".
+const (
+	markOpen  = " […"
+	markClose = " characters cut…] "
+)
+
+// splitMark splits a text fit cut into what it kept before and after its
+// mark, and how many characters it lost.
+func splitMark(s string) (head, tail string, lost int, ok bool) {
+	i := strings.Index(s, markOpen)
+	if i < 0 {
+		return "", "", 0, false
+	}
+	rest := s[i+len(markOpen):]
+	j := strings.Index(rest, markClose)
+	if j < 0 {
+		return "", "", 0, false
+	}
+	n, err := strconv.Atoi(rest[:j])
+	if err != nil || n < 0 {
+		return "", "", 0, false
+	}
+	return s[:i], rest[j+len(markClose):], n, true
+}
+
+// cutRunes is the first n characters of s.
+func cutRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// lastRunes is the last n characters of s.
+func lastRunes(s string, n int) string {
+	i := len(s)
+	for ; n > 0 && i > 0; n-- {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return s[i:]
 }
 
 // cutNoter is a tool's output that says in itself what was cut: the

@@ -82,3 +82,46 @@ func TestFitRefusesWhatCannotFit(t *testing.T) {
 		t.Fatalf("fit = %v", err)
 	}
 }
+
+// Cut in later rounds, a text still keeps both its ends and its mark
+// counts every character it lost, and the lists count every entry.
+func TestFitCutsAgain(t *testing.T) {
+	var doc struct {
+		Texts []string `json:"texts"`
+		IDs   []int    `json:"ids"`
+	}
+	for i := range 20 {
+		doc.Texts = append(doc.Texts, fmt.Sprintf("S%02d", i)+strings.Repeat("x", 9994)+fmt.Sprintf("E%02d", i))
+	}
+	for i := range 5000 {
+		doc.IDs = append(doc.IDs, i)
+	}
+	raw, _ := json.Marshal(doc)
+	got, note, err := fit(raw, "git liza x")
+	if err != nil || len(got) > resultMax {
+		t.Fatalf("fit: %d bytes, %v", len(got), err)
+	}
+	var back struct {
+		Texts []string `json:"texts"`
+		IDs   []int    `json:"ids"`
+	}
+	if err := json.Unmarshal(got, &back); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(back.Texts); n != 20 {
+		t.Fatalf("%d texts kept, want all 20 (a list of 20 is not cut)", n)
+	}
+	for i, s := range back.Texts {
+		head, tail, lost, ok := splitMark(s)
+		if !ok || !strings.HasPrefix(head, fmt.Sprintf("S%02d", i)) || !strings.HasSuffix(tail, fmt.Sprintf("E%02d", i)) ||
+			lost+len(head)+len(tail) != 10000 || len(head)+len(tail) > 1000 {
+			t.Fatalf("text %d: %d+%d kept, %d lost (%v)", i, len(head), len(tail), lost, ok)
+		}
+	}
+	if n := len(back.IDs); back.IDs[0] != 0 || back.IDs[n-1] != 4999 || !strings.Contains(note, fmt.Sprintf("(%d entries cut)", 5000-n)) {
+		t.Errorf("ids: %d kept; note %q", n, note)
+	}
+	if !strings.Contains(note, "20 texts over 1000 characters") || !strings.Contains(note, fmt.Sprintf("(%d characters cut", 20*9000)) {
+		t.Errorf("note %q", note)
+	}
+}
