@@ -3,7 +3,6 @@ package contracts
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // PromptContextMax bounds the session context of a prompt: what the board
@@ -98,21 +97,14 @@ func (w *promptWriter) steps(steps []string) {
 	}
 }
 
-// text is s from the board, cut to about textMax characters: two thirds
-// from its start and one third from its end (a test's output ends with
-// what failed), the cut marked between them.
+// text is s from the board, cut to textMax characters (see CutText).
 func (w *promptWriter) text(s string) string {
 	if w.textMax == 0 {
 		return s
 	}
-	n := utf8.RuneCountInString(s)
-	if n <= w.textMax {
-		return s
-	}
-	w.cut = true
-	r := []rune(s)
-	head, tail := w.textMax*2/3, w.textMax/3
-	return string(r[:head]) + fmt.Sprintf(" […%d characters cut…] ", n-head-tail) + string(r[n-tail:])
+	cut, lost := CutText(s, w.textMax)
+	w.cut = w.cut || lost > 0
+	return cut
 }
 
 // some is how many of n entries of a list from the board to write, and

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/liza-dev/git-liza/contracts"
 )
@@ -81,29 +78,13 @@ func (c *cuts) note(was int, whole string) string {
 	s := fmt.Sprintf("This result was cut to fit %d characters (it was %d):", resultMax, was)
 	if c.texts > 0 {
 		s += fmt.Sprintf(" %s over %d characters kept %s start and end (%d characters cut, each cut marked […]);",
-			count(c.texts, "text"), c.textMax, its(c.texts), c.chars)
+			contracts.Plural(c.texts, "text"), c.textMax, plural(c.texts, "its", "their"), c.chars)
 	}
 	if c.lists > 0 {
 		s += fmt.Sprintf(" %s over %d entries kept %s first and last (%d entries cut);",
-			count(c.lists, "list"), c.listMax, its(c.lists), c.listLeft)
+			contracts.Plural(c.lists, "list"), c.listMax, plural(c.lists, "its", "their"), c.listLeft)
 	}
 	return s + " " + whole + ", run in your shell, prints it whole."
-}
-
-// count is "1 thing" or "n things".
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
-
-// its is the possessive of n things.
-func its(n int) string {
-	if n == 1 {
-		return "its"
-	}
-	return "their"
 }
 
 // wholeOf is the command that prints whole what a tool gives cut.
@@ -140,13 +121,11 @@ func (c *cuts) value(b *bytes.Buffer, raw []byte) error {
 			return err
 		}
 		keep := items
-		cut := 0
 		if len(items) > c.listMax {
 			head := (c.listMax + 1) / 2
-			cut = len(items) - c.listMax
 			keep = append(items[:head:head], items[len(items)-(c.listMax-head):]...)
 			c.lists++
-			c.listLeft += cut
+			c.listLeft += len(items) - c.listMax
 		}
 		b.WriteByte('[')
 		for i, it := range keep {
@@ -193,29 +172,17 @@ func (c *cuts) value(b *bytes.Buffer, raw []byte) error {
 	return nil
 }
 
-// text writes s as a JSON string, cut to about textMax characters: two
-// thirds from its start and one third from its end (a test's output ends
-// with what failed), with the cut marked in between. In a round after
-// the first, a text the first round cut is cut again from both ends of
-// what it kept, its mark counting all it lost.
+// text writes s as a JSON string, cut to textMax characters (see
+// contracts.CutText). In a round after the first, a text the first round
+// cut is cut again from both ends of what it kept, its mark counting all
+// it lost (contracts.CutAgain).
 func (c *cuts) text(b *bytes.Buffer, s string) error {
-	head, tail, lost := s, "", 0
+	cut := contracts.CutText
 	if c.again {
-		if h, t, n, ok := splitMark(s); ok {
-			head, tail, lost = h, t, n
-		}
+		cut = contracts.CutAgain
 	}
-	hn, tn := utf8.RuneCountInString(head), utf8.RuneCountInString(tail)
-	if hn+tn > c.textMax || lost > 0 {
-		keepHead, keepTail := min(hn, c.textMax*2/3), min(hn+tn, c.textMax)-min(hn, c.textMax*2/3)
-		if tail == "" {
-			// One text: its end is the tail.
-			head, tail = cutRunes(head, keepHead), lastRunes(head, keepTail)
-		} else {
-			head, tail = cutRunes(head, keepHead), lastRunes(tail, keepTail)
-		}
-		lost += hn + tn - keepHead - keepTail
-		s = head + markOpen + strconv.Itoa(lost) + markClose + tail
+	s, lost := cut(s, c.textMax)
+	if lost > 0 {
 		c.texts++
 		c.chars += lost
 	}
@@ -226,52 +193,6 @@ func (c *cuts) text(b *bytes.Buffer, s string) error {
 	}
 	b.Truncate(b.Len() - 1) // Encode's newline
 	return nil
-}
-
-// The mark of a cut text: " […N characters cut…] ".
-const (
-	markOpen  = " […"
-	markClose = " characters cut…] "
-)
-
-// splitMark splits a text fit cut into what it kept before and after its
-// mark, and how many characters it lost.
-func splitMark(s string) (head, tail string, lost int, ok bool) {
-	i := strings.Index(s, markOpen)
-	if i < 0 {
-		return "", "", 0, false
-	}
-	rest := s[i+len(markOpen):]
-	j := strings.Index(rest, markClose)
-	if j < 0 {
-		return "", "", 0, false
-	}
-	n, err := strconv.Atoi(rest[:j])
-	if err != nil || n < 0 {
-		return "", "", 0, false
-	}
-	return s[:i], rest[j+len(markClose):], n, true
-}
-
-// cutRunes is the first n characters of s.
-func cutRunes(s string, n int) string {
-	for i := range s {
-		if n == 0 {
-			return s[:i]
-		}
-		n--
-	}
-	return s
-}
-
-// lastRunes is the last n characters of s.
-func lastRunes(s string, n int) string {
-	i := len(s)
-	for ; n > 0 && i > 0; n-- {
-		_, size := utf8.DecodeLastRuneInString(s[:i])
-		i -= size
-	}
-	return s[i:]
 }
 
 // cutNoter is a tool's output that says in itself what was cut: the

@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -112,7 +114,7 @@ func TestFitCutsAgain(t *testing.T) {
 		t.Fatalf("%d texts kept, want all 20 (a list of 20 is not cut)", n)
 	}
 	for i, s := range back.Texts {
-		head, tail, lost, ok := splitMark(s)
+		head, tail, lost, ok := splitMark(t, s)
 		if !ok || !strings.HasPrefix(head, fmt.Sprintf("S%02d", i)) || !strings.HasSuffix(tail, fmt.Sprintf("E%02d", i)) ||
 			lost+len(head)+len(tail) != 10000 || len(head)+len(tail) > 1000 {
 			t.Fatalf("text %d: %d+%d kept, %d lost (%v)", i, len(head), len(tail), lost, ok)
@@ -124,4 +126,21 @@ func TestFitCutsAgain(t *testing.T) {
 	if !strings.Contains(note, "20 texts over 1000 characters") || !strings.Contains(note, fmt.Sprintf("(%d characters cut", 20*9000)) {
 		t.Errorf("note %q", note)
 	}
+}
+
+// cutMark is a text cut by contracts.CutText: what it kept before and
+// after its mark, and how many characters the mark says it lost.
+var cutMark = regexp.MustCompile(`(?s)^(.*) \[…([0-9]+) characters cut…\] (.*)$`)
+
+func splitMark(t *testing.T, s string) (head, tail string, lost int, ok bool) {
+	t.Helper()
+	m := cutMark.FindStringSubmatch(s)
+	if m == nil {
+		return "", "", 0, false
+	}
+	n, err := strconv.Atoi(m[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m[1], m[3], n, true
 }
