@@ -55,6 +55,16 @@ type Goal struct {
 // nothing is not a goal that keeps no figure.
 type Sum Usage
 
+// Plus is s with u added (see Usage.Add); a nil sum counts nothing.
+func (s *Sum) Plus(u Usage) *Sum {
+	var sum Usage
+	if s != nil {
+		sum = Usage(*s)
+	}
+	sum.Add(u)
+	return (*Sum)(&sum)
+}
+
 // AlignmentEntry records how the plan moved relative to the goal: tasks
 // added, rescoped, superseded.
 type AlignmentEntry struct {

@@ -177,12 +177,7 @@ func taskless(tx *cas.Tx, agent, outcome string, u contracts.Usage) error {
 	if tx.Rules >= contracts.RulesGoalSpend {
 		// addGoalSpend, before, started the goal's figure, and the
 		// agent's part of it, if the goal had none.
-		g := contracts.Usage{}
-		if a.GoalSpend != nil {
-			g = contracts.Usage(*a.GoalSpend)
-		}
-		g.Add(u)
-		a.GoalSpend = (*contracts.Sum)(&g)
+		a.GoalSpend = a.GoalSpend.Plus(u)
 	}
 	tx.PutAgent(agent, a)
 	tx.Describe(fmt.Sprintf("session of %s: %s, %d tokens", agent, outcome, u.Tokens()), "")
