@@ -18,21 +18,24 @@ import (
 // merged. A listing caught between the two steps can hold neither: it
 // read the directory before the new pack was there, and looked at a
 // merged pack's files after they were gone. So one listing more is no
-// answer; two in a row alike, with no pack of them gone when it came to be
-// read, are. The second of two such listings began after the first ended,
-// so it holds any pack that was written while the first was made.
+// answer, and neither is a listing that found a pack gone, while it was
+// made or when it came to be read: the pack the gone one was merged into
+// may have gone too, by the next listing, which is then alike. Two
+// listings in a row alike, with no pack gone in either, are an answer.
+// The second began after the first ended, so it holds any pack that was
+// written while the first was made.
 
 // maxRelists bounds how many times a look lists the packs again.
 const maxRelists = 8
 
 // relist lists the packs again and gives each listing to look, until look
-// finds the object or two listings in a row are alike with none of their
-// packs gone when look came to read them (see above). A missing object
-// costs two listings.
+// finds the object or two listings in a row are alike with no pack gone
+// in either (see above). A missing object costs two listings.
 func (o *odb) relist(look func(packs []*pack) (found, vanished bool, err error)) (bool, error) {
 	var last []*pack
-	for i := range maxRelists {
-		packs, err := o.packList(true)
+	lastGone := true
+	for range maxRelists {
+		packs, gone, err := o.listPacks(true)
 		if err != nil {
 			return false, err
 		}
@@ -43,10 +46,11 @@ func (o *odb) relist(look func(packs []*pack) (found, vanished bool, err error))
 		if found || err != nil {
 			return found, err
 		}
-		if i > 0 && !vanished && slices.Equal(packs, last) {
+		gone = gone || vanished
+		if !gone && !lastGone && slices.Equal(packs, last) {
 			break
 		}
-		last = packs
+		last, lastGone = packs, gone
 	}
 	return false, nil
 }
@@ -104,10 +108,18 @@ func (o *odb) hasLoose(id Hash) bool {
 // looking at the directories again when rescan is set. The list returned
 // is never changed afterwards (see writePack): callers read it unlocked.
 func (o *odb) packList(rescan bool) ([]*pack, error) {
+	packs, _, err := o.listPacks(rescan)
+	return packs, err
+}
+
+// listPacks is packList, and reports whether a pack whose index was listed
+// was gone when its pack file was looked at: tidied away while the list
+// was made.
+func (o *odb) listPacks(rescan bool) (packs []*pack, gone bool, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.scanned && !rescan {
-		return o.packs, nil
+		return o.packs, false, nil
 	}
 	known := map[string]*pack{}
 	for _, p := range o.packs {
@@ -121,7 +133,7 @@ func (o *odb) packList(rescan bool) ([]*pack, error) {
 	for _, d := range o.dirs {
 		names, err := filepath.Glob(filepath.Join(d, "pack", "pack-*.idx"))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if afterGlob != nil {
 			afterGlob()
@@ -130,6 +142,7 @@ func (o *odb) packList(rescan bool) ([]*pack, error) {
 			path := strings.TrimSuffix(idx, ".idx")
 			fi, err := os.Stat(path + ".pack")
 			if err != nil {
+				gone = gone || errors.Is(err, fs.ErrNotExist)
 				continue
 			}
 			p := known[path]
@@ -150,12 +163,12 @@ func (o *odb) packList(rescan bool) ([]*pack, error) {
 	})
 	// A new list, never the old one changed in place: readers of other
 	// goroutines go on with the list they were given.
-	packs := make([]*pack, 0, len(list))
+	packs = make([]*pack, 0, len(list))
 	for _, f := range list {
 		packs = append(packs, f.p)
 	}
 	o.packs, o.scanned = packs, true
-	return o.packs, nil
+	return o.packs, gone, nil
 }
 
 // readPacked looks in packs. vanished reports a pack listed that was gone
