@@ -241,6 +241,13 @@ func (p *pack) freshen() bool {
 	if p.fresh.Load() {
 		return true
 	}
+	// A cruft pack's objects carry their own times (its .mtimes), which
+	// git gc reads instead of the pack's: its time keeps none of them.
+	// An object found only there is written again, as git writes it
+	// (freshen_packed_object skips cruft packs).
+	if exists(p.path + ".mtimes") {
+		return false
+	}
 	now := time.Now()
 	if os.Chtimes(p.path+".pack", now, now) != nil {
 		return false
