@@ -143,6 +143,9 @@ func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) e
 	// done: a ref lock found there by the next one is a dead writer's,
 	// removed at once. The file is emptied, not removed, when the move is
 	// done: writing an existing file costs no new inode.
+	if beforeRefTurn != nil {
+		beforeRefTurn()
+	}
 	if !inTurn {
 		unlock, err := r.RefTurn()
 		if err != nil {
@@ -152,6 +155,14 @@ func (r *Repo) moveRef(u RefUpdate, reason string, who Signature, inTurn bool) e
 	}
 	lock := path + ".lock"
 	f, err := openFile(lock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	for i := 0; errors.Is(err, fs.ErrNotExist) && i < 3; i++ {
+		// git pack-refs --prune (git gc) removed the directory it left
+		// empty since it was made: made again, as git does
+		// (raceproof_create_file).
+		if err = os.MkdirAll(filepath.Dir(path), 0o777); err == nil {
+			f, err = openFile(lock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		}
+	}
 	if errors.Is(err, fs.ErrExist) {
 		return r.lockTaken(lock)
 	}
@@ -312,3 +323,7 @@ func (r *Repo) appendReflog(u RefUpdate, reason string, who Signature) error {
 	}
 	return err
 }
+
+// beforeRefTurn, when set (by a test), runs in moveRef once the ref's
+// directory is made and before the turn is waited for.
+var beforeRefTurn func()
