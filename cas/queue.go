@@ -225,7 +225,11 @@ func ticketsOf(repo *refstore.Repo, refs map[string]refstore.Hash, prefix string
 		} else if !unknownLast {
 			continue // not fetched whole: as if it were not there
 		}
-		if now.Sub(t.at) > ticketLife {
+		// A ticket dated further ahead than a clock may be (MaxClockSkew:
+		// no clone takes that clone's operations) is as stale as an old
+		// one, or a clone gone with such a clock would hold its place
+		// until every other clock passed its date.
+		if age := now.Sub(t.at); age > ticketLife || (!t.at.Equal(unseen) && age < -MaxClockSkew) {
 			stale = append(stale, t)
 		} else {
 			live = append(live, t)
@@ -468,6 +472,17 @@ func (s *Store) join(ctx context.Context, t *turn) {
 	}
 	if err := s.Repo.Push(ctx, s.Remote, refstore.RefUpdate{Name: QueueDir + t.id, Old: old, New: c}); err == nil {
 		t.mine = ticket{id: t.id, commit: c, at: now}
+	}
+}
+
+// leave takes this clone's ticket off the queue when the operation ends
+// without a push that would have (an error, a refusal, a budget spent).
+// Best effort: a ticket left stays until it is stale.
+func (s *Store) leave(ctx context.Context, t *turn) {
+	if u := t.release(); u != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = s.Repo.Push(ctx, s.Remote, u...)
 	}
 }
 

@@ -112,6 +112,17 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 	}
 	deadline := time.Now().Add(budget)
 	turn := s.newTurn()
+	res, err := s.update(ctx, op, turn, budget, deadline)
+	if err != nil {
+		// An operation that ends without its push leaves no ticket at the
+		// head of the queue for every other clone to wait behind.
+		s.leave(ctx, turn)
+	}
+	return res, err
+}
+
+// update is Update's loop of attempts.
+func (s *Store) update(ctx context.Context, op Op, turn *turn, budget time.Duration, deadline time.Time) (*Result, error) {
 	for attempt := 1; ; attempt++ {
 		began := time.Now()
 		res, err := s.attempt(ctx, op, turn)
