@@ -260,7 +260,7 @@ func (s *Service) submission(ctx context.Context, t *contracts.Task, rev string)
 		return commit, contracts.Invalidf("commit %s does not descend from the base commit %s: merge the integration branch into %s first", short(commit.String()), short(t.BaseCommit), worktree.Branch(t.ID))
 	}
 	if dir := s.taskCheckout(t); dir != "" {
-		dirty, err := worktree.Dirty(ctx, dir)
+		dirty, err := worktree.Dirty(ctx, s.Repo, dir)
 		if err != nil {
 			return commit, err
 		}

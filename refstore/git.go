@@ -72,6 +72,22 @@ func RunIn(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return run(ctx, dir, env, nil, args)
 }
 
+// RunPinned is RunIn with the repository named rather than found: git
+// reads gitDir as the checkout's git directory and commonDir as the
+// repository's, whatever the checkout's .git file or its registration's
+// commondir file say (an agent writes both: its worktree, and its
+// checkout's git directory). Containment scanned commonDir's config and
+// its registrations' config.worktree; a git directory found anew through
+// those files would have a config nobody scanned.
+func RunPinned(ctx context.Context, dir, gitDir, commonDir string, args ...string) ([]byte, error) {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(locatingVars, k)
+	})
+	env = append(env, "GIT_DIR="+gitDir, "GIT_COMMON_DIR="+commonDir, "GIT_WORK_TREE="+dir)
+	return run(ctx, dir, env, nil, args)
+}
+
 // locatingVars are the variables that tell git which repository, work
 // tree and index to use.
 var locatingVars = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"}

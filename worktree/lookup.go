@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,7 +126,7 @@ func Inspect(ctx context.Context, repo *refstore.Repo, id string) (Info, error) 
 	if err != nil {
 		return Info{}, err
 	}
-	return info, fillDirty(ctx, &info)
+	return info, fillDirty(ctx, repo, &info)
 }
 
 // inspect is Inspect without Dirty, for a caller holding lockRepo.
@@ -153,7 +154,7 @@ func List(ctx context.Context, repo *refstore.Repo) ([]Info, error) {
 		return nil, err
 	}
 	for i := range infos {
-		if err := fillDirty(ctx, &infos[i]); err != nil {
+		if err := fillDirty(ctx, repo, &infos[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -162,11 +163,15 @@ func List(ctx context.Context, repo *refstore.Repo) ([]Info, error) {
 
 // fillDirty asks git whether a worktree is dirty. One removed meanwhile
 // is reported absent.
-func fillDirty(ctx context.Context, w *Info) error {
+func fillDirty(ctx context.Context, repo *refstore.Repo, w *Info) error {
 	if !w.Exists {
 		return nil
 	}
-	dirty, onlyDeleted, err := status(ctx, w.Path)
+	dirty, onlyDeleted, err := status(ctx, repo, w.Path)
+	if errors.Is(err, errForeignGitDir) {
+		w.Dirty = true
+		return nil
+	}
 	if err != nil {
 		if _, serr := os.Stat(filepath.Join(w.Path, ".git")); os.IsNotExist(serr) {
 			w.Exists = false
@@ -201,21 +206,32 @@ func list(repo *refstore.Repo) ([]Info, error) {
 
 // Dirty reports whether the checkout at path has uncommitted changes or
 // untracked files.
-func Dirty(ctx context.Context, path string) (bool, error) {
-	dirty, _, err := status(ctx, path)
+func Dirty(ctx context.Context, repo *refstore.Repo, path string) (bool, error) {
+	dirty, _, err := status(ctx, repo, path)
 	return dirty, err
 }
 
 // status is Dirty, and whether the only changes are tracked files deleted
 // from the checkout.
-func status(ctx context.Context, path string) (dirty, onlyDeleted bool, err error) {
+func status(ctx context.Context, repo *refstore.Repo, path string) (dirty, onlyDeleted bool, err error) {
 	// Without its .git file, git would answer for the checkout around it.
 	if _, err := os.Lstat(filepath.Join(path, ".git")); err != nil {
 		return false, false, fmt.Errorf("%s is not a checkout: %w", path, err)
 	}
+	// The checkout is an agent's to write, its .git file and its git
+	// directory's commondir included: git is told which repository it is
+	// in, one whose config containment reads, not left to find one there.
+	gitDir, err := checkoutGitDir(repo, path)
+	if err != nil {
+		return false, false, err
+	}
 	// --no-optional-locks: status refreshes the index when it can, under
 	// index.lock, which a kill would leave in the coder's way.
-	out, err := refstore.RunIn(ctx, path, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=normal")
+	// --ignore-submodules=dirty: a submodule's own repository (in the
+	// checkout, or anywhere its .git file names) has a config nobody
+	// scanned; git status would run git there. Its HEAD is still compared
+	// with the index, without running anything.
+	out, err := refstore.RunPinned(ctx, path, gitDir, repo.CommonDir, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty")
 	if err != nil {
 		return false, false, err
 	}
@@ -231,3 +247,32 @@ func status(ctx context.Context, path string) (dirty, onlyDeleted bool, err erro
 	}
 	return dirty, dirty && onlyDeleted, nil
 }
+
+// checkoutGitDir is the git directory of the checkout at path when it is
+// one of repo's: the common directory itself (the main checkout, whose
+// .git is that directory), or a registration directly in its worktrees/
+// that the checkout's .git file names.
+func checkoutGitDir(repo *refstore.Repo, path string) (string, error) {
+	dotGit := filepath.Join(path, ".git")
+	common := realPath(repo.CommonDir)
+	if fi, err := os.Lstat(dotGit); err == nil && fi.IsDir() {
+		if realPath(dotGit) == common {
+			return repo.CommonDir, nil
+		}
+	} else if err == nil && fi.Mode().IsRegular() {
+		// The resolved path: a link of the agent's that named the
+		// registration now could name another directory by the time git
+		// runs.
+		if g, ok := gitdirIn(path, ".git"); ok {
+			if real := realPath(g); filepath.Dir(real) == filepath.Join(common, "worktrees") {
+				return real, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s: %w", dotGit, errForeignGitDir)
+}
+
+// errForeignGitDir: a checkout whose .git names a git directory that is
+// not the repository's. It is kept as if dirty: nothing in it is lost,
+// and nothing there is run.
+var errForeignGitDir = errors.New("it does not name a git directory of this repository's; git is not run there")

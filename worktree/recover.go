@@ -353,7 +353,7 @@ func holdsNothing(ctx context.Context, repo *refstore.Repo, e *entry, integratio
 	if integration == "" || e.branch() != Branch(e.id) {
 		return false, nil
 	}
-	if dirty, err := Dirty(ctx, e.path); err != nil || dirty {
+	if dirty, err := Dirty(ctx, repo, e.path); err != nil || dirty {
 		return false, err
 	}
 	return BranchMerged(ctx, repo, e.id, integration)

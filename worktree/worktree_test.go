@@ -118,16 +118,16 @@ func TestStatusOnlyDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(r.root, ".worktrees/t1/README"))
-	dirty, only, err := status(ctx, filepath.Join(r.root, ".worktrees/t1"))
+	dirty, only, err := status(ctx, r.repo, filepath.Join(r.root, ".worktrees/t1"))
 	if err != nil || !dirty || !only {
 		t.Fatalf("status: %v %v %v", dirty, only, err)
 	}
 	r.write(".worktrees/t1/b", "changed\n")
-	if _, only, _ := status(ctx, filepath.Join(r.root, ".worktrees/t1")); only {
+	if _, only, _ := status(ctx, r.repo, filepath.Join(r.root, ".worktrees/t1")); only {
 		t.Fatal("a modified file taken for a deletion")
 	}
 	os.Remove(filepath.Join(r.root, ".worktrees/t1/.git"))
-	if _, _, err := status(ctx, filepath.Join(r.root, ".worktrees/t1")); err == nil {
+	if _, _, err := status(ctx, r.repo, filepath.Join(r.root, ".worktrees/t1")); err == nil {
 		t.Fatal("status without .git answered for the main checkout")
 	}
 }
