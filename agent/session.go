@@ -158,6 +158,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		cmd.Stdout, cmd.Stderr = both, both
 	}
 	ownGroup(cmd)
+	cmd.WaitDelay = outputGrace
 	ses.branchAt = s.taskBranch(w)
 	ses.started = time.Now()
 	timebox, grace := st.Config.Timebox(s.Role), st.Config.TimeboxGraceAfter()
@@ -168,7 +169,18 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	}
 	s.startFails = nil
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		// The session is over when its agent exits: a process it left
+		// behind holding its output (a server started with &, a daemon
+		// that left the group) neither holds the supervisor (WaitDelay)
+		// nor outlives the session in its group.
+		signalGroup(cmd, sigKill)
+		if errors.Is(err, exec.ErrWaitDelay) {
+			err = nil
+		}
+		done <- err
+	}()
 	ses.stopped = s.watchRun(ctx, cmd, done, timebox, grace, ses.stall, bw)
 	exitErr := <-done
 	took := time.Since(ses.started).Round(10 * time.Millisecond)
@@ -423,6 +435,10 @@ func (s *sup) interrupt(cmd *exec.Cmd, done chan error, grace time.Duration, kin
 		kill(cmd, done)
 	}
 }
+
+// outputGrace is how long a session's output is read after its agent
+// exited, for what a process it left behind still holds open.
+const outputGrace = 2 * time.Second
 
 // kill ends the agent's process group: SIGTERM, then SIGKILL after a
 // grace period.
