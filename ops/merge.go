@@ -509,7 +509,11 @@ func (s *Service) integrationTest(ctx context.Context, id string, integ, result 
 	// The test's git is contained as git-liza's own is: what an agent
 	// planted in the repository's config does not run in it.
 	cmd.Env = refstore.ContainEnv(append(cmd.Environ(), "LIZA_TASK="+id, "LIZA_MERGE_COMMIT="+result.String()))
-	if err := cmd.Run(); err != nil {
+	if err := worktree.RunInGroup(cmd); err != nil {
+		if ctx.Err() != nil {
+			// Stopped, not failed: the task stays APPROVED.
+			return logPath, context.Cause(ctx)
+		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			return logPath, &testFailure{msg: fmt.Sprintf("%s failed (exit %d)", IntegrationTest, ee.ExitCode())}

@@ -350,3 +350,15 @@ func SetupKey(repo *refstore.Repo, source, commit refstore.Hash) (string, error)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// RunInGroup makes cmd run in a process group of its own that is killed,
+// whole, when its context ends and once it has exited: what a project
+// script started goes with it (the merge's integration test).
+func RunInGroup(cmd *exec.Cmd) error {
+	ownGroup(cmd)
+	cmd.Cancel = func() error { killGroup(cmd); return nil }
+	cmd.WaitDelay = 2 * time.Second
+	err := cmd.Run()
+	killGroup(cmd)
+	return err
+}
