@@ -125,6 +125,19 @@ func (bw *budgetWatch) lines(live contracts.Usage) []contracts.BudgetLine {
 	return append(out, contracts.GoalBudget(bw.b, bw.st, live)...)
 }
 
+// seen counts the goal from the board as it moved while the session runs
+// (st): a session that ended beside this one, on another supervisor,
+// counts at once, so that concurrent sessions do not each spend up to the
+// whole goal budget.
+func (bw *budgetWatch) seen(st *contracts.State) {
+	if bw == nil || st == nil || bw.st == nil || st.Goal.Spend == nil || st.Goal.ID != bw.st.Goal.ID {
+		return
+	}
+	cp := *bw.st
+	cp.Goal.Spend = st.Goal.Spend
+	bw.st = &cp
+}
+
 // check reports the first budget the session has gone over.
 func (bw *budgetWatch) check() (contracts.BudgetLine, bool) {
 	if bw == nil {

@@ -404,6 +404,10 @@ func (s *sup) watchRun(ctx context.Context, cmd *exec.Cmd, done chan error, time
 		} else if cur, ok, err := s.Repo.ReadRef(refstore.StateRef); err == nil && ok && cur != tip {
 			tip = cur
 			if st, _, err := s.read(); err == nil {
+				bw.seen(st)
+				if why := s.stopOverBudget(bw, cmd, done, grace); why != "" {
+					return why
+				}
 				aborted = st.Control != nil && st.Control.Mode == contracts.ModeAborted
 				if why := s.stopSessions(ctx, st, cmd, done, grace); why != "" {
 					return why
