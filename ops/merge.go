@@ -440,6 +440,10 @@ func (e *TestFailed) Details() []string { return e.Tail }
 // testTail is how many of the test output's last lines a failure shows.
 const testTail = 15
 
+// integrationLogs is how many logs of the integration test are kept, the
+// oldest going first.
+const integrationLogs = 100
+
 // tail returns the last n lines of a file, reading at most its last 16 KB.
 func tail(path string, n int) []string {
 	f, err := os.Open(path)
@@ -496,12 +500,17 @@ func (s *Service) integrationTest(ctx context.Context, id string, integ, result 
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return "", err
 	}
+	// The test's logs are bounded, in size and in number, as the
+	// setup's are: a chatty test run at every merge of a team left alone
+	// does not fill the disk.
+	worktree.PruneLogs(logDir, "integration-*.log", integrationLogs-1)
 	logPath := filepath.Join(logDir, fmt.Sprintf("integration-%s-%s.log", id, short(result.String())))
-	log, err := os.Create(logPath)
+	file, err := os.Create(logPath)
 	if err != nil {
 		return "", err
 	}
-	defer log.Close()
+	defer file.Close()
+	log := worktree.NewCappedLog(file)
 	s.progress("running the integration test (%s) on the merge of %s", IntegrationTest, id)
 	cmd := exec.CommandContext(ctx, "sh", IntegrationTest)
 	cmd.Dir = wt
@@ -509,7 +518,11 @@ func (s *Service) integrationTest(ctx context.Context, id string, integ, result 
 	// The test's git is contained as git-liza's own is: what an agent
 	// planted in the repository's config does not run in it.
 	cmd.Env = refstore.ContainEnv(append(cmd.Environ(), "LIZA_TASK="+id, "LIZA_MERGE_COMMIT="+result.String()))
-	if err := worktree.RunInGroup(cmd); err != nil {
+	err = worktree.RunInGroup(cmd)
+	if ferr := log.Finish(); err == nil && ferr != nil {
+		return logPath, ferr
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			// Stopped, not failed: the task stays APPROVED.
 			return logPath, context.Cause(ctx)

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,12 +84,9 @@ func (e *SetupFailed) Unwrap() error {
 // Details are the last lines of the setup's output.
 func (e *SetupFailed) Details() []string { return e.Tail }
 
-// Bounds of a setup's log: its first setupHead bytes and its last
-// setupTail are kept, what lies between is cut with a line saying how
-// much; setupLogs logs are kept, the oldest going first.
+// Bounds of a setup's log (a CappedLog); setupLogs logs are kept, the
+// oldest going first.
 const (
-	setupHead      = 1 << 20
-	setupTail      = 64 << 10
 	setupLogs      = 100
 	setupTailLines = 15
 	maxScript      = 1 << 20
@@ -184,14 +180,14 @@ func RunSetup(ctx context.Context, repo *refstore.Repo, s Setup) (*SetupResult, 
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, err
 	}
-	pruneLogs(logs, setupLogs-1)
+	PruneLogs(logs, "*", setupLogs-1)
 	name := fmt.Sprintf("%s-%s-%s-%d.log", time.Now().UTC().Format("20060102T150405.000Z"), s.Kind, s.Task, os.Getpid())
 	logFile, err := os.OpenFile(filepath.Join(logs, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close()
-	out := &cappedLog{w: logFile}
+	out := NewCappedLog(logFile)
 
 	timeout := s.Timeout
 	if timeout <= 0 {
@@ -216,7 +212,7 @@ func RunSetup(ctx context.Context, repo *refstore.Repo, s Setup) (*SetupResult, 
 	if cmd.ProcessState != nil {
 		res.Exit = cmd.ProcessState.ExitCode()
 	}
-	out.finish()
+	out.Finish()
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
@@ -252,46 +248,6 @@ func setupEnv(base []string, s Setup, root, cache string) []string {
 		"LIZA_WORKTREE="+s.Dir, "LIZA_PROJECT_ROOT="+root, "LIZA_CACHE_DIR="+cache)
 }
 
-// cappedLog writes the first setupHead bytes of a setup's output to its
-// log, keeps the last setupTail of the rest, and writes those at the end
-// after a line saying how much was cut: the log's size is bounded, and a
-// failure's last lines are still there.
-type cappedLog struct {
-	w       io.Writer
-	written int64
-	tail    []byte
-	cut     int64
-}
-
-func (c *cappedLog) Write(p []byte) (int, error) {
-	n := len(p)
-	if room := setupHead - c.written; room > 0 {
-		k := min(int64(len(p)), room)
-		if _, err := c.w.Write(p[:k]); err != nil {
-			return 0, err
-		}
-		c.written += k
-		p = p[k:]
-	}
-	if len(p) > 0 {
-		c.tail = append(c.tail, p...)
-		if over := len(c.tail) - setupTail; over > 0 {
-			c.cut += int64(over)
-			c.tail = append(c.tail[:0], c.tail[over:]...)
-		}
-	}
-	return n, nil
-}
-
-// finish writes what was kept of the output past the head.
-func (c *cappedLog) finish() {
-	if c.cut > 0 {
-		fmt.Fprintf(c.w, "\n[git-liza: %d bytes of output cut here]\n", c.cut)
-	}
-	c.w.Write(c.tail)
-	c.tail = nil
-}
-
 // logTail returns the last n lines of a log.
 func logTail(path string, n int) []string {
 	b, err := os.ReadFile(path)
@@ -304,18 +260,6 @@ func logTail(path string, n int) []string {
 	}
 	lines := strings.Split(s, "\n")
 	return lines[max(0, len(lines)-n):]
-}
-
-// pruneLogs removes the oldest logs of dir past keep (their names begin
-// with their time).
-func pruneLogs(dir string, keep int) {
-	entries, err := os.ReadDir(dir)
-	if err != nil || len(entries) <= keep {
-		return
-	}
-	for _, e := range entries[:len(entries)-keep] {
-		os.Remove(filepath.Join(dir, e.Name()))
-	}
 }
 
 // setupInputs are the files at the top of a tree whose change makes a kept

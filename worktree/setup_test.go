@@ -175,8 +175,8 @@ func TestSetupLogBounded(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 	fi, err := os.Stat(f.Log)
-	if err != nil || fi.Size() > setupHead+setupTail+100 {
-		t.Fatalf("log of %d bytes (%v), want at most %d", fi.Size(), err, setupHead+setupTail+100)
+	if err != nil || fi.Size() > LogHead+LogTail+100 {
+		t.Fatalf("log of %d bytes (%v), want at most %d", fi.Size(), err, LogHead+LogTail+100)
 	}
 	b, _ := os.ReadFile(f.Log)
 	if !strings.Contains(string(b), "bytes of output cut here]") || f.Tail[len(f.Tail)-1] != "the end" {
