@@ -99,22 +99,39 @@ func run(ctx context.Context, dir string, env []string, stdin []byte, args []str
 // execGit runs git with exactly the environment env (the process's when
 // nil).
 func execGit(ctx context.Context, dir string, env []string, stdin []byte, args []string) ([]byte, error) {
+	out, _, err := execGitMax(ctx, dir, env, stdin, args, -1)
+	return out, err
+}
+
+// execGitMax is execGit keeping at most max bytes of git's output (all of
+// it when max is negative): past them git is stopped, and cut is true
+// with no error.
+func execGitMax(ctx context.Context, dir string, env []string, stdin []byte, args []string, max int) (out []byte, cut bool, err error) {
 	if err := CheckGit(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// Whatever git is asked may name an object this process holds.
 	if err := flushAllHeld(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = dir, env
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
+	stdout := &prefixWriter{max: max, stop: cancel}
+	var stderr bytes.Buffer
+	cmd.Stdout = stdout
+	if max < 0 {
+		cmd.Stdout = &stdout.buf // read whole, through its ReadFrom
+	}
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	err = cmd.Run()
+	if stdout.cut {
+		return stdout.Bytes(), true, nil
+	}
 	if err != nil {
 		code := -1
 		var ee *exec.ExitError
@@ -123,9 +140,43 @@ func execGit(ctx context.Context, dir string, env []string, stdin []byte, args [
 		} else if stderr.Len() == 0 {
 			stderr.WriteString(err.Error())
 		}
-		return stdout.Bytes(), &GitError{Args: stripConfig(args), ExitCode: code, Stderr: stderr.String()}
+		return stdout.Bytes(), false, &GitError{Args: stripConfig(args), ExitCode: code, Stderr: stderr.String()}
 	}
-	return stdout.Bytes(), nil
+	return stdout.Bytes(), false, nil
+}
+
+// prefixWriter keeps the first max bytes written to it (all, when max is
+// negative) and calls stop at the first byte past them. (The buffer is a
+// field, not embedded: io.Copy would read through an embedded buffer's
+// ReadFrom, past any bound.)
+type prefixWriter struct {
+	buf  bytes.Buffer
+	max  int
+	cut  bool
+	stop func()
+}
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	if w.max < 0 || w.buf.Len()+len(p) <= w.max {
+		return w.buf.Write(p)
+	}
+	if !w.cut {
+		w.buf.Write(p[:w.max-w.buf.Len()])
+		w.cut = true
+		w.stop()
+	}
+	return len(p), nil
+}
+
+// Bytes is what was kept.
+func (w *prefixWriter) Bytes() []byte { return w.buf.Bytes() }
+
+// GitPrefix runs git in this repository as Git does, keeping at most max
+// bytes of its output: past them git is stopped and cut is true. What a
+// command prints in proportion to an agent's content (the diff of a small
+// object that unpacks to gigabytes) then costs max bytes, not its size.
+func (r *Repo) GitPrefix(ctx context.Context, max int, args ...string) (out []byte, cut bool, err error) {
+	return execGitMax(ctx, r.Dir(), containGit(nil, args), nil, args, max)
 }
 
 // runUncontained runs git without the containment settings (contain.go),

@@ -297,13 +297,13 @@ func (s *Server) patchData(r *http.Request) (string, any, error) {
 		d.Range = base.String()[:12] + ".." + tip.String()[:12]
 		// No external diff driver or text conversion: what the project's
 		// configuration names runs no program here.
-		out, err := s.svc.Repo.Git(ctx, "diff", "--no-ext-diff", "--no-textconv", "--no-color", base.String(), tip.String(), "--")
+		// At most maxPatch bytes are read: git is stopped past them, so
+		// that a patch of any size costs the server no more.
+		out, cut, err := s.svc.Repo.GitPrefix(ctx, maxPatch, "diff", "--no-ext-diff", "--no-textconv", "--no-color", base.String(), tip.String(), "--")
 		if err != nil {
 			return "", nil, err
 		}
-		if len(out) > maxPatch {
-			out, d.Cut = out[:maxPatch], true
-		}
+		d.Cut = cut
 		for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
 			c := ""
 			switch {
