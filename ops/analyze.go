@@ -125,7 +125,10 @@ func (s *Service) writeReport(rel, text string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	return path, os.WriteFile(path, []byte(text), 0o644)
+	// The person reads the report with cat or an editor: agents' text in
+	// it (block reasons, questions, anomaly details) is spelled out as on
+	// every other printer, never run by their terminal.
+	return path, os.WriteFile(path, []byte(contracts.PrintableText(text)), 0o644)
 }
 
 // ResolveRequest records what the human did about a TRIGGERED breaker.
