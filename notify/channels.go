@@ -9,6 +9,7 @@ import (
 	"html"
 	"net/url"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -133,13 +134,26 @@ type payload struct {
 	Message string `json:"message"`
 	Text    string `json:"text"`
 	Content string `json:"content"`
+	// AllowedMentions tells Discord to ping no one, whatever the text
+	// says: an agent's "@everyone" is shown, not acted on.
+	AllowedMentions mentions `json:"allowed_mentions"`
 }
+
+type mentions struct {
+	Parse []string `json:"parse"`
+}
+
+// slackText is text as Slack's (and Google Chat's, Mattermost's) text
+// field must carry it: &, < and > escaped, so that an agent's <!channel>
+// or <https://elsewhere|label> is shown, not read as a mention or a link.
+var slackText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace
 
 // Send posts the event, again after a 5xx, a 429 or no answer, up to
 // Tries times with a growing wait; any other status is final.
 func (w *Webhook) Send(ctx context.Context, e Event) error {
 	text := clip(e.Title+"\n"+e.Body+"\n→ "+e.Action, 1900)
-	data, err := json.Marshal(payload{Event: e, Message: text, Text: text, Content: text})
+	data, err := json.Marshal(payload{Event: e, Message: text, Text: slackText(text), Content: text,
+		AllowedMentions: mentions{Parse: []string{}}})
 	if err != nil {
 		return err
 	}
