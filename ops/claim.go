@@ -484,6 +484,22 @@ func exhaust(tx *cas.Tx, t *contracts.Task, prev string) (any, error) {
 // a review of base..commit would never show and a merge would bring in.
 func claimFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *claimInput) error {
 	base, _ := refstore.ParseHash(in.Base)
+	// On the integration branch as the claim's own parent state records
+	// it, not as it is now: a later merge of the claimed branch puts any
+	// base on it, and would make a forged claim verify after the fact.
+	if m, err := parent.Meta(); err == nil {
+		if tip, ok := refstore.ParseHash(m.Config.IntegrationTip); ok {
+			if !v.has(base, tip) {
+				return v.missing("the claim's base commit " + short(in.Base))
+			}
+			if on, err := v.Repo.IsAncestor(ctx, base.String(), tip.String()); err != nil {
+				return err
+			} else if !on {
+				return fmt.Errorf("the claim's base commit %s is not on the integration branch", short(in.Base))
+			}
+			return nil
+		}
+	}
 	return v.onIntegration(ctx, parent, base, "the claim's base commit")
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 // UnderRules is a copy of s whose writes follow an older rule set, as an
@@ -131,3 +132,8 @@ func (s *Service) InFlightChanges(ctx context.Context) (map[string][]string, err
 
 // ChangesCachePath is where that is kept between claims.
 func (s *Service) ChangesCachePath() string { return s.changesCachePath() }
+
+// CheckTaskFacts is checkTaskFacts, for the tests.
+func (s *Service) CheckTaskFacts(ctx context.Context, t *contracts.Task, integ, review refstore.Hash) error {
+	return s.checkTaskFacts(ctx, t, integ, review)
+}

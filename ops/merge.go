@@ -116,6 +116,9 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 		if err := s.Repo.CheckObjects(ctx, integ, review); err != nil {
 			return nil, objectsErr(id, err)
 		}
+		if err := s.checkTaskFacts(ctx, t, integ, review); err != nil {
+			return nil, err
+		}
 		result, conflicts, err := s.buildMerge(ctx, t, integ, review)
 		if err != nil {
 			return nil, err

@@ -216,6 +216,8 @@ func (s *Service) runBatch(ctx context.Context, call Call, pl *queuePlan, out *M
 				return err
 			}
 			reason = objectsErr(t.ID, err).Error()
+		} else if err := s.checkTaskFacts(ctx, t, base, review); err != nil {
+			reason = err.Error()
 		}
 		if reason == "" && dependsOnAny(t, left) {
 			reason = "a task it depends on is left out of the batch"
