@@ -23,7 +23,7 @@ func TestScriptShape(t *testing.T) {
 			}
 			guard := `command -v git-liza >/dev/null 2>&1 || { echo >&2 "git-liza is not on PATH but this repository has its ` + name + ` hook (.git/hooks/` + name + `); remove the hook or install git-liza"; exit 2; }`
 			if name == PreReceive {
-				guard = `command -v git-liza >/dev/null 2>&1 || { echo >&2 "git-liza is not on PATH on this server: pushes to refs/liza/ and to the integration branch are refused until it is (.git/hooks/pre-receive)"; exit 1; }`
+				guard = "\t\techo >&2 \"git-liza is not on PATH on this server: pushes to refs/liza/, the integration branch and task branches are refused until it is (.git/hooks/pre-receive)\"; exit 1 ;;"
 			}
 			if !strings.Contains(s, "\n"+guard+"\n") {
 				t.Errorf("%s (chained %v) lacks the guard:\n%s", name, chained, s)
@@ -66,7 +66,8 @@ type scriptRig struct {
 
 func newRig(t *testing.T) *scriptRig {
 	r := &scriptRig{t: t, dir: filepath.Join(t.TempDir(), "hooks"), bin: t.TempDir(), logs: t.TempDir()}
-	fake := "#!/bin/sh\n{ echo \"args: $*\"; cat; } > \"$LOGS/git\"\nexit ${FAKE_GIT_EXIT:-0}\n"
+	fake := "#!/bin/sh\nif [ \"$1\" = cat-file ]; then [ -n \"$FAKE_LIZA_YAML\" ] && cat \"$FAKE_LIZA_YAML\"; exit 0; fi\n" +
+		"{ echo \"args: $*\"; cat; } > \"$LOGS/git\"\nexit ${FAKE_GIT_EXIT:-0}\n"
 	writeFile(t, filepath.Join(r.bin, "git"), fake, 0o755)
 	writeFile(t, filepath.Join(r.bin, "git-liza"), "#!/bin/sh\nexit 0\n", 0o755)
 	return r
@@ -180,10 +181,11 @@ func TestChainedHooksGetTheSameInput(t *testing.T) {
 	}
 }
 
-// TestPreReceiveScriptFilters: the server hook starts git-liza only for a
-// push that touches refs/liza/ or the integration branch; any other push
-// passes even where git-liza is not installed, and one that does touch
-// them is refused there.
+// TestPreReceiveScriptFilters: the server hook starts git-liza for a push
+// that touches refs/liza/ or any branch (git-liza knows from the board
+// which is the integration branch); a tag passes. Where git-liza is not
+// installed, a push that touches refs/liza/, the integration branch or a
+// task branch is refused, and any other passes.
 func TestPreReceiveScriptFilters(t *testing.T) {
 	r := newRig(t)
 	z := strings.Repeat("0", 40)
@@ -192,12 +194,13 @@ func TestPreReceiveScriptFilters(t *testing.T) {
 		name, input string
 		runs        bool
 	}{
-		{"a branch", z + " " + a + " refs/heads/main\n", false},
+		{"a branch", z + " " + a + " refs/heads/main\n", true},
 		{"a tag", z + " " + a + " refs/tags/v1\n", false},
 		{"the state", z + " " + a + " refs/liza/state\n", true},
 		{"another ref under refs/liza", z + " " + a + " refs/liza/offline/x\n", true},
 		{"the integration branch", z + " " + a + " refs/heads/main\n" + z + " " + a + " refs/heads/integration\n", true},
-		{"a longer branch name", z + " " + a + " refs/heads/integration-old\n", false},
+		{"a longer branch name", z + " " + a + " refs/heads/integration-old\n", true},
+		{"notes", z + " " + a + " refs/notes/commits\n", false},
 	} {
 		code, got, _ := r.run(PreReceive, false, tc.input, nil)
 		if ran := strings.Contains(got, "liza hook pre-receive"); code != 0 || ran != tc.runs {
@@ -208,8 +211,10 @@ func TestPreReceiveScriptFilters(t *testing.T) {
 	if code, _, _ := r.run(PreReceive, false, z+" "+a+" refs/heads/main\n", nil); code != 0 {
 		t.Errorf("an ordinary push without git-liza on PATH: exit %d", code)
 	}
-	if code, _, _ := r.run(PreReceive, false, z+" "+a+" refs/liza/state\n", nil); code != 1 {
-		t.Errorf("a push to refs/liza/state without git-liza on PATH: exit %d, want 1", code)
+	for _, ref := range []string{"refs/liza/state", "refs/heads/integration", "refs/heads/task/t1"} {
+		if code, _, _ := r.run(PreReceive, false, z+" "+a+" "+ref+"\n", nil); code != 1 {
+			t.Errorf("a push to %s without git-liza on PATH: exit %d, want 1", ref, code)
+		}
 	}
 }
 
@@ -254,5 +259,36 @@ func TestScriptWithoutGitLiza(t *testing.T) {
 	want := "git-liza is not on PATH but this repository has its pre-commit hook (.git/hooks/pre-commit); remove the hook or install git-liza\n"
 	if string(out) != want {
 		t.Errorf("output %q, want %q", out, want)
+	}
+}
+
+// Without git-liza on PATH, the server hook finds the integration branch
+// in the board's liza.yaml itself: config.integration_branch, however YAML
+// quotes it, and never a line of an agent's text that looks like it (a
+// model name or a goal written with such a line, indented deeper, and
+// before config: in the file).
+func TestPreReceiveFindsTheIntegrationBranch(t *testing.T) {
+	r := newRig(t)
+	os.Remove(filepath.Join(r.bin, "git-liza"))
+	z := strings.Repeat("0", 40)
+	a := strings.Repeat("a", 40)
+	yaml := filepath.Join(t.TempDir(), "liza.yaml")
+	for _, tc := range []struct {
+		name, doc, branch string
+	}{
+		{"a decoy in the goal's spend", "goal:\n  id: g\n  spend:\n    model: |-\n      gpt-5\n        integration_branch: decoy\n  description: |-\n    x\n  integration_branch: decoy2\nconfig:\n  heartbeat_interval: 60\n  integration_branch: integration\n  max_in_flight: 4\n", "integration"},
+		{"a quoted name", "goal:\n  id: g\nconfig:\n  integration_branch: '@rel'\n", "@rel"},
+		{"a double-quoted name", "goal:\n  id: g\nconfig:\n  integration_branch: \"!dev\"\nsprint:\n  integration_branch: nope\n", "!dev"},
+	} {
+		writeFile(t, yaml, tc.doc, 0o644)
+		env := []string{"FAKE_LIZA_YAML=" + yaml}
+		if code, _, _ := r.run(PreReceive, false, z+" "+a+" refs/heads/"+tc.branch+"\n", env); code != 1 {
+			t.Errorf("%s: a push to %s without git-liza: exit %d, want 1 (refused)", tc.name, tc.branch, code)
+		}
+		for _, other := range []string{"decoy", "decoy2", "nope", "main"} {
+			if code, _, _ := r.run(PreReceive, false, z+" "+a+" refs/heads/"+other+"\n", env); code != 0 {
+				t.Errorf("%s: a push to %s without git-liza: exit %d, want 0", tc.name, other, code)
+			}
+		}
 	}
 }

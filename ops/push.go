@@ -79,6 +79,13 @@ func (s *Service) CheckPush(ctx context.Context, updates []refstore.RefUpdate) (
 		problems = append(problems, s.checkStatePush(ctx, v, *state)...)
 	}
 	for _, u := range updates {
+		if msg, err := s.checkTaskBranch(ctx, state, u); err != nil {
+			return nil, err
+		} else if msg != "" {
+			say("%s: %s", strings.TrimPrefix(u.Name, "refs/heads/"), msg)
+		}
+	}
+	for _, u := range updates {
 		if u.Name != integration {
 			continue
 		}
@@ -211,4 +218,41 @@ func (s *Service) anyMerged(ctx context.Context, state *refstore.RefUpdate) (boo
 	}
 	archived, err := tx.ArchivedIDs()
 	return len(archived) > 0, err
+}
+
+// checkTaskBranch keeps a live task's submitted commit on its published
+// branch (task/ID), which a reviewer elsewhere fetches it from: while the
+// board (as the push leaves it) records a commit under review for a task
+// that is not finished, its branch is neither deleted nor moved to a
+// commit that lacks it.
+func (s *Service) checkTaskBranch(ctx context.Context, state *refstore.RefUpdate, u refstore.RefUpdate) (string, error) {
+	id, ok := strings.CutPrefix(u.Name, "refs/heads/task/")
+	if !ok || contracts.ValidTaskID(id) != nil {
+		return "", nil
+	}
+	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil {
+		return "", err
+	}
+	if state != nil {
+		tip = state.New
+	}
+	if tip.IsZero() {
+		return "", nil
+	}
+	snap, err := cas.ReadSnapshot(s.Repo, tip)
+	if err != nil {
+		return "", err
+	}
+	t, err := cas.ReadTx(snap, s.Now(), "").Task(id)
+	if err != nil || t == nil || t.Status.Terminal() || t.ReviewCommit == "" {
+		return "", nil
+	}
+	if u.New.IsZero() {
+		return fmt.Sprintf("task %s is %s at %s: its branch is not deleted until it is finished", id, t.Status, short(t.ReviewCommit)), nil
+	}
+	if ok, err := s.Repo.IsAncestor(ctx, t.ReviewCommit, u.New.String()); err != nil || !ok {
+		return fmt.Sprintf("task %s is %s at %s: its branch moves only to a commit that holds it", id, t.Status, short(t.ReviewCommit)), nil
+	}
+	return "", nil
 }
