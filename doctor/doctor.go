@@ -394,8 +394,16 @@ func Remote(ctx context.Context, repo *refstore.Repo) Check {
 	if err != nil {
 		return c
 	}
-	if b, err := os.ReadFile(loc.Path(hooks.PreReceive)); err == nil && hooks.IsOurs(b) {
-		c.Detail += "; its server hook is installed"
+	if sts, err := loc.Status([]string{hooks.PreReceive}); err == nil && len(sts) == 1 && sts[0].Kind == hooks.Ours {
+		if sts[0].Current {
+			c.Detail += "; its server hook is installed"
+			return c
+		}
+		// An older script may leave pushes unchecked that this version's
+		// checks (which branch is the integration branch, task branches).
+		c.Level = Warn
+		c.Detail += "; its server hook was installed by another version of git-liza"
+		c.Fix = "git -C " + dir + " liza hooks install --server"
 		return c
 	}
 	c.Level = Warn
