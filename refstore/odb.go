@@ -353,10 +353,14 @@ func inflateLoose(f *os.File, lim limit) (objType, []byte, error) {
 // states first), each delta, and each base. Git keeps a delta only when
 // it is smaller than the object it makes, and takes bases within a few
 // times the object's size, so a legitimate object well within the limit
-// has a chain within it too.
+// has a chain within it too. As git does, the chain is walked first by
+// its entries' headers, then the base is read and each delta inflated
+// and applied in turn: what is held at once is the base, one delta and
+// its result, however long the chain. A reference delta's base is looked
+// for in the same pack only, as git looks for it (a pack git keeps is
+// never thin): no chain leads from pack to pack, and so round a cycle.
 func (o *odb) unpack(p *pack, off int64, lim limit) (objType, []byte, error) {
-	var deltas [][]byte
-	var keys []cacheKey
+	var keys []cacheKey // the deltas, the object asked for first
 	var t objType
 	var data []byte
 	for {
@@ -369,13 +373,13 @@ func (o *odb) unpack(p *pack, off int64, lim limit) (objType, []byte, error) {
 			if err := lim.check(t.String(), int64(len(data))); err != nil {
 				return 0, nil, err
 			}
-			if len(deltas) == 0 {
+			if len(keys) == 0 {
 				// The caller owns what it gets; the cache keeps its copy.
 				data = slices.Clone(data)
 			}
 			break
 		}
-		e, err := p.entry(off, lim, len(deltas) == 0)
+		e, err := p.entry(off, lim, len(keys) == 0, false)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -383,33 +387,29 @@ func (o *odb) unpack(p *pack, off int64, lim limit) (objType, []byte, error) {
 			t, data = e.t, e.data
 			break
 		}
-		deltas = append(deltas, e.data)
 		keys = append(keys, key)
-		if len(deltas) > 10000 {
+		if len(keys) > 10000 {
 			return 0, nil, errors.New("delta chain too long")
 		}
 		if e.t == objOfsDelta {
 			off = e.base
 			continue
 		}
-		// A reference delta names its base, which is usually in the
-		// same pack but may be anywhere.
 		boff, ok, err := p.find(e.baseID)
 		if err != nil {
 			return 0, nil, err
 		}
 		if !ok {
-			t, data, err = o.readMax(e.baseID, lim.max)
-			if err != nil {
-				return 0, nil, err
-			}
-			break
+			return 0, nil, fmt.Errorf("delta base %s is not in the pack", e.baseID)
 		}
 		off = boff
 	}
-	for i := len(deltas) - 1; i >= 0; i-- {
-		var err error
-		if data, err = applyDelta(data, deltas[i]); err != nil {
+	for i := len(keys) - 1; i >= 0; i-- {
+		e, err := p.entry(keys[i].off, lim, i == 0, true)
+		if err != nil {
+			return 0, nil, err
+		}
+		if data, err = applyDelta(data, e.data); err != nil {
 			return 0, nil, err
 		}
 		if i > 0 {

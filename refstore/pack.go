@@ -63,6 +63,16 @@ func (p *pack) load() error {
 		}
 	}
 	p.count = p.fanout[255]
+	// The index holds what its count says, as git checks: an id and an
+	// offset per object (and a CRC-32, in version 2), then two checksums.
+	sz := int64(p.algo.size())
+	need := int64(256*4) + int64(p.count)*(4+sz) + 2*sz
+	if p.v2 {
+		need = 8 + int64(256*4) + int64(p.count)*(4+4+sz) + 2*sz
+	}
+	if idx.size < need {
+		return fmt.Errorf("%s.idx: %d objects in a file of %d bytes", p.path, p.count, idx.size)
+	}
 	return nil
 }
 
@@ -169,7 +179,8 @@ type packEntry struct {
 // entry reads the entry at off. Under a limit its size is checked before
 // it is inflated, and a delta's result size as soon as the delta's first
 // bytes are. top says the entry is the object asked for, not a base.
-func (p *pack) entry(off int64, lim limit, top bool) (*packEntry, error) {
+// A delta is inflated only when whole is set; else its data is nil.
+func (p *pack) entry(off int64, lim limit, top, whole bool) (*packEntry, error) {
 	if err := p.openPack(); err != nil {
 		return nil, err
 	}
@@ -214,29 +225,40 @@ func (p *pack) entry(off int64, lim limit, top bool) (*packEntry, error) {
 			return e, nil
 		}
 	}
+	if delta && !whole && lim.max < 0 {
+		return e, nil
+	}
 	zr, err := newInflater(bufio.NewReaderSize(io.NewSectionReader(p.pk, start, p.size-start), 4096))
 	if err != nil {
 		return nil, err
 	}
 	defer putInflater(zr)
-	e.data = make([]byte, size)
-	got := 0
 	if delta && lim.max >= 0 {
 		// The sizes of the base and of the result come first: the
 		// result's is checked before the rest is inflated.
-		got = min(len(e.data), 20)
-		if _, err := io.ReadFull(zr, e.data[:got]); err != nil {
+		head := make([]byte, min(size, 20))
+		if _, err := io.ReadFull(zr, head); err != nil {
 			return nil, fmt.Errorf("inflating entry at %d: %w", off, err)
 		}
-		if _, rest, ok := deltaSize(e.data[:got]); ok {
+		if _, rest, ok := deltaSize(head); ok {
 			if dst, _, ok := deltaSize(rest); ok {
 				if err := lim.check("object", int64(min(dst, 1<<62))); err != nil {
 					return nil, err
 				}
 			}
 		}
+		if !whole {
+			return e, nil
+		}
+		e.data = make([]byte, size)
+		copy(e.data, head)
+		if _, err := io.ReadFull(zr, e.data[len(head):]); err != nil {
+			return nil, fmt.Errorf("inflating entry at %d: %w", off, err)
+		}
+		return e, nil
 	}
-	if _, err := io.ReadFull(zr, e.data[got:]); err != nil {
+	e.data = make([]byte, size)
+	if _, err := io.ReadFull(zr, e.data); err != nil {
 		return nil, fmt.Errorf("inflating entry at %d: %w", off, err)
 	}
 	return e, nil
