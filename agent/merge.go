@@ -212,11 +212,23 @@ func (s *sup) mergeBatch(ctx context.Context, ts []contracts.Task, poll time.Dur
 	switch {
 	case errors.As(err, &moved):
 		s.mergeHeld(err, poll)
+	case err != nil && s.halted():
+		// A kill switch stopped the batch: nothing failed, and the
+		// loop says PAUSED; the tasks left merge after the resume.
 	case err != nil:
 		// Nothing says which task it was about: the first waits.
 		s.mergeFailed(&ts[0], err, poll)
 	}
 	return err
+}
+
+// halted reports whether a kill switch stops the team now.
+func (s *sup) halted() bool {
+	if s.lane.read == nil {
+		return false
+	}
+	st, err := s.lane.read()
+	return err == nil && !s.running(st)
 }
 
 // mergeResumed says, once, that merges go on after the lane was held

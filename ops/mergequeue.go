@@ -235,6 +235,12 @@ func (s *Service) runBatch(ctx context.Context, call Call, pl *queuePlan, out *M
 	built := false
 	var lastFail *batchFailure
 	for {
+		// A kill switch set while a test ran stops the batch before its
+		// next step (a test, a landing, an isolation): what is left stays
+		// APPROVED for the merge after the resume.
+		if err := s.mergesHalted(); err != nil {
+			return err
+		}
 		if !built {
 			if cands, err = s.buildChain(ctx, call, base, cands, bis, out); err != nil {
 				return err
@@ -290,6 +296,21 @@ func (s *Service) runBatch(ctx context.Context, call Call, pl *queuePlan, out *M
 		cands = cands[n:]
 		bis.passed(n)
 	}
+}
+
+// mergesHalted refuses the next step of a merge while a kill switch is
+// on: a switch file here, or the state's control mode as the board is now.
+func (s *Service) mergesHalted() error {
+	if err := s.checkSwitchFiles("merges"); err != nil {
+		return err
+	}
+	return s.view(func(tx *cas.Tx) error {
+		m, err := tx.Meta()
+		if err != nil {
+			return err
+		}
+		return checkHalted(m.Control, "merges")
+	})
 }
 
 // buildChain builds each candidate's merge onto the one before it (the
