@@ -3,10 +3,18 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 	"time"
 )
+
+// MaxLog bounds the bytes of a session log's records of the agent's
+// output: an agent that floods its output (each line a record with its
+// time, some 27 times its size for short lines) does not fill the disk.
+// Past it the output is still parsed, not written; the End says how much
+// was not kept.
+var MaxLog int64 = 256 << 20
 
 // keepSteps is how many of a session's last steps a Writer keeps for
 // Classify, each text cut to keepText bytes.
@@ -38,9 +46,12 @@ type Writer struct {
 	spentSeen int64
 	ended     bool
 	err       error
-	now       func() time.Time
-	out       lineWriter
-	errw      lineWriter
+	// logged is the bytes of the agent's output written to the log so
+	// far; dropped what was not written past MaxLog.
+	logged, dropped int64
+	now             func() time.Time
+	out             lineWriter
+	errw            lineWriter
 }
 
 // NewWriter starts a session log on w in the given format with its
@@ -83,6 +94,12 @@ func (w *Writer) End(e End) {
 	}
 	w.out.flush()
 	w.errw.flush()
+	if w.dropped > 0 {
+		if e.Detail != "" {
+			e.Detail += "; "
+		}
+		e.Detail += fmt.Sprintf("the log keeps the first %d bytes of the output; %d more were not kept", MaxLog, w.dropped)
+	}
 	w.emit(Record{T: w.now(), End: &e})
 	w.ended = true
 }
@@ -120,7 +137,17 @@ func (w *Writer) emit(r Record) {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(r)
-	if err == nil {
+	if err == nil && r.Header == nil && r.End == nil {
+		// The agent's output: kept up to MaxLog, then parsed only (its
+		// steps, usage and summary still count).
+		if w.logged >= MaxLog {
+			w.dropped += int64(b.Len())
+			b.Reset()
+		} else {
+			w.logged += int64(b.Len())
+		}
+	}
+	if err == nil && b.Len() > 0 {
 		_, err = w.w.Write(b.Bytes())
 	}
 	if err != nil && w.err == nil {
