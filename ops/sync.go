@@ -3,6 +3,7 @@ package ops
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -227,6 +228,12 @@ func (s *Service) syncOnce(ctx context.Context, remote string, o SyncOptions) (*
 			err = s.replay(ctx, remote, theirs, ours, refstore.Hash{}, rep)
 		}
 	}
+	if err == nil && rep.Action == "replayed" && s.remote() != remote {
+		// Outside remote mode (a copy kept here, or a sync of another
+		// remote) the operations were applied again here only: publish
+		// them, as a sync of operations made on an unchanged remote does.
+		err = s.publishReplayed(ctx, remote, theirs)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -242,6 +249,15 @@ func (s *Service) syncOnce(ctx context.Context, remote string, o SyncOptions) (*
 		return rep, contracts.Invalidf("%d operation(s) no longer apply on %s's state (see above)", len(rep.Refused), remote)
 	}
 	return rep, nil
+}
+
+// publishReplayed pushes what a replay wrote here on top of theirs.
+func (s *Service) publishReplayed(ctx context.Context, remote string, theirs refstore.Hash) error {
+	now, _, err := s.Repo.ReadRef(refstore.StateRef)
+	if err != nil || now == theirs {
+		return err
+	}
+	return s.publishState(ctx, remote, theirs, now)
 }
 
 // rewoundPast returns the remote's tip before a rewind when the remote's
@@ -405,6 +421,7 @@ func (s *Service) resumeReplay(ctx context.Context, remote string, theirs, pendi
 // applyAll applies todo (newest first) again, oldest first, then removes
 // the replay's mark.
 func (s *Service) applyAll(ctx context.Context, remote string, todo []*refstore.Commit, marked, skip refstore.Hash, rep *SyncReport) error {
+	nums := &renumbered{disc: map[int]int{}, notes: map[int]int{}}
 	for i := len(todo) - 1; i >= 0; i-- {
 		c := todo[i]
 		if !skip.IsZero() {
@@ -415,7 +432,7 @@ func (s *Service) applyAll(ctx context.Context, remote string, todo []*refstore.
 			}
 		}
 		subject, _, _ := strings.Cut(c.Message, "\n")
-		if err := s.applyAgain(ctx, c); err != nil {
+		if err := s.applyAgain(ctx, c, nums); err != nil {
 			rep.Refused = append(rep.Refused, subject+": "+contracts.FirstLine(err.Error()))
 			continue
 		}
@@ -426,9 +443,27 @@ func (s *Service) applyAll(ctx context.Context, remote string, todo []*refstore.
 
 // applyAgain writes the operation a commit recorded again, as its agent, on
 // the current tip at today's time.
-func (s *Service) applyAgain(ctx context.Context, c *refstore.Commit) error {
+func (s *Service) applyAgain(ctx context.Context, c *refstore.Commit, nums *renumbered) error {
 	rec, err := ReadRecorded(c.Message)
 	if err != nil {
+		return err
+	}
+	// An entry a local operation appended (a discovery, a note) may get
+	// another number on the remote's board; a later local operation that
+	// names it by number must name it there by its new one.
+	list := map[string]string{kindDiscover.name: cas.ListDiscovered, kindNote.name: cas.ListHumanNotes}[rec.Kind]
+	was := 0
+	if list != "" {
+		snap, err := cas.ReadSnapshot(s.Repo, c.ID)
+		if err != nil {
+			return err
+		}
+		if was, err = cas.ReadTx(snap, c.Author.When, "").ListLen(list); err != nil {
+			return err
+		}
+		nums.of(list)[was] = 0 // not on the remote's board unless it lands
+	}
+	if rec.Input, err = nums.input(rec.Kind, rec.Input); err != nil {
 		return err
 	}
 	switch rec.Kind {
@@ -453,8 +488,16 @@ func (s *Service) applyAgain(ctx context.Context, c *refstore.Commit) error {
 	if req == "" {
 		req = "sync:" + c.ID.String()
 	}
-	_, err = as.update(ctx, Call{RequestID: req}, as.recorded(k, rec.Input, nil))
-	return err
+	res, err := as.update(ctx, Call{RequestID: req}, as.recorded(k, rec.Input, nil))
+	if err != nil || list == "" {
+		return err
+	}
+	var got EntryResult
+	if err := json.Unmarshal(res.Value, &got); err != nil {
+		return err
+	}
+	nums.of(list)[was] = got.N
+	return nil
 }
 
 // syncIntegration makes sure the integration branch exists on both sides:
