@@ -181,7 +181,12 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		}
 		done <- err
 	}()
+	// In remote mode the board moves on other clones: fetch it while the
+	// session runs, as the loop does between sessions, so that watchRun
+	// sees an abort or a pause --stop-sessions set elsewhere.
+	stopSync := s.syncDuring(ctx, s.poll(st))
 	ses.stopped = s.watchRun(ctx, cmd, done, timebox, grace, ses.stall, bw)
+	stopSync()
 	exitErr := <-done
 	took := time.Since(ses.started).Round(10 * time.Millisecond)
 	// Whether it failed for its environment rather than its task; package
@@ -562,4 +567,29 @@ func (t *tailWriter) lastLines(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// syncDuring fetches the remote's board every d until the returned func is
+// called, in remote mode (nothing otherwise): a kill switch set on another
+// clone then moves this clone's ref, which watchRun reads.
+func (s *sup) syncDuring(ctx context.Context, d time.Duration) func() {
+	if !s.Remote {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	over := make(chan struct{})
+	go func() {
+		defer close(over)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			_ = s.do(func() error { _, err := s.Board.Sync(ctx, ""); return err })
+		}
+	}()
+	return func() { cancel(); <-over }
 }
