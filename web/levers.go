@@ -50,14 +50,22 @@ func (s *Server) lever(w http.ResponseWriter, r *http.Request) {
 		var out *ops.ModeResult
 		if out, err = s.svc.SetMode(ctx, ops.ModeRequest{Mode: mode, Reason: reason}); err == nil {
 			switch {
-			case !out.Changed && mode == contracts.ModeRunning:
+			case !out.Changed && mode == contracts.ModeRunning && len(out.Removed) == 0:
 				msg = "the team is running; nothing to resume"
-			case !out.Changed:
-				msg = fmt.Sprintf("already %s since %s by %s", mode, out.Since, out.By)
 			case mode == contracts.ModeRunning:
 				msg = "resumed (was " + out.From + ")"
+			case !out.Changed:
+				msg = fmt.Sprintf("already %s since %s by %s", mode, out.Since, out.By)
 			default:
 				msg = fmt.Sprintf("%s by %s at %s", mode, out.By, out.Since)
+			}
+			// As the command line says: the seed's files it lifted, and
+			// those that still halt this checkout.
+			for _, p := range out.Removed {
+				msg += "; removed " + p
+			}
+			for _, p := range out.Files {
+				msg += fmt.Sprintf("; %s is still present in %s and keeps this checkout %s", p, out.Root, contracts.SwitchFiles[p])
 			}
 		}
 	case "note":
