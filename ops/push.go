@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
@@ -78,8 +79,9 @@ func (s *Service) CheckPush(ctx context.Context, updates []refstore.RefUpdate) (
 	if state != nil {
 		problems = append(problems, s.checkStatePush(ctx, v, *state)...)
 	}
+	board := sync.OnceValues(func() (*cas.Tx, error) { return s.pushedBoard(state) })
 	for _, u := range updates {
-		if msg, err := s.checkTaskBranch(ctx, state, u); err != nil {
+		if msg, err := s.checkTaskBranch(ctx, board, u); err != nil {
 			return nil, err
 		} else if msg != "" {
 			say("%s: %s", strings.TrimPrefix(u.Name, "refs/heads/"), msg)
@@ -94,7 +96,11 @@ func (s *Service) CheckPush(ctx context.Context, updates []refstore.RefUpdate) (
 		case u.New.IsZero():
 			say("%s: the integration branch is never deleted", name)
 		case u.Old.IsZero():
-			if merged, err := s.anyMerged(ctx, state); err != nil {
+			tx, err := board()
+			if err != nil {
+				return nil, err
+			}
+			if merged, err := anyMerged(tx); err != nil {
 				return nil, err
 			} else if merged {
 				say("%s: the integration branch is created only before anything is merged", name)
@@ -188,25 +194,34 @@ func (s *Service) pushIntegration(updates []refstore.RefUpdate) (string, error) 
 	return "refs/heads/" + branch, nil
 }
 
-// anyMerged reports whether the board (as the push leaves it) has merged
-// a task: its integration branch then holds reviewed work and is not made
-// anew.
-func (s *Service) anyMerged(ctx context.Context, state *refstore.RefUpdate) (bool, error) {
+// pushedBoard reads the board as the push leaves it: the pushed state's,
+// else the one here; nil where there is none. It is read once a push
+// (sync.OnceValues in CheckPush), whichever checks need it.
+func (s *Service) pushedBoard(state *refstore.RefUpdate) (*cas.Tx, error) {
 	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if state != nil {
 		tip = state.New
 	}
 	if tip.IsZero() {
-		return false, nil
+		return nil, nil
 	}
 	snap, err := cas.ReadSnapshot(s.Repo, tip)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	tx := cas.ReadTx(snap, s.Now(), "")
+	return cas.ReadTx(snap, s.Now(), ""), nil
+}
+
+// anyMerged reports whether the board (as the push leaves it) has merged
+// a task: its integration branch then holds reviewed work and is not made
+// anew.
+func anyMerged(tx *cas.Tx) (bool, error) {
+	if tx == nil {
+		return false, nil
+	}
 	idx, err := tx.Index()
 	if err != nil {
 		return false, err
@@ -225,26 +240,16 @@ func (s *Service) anyMerged(ctx context.Context, state *refstore.RefUpdate) (boo
 // board (as the push leaves it) records a commit under review for a task
 // that is not finished, its branch is neither deleted nor moved to a
 // commit that lacks it.
-func (s *Service) checkTaskBranch(ctx context.Context, state *refstore.RefUpdate, u refstore.RefUpdate) (string, error) {
+func (s *Service) checkTaskBranch(ctx context.Context, board func() (*cas.Tx, error), u refstore.RefUpdate) (string, error) {
 	id, ok := strings.CutPrefix(u.Name, "refs/heads/task/")
 	if !ok || contracts.ValidTaskID(id) != nil {
 		return "", nil
 	}
-	tip, _, err := s.Repo.ReadRef(refstore.StateRef)
-	if err != nil {
+	tx, err := board()
+	if err != nil || tx == nil {
 		return "", err
 	}
-	if state != nil {
-		tip = state.New
-	}
-	if tip.IsZero() {
-		return "", nil
-	}
-	snap, err := cas.ReadSnapshot(s.Repo, tip)
-	if err != nil {
-		return "", err
-	}
-	t, err := cas.ReadTx(snap, s.Now(), "").Task(id)
+	t, err := tx.Task(id)
 	if err != nil || t == nil || t.Status.Terminal() || t.ReviewCommit == "" {
 		return "", nil
 	}
