@@ -194,8 +194,15 @@ func (h *crashHarness) plan() *step {
 		case "sync":
 			// Operations on both sides, then the sync that replays or
 			// publishes them.
-			h.must(h.clone, "git-liza", "--offline", "note", "offline "+req)
+			out := h.must(h.clone, "git-liza", "--offline", "note", "offline "+req)
 			h.notes = append(h.notes, "offline "+req)
+			// Half the time the planner marks it processed, offline too,
+			// by the number it has here, which the replay renumbers
+			// when the remote got notes of its own meanwhile.
+			if m := noteAdded.FindStringSubmatch(out); m != nil && h.rng.IntN(2) == 0 {
+				h.must(h.clone, "git-liza", "--offline", "--agent", "planner-1", "note", "--done", m[1])
+				h.marked = append(h.marked, "offline "+req)
+			}
 			if h.rng.IntN(2) == 0 {
 				h.must(h.peer, "git-liza", "note", "online "+req)
 			}
@@ -342,15 +349,34 @@ func (h *crashHarness) synced() {
 		Notes []struct {
 			Message string `json:"message"`
 		} `json:"human_notes"`
+		Agents map[string]struct {
+			NotesProcessed []int `json:"notes_processed"`
+		} `json:"agents"`
 	}
 	json.Unmarshal([]byte(h.must(h.clone, "git-liza", "show", "--json")), &st)
-	have := map[string]bool{}
-	for _, n := range st.Notes {
-		have[n.Message] = true
+	have := map[string]int{}
+	for i, n := range st.Notes {
+		have[n.Message] = i + 1
 	}
 	for _, n := range h.notes {
-		if !have[n] {
+		if have[n] == 0 {
 			h.fail("after sync, the note %q made offline is not on the remote's board", n)
 		}
 	}
+	// What the planner marked offline is marked on the remote's board,
+	// and nothing else: no other clone's note took its number's mark.
+	done := st.Agents["planner-1"].NotesProcessed
+	for _, n := range h.marked {
+		if !slices.Contains(done, have[n]) {
+			h.fail("after sync, the note %q the planner marked offline (note %d here) is not marked: %v", n, have[n], done)
+		}
+	}
+	for _, d := range done {
+		if d < 1 || d > len(st.Notes) || !slices.Contains(h.marked, st.Notes[d-1].Message) {
+			h.fail("after sync, note %d is marked processed, which the planner never marked", d)
+		}
+	}
 }
+
+// noteAdded is what git liza note prints: the note's number.
+var noteAdded = regexp.MustCompile(`(?m)^note (\d+) added`)

@@ -83,6 +83,7 @@ type crashHarness struct {
 	refusals map[string]int
 	failures []string
 	notes    []string // made offline in the clone, each to reach the remote
+	marked   []string // of those, the ones planner-1 marked processed offline, by their number there
 	// fix are the tasks claimed back after INTEGRATION_FAILED: their next
 	// work merges the integration branch and drops what broke the test.
 	fix map[string]bool
