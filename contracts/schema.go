@@ -121,6 +121,9 @@ type Config struct {
 	// WorktreeSetupTimeout bounds scripts/worktree-setup.sh in each new
 	// worktree, in seconds (see Config.SetupTimeout); zero is the default.
 	WorktreeSetupTimeout int `yaml:"worktree_setup_timeout,omitempty"`
+	// IntegrationTestTimeout bounds scripts/integration-test.sh at each
+	// merge, in seconds (see Config.TestTimeout); zero is the default.
+	IntegrationTestTimeout int `yaml:"integration_test_timeout,omitempty"`
 	// Budgets are the hard spend budgets (see Budgets), Prices the price
 	// table (USD per million tokens, by model) that costs a session whose
 	// CLI reports no cost; both are written only when set.

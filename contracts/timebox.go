@@ -53,3 +53,20 @@ const (
 func (c Config) SetupTimeout() time.Duration {
 	return thresholdOr(c.WorktreeSetupTimeout, DefaultSetupTimeout)
 }
+
+// DefaultTestTimeout is how long scripts/integration-test.sh may run at a
+// merge when the config leaves integration_test_timeout unset, and
+// MaxTestTimeout the most a config may set. A test past it has hung (a
+// server it waits for, a deadlock the merge brought in) as far as the
+// merge lane can tell, and counts as failed: otherwise a team left alone
+// would hold its every approved task behind it until someone looked.
+const (
+	DefaultTestTimeout = 60 * 60
+	MaxTestTimeout     = 24 * 60 * 60
+)
+
+// TestTimeout is how long one run of the integration test may take before
+// it is killed with its process group and counted as failed.
+func (c Config) TestTimeout() time.Duration {
+	return thresholdOr(c.IntegrationTestTimeout, DefaultTestTimeout)
+}

@@ -234,6 +234,7 @@ func ValidateHeaderUnder(s *State, rules int) []Problem {
 		{"timebox_planner", c.TimeboxPlanner},
 		{"timebox_grace", c.TimeboxGrace},
 		{"worktree_setup_timeout", c.WorktreeSetupTimeout},
+		{"integration_test_timeout", c.IntegrationTestTimeout},
 	} {
 		if f.value < 0 {
 			ps.addf("config", "%s %d is negative", f.name, f.value)
@@ -244,6 +245,9 @@ func ValidateHeaderUnder(s *State, rules int) []Problem {
 	}
 	if c.WorktreeSetupTimeout > MaxSetupTimeout {
 		ps.addf("config", "worktree_setup_timeout %d is more than %d (a day)", c.WorktreeSetupTimeout, MaxSetupTimeout)
+	}
+	if c.IntegrationTestTimeout > MaxTestTimeout {
+		ps.addf("config", "integration_test_timeout %d is more than %d (a day)", c.IntegrationTestTimeout, MaxTestTimeout)
 	}
 	validateSpendConfig(&ps, c)
 

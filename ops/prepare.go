@@ -30,28 +30,31 @@ func (s *Service) prepareNew(ctx context.Context, kind, task string, source refs
 		return nil, fmt.Errorf("prepare a worktree of kind %q", kind)
 	}
 	role, _ := contracts.ParseAgentID(agent)
-	timeout, err := s.setupTimeout()
+	bounds, err := s.timeouts()
 	if err != nil {
 		return nil, err
 	}
-	return worktree.Prepare(ctx, s.Repo, worktree.Prep{Dir: dir, Kind: kind, Task: task, Role: role, Source: source, Log: log, SetupTimeout: timeout})
+	return worktree.Prepare(ctx, s.Repo, worktree.Prep{Dir: dir, Kind: kind, Task: task, Role: role, Source: source, Log: log, SetupTimeout: bounds.setup})
 }
 
 // SetupEventTag is the history event of a claim's setup step.
 const SetupEventTag = "worktree_setup"
 
-// setupTimeout is the config's bound on a new worktree's setup step.
-func (s *Service) setupTimeout() (time.Duration, error) {
-	var d time.Duration
+// timeouts are the config's bounds on a new worktree's setup step and on
+// a run of the integration test.
+type timeouts struct{ setup, test time.Duration }
+
+func (s *Service) timeouts() (timeouts, error) {
+	var t timeouts
 	err := s.view(func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err != nil {
 			return err
 		}
-		d = m.Config.SetupTimeout()
+		t = timeouts{m.Config.SetupTimeout(), m.Config.TestTimeout()}
 		return nil
 	})
-	return d, err
+	return t, err
 }
 
 // includeSource is the integration branch's tip: the commit whose
