@@ -145,8 +145,11 @@ type mentions struct {
 
 // slackText is text as Slack's (and Google Chat's, Mattermost's) text
 // field must carry it: &, < and > escaped, so that an agent's <!channel>
-// or <https://elsewhere|label> is shown, not read as a mention or a link.
-var slackText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace
+// or <https://elsewhere|label> is shown, not read as a mention or a link;
+// and a zero-width space after each @, which Mattermost, reading a plain
+// @channel, @all, @here or @name as a mention, has no escape for: the
+// text shows as written and pings no one.
+var slackText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "@", "@\u200b").Replace
 
 // Send posts the event, again after a 5xx, a 429 or no answer, up to
 // Tries times with a growing wait; any other status is final.
