@@ -135,5 +135,5 @@ func (s *Service) ChangesCachePath() string { return s.changesCachePath() }
 
 // CheckTaskFacts is checkTaskFacts, for the tests.
 func (s *Service) CheckTaskFacts(ctx context.Context, t *contracts.Task, integ, review refstore.Hash) error {
-	return s.checkTaskFacts(ctx, t, integ, review)
+	return s.checkTaskFacts(ctx, t, contracts.Rules, integ, review)
 }

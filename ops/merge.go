@@ -56,11 +56,13 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 		var branch string
 		var want refstore.Hash
 		var known bool
+		var rules int
 		if err := s.view(func(tx *cas.Tx) error {
 			var err error
 			if t, err = tx.MustTask(id); err != nil {
 				return err
 			}
+			rules = tx.Rules
 			m, err := tx.Meta()
 			if err != nil {
 				return err
@@ -114,7 +116,7 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 		if err := s.Repo.CheckObjects(ctx, integ, review); err != nil {
 			return nil, objectsErr(id, err)
 		}
-		if err := s.checkTaskFacts(ctx, t, integ, review); err != nil {
+		if err := s.checkTaskFacts(ctx, t, rules, integ, review); err != nil {
 			return nil, err
 		}
 		result, conflicts, err := s.buildMerge(ctx, t, integ, review)

@@ -67,6 +67,7 @@ type queuePlan struct {
 	branch string // refs/heads/...
 	want   refstore.Hash
 	known  bool
+	rules  int // the board's rule set, which judges a task's scope
 	batch  []*contracts.Task
 	order  []queueTask
 }
@@ -121,7 +122,7 @@ func (s *Service) queuePlan(skip map[string]bool, only func(*contracts.Task) boo
 		if err != nil {
 			return err
 		}
-		pl.branch = "refs/heads/" + m.Config.IntegrationBranch
+		pl.branch, pl.rules = "refs/heads/"+m.Config.IntegrationBranch, tx.Rules
 		if pl.want, pl.known, err = s.expectedTip(tx); err != nil {
 			return err
 		}
@@ -216,7 +217,7 @@ func (s *Service) runBatch(ctx context.Context, call Call, pl *queuePlan, out *M
 				return err
 			}
 			reason = objectsErr(t.ID, err).Error()
-		} else if err := s.checkTaskFacts(ctx, t, base, review); err != nil {
+		} else if err := s.checkTaskFacts(ctx, t, pl.rules, base, review); err != nil {
 			reason = err.Error()
 		}
 		if reason == "" && dependsOnAny(t, left) {

@@ -79,7 +79,7 @@ func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, e
 			if cerr := s.Repo.CheckObjects(ctx, base, commit); cerr != nil {
 				return nil, objectsErr(out.ID, cerr)
 			}
-			if berr := s.checkTaskFacts(ctx, &contracts.Task{ID: out.ID, BaseCommit: out.BaseCommit}, s.localIntegration(res.Commit), commit); berr != nil {
+			if berr := s.reviewFacts(ctx, res.Commit, out.ID, commit); berr != nil {
 				return nil, berr
 			}
 			out.Worktree, err = s.reviewCheckout(ctx, s.Agent, out.ID, commit)
