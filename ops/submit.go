@@ -193,7 +193,12 @@ func submitFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *submitInp
 // another machine can fetch the commit it reviews. The remote's branch must
 // be an ancestor of ours: work on a task branch only moves forward.
 func (s *Service) publishBranch(ctx context.Context, id string) error {
-	r := s.remote()
+	return s.publishBranchTo(ctx, s.remote(), id)
+}
+
+// publishBranchTo is publishBranch to remote r ("": nowhere): sync
+// publishes the branches of the submits it pushes, in remote mode or not.
+func (s *Service) publishBranchTo(ctx context.Context, r, id string) error {
 	if r == "" {
 		return nil
 	}
@@ -202,10 +207,11 @@ func (s *Service) publishBranch(ctx context.Context, id string) error {
 	if err != nil || !ok {
 		return err
 	}
-	remote, _, err := s.branchTip(ctx, ref)
+	got, err := s.Repo.Fetch(ctx, r, ref)
 	if err != nil {
 		return err
 	}
+	remote := got[ref]
 	if remote == local {
 		return nil
 	}

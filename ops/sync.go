@@ -3,9 +3,7 @@ package ops
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -142,7 +140,11 @@ func (s *Service) syncOnce(ctx context.Context, remote string, o SyncOptions) (*
 		// A sync killed while it applied the local operations again.
 		s.progress("resuming the replay on %s that a killed sync left", remote)
 		rep.Action = "resumed the replay"
-		if err := s.resumeReplay(ctx, remote, theirs, pending, rep); err != nil {
+		at, err := s.resumeWhere(ctx, remote, theirs, ours)
+		if err != nil {
+			return nil, err
+		}
+		if err := at.resumeReplay(ctx, remote, theirs, pending, rep); err != nil {
 			return nil, err
 		}
 		more, err := s.syncOnce(ctx, remote, o)
@@ -324,8 +326,14 @@ func (s *Service) related(ctx context.Context, a, b refstore.Hash) (bool, error)
 	return err == nil, err
 }
 
-// publishState pushes local state commits that sit on top of the remote's.
+// publishState pushes local state commits that sit on top of the remote's,
+// after the task branches of the submits among them (a reviewer elsewhere
+// fetches the commit under review from there, and a clone that verifies
+// the submit checks it).
 func (s *Service) publishState(ctx context.Context, remote string, theirs, ours refstore.Hash) error {
+	if err := s.publishSubmitted(ctx, remote, theirs, ours); err != nil {
+		return err
+	}
 	if err := s.Repo.PushWaiting(ctx, remote, refstore.RefUpdate{Name: refstore.StateRef, Old: theirs, New: ours}); err != nil {
 		var locked *refstore.LockError
 		if errors.As(err, &locked) {
@@ -342,162 +350,6 @@ func (s *Service) publishState(ctx context.Context, remote string, theirs, ours 
 		return err
 	}
 	return s.Repo.UpdateRefs(ctx, "liza: sync with "+remote, refstore.RefUpdate{Name: tracking, Old: was, New: ours})
-}
-
-// replay applies the local operations again on the remote's state, at
-// today's time, from the kind and input each commit recorded. When skip is
-// set (following a rewind), the operations the remote once had (ancestors
-// of skip) are left out: the remote's administrator took them back.
-func (s *Service) replay(ctx context.Context, remote string, theirs, ours, skip refstore.Hash, rep *SyncReport) error {
-	base := refstore.Hash{}
-	if !theirs.IsZero() {
-		out, err := s.Repo.Git(ctx, "merge-base", theirs.String(), ours.String())
-		if err == nil {
-			base, _ = refstore.ParseHash(strings.TrimSpace(string(out)))
-		}
-	}
-	todo, err := s.since(base, ours)
-	if err != nil {
-		return err
-	}
-	// The local operations are set aside, and marked as still to be
-	// applied again until the last one is: a sync killed meanwhile leaves
-	// the mark, and the next one resumes from it.
-	rep.Backup = "refs/liza/offline/" + short(ours.String())
-	if err := s.Repo.UpdateRefs(ctx, "liza: sync with "+remote+": set aside local operations",
-		refstore.RefUpdate{Name: rep.Backup, New: ours},
-		refstore.RefUpdate{Name: replayRef(remote), New: ours},
-		refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs}); err != nil {
-		return err
-	}
-	return s.applyAll(ctx, remote, todo, ours, skip, rep)
-}
-
-// replayRef marks a replay in progress on remote: the local operations
-// set aside, until each has been applied again on the remote's board.
-func replayRef(remote string) string { return "refs/liza/replay/" + remote }
-
-// since lists the state commits from tip back to base, newest first.
-func (s *Service) since(base, tip refstore.Hash) ([]*refstore.Commit, error) {
-	var todo []*refstore.Commit
-	for id := tip; id != base && !id.IsZero(); {
-		c, err := s.Repo.ReadCommit(id)
-		if err != nil {
-			return nil, err
-		}
-		todo = append(todo, c)
-		if len(c.Parents) == 0 {
-			break
-		}
-		id = c.Parents[0]
-	}
-	return todo, nil
-}
-
-// resumeReplay applies again the operations of a replay a killed sync left
-// marked: those it had applied are recognised by their request ids and
-// not applied twice.
-func (s *Service) resumeReplay(ctx context.Context, remote string, theirs, pending refstore.Hash, rep *SyncReport) error {
-	base := refstore.Hash{}
-	if !theirs.IsZero() {
-		if out, err := s.Repo.Git(ctx, "merge-base", theirs.String(), pending.String()); err == nil {
-			base, _ = refstore.ParseHash(strings.TrimSpace(string(out)))
-		}
-	}
-	todo, err := s.since(base, pending)
-	if err != nil {
-		return err
-	}
-	// A replay that followed a rewind left out what the remote had once
-	// had; until it is done, the rewind's mark says what that was.
-	skip, _, err := s.Repo.ReadRef(cas.RewoundRef(remote))
-	if err != nil {
-		return err
-	}
-	rep.Backup = "refs/liza/offline/" + short(pending.String())
-	return s.applyAll(ctx, remote, todo, pending, skip, rep)
-}
-
-// applyAll applies todo (newest first) again, oldest first, then removes
-// the replay's mark.
-func (s *Service) applyAll(ctx context.Context, remote string, todo []*refstore.Commit, marked, skip refstore.Hash, rep *SyncReport) error {
-	nums := &renumbered{disc: map[int]int{}, notes: map[int]int{}}
-	for i := len(todo) - 1; i >= 0; i-- {
-		c := todo[i]
-		if !skip.IsZero() {
-			if ok, err := s.Repo.IsAncestor(ctx, c.ID.String(), skip.String()); err != nil {
-				return err
-			} else if ok {
-				continue
-			}
-		}
-		subject, _, _ := strings.Cut(c.Message, "\n")
-		if err := s.applyAgain(ctx, c, nums); err != nil {
-			rep.Refused = append(rep.Refused, subject+": "+contracts.FirstLine(err.Error()))
-			continue
-		}
-		rep.Replayed = append(rep.Replayed, subject)
-	}
-	return s.Repo.UpdateRefs(ctx, "liza: sync with "+remote+": replay done", refstore.RefUpdate{Name: replayRef(remote), Old: marked})
-}
-
-// applyAgain writes the operation a commit recorded again, as its agent, on
-// the current tip at today's time.
-func (s *Service) applyAgain(ctx context.Context, c *refstore.Commit, nums *renumbered) error {
-	rec, err := ReadRecorded(c.Message)
-	if err != nil {
-		return err
-	}
-	// An entry a local operation appended (a discovery, a note) may get
-	// another number on the remote's board; a later local operation that
-	// names it by number must name it there by its new one.
-	list := map[string]string{kindDiscover.name: cas.ListDiscovered, kindNote.name: cas.ListHumanNotes}[rec.Kind]
-	was := 0
-	if list != "" {
-		snap, err := cas.ReadSnapshot(s.Repo, c.ID)
-		if err != nil {
-			return err
-		}
-		if was, err = cas.ReadTx(snap, c.Author.When, "").ListLen(list); err != nil {
-			return err
-		}
-		nums.of(list)[was] = 0 // not on the remote's board unless it lands
-	}
-	if rec.Input, err = nums.input(rec.Kind, rec.Input); err != nil {
-		return err
-	}
-	switch rec.Kind {
-	case "":
-		return fmt.Errorf("it recorded no operation to apply again")
-	case kindImport, kindMerge.name, kindMergeBatch.name, kindAdopt.name:
-		return fmt.Errorf("%s is not replayed; run it again by hand", rec.Op)
-	}
-	k, ok := kinds[rec.Kind]
-	if !ok {
-		return fmt.Errorf("unknown operation %q", rec.Kind)
-	}
-	as := s.As(rec.Agent, rec.Generation)
-	if k.prepare != nil {
-		if err := k.prepare(ctx, as, rec.Input); err != nil {
-			return err
-		}
-	}
-	// Applied again under the request id it had, or one made of the
-	// commit's: a replay resumed after a kill does not apply it twice.
-	req := rec.Request
-	if req == "" {
-		req = "sync:" + c.ID.String()
-	}
-	res, err := as.update(ctx, Call{RequestID: req}, as.recorded(k, rec.Input, nil))
-	if err != nil || list == "" {
-		return err
-	}
-	var got EntryResult
-	if err := json.Unmarshal(res.Value, &got); err != nil {
-		return err
-	}
-	nums.of(list)[was] = got.N
-	return nil
 }
 
 // syncIntegration makes sure the integration branch exists on both sides:

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/liza-dev/git-liza/cas"
 	"github.com/liza-dev/git-liza/contracts"
@@ -10,7 +11,41 @@ import (
 // renumbered maps the numbers local operations gave the discoveries and
 // notes they appended to the numbers those have on the remote's board (0:
 // not applied again there).
-type renumbered struct{ disc, notes map[int]int }
+type renumbered struct {
+	disc, notes map[int]int
+	// lost are the tasks local operations added that were not applied
+	// again on the remote's board.
+	lost map[string]bool
+}
+
+// lostTask is the first task a recorded operation names (its Liza-Task
+// trailer, and the task ids in its input) that was added here and not
+// applied again, or "".
+func (r *renumbered) lostTask(msg string, raw json.RawMessage) string {
+	if len(r.lost) == 0 {
+		return ""
+	}
+	ids := strings.Fields(cas.Trailers(msg)["Liza-Task"])
+	var in map[string]json.RawMessage
+	if json.Unmarshal(raw, &in) == nil {
+		var one string
+		if json.Unmarshal(in["task"], &one) == nil {
+			ids = append(ids, one)
+		}
+		for _, key := range []string{"depends_on", "by"} {
+			var many []string
+			if json.Unmarshal(in[key], &many) == nil {
+				ids = append(ids, many...)
+			}
+		}
+	}
+	for _, id := range ids {
+		if r.lost[id] {
+			return id
+		}
+	}
+	return ""
+}
 
 func (r *renumbered) of(list string) map[int]int {
 	if list == cas.ListDiscovered {
