@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,15 +98,16 @@ func TestScript(t *testing.T) {
 		Setup:               setupScript,
 		Condition:           scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"repo":     cmdRepo,
-			"exits":    cmdExits,
-			"freeport": cmdFreePort,
-			"pushboth": cmdPushBoth,
-			"httpgit":  cmdHTTPGit,
-			"tmuxrun":  cmdTmuxRun,
-			"waitpane": cmdWaitPane,
-			"webhook":  cmdWebhook,
-			"mcpcall":  cmdMCPCall,
+			"repo":      cmdRepo,
+			"exits":     cmdExits,
+			"freeport":  cmdFreePort,
+			"pushboth":  cmdPushBoth,
+			"httpgit":   cmdHTTPGit,
+			"blackhole": cmdBlackhole,
+			"tmuxrun":   cmdTmuxRun,
+			"waitpane":  cmdWaitPane,
+			"webhook":   cmdWebhook,
+			"mcpcall":   cmdMCPCall,
 		},
 	})
 }
@@ -210,6 +212,40 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], strconv.Itoa(port))
 }
 
+// cmdBlackhole listens on a TCP port of 127.0.0.1 for the rest of the
+// script, accepting every connection and never reading or writing (a
+// server that hangs, a connection a network change left half open), and
+// sets VAR to its host:port: blackhole VAR.
+func cmdBlackhole(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: blackhole VAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	ts.Defer(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	ts.Setenv(args[0], l.Addr().String())
+}
+
 // cmdPushBoth pushes to the remotes "origin" (file://) and "daemon" (git
 // daemon on loopback) of the current repository, which are the same bare
 // repository: [!] pushboth REFSPEC... Both pushes must succeed, or with !
@@ -253,7 +289,8 @@ func cmdPushBoth(ts *testscript.TestScript, neg bool, args []string) {
 // httpgit VAR DIR. Three prefixes serve the same repositories:
 // /open/NAME (anyone may push), /auth/NAME (HTTP basic authentication as
 // ada:secret, 401 otherwise) and /ro/NAME (anyone may fetch; a push gets
-// 403). VAR_HOST is set to its host:port, for URLs with credentials.
+// 403); and /hang/NAME answers nothing, ever (a hung server). VAR_HOST is
+// set to its host:port, for URLs with credentials.
 func cmdHTTPGit(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: httpgit VAR DIR")
@@ -287,9 +324,17 @@ func cmdHTTPGit(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		ro.ServeHTTP(w, r)
 	}))
+	hung := make(chan struct{})
+	mux.Handle("/hang/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hung:
+		case <-r.Context().Done():
+		}
+	}))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	ts.Check(err)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ts.Defer(func() { close(hung) })
 	go srv.Serve(l)
 	ts.Defer(func() { srv.Close() })
 	ts.Setenv(args[0], "http://"+l.Addr().String())

@@ -348,7 +348,7 @@ func Remote(ctx context.Context, repo *refstore.Repo) Check {
 		return c
 	}
 	url, _ := repo.Config("remote." + name + ".url")
-	if _, err := refstore.Run(ctx, repo.Dir(), nil, "ls-remote", "--quiet", repo.PackProgram(name, false), "--", name, refstore.StateRef); err != nil {
+	if _, err := repo.RemoteGit(ctx, name, "ls-remote", "--quiet", repo.PackProgram(name, false), "--", name, refstore.StateRef); err != nil {
 		c.Level, c.Code = Fail, contracts.CodeGit
 		c.Detail = fmt.Sprintf("remote %s (%s) does not answer: %s", name, url, contracts.FirstLine(err.Error()))
 		c.Fix = "check its URL and your access, or unset liza.remote for local mode"
@@ -356,7 +356,7 @@ func Remote(ctx context.Context, repo *refstore.Repo) Check {
 	}
 	// A dry-run push negotiates with the remote's receive-pack, which needs
 	// the right to push.
-	if _, err := refstore.Run(ctx, repo.Dir(), nil, "push", "--dry-run", "--quiet", repo.PackProgram(name, true), "--", name, "HEAD:refs/liza/doctor-probe"); err != nil {
+	if _, err := repo.RemoteGit(ctx, name, "push", "--dry-run", "--quiet", repo.PackProgram(name, true), "--", name, "HEAD:refs/liza/doctor-probe"); err != nil {
 		c.Level, c.Code = Fail, contracts.CodeGit
 		c.Detail = fmt.Sprintf("remote %s (%s) answers but refuses a push: %s", name, url, contracts.FirstLine(err.Error()))
 		c.Fix = "get push access to it"

@@ -73,7 +73,7 @@ func (r *Repo) fillPartialClone() {
 		// What git itself runs to fetch missing objects: each id a want,
 		// no negotiation, and the filter so that a tree comes without
 		// the blobs below it that are not asked for.
-		if _, err := r.GitInput(ctx, missing.Bytes(), "-c", "fetch.negotiationAlgorithm=noop",
+		if _, err := r.remoteGit(ctx, remote, true, missing.Bytes(), "-c", "fetch.negotiationAlgorithm=noop",
 			"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
 			"--no-auto-maintenance", "--filter=blob:none", r.PackProgram(remote, false), "--stdin", remote); err != nil {
 			return

@@ -37,7 +37,7 @@ const (
 // fetchDaemon is Fetch from the git daemon t, for refs as Fetch takes
 // them.
 func (r *Repo) fetchDaemon(ctx context.Context, t daemonTarget, remote string, refs []string) (map[string]Hash, error) {
-	ctx, cancel := context.WithTimeout(ctx, daemonTimeout)
+	ctx, cancel := context.WithTimeout(ctx, min(daemonTimeout, r.RemoteTimeout(false)))
 	defer cancel()
 	s, err := openDaemon(ctx, t, r.algo)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
 )
@@ -107,6 +108,24 @@ func execGit(ctx context.Context, dir string, env []string, stdin []byte, args [
 // it when max is negative): past them git is stopped, and cut is true
 // with no error.
 func execGitMax(ctx context.Context, dir string, env []string, stdin []byte, args []string, max int) (out []byte, cut bool, err error) {
+	return execGitOpts(ctx, gitRun{dir: dir, env: env, stdin: stdin, args: args, max: max})
+}
+
+// gitRun is one git command: execGitMax's arguments, and group, which
+// puts git in a process group of its own, stopped whole when ctx ends, so
+// that what it started (ssh, a remote helper) goes with it and cannot hold
+// its output open.
+type gitRun struct {
+	dir   string
+	env   []string
+	stdin []byte
+	args  []string
+	max   int
+	group bool
+}
+
+func execGitOpts(ctx context.Context, g gitRun) (out []byte, cut bool, err error) {
+	dir, env, stdin, args, max := g.dir, g.env, g.stdin, g.args, g.max
 	if err := CheckGit(); err != nil {
 		return nil, false, err
 	}
@@ -118,6 +137,11 @@ func execGitMax(ctx context.Context, dir string, env []string, stdin []byte, arg
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = dir, env
+	if g.group {
+		ownGroup(cmd)
+		cmd.Cancel = func() error { return killGroup(cmd) }
+		cmd.WaitDelay = 2 * time.Second
+	}
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

@@ -67,6 +67,10 @@ func (e *ErrUnreachable) Error() string {
 
 // remoteError classifies a failed fetch or push by what git said.
 func remoteError(remote string, err error, write bool) *ErrUnreachable {
+	var told *ErrUnreachable
+	if errors.As(err, &told) {
+		return told // remoteGit's: the remote did not answer in time
+	}
 	e := &ErrUnreachable{Remote: remote, Err: err, Write: write}
 	var ge *GitError
 	if !errors.As(err, &ge) {
@@ -154,7 +158,7 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[st
 	// A lock left by a killed git is waited for and removed once stale.
 	began := time.Now()
 	for try := 0; ; try++ {
-		_, err = r.Git(ctx, args...)
+		_, err = r.remoteGit(ctx, remote, !allState(refs), nil, args...)
 		if err == nil || !errors.As(err, &ge) {
 			break
 		}
@@ -206,7 +210,7 @@ func allState(refs []string) bool {
 // fetchSome is Fetch when some refs may be missing on the remote: it asks
 // which exist first.
 func (r *Repo) fetchSome(ctx context.Context, remote string, refs []string) (map[string]Hash, error) {
-	out, err := r.Git(ctx, "ls-remote", r.PackProgram(remote, false), "--", remote)
+	out, err := r.remoteGit(ctx, remote, false, nil, "ls-remote", r.PackProgram(remote, false), "--", remote)
 	if err != nil {
 		return nil, remoteError(remote, err, false)
 	}
@@ -259,7 +263,11 @@ func (r *Repo) Push(ctx context.Context, remote string, updates ...RefUpdate) er
 			args = append(args, u.New.String()+":"+u.Name)
 		}
 	}
-	out, err := r.Git(ctx, args...)
+	code := false
+	for _, u := range updates {
+		code = code || !strings.HasPrefix(u.Name, "refs/liza/")
+	}
+	out, err := r.remoteGit(ctx, remote, code, nil, args...)
 	if err == nil {
 		return nil
 	}
@@ -376,7 +384,7 @@ func (r *Repo) ListRemote(ctx context.Context, remote string, patterns ...string
 		// git asks again, and says what went wrong as git would.
 	}
 	args := append([]string{"ls-remote", r.PackProgram(remote, false), "--", remote}, patterns...)
-	out, err := r.Git(ctx, args...)
+	out, err := r.remoteGit(ctx, remote, false, nil, args...)
 	if err != nil {
 		return nil, remoteError(remote, err, false)
 	}
