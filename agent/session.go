@@ -475,11 +475,8 @@ func (s *sup) savePrompt(name, prompt string) (string, error) {
 // openLog creates the file that keeps a session's output, a session log
 // of package transcript; name is its sessionName.
 func (s *sup) openLog(name string) (*os.File, error) {
-	dir := s.LogDir
-	if dir == "" {
-		dir = filepath.Join(s.Repo.CommonDir, filepath.FromSlash("liza/logs/sessions"))
-	}
-	dir = filepath.Join(dir, s.ID)
+	s.pruneLogs()
+	dir := filepath.Join(s.sessionLogDir(), s.ID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

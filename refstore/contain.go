@@ -140,9 +140,12 @@ var programKeys = []programSetting{
 	{section: "man", sub: "*", name: "path", neutral: ""},
 	{section: "guitool", sub: "*", name: "cmd", neutral: ""},
 	{section: "uploadpack", name: "packobjectshook", neutral: ""},
-	// git-liza's own: where its notifications go, what it runs for them.
+	// git-liza's own: where its notifications go, what it runs for them;
+	// how much of the record of agents' sessions is kept (an agent that set
+	// it low would have its own sessions' logs removed).
 	{section: "liza", name: "notifyurl", neutral: ""},
 	{section: "liza", name: "notifycommand", neutral: ""},
+	{section: "liza", name: "sessionlogsmax", neutral: ""},
 }
 
 // refusedDiff stands for an external diff program the repository names:
