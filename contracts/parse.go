@@ -13,7 +13,9 @@ import (
 // whose message names the line, e.g. "line 7: ..."; callers name the file.
 func ParseState(data []byte) (*State, error) {
 	var s State
-	if err := decode("", data, &s); err != nil {
+	// A seed-format file keeps the agents and the handoffs in one mapping
+	// each, as many as the board has: no cap on a mapping's keys.
+	if err := decode("", data, &s, 0); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -42,8 +44,16 @@ func MarshalTask(t *Task) ([]byte, error) {
 // DecodeYAML decodes a single non-empty YAML document into v. Errors are
 // exit-1 *Errors on one line that start with the line number.
 func DecodeYAML(data []byte, v any) error {
-	return decode("", data, v)
+	return decode("", data, v, MaxMappingKeys)
 }
+
+// MaxMappingKeys bounds the keys of one mapping in a state file. The
+// decoder compares a mapping's keys pair by pair for duplicates, so a
+// mapping of n keys costs n²/2 comparisons: a single mapping of 100,000
+// keys in a file of 1 MiB took about a minute to decode. The mappings of
+// the files git-liza writes hold a few dozen keys (the agents and the
+// handoffs have a file each).
+const MaxMappingKeys = 1000
 
 // EncodeYAML renders v as YAML with 2-space indent.
 func EncodeYAML(v any) ([]byte, error) {
@@ -59,7 +69,7 @@ func EncodeYAML(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func decode(prefix string, data []byte, v any) error {
+func decode(prefix string, data []byte, v any, maxKeys int) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -84,6 +94,12 @@ func decode(prefix string, data []byte, v any) error {
 			return Invalidf("%sline %d: more than one YAML document", prefix, more.Content[0].Line)
 		}
 	}
+	if a := firstRefused(&doc, maxKeys); a != nil {
+		if a.Kind == yaml.AliasNode {
+			return Invalidf("%sline %d: an alias (*%s): a state file names each value where it stands, with no YAML aliases", prefix, a.Line, a.Value)
+		}
+		return Invalidf("%sline %d: a mapping of %d keys: a state file's mappings hold at most %d", prefix, a.Line, len(a.Content)/2, maxKeys)
+	}
 	keepTimestampsAsText(&doc)
 	if err := doc.Decode(v); err != nil {
 		return Invalidf("%s%s", prefix, yamlMessage(err))
@@ -93,6 +109,25 @@ func decode(prefix string, data []byte, v any) error {
 
 func isEmpty(doc *yaml.Node) bool {
 	return len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null"
+}
+
+// firstRefused is the first node under n that a state file may not hold,
+// nil when there is none: an alias, and a mapping of more than maxKeys
+// keys (0: any number). git-liza writes no alias, and a value an alias
+// names is decoded once and shared but written out again in full at every
+// place that names it: a file of a hundred KB could be hundreds of MB at
+// its next write (or a guard's comparison), so a state file with an alias
+// is refused. For mappings, see MaxMappingKeys.
+func firstRefused(n *yaml.Node, maxKeys int) *yaml.Node {
+	if n.Kind == yaml.AliasNode || n.Kind == yaml.MappingNode && maxKeys > 0 && len(n.Content)/2 > maxKeys {
+		return n
+	}
+	for _, c := range n.Content {
+		if a := firstRefused(c, maxKeys); a != nil {
+			return a
+		}
+	}
+	return nil
 }
 
 // keepTimestampsAsText makes untagged timestamps plain strings, so that
