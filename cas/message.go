@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
@@ -123,6 +124,54 @@ func ValidRequestID(id string) error {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._:-", c)) {
 			return contracts.Invalidf("invalid request id %q: use letters, digits and . _ : -", id)
 		}
+	}
+	return nil
+}
+
+// CheckImportRequests holds the request records of the state an import
+// made (snap) to what an import writes: the whole state anew, which keeps
+// no record of its parent's, and its own when op has a request id. A
+// record is what a later request with its id is answered from without
+// doing anything, so one an import planted (a claim "done" that took
+// nothing, for an id the agent has not used yet) is refused.
+func CheckImportRequests(snap *Snapshot, op Op) error {
+	var want string
+	if op.Request != "" {
+		want = snap.locate(requestPath(op.Request))
+	}
+	var walk func(dir string, depth int) error
+	walk = func(dir string, depth int) error {
+		list, err := snap.Entries(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range list {
+			p := dir + "/" + e.Name
+			if e.IsTree() && depth < 3 {
+				if err := walk(p, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			if p != want {
+				return fmt.Errorf("it holds request record %s, which an import does not write (an import keeps no request record but its own)", p)
+			}
+		}
+		return nil
+	}
+	if err := walk(RequestDir, 1); err != nil {
+		return err
+	}
+	if want == "" {
+		return nil
+	}
+	got, ok, err := snap.ReadFile(requestPath(op.Request))
+	if err != nil {
+		return err
+	}
+	rec, _ := json.Marshal(requestRecord{Op: string(op.Name), Agent: op.Agent, Digest: inputDigest(op), Result: json.RawMessage("null")})
+	if !ok || !bytes.Equal(got, rec) {
+		return fmt.Errorf("its record of request %s is not the one an import writes", op.Request)
 	}
 	return nil
 }

@@ -219,7 +219,7 @@ func (v *Verifier) Commit(ctx context.Context, c *refstore.Commit) error {
 		if rec.Op != contracts.OpImport {
 			return fmt.Errorf("Liza-Kind import under Liza-Op %s", rec.Op)
 		}
-		return v.checkImport(parent, c, rec.Rules)
+		return v.checkImport(parent, c, rec)
 	}
 	k, ok := kinds[rec.Kind]
 	if !ok {

@@ -20,8 +20,10 @@ import (
 // as the state machine allows, and the append-only lists (anomalies,
 // notes, discoveries, goal alignment) may only grow. Under RulesImport it
 // may not change config.integration_branch, and its edits of live tasks
-// and of the config must carry their records (see importKeeps).
-func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit, rules int) error {
+// and of the config must carry their records (see importKeeps), and its
+// request records are the one an import writes, its own, if any.
+func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit, rec Recorded) error {
+	rules := rec.Rules
 	snap, err := cas.ReadSnapshot(v.Repo, c.ID)
 	if err != nil {
 		return err
@@ -42,6 +44,11 @@ func (v *Verifier) checkImport(parent *cas.Snapshot, c *refstore.Commit, rules i
 	}
 	if err := cas.IndexesMatch(snap, st); err != nil {
 		return fmt.Errorf("its indexes are not what an import writes: %v", contracts.FirstLine(err.Error()))
+	}
+	if rules >= contracts.RulesImport {
+		if err := cas.CheckImportRequests(snap, cas.Op{Name: rec.Op, Agent: rec.Agent, Request: rec.Request, Kind: rec.Kind, Input: rec.Input}); err != nil {
+			return err
+		}
 	}
 	if !parent.Exists() {
 		return nil
