@@ -95,3 +95,44 @@ func TestSessionsOf(t *testing.T) {
 		t.Errorf("sessionsOf:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestSpendHistoryHandWritten: a task file in the encoder's layout whose
+// events are spelled another way (quoted, tagged, with a comment), as an
+// import commit may carry it and the guard and validate --history decode
+// it, is read as the whole decode reads it: a session_ended event spelled
+// "session_ended" is a session that the goal's budget counts, and usage
+// and the spend line of status counted nothing for it.
+func TestSpendHistoryHandWritten(t *testing.T) {
+	head := "id: t\nstatus: MERGED\nhistory:\n"
+	claimed := "  - time: \"2026-01-17T10:00:00Z\"\n    event: claimed\n    agent: coder-1\n"
+	session := func(spelled string) string {
+		return "  - time: \"2026-01-17T10:02:00Z\"\n    event: " + spelled + "\n    agent: coder-1\n    usage:\n      model: m\n      input_tokens: 100\n      output_tokens: 1\n      cost_usd: 0.5\n      cost_source: reported\n"
+	}
+	rejected := func(spelled string) string {
+		return "  - time: \"2026-01-17T10:03:00Z\"\n    event: " + spelled + "\n    agent: code-reviewer-1\n"
+	}
+	for _, c := range []struct{ name, session, rejected string }{
+		{"double-quoted", `"session_ended"`, `"rejected"`},
+		{"single-quoted", `'session_ended'`, `'rejected'`},
+		{"tagged", `!!str session_ended`, `!!str rejected`},
+		{"commented", `session_ended # the end`, `rejected # no`},
+		{"escaped", `"session\u005fended"`, `"reject\x65d"`},
+	} {
+		raw := []byte(head + claimed + session(c.session) + rejected(c.rejected) + session(c.session))
+		whole, err := wholeHistory(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want := sessionsAndRejections(whole)
+		if len(want) != 2 {
+			t.Fatalf("%s: the whole decode reads %v", c.name, want)
+		}
+		got, err := spendHistory(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !reflect.DeepEqual(sessionsAndRejections(got), want) {
+			t.Errorf("%s: spendHistory reads\n%v\nwant\n%v\nfrom\n%s", c.name, sessionsAndRejections(got), want, raw)
+		}
+	}
+}

@@ -194,6 +194,13 @@ func spendHistory(raw []byte) ([]*contracts.HistoryEvent, error) {
 		// The events that are neither sessions nor rejections matter
 		// only by their place: a name stands for each.
 		if !isEvent(item, SessionEventTag) && !isEvent(item, "rejected") {
+			// Only an event the encoder wrote is known not to be one of
+			// them by its text: one spelled another way ("session_ended",
+			// with a tag or a comment), which the guard decodes as what
+			// it says, is read with the whole file.
+			if !plainEvent(item) {
+				return wholeHistory(raw)
+			}
 			out = append(out, &contracts.HistoryEvent{Event: "-"})
 			continue
 		}
@@ -213,6 +220,32 @@ func spendHistory(raw []byte) ([]*contracts.HistoryEvent, error) {
 // event named name.
 func isEvent(item []byte, name string) bool {
 	return bytes.Contains(item, []byte("\n    event: "+name+"\n")) || bytes.HasPrefix(item, []byte("  - event: "+name+"\n"))
+}
+
+// plainEvent reports whether a history item has one event line, as the
+// encoder writes it: its name plain, of lower-case letters, digits and
+// underscores, with nothing after it.
+func plainEvent(item []byte) bool {
+	var line []byte
+	n := bytes.Count(item, []byte("\n    event: "))
+	if rest, ok := bytes.CutPrefix(item, []byte("  - event: ")); ok {
+		line, n = rest, n+1
+	} else if i := bytes.Index(item, []byte("\n    event: ")); i >= 0 {
+		line = item[i+len("\n    event: "):]
+	}
+	if n != 1 {
+		return false
+	}
+	name, _, _ := bytes.Cut(line, []byte("\n"))
+	if len(name) == 0 {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func wholeHistory(raw []byte) ([]*contracts.HistoryEvent, error) {
