@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"io"
+	"os/exec"
 	"time"
 
 	"github.com/liza-dev/git-liza/contracts"
@@ -70,4 +71,10 @@ type Config struct {
 	// StallAfter overrides how long a session may only retry a failure
 	// of its environment before it is stopped (default StallAfter).
 	StallAfter time.Duration
+	// StartSession starts a session's agent process, which leads a
+	// process group of its own (default exec.Cmd.Start). git liza agent
+	// starts it so that it ends with the supervisor, even one killed
+	// outright: the session is the supervisor's to time-box, to hold to
+	// the budgets and to record.
+	StartSession func(*exec.Cmd) error
 }

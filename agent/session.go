@@ -163,7 +163,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	ses.started = time.Now()
 	timebox, grace := st.Config.Timebox(s.Role), st.Config.TimeboxGraceAfter()
 	s.sessionStarted(label, ses.log)
-	if err := cmd.Start(); err != nil {
+	if err := s.startSession(cmd); err != nil {
 		s.record(ctx, w, ses, ops.SessionNoStart, err.Error())
 		return s.cannotStart(ctx, fmt.Sprintf("cannot start %s: %v", argv[0], err))
 	}
@@ -351,6 +351,14 @@ func (s *sup) stillHeld(ctx context.Context, t *contracts.Task) *contracts.Task 
 		return cur
 	}
 	return nil
+}
+
+// startSession starts a session's agent, by Config.StartSession when set.
+func (s *sup) startSession(cmd *exec.Cmd) error {
+	if s.StartSession == nil {
+		return cmd.Start()
+	}
+	return s.StartSession(cmd)
 }
 
 // replaced is why an agent was stopped when its supervisor was replaced;

@@ -90,7 +90,7 @@ func TestRulesTrailer(t *testing.T) {
 	for _, c := range []struct {
 		rules int
 		want  string
-	}{{0, "Liza-Rules: 7"}, {contracts.RulesGoalSpend, "Liza-Rules: 7"}, {contracts.RulesQueueGroups, "Liza-Rules: 6"}, {contracts.RulesClaimIndex, "Liza-Rules: 5"}, {contracts.RulesLastMile, "Liza-Rules: 4"}, {contracts.RulesContained, "Liza-Rules: 3"}, {contracts.RulesWhole, "Liza-Rules: 2"}, {contracts.RulesFirst, ""}} {
+	}{{0, "Liza-Rules: 8"}, {contracts.RulesSupervisorGone, "Liza-Rules: 8"}, {contracts.RulesGoalSpend, "Liza-Rules: 7"}, {contracts.RulesQueueGroups, "Liza-Rules: 6"}, {contracts.RulesClaimIndex, "Liza-Rules: 5"}, {contracts.RulesLastMile, "Liza-Rules: 4"}, {contracts.RulesContained, "Liza-Rules: 3"}, {contracts.RulesWhole, "Liza-Rules: 2"}, {contracts.RulesFirst, ""}} {
 		op := noteOp("n")
 		op.Kind, op.Input, op.Rules = "note", []byte(`{}`), c.rules
 		res := mustUpdate(t, s, op)

@@ -177,14 +177,14 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 		if got != role {
 			return contracts.Invalidf("agent id %s is not a %s id (want %s-N)", id, role.IDPrefix(), role.IDPrefix())
 		}
-		if reg, err = s.ops.As(id, 0).Register(ctx, ops.RegisterRequest{Replace: cmd.Bool("replace")}); err != nil {
+		if reg, err = e.register(ctx, s, id, cmd.Bool("replace")); err != nil {
 			return err
 		}
 	} else {
 		// The first free id of the role, as the seeds number agents.
 		for n := 1; ; n++ {
 			id = fmt.Sprintf("%s-%d", role.IDPrefix(), n)
-			reg, err = s.ops.As(id, 0).Register(ctx, ops.RegisterRequest{})
+			reg, err = e.register(ctx, s, id, false)
 			if err == nil {
 				break
 			}
@@ -193,6 +193,8 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 			}
 		}
 	}
+	mine := noteSupervisor(s.repo, id)
+	defer forgetSupervisor(s.repo, id, mine)
 	gen := reg.Generation
 	board := s.ops.As(id, gen)
 	// A reviewer merges one task after another: its integration tests
@@ -236,7 +238,21 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 		LogDir:    filepath.Join(s.repo.CommonDir, "liza", "logs", "sessions"),
 		Now:       board.Now,
 	}
+	// A session never outlives its supervisor: killed outright (SIGKILL,
+	// an out-of-memory kill), the supervisor could neither time-box it,
+	// nor hold it to the budgets, nor record what it spent. On Linux the
+	// kernel sends the session's agent SIGTERM when the supervisor ends;
+	// the sessions are started from one thread that lives as long as the
+	// supervisor (proc.Spawner), and have all ended when Run returns.
+	sp := proc.NewSpawner()
+	c.StartSession = func(cmd *exec.Cmd) error {
+		if cmd.SysProcAttr != nil {
+			proc.DieWithParent(cmd.SysProcAttr)
+		}
+		return sp.Start(cmd)
+	}
 	runErr := agent.Run(ctx, c)
+	sp.Close()
 	if errors.Is(runErr, agent.ErrStale) {
 		return contracts.Invalidf("%v", runErr)
 	}
@@ -273,6 +289,66 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 		return contracts.Invalidf("%s: %v", id, runErr)
 	}
 	return nil
+}
+
+// register registers id for this supervisor. A registration still held
+// by a supervisor of this machine that ended without unregistering (killed
+// outright: SIGKILL, an out-of-memory kill), which the file noteSupervisor
+// wrote names, is taken over at once (ops.RegisterRequest.ReplaceGone)
+// rather than refused until its lease runs out: the next git liza run
+// starts the agent again and resumes its work. A supervisor that runs, or
+// one of another machine, still holds its id.
+func (e *Env) register(ctx context.Context, s *session, id string, replace bool) (*ops.Registration, error) {
+	reg, err := s.ops.As(id, 0).Register(ctx, ops.RegisterRequest{Replace: replace})
+	if err == nil || replace || !strings.Contains(err.Error(), "already supervised") {
+		return reg, err
+	}
+	gone := goneSupervisor(s.repo, id)
+	if gone == "" {
+		return nil, err
+	}
+	return s.ops.As(id, 0).Register(ctx, ops.RegisterRequest{ReplaceGone: gone})
+}
+
+// supervisorFile is where a supervisor of this machine notes its process
+// (proc.Owner), for as long as it holds its agent id.
+func supervisorFile(repo *refstore.Repo, id string) string {
+	return filepath.Join(repo.CommonDir, "liza", "supervisors", id)
+}
+
+// noteSupervisor notes this process as id's supervisor, and returns what
+// it wrote.
+func noteSupervisor(repo *refstore.Repo, id string) string {
+	me := proc.Me().String()
+	path := supervisorFile(repo, id)
+	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
+		_ = os.WriteFile(path, []byte(me+"\n"), 0o644)
+	}
+	return me
+}
+
+// forgetSupervisor removes the note of noteSupervisor, if it is still
+// this process's.
+func forgetSupervisor(repo *refstore.Repo, id, mine string) {
+	path := supervisorFile(repo, id)
+	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) == mine {
+		_ = os.Remove(path)
+	}
+}
+
+// goneSupervisor returns how the board names id's supervisor ("HOSTNAME
+// pid N", as ops.Register records it) when the note of this machine says
+// it was that process and that process has ended; "" otherwise.
+func goneSupervisor(repo *refstore.Repo, id string) string {
+	b, err := os.ReadFile(supervisorFile(repo, id))
+	if err != nil {
+		return ""
+	}
+	o, ok := proc.ParseOwner(strings.TrimSpace(string(b)))
+	if !ok || !o.Gone() {
+		return ""
+	}
+	return fmt.Sprintf("%s pid %d", o.Host, o.PID)
 }
 
 // parkedLine says, after a coder's supervisor stopped, which tasks it

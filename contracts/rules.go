@@ -81,6 +81,17 @@ const (
 	// A goal begun under an older set starts the figure, at its first
 	// session, from what the older rules counted.
 	RulesGoalSpend = 7
+	// RulesSupervisorGone is about supervisors that end. A parked task
+	// (ParkOf: its coder's supervisor stopped cleanly and let the lease
+	// go) taken over by another coder does not count the coder that
+	// parked it as one that failed it (failed_by, and the hypothesis
+	// exhaustion two such coders make): two clean stops in a row blocked
+	// a task for the planner. And a registration may take the id of a
+	// supervisor its own machine saw end without unregistering (killed
+	// outright) before that supervisor's lease runs out
+	// (registerInput.ReplaceGone, naming the host string the board holds):
+	// a new run could not start the agent for up to ten minutes.
+	RulesSupervisorGone = 8
 	// Rules is the set new operations follow.
-	Rules = RulesGoalSpend
+	Rules = RulesSupervisorGone
 )

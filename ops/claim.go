@@ -380,7 +380,7 @@ func applyClaim(tx *cas.Tx, in *claimInput) (any, error) {
 		return exhaust(tx, t, prev)
 	case ClaimTakeover, ClaimExpired:
 		t.PreviousAssignee = prev
-		if !t.FailedBy.Contains(prev) && prev != "" {
+		if !t.FailedBy.Contains(prev) && prev != "" && !parkedBy(tx, t, prev) {
 			t.FailedBy = append(t.FailedBy, prev)
 		}
 		if kind == ClaimTakeover {

@@ -97,7 +97,7 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 			return "", err
 		}
 		failed := slices.Clone(full.FailedBy)
-		if !failed.Contains(t.AssignedTo) {
+		if !failed.Contains(t.AssignedTo) && !parkedBy(tx, full, t.AssignedTo) {
 			failed = append(failed, t.AssignedTo)
 		}
 		// Seed 003: "Hypothesis exhaustion | 2 coders failed"; seed 004:
@@ -108,6 +108,18 @@ func checkClaim(tx *cas.Tx, t *contracts.TaskSummary, agent string) (ClaimKind, 
 		}
 	}
 	return kind, nil
+}
+
+// parkedBy reports whether t is parked by agent (contracts.ParkOf), whose
+// supervisor stopped cleanly and let the lease go: under
+// contracts.RulesSupervisorGone a coder that parked its task did not fail
+// it.
+func parkedBy(tx *cas.Tx, t *contracts.Task, agent string) bool {
+	if tx.Rules < contracts.RulesSupervisorGone {
+		return false
+	}
+	p, ok := contracts.ParkOf(t)
+	return ok && p.By == agent
 }
 
 // bestClaim chooses the task a claim without ID takes: the best claimable

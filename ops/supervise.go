@@ -19,6 +19,12 @@ type RegisterRequest struct {
 	Call
 	// Replace takes the id from a supervisor that still holds it.
 	Replace bool
+	// ReplaceGone takes the id from the supervisor that holds it only if
+	// the board names it by this host string ("HOSTNAME pid N"): one the
+	// caller has seen end on this host without unregistering (killed
+	// outright), whose lease has not run out yet. Unlike Replace, it
+	// never takes the id from another supervisor that registered since.
+	ReplaceGone string
 	// Host says where the supervisor runs; empty for this machine and
 	// process ("HOSTNAME pid N").
 	Host string
@@ -46,12 +52,13 @@ func (s *Service) Register(ctx context.Context, r RegisterRequest) (*Registratio
 		name, _ := os.Hostname()
 		host = fmt.Sprintf("%s pid %d", name, os.Getpid())
 	}
-	return writeAs[Registration](ctx, s, r.Call, kindRegister, registerInput{Replace: r.Replace, Host: host}, nil)
+	return writeAs[Registration](ctx, s, r.Call, kindRegister, registerInput{Replace: r.Replace, ReplaceGone: r.ReplaceGone, Host: host}, nil)
 }
 
 type registerInput struct {
-	Replace bool   `json:"replace,omitempty"`
-	Host    string `json:"host"`
+	Replace     bool   `json:"replace,omitempty"`
+	ReplaceGone string `json:"replace_gone,omitempty"`
+	Host        string `json:"host"`
 }
 
 var kindRegister = def("register", contracts.OpRegister, func(tx *cas.Tx, r *registerInput) (any, error) {
@@ -73,7 +80,8 @@ var kindRegister = def("register", contracts.OpRegister, func(tx *cas.Tx, r *reg
 		a = &contracts.Agent{Role: string(role), Status: "IDLE"}
 	} else if a.SupervisorLease != "" {
 		if !tx.LeaseEnded(a.SupervisorLease) {
-			if !r.Replace {
+			gone := tx.Rules >= contracts.RulesSupervisorGone && r.ReplaceGone != "" && r.ReplaceGone == a.Host
+			if !r.Replace && !gone {
 				return nil, contracts.Invalidf("%s is already supervised (generation %d on %s, until %s%s); stop that supervisor, or take the id with --replace", agent, a.Generation, a.Host, a.SupervisorLease, tx.Held(a.SupervisorLease))
 			}
 			out.Replaced = fmt.Sprintf("generation %d on %s", a.Generation, a.Host)
