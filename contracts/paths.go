@@ -119,6 +119,27 @@ func ValidPath(p string) error {
 	return nil
 }
 
+// CheckChangedPath refuses a file a task's change may not touch, whatever
+// paths the task owns (none included): one with a segment git takes for its
+// own directory (.git in any case, and the names Windows resolves to it:
+// .git with trailing dots or spaces, git~1), which git refuses to check out,
+// so that a tree holding one, merged, stops every claim and checkout of the
+// integration branch; and one under .liza/ (the kill switches) or
+// .worktrees/ (the other tasks' checkouts, which git overwrites without a
+// word where it checks the file out in the main checkout, since they are
+// ignored there), which ValidPath keeps any task from owning.
+func CheckChangedPath(file string) error {
+	for i, part := range strings.Split(file, "/") {
+		switch {
+		case strings.EqualFold(strings.TrimRight(part, ". "), ".git") || strings.EqualFold(part, "git~1"):
+			return Invalidf("the change touches %s, inside .git, which git refuses to check out and no task owns", file)
+		case i == 0 && (strings.EqualFold(part, ".liza") || strings.EqualFold(part, ".worktrees")):
+			return Invalidf("the change touches %s, under %s/, which git-liza keeps and no task owns", file, part)
+		}
+	}
+	return nil
+}
+
 // validatePaths refuses, under RulesImport and later, owned paths that
 // ValidPath refuses: a state that says a task owns .git/config is as wrong
 // as the command that would have written it.

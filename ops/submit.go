@@ -47,6 +47,7 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 		return nil, err
 	}
 	var t *contracts.Task
+	var integ refstore.Hash
 	if err := s.view(func(tx *cas.Tx) error {
 		var err error
 		t, err = tx.MustTask(id)
@@ -56,6 +57,9 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 		if err := checkSubmitter(t, s.Agent); err != nil {
 			return err
 		}
+		// Where the board records the integration branch: the merge base
+		// check below (a tip that does not read leaves it to the merge).
+		integ, _, _ = s.expectedTip(tx)
 		if s.rules == 0 || s.rules >= contracts.RulesCheckpointed {
 			return contracts.CheckCheckpointed(t)
 		}
@@ -82,7 +86,7 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 		}
 		return nil, err
 	}
-	commit, err := s.submission(ctx, t, r.Rev)
+	commit, err := s.submission(ctx, t, r.Rev, integ)
 	if err != nil {
 		return nil, err
 	}
@@ -229,8 +233,9 @@ func (s *Service) publishBranchTo(ctx context.Context, r, id string) error {
 	return err
 }
 
-// submission resolves and checks the commit a coder submits.
-func (s *Service) submission(ctx context.Context, t *contracts.Task, rev string) (refstore.Hash, error) {
+// submission resolves and checks the commit a coder submits; integ is the
+// integration tip the board records (zero where it records none).
+func (s *Service) submission(ctx context.Context, t *contracts.Task, rev string, integ refstore.Hash) (refstore.Hash, error) {
 	branchTip, hasBranch, err := s.Repo.ReadRef(worktree.BranchRef(t.ID))
 	if err != nil {
 		return refstore.Hash{}, err
@@ -278,7 +283,17 @@ func (s *Service) submission(ctx context.Context, t *contracts.Task, rev string)
 	if err != nil {
 		return commit, err
 	}
-	return commit, checkScope(t, changes, contracts.Rules)
+	if err := checkScope(t, changes, contracts.Rules); err != nil {
+		return commit, err
+	}
+	// The integration tip may not be here (a clone that has not fetched
+	// it): the review and the merge check again where it is.
+	if !integ.IsZero() && s.Repo.HasObject(integ) {
+		if on, err := s.Repo.IsAncestor(ctx, base.String(), integ.String()); err == nil && on {
+			return commit, s.checkMergeBase(ctx, t.ID, base, integ, commit)
+		}
+	}
+	return commit, nil
 }
 
 // checkScope enforces the task's owned paths and its scope limit on a
@@ -288,6 +303,11 @@ func (s *Service) submission(ctx context.Context, t *contracts.Task, rev string)
 func checkScope(t *contracts.Task, changes []refstore.FileChange, rules int) error {
 	loc := 0
 	for _, c := range changes {
+		if rules >= contracts.RulesContained {
+			if err := contracts.CheckChangedPath(c.Path); err != nil {
+				return err
+			}
+		}
 		if len(t.Paths) > 0 {
 			owned := false
 			for _, p := range t.Paths {
