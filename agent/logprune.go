@@ -138,8 +138,15 @@ func (s *sup) sessionLogDir() string {
 }
 
 // pruneLogs keeps the session logs and prompts within liza.sessionLogsMax
-// as a session starts, saying what it removed.
+// as a session starts, saying what it removed, and, once, that a value the
+// repository's config sets is not the one it follows.
 func (s *sup) pruneLogs() {
+	if v, ok := s.Repo.ConfigAnyScope("liza.sessionLogsMax"); ok && !s.toldLogsMax {
+		if mine, set := s.Repo.Config("liza.sessionLogsMax"); !set || mine != v {
+			s.toldLogsMax = true
+			s.logf("liza.sessionLogsMax in this repository's config is ignored (an agent can write it): set it with git config --global")
+		}
+	}
 	if n, freed := PruneSessionLogs(s.sessionLogDir(), s.PromptDir, SessionLogsMax(s.Repo.Config), time.Now()); n > 0 {
 		s.logf("removed the %d oldest session logs and their prompts (%d MiB) to keep them within liza.sessionLogsMax", n, freed>>20)
 	}

@@ -61,22 +61,24 @@ var ErrGaveUp = errors.New("gave up a review")
 // sup is a running supervisor.
 type sup struct {
 	Config
-	mu         sync.Mutex // serialises Board calls (the loop and keepAlive share the board)
-	logged     string     // the last waiting message, printed once
-	crashes    []time.Time
-	startFails []time.Time
-	idles      map[string]int // by task: sessions in a row that ended without moving it
-	unfinished map[string]int // by task: sessions in a row that ended without finishing it, committed or not
-	seen       string         // fingerprint of the planning context last handed to the planner
-	runs       int
-	env        envTrack          // sessions that failed for their environment (envfail.go)
-	setup      setupWait         // the wait after a new worktree's setup failed (setup.go)
-	lane       mergeLane         // the reviewer's merges, beside its reviews
-	screened   map[string]string // by task: what its merge check last merged onto (screen.go)
-	viewMu     sync.Mutex        // the loop and keepAlive both read the board
-	view       cas.View          // the board, read once and then by what changed
-	logMu      sync.Mutex        // the loop, keepAlive and the merge lane all log
-	lastRead   time.Time         // when the loop last read the board
+	mu     sync.Mutex // serialises Board calls (the loop and keepAlive share the board)
+	logged string     // the last waiting message, printed once
+	// toldLogsMax: the repository's liza.sessionLogsMax, ignored, was said.
+	toldLogsMax bool
+	crashes     []time.Time
+	startFails  []time.Time
+	idles       map[string]int // by task: sessions in a row that ended without moving it
+	unfinished  map[string]int // by task: sessions in a row that ended without finishing it, committed or not
+	seen        string         // fingerprint of the planning context last handed to the planner
+	runs        int
+	env         envTrack          // sessions that failed for their environment (envfail.go)
+	setup       setupWait         // the wait after a new worktree's setup failed (setup.go)
+	lane        mergeLane         // the reviewer's merges, beside its reviews
+	screened    map[string]string // by task: what its merge check last merged onto (screen.go)
+	viewMu      sync.Mutex        // the loop and keepAlive both read the board
+	view        cas.View          // the board, read once and then by what changed
+	logMu       sync.Mutex        // the loop, keepAlive and the merge lane all log
+	lastRead    time.Time         // when the loop last read the board
 	// waitOn, when set, are the files of the board (logical paths) whose
 	// change is what this supervisor waits for (a coder's task under
 	// review, its agent): while they and liza.yaml stay the same, a move
