@@ -29,14 +29,35 @@ import (
 // re-verifies what it reads; nothing is lost but a little time. Only
 // where no home directory is known does it fall back to the git
 // directory, as before.
+//
+// The file is kept per rule set (validatedName): a git-liza that knows an
+// older set trusts what its file names, and must not find there a commit
+// made under a newer set, which it cannot verify. Were the file shared, an
+// older git-liza run in the same clone (a supervisor started before the
+// upgrade, a downgrade) would build a commit of its older set on the newer
+// one, which no history may hold ("older than its parent's"), and push it
+// to a remote without the guard, where every clone then stops on it. This
+// git-liza reads the files of the sets it knows, the older ones included:
+// what a git-liza of an older set verified is valid under the set it was
+// made under, and it never built on a newer one.
 const validatedFile = "validated"
 
 // validatedKeep is how many recent commit ids the file remembers; losing
 // one to a concurrent writer costs one full validation, never correctness.
 const validatedKeep = 64
 
+// validatedName is the name of the file of the commits a git-liza whose
+// newest rule set is rules verified: validatedFile up to rule set 7, which
+// shared it, "validated-N" from rule set 8.
+func validatedName(rules int) string {
+	if rules < contracts.RulesSupervisorGone {
+		return validatedFile
+	}
+	return fmt.Sprintf("%s-%d", validatedFile, rules)
+}
+
 func (s *Store) validatedPath() string {
-	return filepath.Join(TrustDir(s.Repo.CommonDir), validatedFile)
+	return filepath.Join(TrustDir(s.Repo.CommonDir), validatedName(contracts.Rules))
 }
 
 // TrustDir is the directory, outside the repository, where this user's
@@ -70,11 +91,14 @@ func (s *Store) KnownGood(commit refstore.Hash) bool { return s.knownValid(commi
 func (s *Store) MarkGood(commit refstore.Hash) { s.markValid(commit) }
 
 func (s *Store) knownValid(commit refstore.Hash) bool {
-	b, err := refstore.ReadFile(s.validatedPath())
-	if err != nil {
-		return false
+	dir := TrustDir(s.Repo.CommonDir)
+	for rules := contracts.Rules; rules >= contracts.RulesSupervisorGone-1; rules-- {
+		b, err := refstore.ReadFile(filepath.Join(dir, validatedName(rules)))
+		if err == nil && strings.Contains(string(b), commit.String()) {
+			return true
+		}
 	}
-	return strings.Contains(string(b), commit.String())
+	return false
 }
 
 // markValid remembers commit as validated. It appends one line (an append

@@ -296,8 +296,10 @@ func (s *Service) publishedSince(ctx context.Context, theirs, ours, was refstore
 }
 
 // recent reports whether every commit of ours after theirs was made within
-// MaxClockSkew of now: a guarded remote refuses older ones, which sync
-// applies again at today's time instead of pushing them as they are.
+// MaxClockSkew of now, under the rule set of now: a guarded remote refuses
+// older ones, and commits an older git-liza made here before an upgrade
+// (its offline work), which sync applies again at today's time, under
+// today's rules, instead of pushing them as they are.
 func (s *Service) recent(theirs, ours refstore.Hash) bool {
 	now := s.Now()
 	for id := ours; !id.IsZero() && id != theirs; {
@@ -306,6 +308,9 @@ func (s *Service) recent(theirs, ours refstore.Hash) bool {
 			return false
 		}
 		if d := now.Sub(c.Author.When); d > MaxClockSkew || d < -MaxClockSkew {
+			return false
+		}
+		if rulesOf(c.Message) != contracts.Rules {
 			return false
 		}
 		if len(c.Parents) == 0 {

@@ -303,8 +303,11 @@ func (m *spendMemo) keep(c *spendCache) {
 }
 
 // spendCacheVersion names the cache's format and what its entries hold
-// (sessionsOf): change it with either. Another version is read as empty.
-const spendCacheVersion = 1
+// (sessionsOf, spendHistory): change it with either. Another version is
+// read as empty. 2: spendHistory reads an event spelled other than the
+// encoder writes it with the whole file; the entries of 1 dropped such
+// sessions (TestSpendCacheOfThePreviousRelease).
+const spendCacheVersion = 2
 
 // maxSpendCache bounds what is read of the cache: about 300 bytes a task
 // with sessions, for a hundred thousand of them.

@@ -112,7 +112,13 @@ type ErrRejected struct {
 }
 
 func (e *ErrRejected) Error() string {
-	return fmt.Sprintf("remote %s refused %s: %s", e.Remote, e.Ref, e.Reason)
+	msg := fmt.Sprintf("remote %s refused %s: %s", e.Remote, e.Ref, e.Reason)
+	if strings.Contains(e.Reason, "newer than this git-liza knows") {
+		// The guard's own words ("upgrade git-liza") are about the
+		// git-liza its hook runs, not this one.
+		msg += fmt.Sprintf(" (the remote's guard, hooks/pre-receive, runs an older git-liza than this one: upgrade git-liza where %s is served; nothing was pushed)", e.Remote)
+	}
+	return msg
 }
 
 // Fetch fetches refs from a remote into their tracking refs (see
