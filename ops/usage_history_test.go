@@ -136,3 +136,31 @@ func TestSpendHistoryHandWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestMayHoldSessions: the spend cache takes a task file without the
+// words session_ended for one with no session, unread. Every spelling by
+// which the decoder reads a session_ended event (quoted, tagged, escaped,
+// a double-quoted string broken across lines) must be one the check lets
+// through to be read.
+func TestMayHoldSessions(t *testing.T) {
+	head := "id: t\nstatus: MERGED\nhistory:\n"
+	for _, spelled := range []string{
+		`session_ended`, `"session_ended"`, `'session_ended'`, `!!str session_ended`,
+		`"session\u005fended"`, `"session\x5fended"`, `"sessio\u006e_ended"`, "\"session_\\\n      ended\"",
+	} {
+		raw := []byte(head + "  - time: \"2026-01-17T10:02:00Z\"\n    event: " + spelled + "\n    agent: coder-1\n    usage:\n      model: m\n      input_tokens: 100\n")
+		whole, err := wholeHistory(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", spelled, err)
+		}
+		if len(whole) != 1 || whole[0].Event != SessionEventTag {
+			t.Fatalf("%s: the decoder reads %+v, want one session_ended", spelled, whole)
+		}
+		if !mayHoldSessions(raw) {
+			t.Errorf("%s: the decoder reads a session, and the check passes the file over", spelled)
+		}
+	}
+	if mayHoldSessions([]byte(head + "  - time: \"2026-01-17T10:02:00Z\"\n    event: claimed\n")) {
+		t.Errorf("a file with no session and no escape is read")
+	}
+}

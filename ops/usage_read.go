@@ -75,9 +75,8 @@ func sessionsOf(h []*contracts.HistoryEvent) []spentSession {
 // all each time: a task's sessions are kept in the spend cache by the id
 // of its file, which changes with every change to the task, so that only
 // the files written since the last report are read. Of those, a file
-// that does not hold the words session_ended has no session (the state's
-// files are written by git-liza's encoder, which writes the event's name
-// as it is), and the others are decoded side by side, their history
+// that cannot hold the words session_ended has no session (see
+// mayHoldSessions), and the others are decoded side by side, their history
 // alone.
 //
 // A process that keeps what it decoded (Options.KeepDecoded) keeps the
@@ -126,7 +125,7 @@ func spendTasks(snap *cas.Snapshot, st *contracts.State, id string, memo *spendM
 			if err != nil {
 				return nil, err
 			}
-			if !bytes.Contains(raw, []byte(SessionEventTag)) {
+			if !mayHoldSessions(raw) {
 				cache.put(key, nil)
 				continue
 			}
@@ -302,12 +301,23 @@ func (m *spendMemo) keep(c *spendCache) {
 	m.files = c.seen
 }
 
+// mayHoldSessions reports whether a task file may hold a session_ended
+// event: its name written out, or any escape, by which a double-quoted YAML
+// string can spell it without its letters in a row ("session\u005fended",
+// a line broken with a backslash). A file that git-liza's encoder wrote
+// holds the name as it is; one an import commit carries may spell it
+// otherwise, and the guard and the goal's budget read what it says.
+func mayHoldSessions(raw []byte) bool {
+	return bytes.Contains(raw, []byte(SessionEventTag)) || bytes.IndexByte(raw, '\\') >= 0
+}
+
 // spendCacheVersion names the cache's format and what its entries hold
 // (sessionsOf, spendHistory): change it with either. Another version is
 // read as empty. 2: spendHistory reads an event spelled other than the
 // encoder writes it with the whole file; the entries of 1 dropped such
-// sessions (TestSpendCacheOfThePreviousRelease).
-const spendCacheVersion = 2
+// sessions (TestSpendCacheOfThePreviousRelease). 3: a file whose event is
+// spelled with an escape is read (mayHoldSessions).
+const spendCacheVersion = 3
 
 // maxSpendCache bounds what is read of the cache: about 300 bytes a task
 // with sessions, for a hundred thousand of them.
