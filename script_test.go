@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,6 +110,8 @@ func TestScript(t *testing.T) {
 			"waitpane":  cmdWaitPane,
 			"webhook":   cmdWebhook,
 			"mcpcall":   cmdMCPCall,
+			"signal":    cmdSignal,
+			"strays":    cmdStrays,
 		},
 	})
 }
@@ -370,4 +374,118 @@ func cmdWaitPane(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("the screen never matched %s; it shows:\n%s", args[1], screen)
+}
+
+// cmdSignal runs PROG with ARGS in the current directory, sends it signal
+// SIG (INT, TERM) after DELAY, and checks that it then exits within 10
+// seconds with exit code CODE (128 plus the signal's number when the
+// signal killed it): signal SIG DELAY CODE PROG ARGS... Its stdout and
+// stderr are kept for the stdout and stderr commands.
+func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 4 {
+		ts.Fatalf("usage: signal INT|TERM DELAY CODE PROG [ARGS...]")
+	}
+	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM}[args[0]]
+	if sig == 0 {
+		ts.Fatalf("signal: unknown signal %q", args[0])
+	}
+	delay, err := time.ParseDuration(args[1])
+	ts.Check(err)
+	want, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	// The script's environment, as exec has it.
+	ts.Check(ts.Exec("env", "-0"))
+	env := strings.Split(strings.TrimSuffix(ts.ReadFile("stdout"), "\x00"), "\x00")
+	prog := args[3]
+	if !strings.Contains(prog, "/") {
+		for _, kv := range env {
+			if dirs, ok := strings.CutPrefix(kv, "PATH="); ok {
+				for _, d := range filepath.SplitList(dirs) {
+					if fi, err := os.Stat(filepath.Join(d, prog)); err == nil && !fi.IsDir() {
+						prog = filepath.Join(d, prog)
+						break
+					}
+				}
+			}
+		}
+	}
+	cmd := exec.Command(prog, args[4:]...)
+	cmd.Dir, cmd.Env = ts.MkAbs("."), env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	ts.Check(cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		ts.Fatalf("%s exited before the signal (%v)\n%s", args[3], err, stderr.String())
+	case <-time.After(delay):
+	}
+	ts.Check(cmd.Process.Signal(sig))
+	var got int
+	select {
+	case <-done:
+		got = cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			got = 128 + int(ws.Signal())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		ts.Fatalf("%s did not exit within 10s of SIG%s\n%s", args[3], args[0], stderr.String())
+	}
+	ts.Check(ts.Exec("sh", "-c", `printf '%s' "$1"; printf '%s' "$2" >&2`, "sh", stdout.String(), stderr.String()))
+	if got != want {
+		ts.Fatalf("exit code %d after SIG%s, want %d", got, args[0], want)
+	}
+}
+
+// cmdStrays checks that no process is left running in DIR or below it
+// (its working directory there): strays DIR. It waits up to 3 seconds for
+// those ending to go; the ones still there are named, killed, and fail
+// the script. Linux only (it reads /proc); elsewhere it checks nothing.
+func cmdStrays(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: strays DIR")
+	}
+	if _, err := os.Stat("/proc/self/cwd"); err != nil {
+		return
+	}
+	dir, err := filepath.EvalSymlinks(ts.MkAbs(args[0]))
+	ts.Check(err)
+	find := func() map[int]string {
+		found := map[int]string{}
+		procs, _ := filepath.Glob("/proc/[0-9]*")
+		for _, p := range procs {
+			pid, _ := strconv.Atoi(filepath.Base(p))
+			cwd, err := os.Readlink(p + "/cwd")
+			if err != nil || pid == os.Getpid() || (cwd != dir && !strings.HasPrefix(cwd, dir+"/")) {
+				continue
+			}
+			stat, err := os.ReadFile(p + "/stat")
+			if i := bytes.LastIndexByte(stat, ')'); err != nil || i < 0 || bytes.HasPrefix(stat[i+1:], []byte(" Z")) {
+				continue // gone, or a zombie
+			}
+			line, _ := os.ReadFile(p + "/cmdline")
+			found[pid] = strings.TrimSpace(strings.ReplaceAll(string(line), "\x00", " "))
+		}
+		return found
+	}
+	var left map[int]string
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if left = find(); len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	var names []string
+	for pid, line := range left {
+		names = append(names, fmt.Sprintf("%d %s", pid, line))
+		if p, err := os.FindProcess(pid); err == nil {
+			p.Kill()
+		}
+	}
+	ts.Fatalf("processes left running in %s:\n%s", args[0], strings.Join(names, "\n"))
 }

@@ -112,6 +112,13 @@ func (s *Store) Update(ctx context.Context, op Op) (*Result, error) {
 	}
 	deadline := time.Now().Add(budget)
 	turn := s.newTurn()
+	if turn != nil {
+		// Interrupted, an operation on a remote stops its git and takes
+		// its ticket away (leave) before the command ends.
+		var stop context.CancelFunc
+		ctx, stop = refstore.SignalContext(ctx)
+		defer stop()
+	}
 	res, err := s.update(ctx, op, turn, budget, deadline)
 	if err != nil {
 		// An operation that ends without its push leaves no ticket at the
@@ -183,7 +190,13 @@ func (s *Store) update(ctx context.Context, op Op, turn *turn, budget time.Durat
 // View runs fn on a read-only transaction at the tip for agent, after the
 // same validity check an update makes. Whatever fn changes is discarded.
 func (s *Store) View(agent string, fn func(tx *Tx) error) error {
-	tip, err := s.tip(context.Background())
+	return s.ViewContext(context.Background(), agent, fn)
+}
+
+// ViewContext is View whose fetch of the remote's tip ends with ctx (an
+// interrupted command does not wait for it).
+func (s *Store) ViewContext(ctx context.Context, agent string, fn func(tx *Tx) error) error {
+	tip, err := s.tip(ctx)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/refstore"
 )
 
 // Env is what a command reads and writes besides the repository, so that
@@ -58,6 +59,11 @@ func RunAt(ctx context.Context, clock func() time.Time, args []string, stdin io.
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
+	} else {
+		// Such a command catches the signals only while it talks to a
+		// remote, to stop the git it runs there and take its place in
+		// the remote's queue away.
+		refstore.CatchSignals()
 	}
 	dir, err := os.Getwd()
 	if err != nil {
@@ -294,7 +300,8 @@ func commandName(args []string) string {
 // stateOnlyCommands change nothing but refs/liza/state, in one
 // compare-and-swap, or only read: interrupted, they leave nothing to clean
 // up, so they run without a signal handler (setting one up costs a
-// short-lived process a thread and a goroutine). Every other command is
+// short-lived process a thread and a goroutine), but while they talk to a
+// remote (refstore.CatchSignals). Every other command is
 // told of SIGINT and SIGTERM through its context, so that it can undo
 // what it has done outside the state, such as a worktree made for a claim
 // that did not land.

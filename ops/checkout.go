@@ -33,7 +33,7 @@ func (s *Service) ReviewCheckout(ctx context.Context, agent, task string) (strin
 		return "", contracts.Invalidf("review checkouts need a repository with a work tree")
 	}
 	var commitID string
-	if err := s.view(func(tx *cas.Tx) error {
+	if err := s.view(ctx, func(tx *cas.Tx) error {
 		t, err := tx.MustTask(task)
 		if err != nil {
 			return err

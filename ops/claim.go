@@ -95,7 +95,9 @@ func init() { withFacts(kindClaim, claimFacts) }
 // make the worktree outside the compare-and-swap, then commit the claim
 // after checking again. A claim that does not commit removes the worktree
 // it made, so no task is CLAIMED without its worktree and no worktree is
-// left behind by a failed claim.
+// left behind by a failed claim; one whose push was stopped before the
+// remote answered, and so may have landed, leaves it locked for the next
+// claim's recovery to keep or remove by what the board says.
 func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, error) {
 	if r.Task != "" {
 		if err := contracts.ValidTaskID(r.Task); err != nil {
@@ -113,7 +115,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 		}
 	}
 	asked := claimAsked{Task: r.Task, NoWorktree: r.NoWorktree}
-	if res, done, err := s.requested(r.Call, kindClaim, claimInput{Asked: asked}); err != nil || done {
+	if res, done, err := s.requested(ctx, r.Call, kindClaim, claimInput{Asked: asked}); err != nil || done {
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +129,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 	}
 	skip := map[string]bool{}
 	for {
-		plan, err := s.planClaim(r.Task, skip)
+		plan, err := s.planClaim(ctx, r.Task, skip)
 		if err != nil {
 			return nil, err
 		}
@@ -179,6 +181,13 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 			return nil
 		})
 		if created != nil {
+			if refstore.MayHaveLanded(err) {
+				// The claim may count on the remote: its worktree stays,
+				// locked, as a claim killed after its push leaves it, and
+				// the next claim's recovery keeps it or removes it by
+				// what the board says.
+				return nil, err
+			}
 			if err != nil {
 				_ = worktree.Undo(ctx, s.Repo, plan.id, created.branch)
 			} else {
@@ -248,11 +257,11 @@ type claimPlan struct {
 
 // planClaim is phase one: choose and check the task against the tip
 // without writing anything.
-func (s *Service) planClaim(id string, skip map[string]bool) (*claimPlan, error) {
+func (s *Service) planClaim(ctx context.Context, id string, skip map[string]bool) (*claimPlan, error) {
 	var plan *claimPlan
-	err := s.view(func(tx *cas.Tx) error {
+	err := s.view(ctx, func(tx *cas.Tx) error {
 		var err error
-		plan, err = s.plan(tx, id, skip)
+		plan, err = s.plan(ctx, tx, id, skip)
 		return err
 	})
 	return plan, err
@@ -260,7 +269,7 @@ func (s *Service) planClaim(id string, skip map[string]bool) (*claimPlan, error)
 
 // plan chooses the task (id, or the best one not in skip), checks that the
 // agent may claim it, and says from which commit its branch starts.
-func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan, error) {
+func (s *Service) plan(ctx context.Context, tx *cas.Tx, id string, skip map[string]bool) (*claimPlan, error) {
 	m, err := tx.Meta()
 	if err != nil {
 		return nil, err
@@ -271,7 +280,7 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	if err := checkGoalOpen(tx, "claims"); err != nil {
 		return nil, err
 	}
-	integ, err := s.integrationTip(context.Background(), m.Config.IntegrationBranch)
+	integ, err := s.integrationTip(ctx, m.Config.IntegrationBranch)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +299,7 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 		if best == "" {
 			return nil, contracts.Invalidf("no claimable task for %s", s.Agent)
 		}
-		if id, pick, err = s.preferClear(context.Background(), tx, best, skip); err != nil {
+		if id, pick, err = s.preferClear(ctx, tx, best, skip); err != nil {
 			return nil, err
 		}
 	}
@@ -310,7 +319,7 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 	// an integration fix starts over from the integration tip, into
 	// which the coder merges its branch.
 	if t.BaseCommit != "" && t.Status != contracts.IntegrationFailed {
-		tip, hasBranch, err := s.taskBranch(context.Background(), id)
+		tip, hasBranch, err := s.taskBranch(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -318,7 +327,7 @@ func (s *Service) plan(tx *cas.Tx, id string, skip map[string]bool) (*claimPlan,
 			plan.base, _ = refstore.ParseHash(t.BaseCommit)
 		}
 		if hasBranch {
-			if plan.base, err = s.branchBase(context.Background(), plan.base, tip, integ); err != nil {
+			if plan.base, err = s.branchBase(ctx, plan.base, tip, integ); err != nil {
 				return nil, err
 			}
 		}

@@ -23,7 +23,7 @@ func (s *Service) claimHere(ctx context.Context, r ClaimRequest, asked claimAske
 	for {
 		var plan *claimPlan
 		res, err := s.writeChosen(ctx, r.Call, kindClaim, claimInput{Asked: asked}, func(tx *cas.Tx) (any, error) {
-			p, err := s.plan(tx, r.Task, skip)
+			p, err := s.plan(ctx, tx, r.Task, skip)
 			if err != nil {
 				return nil, err
 			}

@@ -210,7 +210,7 @@ func (s *Service) screenOnce(ctx context.Context, id, checked string) (string, *
 	var t *contracts.Task
 	var ahead []queued
 	var branch, recorded string
-	if err := s.view(func(tx *cas.Tx) error {
+	if err := s.view(ctx, func(tx *cas.Tx) error {
 		var err error
 		if t, err = tx.MustTask(id); err != nil {
 			return err

@@ -25,7 +25,7 @@ func (s *Service) UnderRules(rules int) *Service {
 // say.
 func (s *Service) SendBack(id, integ, reason string) error {
 	var review string
-	if err := s.view(func(tx *cas.Tx) error {
+	if err := s.view(context.Background(), func(tx *cas.Tx) error {
 		t, err := tx.MustTask(id)
 		if t != nil {
 			review = t.ReviewCommit
@@ -116,7 +116,7 @@ func (s *Service) WriteBatch(ctx context.Context, old string, merges [][3]string
 // in flight now: the files each task's branch changes, by task.
 func (s *Service) InFlightChanges(ctx context.Context) (map[string][]string, error) {
 	out := map[string][]string{}
-	err := s.view(func(tx *cas.Tx) error {
+	err := s.view(ctx, func(tx *cas.Tx) error {
 		idx, err := tx.InFlight()
 		if err != nil {
 			return err

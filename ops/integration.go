@@ -321,7 +321,7 @@ func (s *Service) AdoptIntegration(ctx context.Context, r AdoptRequest) (*AdoptR
 	var branch, recorded string
 	var want refstore.Hash
 	var known bool
-	if err := s.view(func(tx *cas.Tx) error {
+	if err := s.view(ctx, func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err != nil {
 			return err

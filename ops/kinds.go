@@ -150,7 +150,7 @@ func wholeNumbers(e contracts.Extra) contracts.Extra {
 // requested returns the first result of a request id that a write of kind
 // k with input in (as asked) has already used, for the operations that
 // choose what they do before they write and so must ask first.
-func (s *Service) requested(call Call, k *kind, in any) (*cas.Result, bool, error) {
+func (s *Service) requested(ctx context.Context, call Call, k *kind, in any) (*cas.Result, bool, error) {
 	if call.RequestID == "" {
 		return nil, false, nil
 	}
@@ -162,7 +162,7 @@ func (s *Service) requested(call Call, k *kind, in any) (*cas.Result, bool, erro
 		return nil, false, err
 	}
 	var out *cas.Result
-	err = s.view(func(tx *cas.Tx) error {
+	err = s.view(ctx, func(tx *cas.Tx) error {
 		value, done, err := tx.Requested(cas.Op{Name: k.op, Agent: s.Agent, Request: call.RequestID, Kind: k.name, Input: raw})
 		if done {
 			out = &cas.Result{Commit: tx.Snap.Commit, Value: value, Replayed: true}

@@ -57,7 +57,7 @@ func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, erro
 		var want refstore.Hash
 		var known bool
 		var rules int
-		if err := s.view(func(tx *cas.Tx) error {
+		if err := s.view(ctx, func(tx *cas.Tx) error {
 			var err error
 			if t, err = tx.MustTask(id); err != nil {
 				return err

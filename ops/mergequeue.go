@@ -117,7 +117,7 @@ func (s *Service) MergeQueue(ctx context.Context, r MergeQueueRequest) (*MergeQu
 // queuePlan reads the board: the next batch, in the queue's order.
 func (s *Service) queuePlan(skip map[string]bool, only func(*contracts.Task) bool) (*queuePlan, error) {
 	pl := &queuePlan{}
-	err := s.view(func(tx *cas.Tx) error {
+	err := s.view(context.Background(), func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err != nil {
 			return err
@@ -305,7 +305,7 @@ func (s *Service) mergesHalted() error {
 	if err := s.checkSwitchFiles("merges"); err != nil {
 		return err
 	}
-	return s.view(func(tx *cas.Tx) error {
+	return s.view(context.Background(), func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err != nil {
 			return err
@@ -467,7 +467,7 @@ func dependsOnAny(t *contracts.Task, ids map[string]bool) bool {
 func (s *Service) finishLanded(ctx context.Context) {
 	var tip refstore.Hash
 	var branch string
-	if s.view(func(tx *cas.Tx) error {
+	if s.view(ctx, func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err != nil {
 			return err

@@ -186,11 +186,11 @@ func (s *Service) update(ctx context.Context, call Call, op cas.Op) (*cas.Result
 
 // view runs fn on the state at the tip, after the validity check a write
 // makes.
-func (s *Service) view(fn func(tx *cas.Tx) error) error {
+func (s *Service) view(ctx context.Context, fn func(tx *cas.Tx) error) error {
 	if s.rules == 0 {
-		return s.Store.View(s.Agent, fn)
+		return s.Store.ViewContext(ctx, s.Agent, fn)
 	}
-	return s.Store.View(s.Agent, func(tx *cas.Tx) error {
+	return s.Store.ViewContext(ctx, s.Agent, func(tx *cas.Tx) error {
 		tx.Rules = s.rules
 		return fn(tx)
 	})

@@ -46,7 +46,7 @@ type timeouts struct{ setup, test time.Duration }
 
 func (s *Service) timeouts() (timeouts, error) {
 	var t timeouts
-	err := s.view(func(tx *cas.Tx) error {
+	err := s.view(context.Background(), func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err != nil {
 			return err
@@ -65,7 +65,7 @@ func (s *Service) includeSource(ctx context.Context) (refstore.Hash, error) {
 	var branch string
 	var want refstore.Hash
 	var known bool
-	if err := s.view(func(tx *cas.Tx) error {
+	if err := s.view(ctx, func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err != nil {
 			return err

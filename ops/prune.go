@@ -44,7 +44,7 @@ func (s *Service) PruneWorktrees(ctx context.Context) (*PruneReport, error) {
 		return nil, err
 	}
 	var integration string
-	if err := s.view(func(tx *cas.Tx) error {
+	if err := s.view(ctx, func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		integration = "refs/heads/" + m.Config.IntegrationBranch
 		return err

@@ -466,7 +466,7 @@ func (s *Service) Names(ctx context.Context) (tasks, agents []string, err error)
 // without reading the rest of the state.
 func (s *Service) Config(ctx context.Context) (contracts.Config, error) {
 	var cfg contracts.Config
-	err := s.view(func(tx *cas.Tx) error {
+	err := s.view(ctx, func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err == nil {
 			cfg = m.Config

@@ -33,7 +33,7 @@ type ReadyTask struct {
 // here, as status does.
 func (s *Service) Ready(ctx context.Context, limit int) (tasks []ReadyTask, more int, err error) {
 	out := []ReadyTask{}
-	err = s.view(func(tx *cas.Tx) error {
+	err = s.view(ctx, func(tx *cas.Tx) error {
 		ids, err := s.readyIDs(tx)
 		if err != nil {
 			return err
@@ -67,7 +67,7 @@ func (s *Service) Ready(ctx context.Context, limit int) (tasks []ReadyTask, more
 // task file (completion offers them to claim).
 func (s *Service) ReadyIDs(ctx context.Context) ([]string, error) {
 	var ids []string
-	err := s.view(func(tx *cas.Tx) error {
+	err := s.view(ctx, func(tx *cas.Tx) error {
 		var err error
 		ids, err = s.readyIDs(tx)
 		return err

@@ -58,7 +58,7 @@ func (s *Service) recovery() worktree.Recovery {
 	var integ string
 	var viewErr error
 	read := func() {
-		viewErr = s.view(func(tx *cas.Tx) error {
+		viewErr = s.view(context.Background(), func(tx *cas.Tx) error {
 			m, err := tx.Meta()
 			if err != nil {
 				return err
@@ -84,7 +84,7 @@ func (s *Service) recovery() worktree.Recovery {
 			return false, nil
 		}
 		held := false
-		err := s.view(func(tx *cas.Tx) error {
+		err := s.view(context.Background(), func(tx *cas.Tx) error {
 			t, err := tx.Task(id)
 			held = err == nil && t != nil && t.Worktree == worktree.Rel(id)
 			return err
@@ -125,7 +125,7 @@ func (s *Service) routineReviewEnd(agent, task string) bool {
 		return true
 	}
 	routine := false
-	s.view(func(tx *cas.Tx) error {
+	s.view(context.Background(), func(tx *cas.Tx) error {
 		t, err := tx.Task(task)
 		if err != nil || t == nil {
 			return err
@@ -202,7 +202,7 @@ func (s *Service) finishTornMerge(ctx context.Context, ref string) error {
 	b, _ := os.ReadFile(lock)
 	want, _ := refstore.ParseHash(strings.TrimSpace(string(b)))
 	var tip refstore.Hash
-	if err := s.view(func(tx *cas.Tx) error { tip = tx.Snap.Commit; return nil }); err != nil {
+	if err := s.view(ctx, func(tx *cas.Tx) error { tip = tx.Snap.Commit; return nil }); err != nil {
 		return err
 	}
 	in, err := s.lastMerge(tip)

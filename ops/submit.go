@@ -48,7 +48,7 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 	}
 	var t *contracts.Task
 	var integ refstore.Hash
-	if err := s.view(func(tx *cas.Tx) error {
+	if err := s.view(ctx, func(tx *cas.Tx) error {
 		var err error
 		t, err = tx.MustTask(id)
 		if err != nil {
@@ -69,7 +69,7 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, e
 		// process was killed before it said so): the first result.
 		if t != nil && r.RequestID != "" && t.ReviewCommit != "" {
 			in := submitInput{Task: id, ReviewCommit: t.ReviewCommit, Base: t.BaseCommit}
-			if res, done, rerr := s.requested(r.Call, kindSubmit, in); rerr == nil && done {
+			if res, done, rerr := s.requested(ctx, r.Call, kindSubmit, in); rerr == nil && done {
 				out := &SubmitResult{ID: id, ReviewCommit: t.ReviewCommit, BaseCommit: t.BaseCommit, Written: written(res)}
 				// Sent back already, the first time: it says so again.
 				// Killed before its merge check: the check runs now.

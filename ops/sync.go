@@ -366,7 +366,7 @@ func (s *Service) syncIntegration(ctx context.Context, remote string) error {
 	var branch string
 	var want refstore.Hash
 	var known bool
-	if err := s.view(func(tx *cas.Tx) error {
+	if err := s.view(ctx, func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err != nil {
 			return err

@@ -220,7 +220,7 @@ func (s *Service) applyAgain(ctx context.Context, c *refstore.Commit, nums *renu
 		// its branch) is done only for an operation that applies on the
 		// board as it is now: a refused one leaves the remote as it was.
 		done := false
-		if err := as.view(func(tx *cas.Tx) error {
+		if err := as.view(ctx, func(tx *cas.Tx) error {
 			var err error
 			if _, done, err = tx.Requested(cas.Op{Name: k.op, Agent: as.Agent, Request: req, Kind: k.name, Input: rec.Input}); err != nil || done {
 				return err

@@ -94,7 +94,7 @@ func (s *Service) checkMergeBase(ctx context.Context, id string, base, integ, re
 func (s *Service) reviewFacts(ctx context.Context, commit refstore.Hash, id string, review refstore.Hash) error {
 	var t *contracts.Task
 	var rules int
-	if err := s.view(func(tx *cas.Tx) error {
+	if err := s.view(ctx, func(tx *cas.Tx) error {
 		var err error
 		t, err = tx.MustTask(id)
 		rules = tx.Rules

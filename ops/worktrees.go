@@ -80,7 +80,7 @@ func (s *Service) worktreeBoard(ids []string, withRecorded bool) (integration st
 	if withRecorded {
 		recorded = map[string]worktreeTask{}
 	}
-	err = s.view(func(tx *cas.Tx) error {
+	err = s.view(context.Background(), func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err != nil {
 			return err
@@ -245,7 +245,7 @@ func (s *Service) DeleteWorktree(ctx context.Context, r DeleteWorktreeRequest) (
 	}
 	var status contracts.Status
 	var branch string
-	if err := s.view(func(tx *cas.Tx) error {
+	if err := s.view(ctx, func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err != nil {
 			return err

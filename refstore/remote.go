@@ -32,6 +32,21 @@ type ErrUnreachable struct {
 	Why    RemoteFailure
 	Write  bool   // the failure was a push
 	detail string // git's telling line, when Err is a GitError
+	// unsure: a push stopped before the remote answered, which may have
+	// landed (MayHaveLanded).
+	unsure bool
+}
+
+// MayHaveLanded reports whether err is a push stopped before the remote
+// answered (out of liza.remoteTimeout, or interrupted): the remote may
+// have applied it, and what the push stood for may count there.
+func MayHaveLanded(err error) bool {
+	var u *ErrUnreachable
+	if errors.As(err, &u) && u.unsure {
+		return true
+	}
+	var st *ErrStopped
+	return errors.As(err, &st) && st.Cmd == "push"
 }
 
 // RemoteFailure says why a remote could not be used.
@@ -66,10 +81,14 @@ func (e *ErrUnreachable) Error() string {
 }
 
 // remoteError classifies a failed fetch or push by what git said.
-func remoteError(remote string, err error, write bool) *ErrUnreachable {
+func remoteError(remote string, err error, write bool) error {
 	var told *ErrUnreachable
 	if errors.As(err, &told) {
 		return told // remoteGit's: the remote did not answer in time
+	}
+	var stopped *ErrStopped
+	if errors.As(err, &stopped) {
+		return stopped // remoteGit's: interrupted
 	}
 	e := &ErrUnreachable{Remote: remote, Err: err, Write: write}
 	var ge *GitError

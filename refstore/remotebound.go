@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -65,19 +69,68 @@ var errRemoteSlow = errors.New("the remote took too long")
 // out may still have landed; the next operation reads the remote's board
 // and finds it there by its request id.
 func (r *Repo) remoteGit(ctx context.Context, remote string, code bool, stdin []byte, args ...string) ([]byte, error) {
+	// git runs in a process group of its own, which a signal to this
+	// process's group does not reach: a command that would die of it
+	// stops git first.
+	ctx, stop := SignalContext(ctx)
+	defer stop()
 	d := r.RemoteTimeout(code)
 	ctx, cancel := context.WithTimeoutCause(ctx, d, errRemoteSlow)
 	defer cancel()
 	out, _, err := execGitOpts(ctx, gitRun{dir: r.Dir(), env: containGit(nil, args), stdin: stdin, args: args, max: -1, group: true})
-	if err != nil && context.Cause(ctx) == errRemoteSlow {
-		name := args[0]
-		if name == "-c" && len(args) > 2 {
-			name = args[2]
-		}
-		return out, &ErrUnreachable{Remote: remote, Err: err, Write: name == "push",
+	if err == nil || ctx.Err() == nil {
+		return out, err
+	}
+	name := args[0]
+	if name == "-c" && len(args) > 2 {
+		name = args[2]
+	}
+	if cause := context.Cause(ctx); cause == errRemoteSlow {
+		return out, &ErrUnreachable{Remote: remote, Err: err, Write: name == "push", unsure: name == "push",
 			detail: fmt.Sprintf("git %s did not finish within %s (liza.remoteTimeout)", name, d)}
+	} else if errors.Is(cause, context.Canceled) {
+		return out, &ErrStopped{Remote: remote, Cmd: name, Cause: cause}
 	}
 	return out, err
+}
+
+// ErrStopped is a git command talking to a remote that was stopped
+// because the command that ran it was interrupted (SIGINT, SIGTERM) or
+// cancelled. A push stopped so may have landed.
+type ErrStopped struct {
+	Remote string
+	Cmd    string // fetch, push, ls-remote
+	Cause  error
+}
+
+func (e *ErrStopped) Error() string {
+	if e.Cmd == "push" {
+		return fmt.Sprintf("git push to %s stopped (%v): it may have landed; the next operation finds out", e.Remote, e.Cause)
+	}
+	return fmt.Sprintf("git %s from %s stopped (%v)", e.Cmd, e.Remote, e.Cause)
+}
+
+func (e *ErrStopped) Unwrap() error { return e.Cause }
+
+// catchSignals says that this process has no handler of its own for
+// SIGINT and SIGTERM (CatchSignals).
+var catchSignals atomic.Bool
+
+// CatchSignals is for a process that does not handle SIGINT and SIGTERM
+// itself (a short command that changes only the state): from then on a
+// remote git command, and an operation on a remote, catch them while they
+// run (SignalContext), so that the signal stops git and what it started
+// before the command ends. Without it the command died and git, in a
+// process group of its own, went on waiting on a hung remote for good.
+func CatchSignals() { catchSignals.Store(true) }
+
+// SignalContext is ctx, cancelled by SIGINT or SIGTERM until stop is
+// called, in a process that called CatchSignals; else ctx.
+func SignalContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if !catchSignals.Load() {
+		return ctx, func() {}
+	}
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }
 
 // RemoteGit runs git with args against remote, bounded as a fetch of the
