@@ -55,10 +55,13 @@ func (m *model) loadDetail(id string) tea.Cmd {
 		d := &detail{id: id}
 		mu.Lock()
 		d.task, d.err = svc.Task(ctx, "", id)
+		mu.Unlock()
+		// The diff stat runs git on the coder's branch (up to diffTimeout):
+		// outside the lock, so that a lever pulled meanwhile does not wait
+		// for it. It reads the repository only, not the Service.
 		if d.task != nil {
 			d.diff, d.diffErr = diffStat(ctx, svc, d.task)
 		}
-		mu.Unlock()
 		all, err := transcript.List(dir)
 		if err != nil && d.err == nil {
 			d.err = err

@@ -39,7 +39,8 @@ func (s *Server) lever(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var msg string
 	var err error
-	s.mu.Lock()
+	// Under the levers' own lock: no page being read delays a lever.
+	s.leverMu.Lock()
 	switch op {
 	case "pause", "resume", "abort":
 		mode := map[string]string{"pause": contracts.ModePaused, "resume": contracts.ModeRunning, "abort": contracts.ModeAborted}[op]
@@ -48,7 +49,7 @@ func (s *Server) lever(w http.ResponseWriter, r *http.Request) {
 			reason = ""
 		}
 		var out *ops.ModeResult
-		if out, err = s.svc.SetMode(ctx, ops.ModeRequest{Mode: mode, Reason: reason}); err == nil {
+		if out, err = s.levers.SetMode(ctx, ops.ModeRequest{Mode: mode, Reason: reason}); err == nil {
 			switch {
 			case !out.Changed && mode == contracts.ModeRunning && len(out.Removed) == 0:
 				msg = "the team is running; nothing to resume"
@@ -70,7 +71,7 @@ func (s *Server) lever(w http.ResponseWriter, r *http.Request) {
 		}
 	case "note":
 		var out *ops.EntryResult
-		if out, err = s.svc.Note(ctx, ops.NoteRequest{Message: field("message"), For: strings.TrimSpace(field("for"))}); err == nil {
+		if out, err = s.levers.Note(ctx, ops.NoteRequest{Message: field("message"), For: strings.TrimSpace(field("for"))}); err == nil {
 			msg = fmt.Sprintf("note %d left", out.N)
 			if out.For != "" {
 				msg += " for " + out.For
@@ -78,13 +79,13 @@ func (s *Server) lever(w http.ResponseWriter, r *http.Request) {
 		}
 	case "unblock":
 		var out *ops.TaskResult
-		if out, err = s.svc.Unblock(ctx, ops.UnblockRequest{Task: strings.TrimSpace(field("task"))}); err == nil {
+		if out, err = s.levers.Unblock(ctx, ops.UnblockRequest{Task: strings.TrimSpace(field("task"))}); err == nil {
 			msg = "task " + out.ID + " " + out.Verb + ": " + string(out.Status)
 		}
 	default:
 		err = contracts.Invalidf("no lever %q: pause, resume, abort, note, unblock", op)
 	}
-	s.mu.Unlock()
+	s.leverMu.Unlock()
 	code := http.StatusOK
 	if err != nil {
 		code, msg = httpStatus(err), err.Error()

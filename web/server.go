@@ -67,18 +67,23 @@ const cookieName = "liza_token"
 // maxForm bounds a lever's request body.
 const maxForm = 64 << 10
 
-// Server is the web board. Its handlers may run concurrently; the
-// Service they share is not safe for concurrent use, so every read and
-// write of the board goes through mu.
+// Server is the web board. Its handlers may run concurrently; a Service
+// is not safe for concurrent use, so every read of the board goes through
+// mu, and every lever through leverMu, on a Service of its own: a page
+// however slow to read (a whole board, a session log of 256 MiB an agent
+// wrote, a diff of thousands of files) never delays a lever.
 type Server struct {
 	o     Options
 	token [32]byte // sha256 of the token: compared in constant time
 	hosts map[string]bool
 	mu    sync.Mutex
 	svc   *ops.Service
-	hub   *hub
-	pages *pages
-	cache boardCache
+	// leverMu guards levers, the Service the levers act through.
+	leverMu sync.Mutex
+	levers  *ops.Service
+	hub     *hub
+	pages   *pages
+	cache   boardCache
 	// closing ends the events streams when the server shuts down: they
 	// never end by themselves.
 	closing   chan struct{}
@@ -110,7 +115,21 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{o: o, token: sha256.Sum256([]byte(o.Token)), svc: o.Service, pages: p,
+	// The levers' Service acts as the pages' does (the same clock, retry
+	// budget, author and mode), with nothing of the pages' reads shared.
+	st := o.Service.Store
+	// A repository of its own too: a Repo's caches are not shared
+	// between goroutines either.
+	repo, err := refstore.Open(o.Service.Repo.Dir())
+	if err != nil {
+		return nil, err
+	}
+	levers, err := ops.New(repo, ops.Options{Agent: o.Service.Agent, Generation: o.Service.Generation,
+		Clock: st.Clock, Budget: st.Budget, Author: st.Author, Offline: st.Offline})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{o: o, token: sha256.Sum256([]byte(o.Token)), svc: o.Service, levers: levers, pages: p,
 		hub: newHub(o.MaxClients), closing: make(chan struct{})}
 	if len(o.Hosts) > 0 {
 		s.hosts = map[string]bool{}
