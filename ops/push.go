@@ -256,6 +256,15 @@ func (s *Service) checkTaskBranch(ctx context.Context, board func() (*cas.Tx, er
 	if u.New.IsZero() {
 		return fmt.Sprintf("task %s is %s at %s: its branch is not deleted until it is finished", id, t.Status, short(t.ReviewCommit)), nil
 	}
+	if t.Status == contracts.ReadyForReview || t.Status == contracts.Approved {
+		// What is reviewed, and then merged, is that commit: a commit
+		// pushed on top would leave the branch off it, and the merge
+		// refused ("not at the approved commit").
+		if u.New.String() != t.ReviewCommit {
+			return fmt.Sprintf("task %s is %s at %s: its branch stays on that commit until it is merged or sent back", id, t.Status, short(t.ReviewCommit)), nil
+		}
+		return "", nil
+	}
 	if ok, err := s.Repo.IsAncestor(ctx, t.ReviewCommit, u.New.String()); err != nil || !ok {
 		return fmt.Sprintf("task %s is %s at %s: its branch moves only to a commit that holds it", id, t.Status, short(t.ReviewCommit)), nil
 	}
