@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/transcript"
@@ -30,11 +31,25 @@ func (s *sup) sessionUsage(ses *session) *contracts.Usage {
 	if u.Model == "" {
 		u.Model = ses.model
 	}
+	u.Model = modelName(u.Model)
 	if err := contracts.ValidSessionUsage(u); err != nil {
 		s.eventf(EventError, "", "the session's usage is not recorded: %v", err)
 		return nil
 	}
 	return &u
+}
+
+// modelName is a model name as the board records it: the agent's stream
+// names it, and may put a line break, a terminal escape or a bidi override
+// in it; each control or format character is recorded as ?, so that the
+// name is one printable line in the board's files.
+func modelName(m string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return '?'
+		}
+		return r
+	}, m)
 }
 
 // launchModel is the model the agent CLI is told to use, when its stream
