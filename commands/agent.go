@@ -299,15 +299,9 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 // starts the agent again and resumes its work. A supervisor that runs, or
 // one of another machine, still holds its id.
 func (e *Env) register(ctx context.Context, s *session, id string, replace bool) (*ops.Registration, error) {
-	reg, err := s.ops.As(id, 0).Register(ctx, ops.RegisterRequest{Replace: replace})
-	if err == nil || replace || !strings.Contains(err.Error(), "already supervised") {
-		return reg, err
-	}
-	gone := goneSupervisor(s.repo, id)
-	if gone == "" {
-		return nil, err
-	}
-	return s.ops.As(id, 0).Register(ctx, ops.RegisterRequest{ReplaceGone: gone})
+	// One write: the board takes ReplaceGone into account only where a
+	// live lease of that very host string holds the id.
+	return s.ops.As(id, 0).Register(ctx, ops.RegisterRequest{Replace: replace, ReplaceGone: goneSupervisor(s.repo, id)})
 }
 
 // supervisorFile is where a supervisor of this machine notes its process
