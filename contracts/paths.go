@@ -109,7 +109,7 @@ func ValidPath(p string) error {
 			return Invalidf("path %q leaves the repository", p)
 		case strings.EqualFold(part, ".git"):
 			return Invalidf("path %q reaches into .git, which no task owns", p)
-		case i == 0 && (strings.EqualFold(part, ".liza") || strings.EqualFold(part, ".worktrees")):
+		case i == 0 && keptByLiza(part):
 			return Invalidf("path %q reaches into %s/, which git-liza keeps and no task owns", p, part)
 		}
 	}
@@ -117,6 +117,13 @@ func ValidPath(p string) error {
 		return Invalidf("path %q is not a valid glob", p)
 	}
 	return nil
+}
+
+// keptByLiza reports whether a path's first segment is a directory git-liza
+// keeps in the main checkout: .liza/ (the kill switches) or .worktrees/
+// (the tasks' checkouts).
+func keptByLiza(first string) bool {
+	return strings.EqualFold(first, ".liza") || strings.EqualFold(first, ".worktrees")
 }
 
 // CheckChangedPath refuses a file a task's change may not touch, whatever
@@ -133,7 +140,7 @@ func CheckChangedPath(file string) error {
 		switch {
 		case strings.EqualFold(strings.TrimRight(part, ". "), ".git") || strings.EqualFold(part, "git~1"):
 			return Invalidf("the change touches %s, inside .git, which git refuses to check out and no task owns", file)
-		case i == 0 && (strings.EqualFold(part, ".liza") || strings.EqualFold(part, ".worktrees")):
+		case i == 0 && keptByLiza(part):
 			return Invalidf("the change touches %s, under %s/, which git-liza keeps and no task owns", file, part)
 		}
 	}
