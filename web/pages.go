@@ -184,6 +184,7 @@ type taskData struct {
 	Task       *contracts.Task
 	Checkpoint *contracts.HistoryEvent
 	Diff       []refstore.FileChange
+	DiffSum    diffSum
 	DiffRange  string
 	DiffErr    string
 	Sessions   []transcript.Session
@@ -208,6 +209,7 @@ func (s *Server) taskData(r *http.Request, b *ops.Board) (string, any, error) {
 		}
 	}
 	d.Diff, d.DiffRange, d.DiffErr = s.taskDiff(r, t)
+	d.Diff, d.DiffSum = boundDiff(d.Diff)
 	if sessions, err := transcript.List(s.sessionsDir()); err == nil {
 		for _, ses := range sessions {
 			if ses.Header.Task == t.ID {
@@ -216,6 +218,31 @@ func (s *Server) taskData(r *http.Request, b *ops.Board) (string, any, error) {
 		}
 	}
 	return "task " + t.ID, d, nil
+}
+
+// maxDiffFiles bounds the changed files a task's page names: a branch
+// that changes thousands (generated or vendored files) made a page of
+// megabytes, which every browser on the board loaded again on each change.
+const maxDiffFiles = 500
+
+// diffSum is the whole of a task's change: its files and lines, and how
+// many files its page does not name.
+type diffSum struct {
+	Files, Added, Removed, More int
+}
+
+// boundDiff is the first maxDiffFiles of changes and the sum of them all.
+func boundDiff(changes []refstore.FileChange) ([]refstore.FileChange, diffSum) {
+	sum := diffSum{Files: len(changes)}
+	for _, c := range changes {
+		sum.Added += max(c.Added, 0)
+		sum.Removed += max(c.Removed, 0)
+	}
+	if len(changes) > maxDiffFiles {
+		sum.More = len(changes) - maxDiffFiles
+		changes = changes[:maxDiffFiles]
+	}
+	return changes, sum
 }
 
 // taskDiff is the files a task's work changes against its base (see
