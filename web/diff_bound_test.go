@@ -1,11 +1,9 @@
 package web
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -21,21 +19,7 @@ import (
 // cockpit's memory was the agent's to size, and every lever waited.
 func TestDiffPageReadsABoundedPatch(t *testing.T) {
 	b := newBoard(t, Options{})
-	task, err := b.human.Task(context.Background(), "", "a")
-	if err != nil || task.BaseCommit == "" {
-		t.Fatalf("task a has no base commit: %v", err)
-	}
-	gitIn := func(args ...string) string {
-		t.Helper()
-		c := exec.Command("git", args...)
-		c.Dir = b.root
-		out, err := c.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	gitIn("checkout", "-q", "-b", "task/a", task.BaseCommit)
+	gitIn := b.onTaskA(t)
 	const size = 64 << 20 // 64 MiB of lines of 1 KiB: a blob of well under 1 MiB in the repository
 	if err := os.WriteFile(filepath.Join(b.root, "a.txt"), []byte(strings.Repeat(strings.Repeat("a", 1023)+"\n", size/1024)), 0o644); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,8 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,19 +14,7 @@ import (
 // of 2.4 MB that every browser on the board loaded again on each change.
 func TestTaskPageBoundsItsFileList(t *testing.T) {
 	b := newBoard(t, Options{})
-	task, err := b.human.Task(context.Background(), "", "a")
-	if err != nil || task.BaseCommit == "" {
-		t.Fatalf("task a has no base commit: %v", err)
-	}
-	gitIn := func(args ...string) {
-		t.Helper()
-		c := exec.Command("git", args...)
-		c.Dir = b.root
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	gitIn("checkout", "-q", "-b", "task/a", task.BaseCommit)
+	gitIn := b.onTaskA(t)
 	const files = 1500
 	if err := os.MkdirAll(filepath.Join(b.root, "gen"), 0o755); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"net/http/httptest"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,4 +86,26 @@ func (b *board) lastOp(t *testing.T) ops.LogEntry {
 		t.Fatalf("log: %v", err)
 	}
 	return log[0]
+}
+
+// onTaskA checks out task a's branch, from its base commit, in the board's
+// repository, and returns a runner of git there (its output, trimmed).
+func (b *board) onTaskA(t *testing.T) func(args ...string) string {
+	t.Helper()
+	task, err := b.human.Task(context.Background(), "", "a")
+	if err != nil || task.BaseCommit == "" {
+		t.Fatalf("task a has no base commit: %v", err)
+	}
+	gitIn := func(args ...string) string {
+		t.Helper()
+		c := exec.Command("git", args...)
+		c.Dir = b.root
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	gitIn("checkout", "-q", "-b", "task/a", task.BaseCommit)
+	return gitIn
 }

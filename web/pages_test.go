@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -125,25 +124,13 @@ func TestBoardWaitsOn(t *testing.T) {
 // program the repository's configuration names is run to make it.
 func TestDiffPage(t *testing.T) {
 	b := newBoard(t, Options{})
-	task, err := b.human.Task(context.Background(), "", "a")
-	if err != nil || task.BaseCommit == "" {
-		t.Fatalf("task a has no base commit: %v", err)
-	}
-	gitIn := func(args ...string) {
-		t.Helper()
-		c := exec.Command("git", args...)
-		c.Dir = b.root
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	gitIn := b.onTaskA(t)
 	// A diff driver the project's configuration names: it must not run.
 	marker := filepath.Join(t.TempDir(), "ran")
 	gitIn("config", "diff.evil.command", "touch "+marker)
 	if err := os.WriteFile(filepath.Join(b.root, ".gitattributes"), []byte("*.txt diff=evil\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gitIn("checkout", "-q", "-b", "task/a", task.BaseCommit)
 	if err := os.WriteFile(filepath.Join(b.root, "a.txt"), []byte("<script>alert(1)</script>\x1b[2J\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
