@@ -77,4 +77,7 @@ type Config struct {
 	// outright: the session is the supervisor's to time-box, to hold to
 	// the budgets and to record.
 	StartSession func(*exec.Cmd) error
+	// EndSession, when set, is told that a session StartSession started
+	// is over: its agent exited and what was left in its group killed.
+	EndSession func(*exec.Cmd)
 }

@@ -176,6 +176,9 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		// that left the group) neither holds the supervisor (WaitDelay)
 		// nor outlives the session in its group.
 		signalGroup(cmd, sigKill)
+		if s.EndSession != nil {
+			s.EndSession(cmd)
+		}
 		if errors.Is(err, exec.ErrWaitDelay) {
 			err = nil
 		}

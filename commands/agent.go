@@ -244,15 +244,24 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	// kernel sends the session's agent SIGTERM when the supervisor ends;
 	// the sessions are started from one thread that lives as long as the
 	// supervisor (proc.Spawner), and have all ended when Run returns.
+	// What the agent started in its group is ended by a keeper
+	// (proc.GroupKeeper) that learns of the supervisor's end from a pipe.
 	sp := proc.NewSpawner()
+	var keeper proc.GroupKeeper
 	c.StartSession = func(cmd *exec.Cmd) error {
 		if cmd.SysProcAttr != nil {
 			proc.DieWithParent(cmd.SysProcAttr)
 		}
-		return sp.Start(cmd)
+		if err := sp.Start(cmd); err != nil {
+			return err
+		}
+		keeper.Keep(cmd.Process.Pid) // the leader of its own group (agent.ownGroup)
+		return nil
 	}
+	c.EndSession = func(cmd *exec.Cmd) { keeper.Drop(cmd.Process.Pid) }
 	runErr := agent.Run(ctx, c)
 	sp.Close()
+	keeper.Close()
 	if errors.Is(runErr, agent.ErrStale) {
 		return contracts.Invalidf("%v", runErr)
 	}
