@@ -111,8 +111,10 @@ func (b *bench) measureSize(n int) (sizeResult, error) {
 	return r, nil
 }
 
-// buildFloor builds git-liza-floor, an empty Go program, beside git-liza.
-func (b *bench) buildFloor() error {
+// buildFloor builds git-liza-floor, an empty Go program, beside git-liza,
+// and git-liza-linked (bench/linked), which starts as git-liza does and
+// runs no command.
+func (b *bench) buildFloor(root string) error {
 	dir := filepath.Join(b.tmp, "floor")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -122,6 +124,9 @@ func (b *bench) buildFloor() error {
 	}
 	if _, err := output(dir, nil, "go", "build", "-o", filepath.Join(b.bin, "git-liza-floor"), "main.go"); err != nil {
 		return fmt.Errorf("building git-liza-floor: %v", err)
+	}
+	if _, err := output(root, nil, "go", "build", "-o", filepath.Join(b.bin, "git-liza-linked"), "./bench/linked"); err != nil {
+		return fmt.Errorf("building git-liza-linked: %v", err)
 	}
 	return nil
 }

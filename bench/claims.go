@@ -14,9 +14,14 @@ type claimsResult struct {
 	Dispatch  stats   `json:"dispatch"`
 	UpdateRef stats   `json:"update_ref"`
 	Floor     float64 `json:"floor_ms"`
-	ClaimID   stats   `json:"claim_id"`
-	ClaimBest stats   `json:"claim_best"`
-	Add       stats   `json:"add"`
+	// Linked is git's dispatch to git-liza-linked (a program linking
+	// git-liza's packages that runs no command) plus the update-ref: the
+	// floor of any command of a program made of those packages.
+	LinkedDispatch stats   `json:"linked_dispatch"`
+	Linked         float64 `json:"linked_ms"`
+	ClaimID        stats   `json:"claim_id"`
+	ClaimBest      stats   `json:"claim_best"`
+	Add            stats   `json:"add"`
 	// With -compare: the claims run directly (not through git) by this
 	// build and by REV's, each in a repository it made.
 	Direct  *claimPair `json:"direct,omitempty"`
@@ -88,6 +93,7 @@ func (b *bench) measureClaims(n int) (claimsResult, error) {
 		func(it int) *exec.Cmd {
 			return command(repo, b.env, "git", "update-ref", fmt.Sprintf("refs/bench/c%d", it), "HEAD")
 		},
+		func(it int) *exec.Cmd { return command(repo, b.env, "git", "liza-linked") },
 		// Tasks of the lowest priority by id (lastClaimed), each for a coder of its own.
 		func(it int) *exec.Cmd {
 			return command(repo, b.env, "git", "liza", "--agent", coderID(it), "claim", lastClaimed(n, it), "--no-worktree")
@@ -104,10 +110,12 @@ func (b *bench) measureClaims(n int) (claimsResult, error) {
 	}
 	r.Dispatch, r.UpdateRef = summarize(samples[0]), summarize(samples[1])
 	r.Floor = r.Dispatch.Median + r.UpdateRef.Median
-	r.ClaimID, r.ClaimBest, r.Add = summarize(samples[2]), summarize(samples[3]), summarize(samples[4])
+	r.LinkedDispatch = summarize(samples[2])
+	r.Linked = r.LinkedDispatch.Median + r.UpdateRef.Median
+	r.ClaimID, r.ClaimBest, r.Add = summarize(samples[3]), summarize(samples[4]), summarize(samples[5])
 	if compare {
-		r.Direct = &claimPair{summarize(samples[5]), summarize(samples[6])}
-		r.Compare = &claimPair{summarize(samples[7]), summarize(samples[8])}
+		r.Direct = &claimPair{summarize(samples[6]), summarize(samples[7])}
+		r.Compare = &claimPair{summarize(samples[8]), summarize(samples[9])}
 	}
 	return r, nil
 }
@@ -123,10 +131,10 @@ func printClaims(rs []claimsResult) {
 	if len(rs) == 0 {
 		return
 	}
-	fmt.Printf("\nClaims and adds against the floor (git liza-floor + git update-ref), medians, ms:\n")
-	fmt.Printf("  %8s %7s %16s %16s %16s\n", "tasks", "floor", "claim ID", "claim (best)", "task add")
+	fmt.Printf("\nClaims and adds against the floor (git liza-floor + git update-ref), medians, ms; linked is\ngit liza-linked + git update-ref, a program of git-liza's packages that runs no command:\n")
+	fmt.Printf("  %8s %7s %16s %16s %16s %16s\n", "tasks", "floor", "linked", "claim ID", "claim (best)", "task add")
 	for _, r := range rs {
-		fmt.Printf("  %8d %7.1f %9.1f (%4.2f) %9.1f (%4.2f) %9.1f (%4.2f)\n", r.Tasks, r.Floor,
+		fmt.Printf("  %8d %7.1f %9.1f (%4.2f) %9.1f (%4.2f) %9.1f (%4.2f) %9.1f (%4.2f)\n", r.Tasks, r.Floor, r.Linked, r.Linked/r.Floor,
 			r.ClaimID.Median, r.ClaimID.Median/r.Floor, r.ClaimBest.Median, r.ClaimBest.Median/r.Floor, r.Add.Median, r.Add.Median/r.Floor)
 		if r.Compare != nil {
 			fmt.Printf("  %8s run directly: claim ID %.1f, best %.1f; -compare build: claim ID %.1f, best %.1f\n", "",

@@ -285,7 +285,7 @@ func run(opt options) error {
 			return fmt.Errorf("building git-liza-relay: %v", err)
 		}
 	}
-	if err := b.buildFloor(); err != nil {
+	if err := b.buildFloor(root); err != nil {
 		return err
 	}
 	var compareCommit string
