@@ -97,7 +97,9 @@ func init() { withFacts(kindClaim, claimFacts) }
 // it made, so no task is CLAIMED without its worktree and no worktree is
 // left behind by a failed claim; one whose push was stopped before the
 // remote answered, and so may have landed, leaves it locked for the next
-// claim's recovery to keep or remove by what the board says.
+// claim's recovery to keep or remove by what the board says (marked
+// stopped, worktree.Abandon, so that a process that lives on does not hold
+// it).
 func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, error) {
 	if r.Task != "" {
 		if err := contracts.ValidTaskID(r.Task); err != nil {
@@ -185,7 +187,9 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 				// The claim may count on the remote: its worktree stays,
 				// locked, as a claim killed after its push leaves it, and
 				// the next claim's recovery keeps it or removes it by
-				// what the board says.
+				// what the board says, even where this process lives on
+				// (a supervisor, the MCP server): the lock says it stopped.
+				_ = worktree.Abandon(context.WithoutCancel(ctx), s.Repo, plan.id)
 				return nil, err
 			}
 			if err != nil {

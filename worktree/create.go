@@ -77,7 +77,7 @@ func register(ctx context.Context, repo *refstore.Repo, id, path string, base re
 	// when that loses nothing; any other is another claim's (or a dead
 	// one's, settling).
 	clear := func(e *entry) error {
-		if owner, ok := parseLock(e.reason); ok && e.locked && owner.Gone() {
+		if owner, ok := parseLock(e.reason); ok && e.locked && owner.ended() {
 			return ErrSettling
 		}
 		if e.locked || e.exists || !e.headOK() || !detachedSafe(ctx, repo, e) {
@@ -158,7 +158,7 @@ func register(ctx context.Context, repo *refstore.Repo, id, path string, base re
 				continue
 			}
 			if other != nil {
-				if owner, ok := parseLock(other.reason); ok && owner.Gone() {
+				if owner, ok := parseLock(other.reason); ok && owner.ended() {
 					return false, ErrSettling
 				}
 			} else if pids, _ := proc.GitIn([]string{path}); len(pids) > 0 {

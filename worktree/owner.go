@@ -21,7 +21,25 @@ type lockOwner struct {
 	task  string // "" in a lock written before tasks were named
 	agent string
 	kind  kind
+	// stopped: the owner gave the worktree up (Abandon) and may run on.
+	stopped bool
 	proc.Owner
+}
+
+// stoppedBy starts the owner part of the lock of a worktree its owner gave
+// up (Abandon): "git-liza claim of ID by AGENT: stopped, pid N on HOST".
+const stoppedBy = "stopped, "
+
+// ended says whether the owner is done with the worktree: it gave it up,
+// or it is gone.
+func (l lockOwner) ended() bool { return l.stopped || l.Gone() }
+
+// end is how the owner ended, for a repair's line.
+func (l lockOwner) end() string {
+	if l.stopped {
+		return "stopped"
+	}
+	return "died"
 }
 
 func claimLock(id, agent string) string {
@@ -50,11 +68,12 @@ func parseLock(reason string) (lockOwner, bool) {
 	if !ok {
 		return lockOwner{}, false
 	}
+	tail, stopped := strings.CutPrefix(tail, stoppedBy)
 	owner, ok := proc.ParseOwner(tail)
 	if !ok || !strings.HasPrefix(tail, "pid ") {
 		return lockOwner{}, false
 	}
-	l := lockOwner{Owner: owner}
+	l := lockOwner{Owner: owner, stopped: stopped}
 	switch {
 	case strings.HasPrefix(head, "claim"):
 		l.what, l.kind = "claim", taskTree

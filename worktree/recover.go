@@ -200,7 +200,7 @@ func recoverOne(ctx context.Context, repo *refstore.Repo, rec Recovery, e *entry
 		if held, err := rec.Reviewing(agent, task); err != nil || held {
 			return false, err
 		}
-		if ours && e.locked && !owner.Gone() {
+		if ours && e.locked && !owner.ended() {
 			return false, nil
 		}
 		if !settled {
@@ -216,7 +216,7 @@ func recoverOne(ctx context.Context, repo *refstore.Repo, rec Recovery, e *entry
 	}
 	switch {
 	case e.locked && ours:
-		if !owner.Gone() {
+		if !owner.ended() {
 			return false, nil
 		}
 		if !settled {
@@ -258,7 +258,7 @@ func recoverOne(ctx context.Context, repo *refstore.Repo, rec Recovery, e *entry
 		if err := discard(repo, e); err != nil {
 			return false, err
 		}
-		add(e, "", "removed %s: the throwaway worktree of %s, which died", what, owner.describe())
+		add(e, "", "removed %s: the throwaway worktree of %s, which %s", what, owner.describe(), owner.end())
 		return true, nil
 	}
 	if !e.complete() {
@@ -280,7 +280,7 @@ func recoverOne(ctx context.Context, repo *refstore.Repo, rec Recovery, e *entry
 				os.Remove(p)
 			}
 		}
-		add(e, "", "removed %s: the worktree %s was making when it died", what, owner.describe())
+		add(e, "", "removed %s: the worktree %s was making when it %s", what, owner.describe(), owner.end())
 		if keep != "" {
 			add(e, "if nothing in it is needed, rm -rf "+displayPath(repo, keep), "kept the files in %s, which no checkout wrote", displayPath(repo, keep))
 		}
@@ -313,9 +313,9 @@ func recoverOne(ctx context.Context, repo *refstore.Repo, rec Recovery, e *entry
 				if _, err := repo.GitUnlocking(ctx, "branch", "--quiet", "-D", Branch(e.id)); err != nil {
 					return true, err
 				}
-				add(e, "", "removed %s and branch %s: %s died before the claim committed", what, Branch(e.id), owner.describe())
+				add(e, "", "removed %s and branch %s: %s %s before the claim committed", what, Branch(e.id), owner.describe(), owner.end())
 			} else {
-				add(e, "", "removed %s: %s died before the claim committed", what, owner.describe())
+				add(e, "", "removed %s: %s %s before the claim committed", what, owner.describe(), owner.end())
 			}
 			return true, nil
 		}
@@ -324,9 +324,9 @@ func recoverOne(ctx context.Context, repo *refstore.Repo, rec Recovery, e *entry
 		return false, err
 	}
 	if held {
-		add(e, "", "unlocked %s: %s committed, then died before unlocking it", what, owner.describe())
+		add(e, "", "unlocked %s: %s committed, then %s before unlocking it", what, owner.describe(), owner.end())
 	} else {
-		add(e, "", "unlocked %s: %s died before the claim committed; what the worktree holds is kept for the next claim of %s", what, owner.describe(), e.id)
+		add(e, "", "unlocked %s: %s %s before the claim committed; what the worktree holds is kept for the next claim of %s", what, owner.describe(), owner.end(), e.id)
 	}
 	return false, nil
 }

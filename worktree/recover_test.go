@@ -215,6 +215,49 @@ func TestRecoverDeadClaim(t *testing.T) {
 		}
 		r.sound()
 	})
+	// A claim whose push may have landed, in a process that lives on (a
+	// supervisor, the MCP server), gives its worktree over to the next
+	// claim's recovery (Abandon), as if it had been killed there: its lock
+	// no longer holds the worktree for a process that runs.
+	stopped := func(t *testing.T, r *testRepo) string {
+		t.Helper()
+		if _, err := Create(context.Background(), r.repo, "t1", r.base, "coder-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := recoverOK(t, r, holds("refs/heads/integration")); len(got) != 0 {
+			t.Fatalf("a live claim's worktree was repaired:\n%s", whats(got))
+		}
+		if err := Abandon(context.Background(), r.repo, "t1"); err != nil {
+			t.Fatal(err)
+		}
+		return r.admin(".worktrees/t1")
+	}
+	t.Run("stopped by a live process, landed", func(t *testing.T) {
+		r := newRepo(t)
+		admin := stopped(t, r)
+		got := recoverOK(t, r, holds("refs/heads/integration", "t1"))
+		if !pat("unlocked .worktrees/t1: the claim of t1 by coder-1 (PID) committed, then stopped before unlocking it").MatchString(whats(got)) {
+			t.Fatalf("repairs:\n%s", whats(got))
+		}
+		if _, err := os.Stat(filepath.Join(admin, "locked")); err == nil {
+			t.Fatal("still locked")
+		}
+		if !r.exists(".worktrees/t1/README") {
+			t.Fatal("the claimed worktree went")
+		}
+	})
+	t.Run("stopped by a live process, not landed", func(t *testing.T) {
+		r := newRepo(t)
+		stopped(t, r)
+		got := recoverOK(t, r, holds("refs/heads/integration"))
+		if !pat("removed .worktrees/t1 and branch task/t1: the claim of t1 by coder-1 (PID) stopped before the claim committed").MatchString(whats(got)) {
+			t.Fatalf("repairs:\n%s", whats(got))
+		}
+		if r.exists(".worktrees/t1") || r.git("branch", "--list", "task/t1") != "" {
+			t.Fatal("worktree or branch kept")
+		}
+		r.sound()
+	})
 	t.Run("pid reused", func(t *testing.T) {
 		// The pid runs, but a process started at another time has it.
 		r := newRepo(t)

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/liza-dev/git-liza/atomicfile"
 	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/proc"
 	"github.com/liza-dev/git-liza/refstore"
 )
 
@@ -107,6 +109,35 @@ func Unlock(ctx context.Context, repo *refstore.Repo, id string) error {
 		return err
 	}
 	return nil
+}
+
+// Abandon gives a claim's worktree, still locked by this process, over to
+// the next claim's recovery, as if this process had been killed there: a
+// claim whose push may have landed (stopped before the remote answered)
+// leaves its worktree for a recovery that keeps it when the board says
+// the claim landed and removes it when not, and that recovery leaves
+// alone a worktree whose owner runs. A process that lives on (a
+// supervisor, the MCP server) would hold it until it ended, and no claim
+// of the task on this machine could take it. The lock stays, naming the
+// claim and this process, marked stopped. A worktree another process
+// locked is not touched.
+func Abandon(ctx context.Context, repo *refstore.Repo, id string) error {
+	unlock, err := lockRepo(repo)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	e, err := find(repo, id)
+	if err != nil || e == nil || !e.locked {
+		return err
+	}
+	owner, ok := parseLock(e.reason)
+	me := proc.Me()
+	if !ok || owner.kind != taskTree || owner.stopped || owner.PID != me.PID || owner.Host != me.Host {
+		return nil
+	}
+	head, _, _ := strings.Cut(e.reason, ": ")
+	return atomicfile.Write(filepath.Join(e.admin, "locked"), []byte(head+": "+stoppedBy+me.String()), 0o644)
 }
 
 // lockRepo serialises git-liza's worktree commands on this machine (and
