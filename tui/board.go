@@ -61,6 +61,8 @@ type (
 	}
 	pollMsg struct{}
 	tickMsg struct{}
+	// fetchedMsg is a fetch of the remote's board done (fetch).
+	fetchedMsg struct{ err error }
 )
 
 // section is a part of the board the cursor moves in.
@@ -241,9 +243,42 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, tea.Batch(cmds...)
 	case tickMsg:
-		return m, tea.Batch(tick(m.o.Interval), m.reload(m.remote))
+		switch {
+		case time.Since(m.loadedAt) >= max(m.o.Interval, quietReads*m.loadTook):
+			return m, tea.Batch(tick(m.o.Interval), m.reload(m.remote))
+		case m.remote:
+			// The remote's board is fetched at every tick: the poll reads
+			// it once it has moved the state here.
+			return m, tea.Batch(tick(m.o.Interval), m.fetch())
+		}
+		return m, tick(m.o.Interval)
+	case fetchedMsg:
+		if msg.err != nil {
+			m.err = msg.err
+		}
 	}
 	return m, nil
+}
+
+// quietReads is how many reads' time a board whose state has not moved
+// waits before a tick reads it again, for what the clock changes alone (a
+// lease running out, the time left). A board read in 20 ms is read at
+// every tick; one of 50,000 tasks, read in about 0.8 s of a core, every
+// 16 s rather than every 5, when nothing moved on it.
+const quietReads = 20
+
+// fetch brings the remote's board here (ops.Service.Refresh), without
+// reading it.
+func (m *model) fetch() tea.Cmd {
+	svc, mu, ctx := m.o.Service, m.svc, m.ctx
+	if svc == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		mu.Lock()
+		defer mu.Unlock()
+		return fetchedMsg{err: svc.Refresh(ctx)}
+	}
 }
 
 // setBoard shows a board read anew, the cursor kept on the task (and the
