@@ -176,9 +176,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		// that left the group) neither holds the supervisor (WaitDelay)
 		// nor outlives the session in its group.
 		signalGroup(cmd, sigKill)
-		if s.EndSession != nil {
-			s.EndSession(cmd)
-		}
+		s.endSession(cmd)
 		if errors.Is(err, exec.ErrWaitDelay) {
 			err = nil
 		}
@@ -356,13 +354,6 @@ func (s *sup) stillHeld(ctx context.Context, t *contracts.Task) *contracts.Task 
 	return nil
 }
 
-// startSession starts a session's agent, by Config.StartSession when set.
-func (s *sup) startSession(cmd *exec.Cmd) error {
-	if s.StartSession == nil {
-		return cmd.Start()
-	}
-	return s.StartSession(cmd)
-}
 
 // replaced is why an agent was stopped when its supervisor was replaced;
 // timeboxStop starts the reason of one stopped at its timebox;
