@@ -141,44 +141,6 @@ func (s *Server) frame(title string, r *http.Request, b *ops.Board) view {
 	return v
 }
 
-// boardData is the board page: tasks by status (each with what it waits
-// on, as ops computes it for status), agents, sprint, alarms and the
-// latest operations.
-type boardData struct {
-	Board    *ops.Board
-	Sections []ops.Section
-	Log      []ops.LogEntry
-}
-
-func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, log, err := s.board(r.Context())
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	// Only the plain address is kept: a query makes no other board, and
-	// addresses without end must not fill the cache.
-	key := r.URL.RequestURI()
-	if r.URL.RawQuery != "" {
-		key = ""
-	}
-	if html, ok := s.cache.pages[key]; ok && key != "" {
-		writeHTML(w, http.StatusOK, html)
-		return
-	}
-	d := boardData{Board: b, Log: log, Sections: b.Sections()}
-	v := s.frame("board", r, b)
-	v.Page = d
-	if html, ok := s.execute(w, "board", v); ok {
-		if key != "" {
-			s.cache.pages[key] = html
-		}
-		writeHTML(w, http.StatusOK, html)
-	}
-}
-
 // taskData is a task's page.
 type taskData struct {
 	Task       *contracts.Task

@@ -1,0 +1,68 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
+)
+
+// listed is how many tasks a board page lists.
+var listedTask = regexp.MustCompile(`<li class="task `)
+
+// A board of thousands of tasks made a board page of megabytes (50,000
+// tasks: 11 MB), which every open browser fetched again each time the
+// state moved, up to four times a second. The board page lists the first
+// tasks of each status, says how many more there are, and links to that
+// status alone, a page at a time.
+func TestBoardPageBoundsItsSections(t *testing.T) {
+	b := newBoard(t, Options{})
+	ctx := context.Background()
+	extra := maxSectionTasks + statusPageTasks - 50
+	for i := range extra {
+		task := contracts.Task{ID: fmt.Sprintf("u%04d", i), Description: "do it", SpecRef: "specs/vision.md", DoneWhen: "done",
+			Scope: "IN: x", Priority: 3, Status: contracts.Unclaimed}
+		if _, err := b.human.AddTask(ctx, ops.AddTaskRequest{Task: task}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unclaimed := extra + 1 // and task b
+	page := get(t, b, "/")
+	if n := len(listedTask.FindAllString(page, -1)); n != maxSectionTasks+1 {
+		t.Errorf("the board page lists %d tasks, want the first %d UNCLAIMED and the one CLAIMED", n, maxSectionTasks)
+	}
+	for _, want := range []string{
+		fmt.Sprintf(`<h2 class="st-unclaimed">UNCLAIMED %d</h2>`, unclaimed),
+		fmt.Sprintf(` · UNCLAIMED %d`, unclaimed),
+		fmt.Sprintf(`and %d more: <a href="/?status=UNCLAIMED">every UNCLAIMED task</a>`, unclaimed-maxSectionTasks),
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the board page lacks %q", want)
+		}
+	}
+	first := get(t, b, "/?status=UNCLAIMED")
+	if n := len(listedTask.FindAllString(first, -1)); n != statusPageTasks {
+		t.Errorf("the first page of UNCLAIMED lists %d tasks, want %d", n, statusPageTasks)
+	}
+	if strings.Contains(first, `id="task-a"`) || !strings.Contains(first, `href="/?status=UNCLAIMED&amp;page=2"`) {
+		t.Error("the first page of UNCLAIMED shows another status's task, or no link to the next page")
+	}
+	second := get(t, b, "/?status=UNCLAIMED&page=2")
+	if n := len(listedTask.FindAllString(second, -1)); n != unclaimed-statusPageTasks {
+		t.Errorf("the second page of UNCLAIMED lists %d tasks, want %d", n, unclaimed-statusPageTasks)
+	}
+	if !strings.Contains(second, fmt.Sprintf("tasks %d to %d of %d", statusPageTasks+1, unclaimed, unclaimed)) {
+		t.Error("the second page does not say which tasks it lists")
+	}
+	for _, bad := range []string{"/?status=BOGUS", "/?status=UNCLAIMED&page=0", "/?status=UNCLAIMED&page=x", "/?status=UNCLAIMED&page=99"} {
+		req, _ := http.NewRequest("GET", b.ts.URL+bad, nil)
+		if res, body := do(t, req); res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400 or 404\n%s", bad, res.StatusCode, body)
+		}
+	}
+}
