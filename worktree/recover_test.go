@@ -150,33 +150,6 @@ func TestRecoverDeadClaim(t *testing.T) {
 	pat := func(s string) *regexp.Regexp {
 		return regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(s), "PID", `pid \d+ on \S+`) + "$")
 	}
-	t.Run("committed", func(t *testing.T) {
-		r := newRepo(t)
-		admin := claim(t, r)
-		got := recoverOK(t, r, holds("refs/heads/integration", "t1"))
-		if !pat("unlocked .worktrees/t1: the claim of t1 by coder-1 (PID) committed, then died before unlocking it").MatchString(whats(got)) {
-			t.Fatalf("repairs:\n%s", whats(got))
-		}
-		if _, err := os.Stat(filepath.Join(admin, "locked")); err == nil {
-			t.Fatal("still locked")
-		}
-		if !r.exists(".worktrees/t1/README") {
-			t.Fatal("the claimed worktree went")
-		}
-		r.sound()
-	})
-	t.Run("not committed, clean", func(t *testing.T) {
-		r := newRepo(t)
-		claim(t, r)
-		got := recoverOK(t, r, holds("refs/heads/integration"))
-		if !pat("removed .worktrees/t1 and branch task/t1: the claim of t1 by coder-1 (PID) died before the claim committed").MatchString(whats(got)) {
-			t.Fatalf("repairs:\n%s", whats(got))
-		}
-		if r.exists(".worktrees/t1") || r.git("branch", "--list", "task/t1") != "" {
-			t.Fatal("worktree or branch kept")
-		}
-		r.sound()
-	})
 	t.Run("not committed, with work", func(t *testing.T) {
 		r := newRepo(t)
 		admin := claim(t, r)
@@ -232,32 +205,40 @@ func TestRecoverDeadClaim(t *testing.T) {
 		}
 		return r.admin(".worktrees/t1")
 	}
-	t.Run("stopped by a live process, landed", func(t *testing.T) {
-		r := newRepo(t)
-		admin := stopped(t, r)
-		got := recoverOK(t, r, holds("refs/heads/integration", "t1"))
-		if !pat("unlocked .worktrees/t1: the claim of t1 by coder-1 (PID) committed, then stopped before unlocking it").MatchString(whats(got)) {
-			t.Fatalf("repairs:\n%s", whats(got))
-		}
-		if _, err := os.Stat(filepath.Join(admin, "locked")); err == nil {
-			t.Fatal("still locked")
-		}
-		if !r.exists(".worktrees/t1/README") {
-			t.Fatal("the claimed worktree went")
-		}
-	})
-	t.Run("stopped by a live process, not landed", func(t *testing.T) {
-		r := newRepo(t)
-		stopped(t, r)
-		got := recoverOK(t, r, holds("refs/heads/integration"))
-		if !pat("removed .worktrees/t1 and branch task/t1: the claim of t1 by coder-1 (PID) stopped before the claim committed").MatchString(whats(got)) {
-			t.Fatalf("repairs:\n%s", whats(got))
-		}
-		if r.exists(".worktrees/t1") || r.git("branch", "--list", "task/t1") != "" {
-			t.Fatal("worktree or branch kept")
-		}
-		r.sound()
-	})
+	// The claim committed (the board holds the worktree) or did not, its
+	// process killed there or stopped there and living on.
+	for _, end := range []struct {
+		name string
+		made func(t *testing.T, r *testRepo) string
+	}{{"died", claim}, {"stopped", stopped}} {
+		t.Run(end.name+", committed", func(t *testing.T) {
+			r := newRepo(t)
+			admin := end.made(t, r)
+			got := recoverOK(t, r, holds("refs/heads/integration", "t1"))
+			if !pat("unlocked .worktrees/t1: the claim of t1 by coder-1 (PID) committed, then " + end.name + " before unlocking it").MatchString(whats(got)) {
+				t.Fatalf("repairs:\n%s", whats(got))
+			}
+			if _, err := os.Stat(filepath.Join(admin, "locked")); err == nil {
+				t.Fatal("still locked")
+			}
+			if !r.exists(".worktrees/t1/README") {
+				t.Fatal("the claimed worktree went")
+			}
+			r.sound()
+		})
+		t.Run(end.name+", not committed, clean", func(t *testing.T) {
+			r := newRepo(t)
+			end.made(t, r)
+			got := recoverOK(t, r, holds("refs/heads/integration"))
+			if !pat("removed .worktrees/t1 and branch task/t1: the claim of t1 by coder-1 (PID) " + end.name + " before the claim committed").MatchString(whats(got)) {
+				t.Fatalf("repairs:\n%s", whats(got))
+			}
+			if r.exists(".worktrees/t1") || r.git("branch", "--list", "task/t1") != "" {
+				t.Fatal("worktree or branch kept")
+			}
+			r.sound()
+		})
+	}
 	t.Run("pid reused", func(t *testing.T) {
 		// The pid runs, but a process started at another time has it.
 		r := newRepo(t)
