@@ -96,10 +96,13 @@ type LogTaskOut struct {
 
 func (o *LogTaskOut) noteCut(note string) { o.Cut = note }
 
-// Bounds of log_task: a model gets a page of the log, not all of it.
+// Bounds of log_task: a model gets a page of the log, not all of it, and
+// of an entry's changes the first logChanges entities (an import changes
+// every task of the board; the others are counted in more_changes).
 const (
 	logDefault = 20
 	logMax     = 200
+	logChanges = 50
 )
 
 func (s *Server) logTask(ctx context.Context, in LogTaskIn) (*LogTaskOut, error) {
@@ -110,7 +113,7 @@ func (s *Server) logTask(ctx context.Context, in LogTaskIn) (*LogTaskOut, error)
 	if in.Task == "" {
 		return nil, contracts.Invalidf("log_task needs the task")
 	}
-	out, err := s.svc.Log(ctx, ops.LogRequest{Task: in.Task, Max: n, Patch: in.Patch})
+	out, err := s.svc.Log(ctx, ops.LogRequest{Task: in.Task, Max: n, Patch: in.Patch, MaxChanges: logChanges})
 	if err != nil {
 		return nil, err
 	}

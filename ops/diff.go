@@ -72,21 +72,28 @@ func (s *Service) Diff(ctx context.Context, from, to string) (*StateDiff, error)
 // DiffSnapshots compares two states tree by tree: a file whose blob is the
 // same in both is not read.
 func DiffSnapshots(a, b *cas.Snapshot) ([]EntityDiff, error) {
-	out := []EntityDiff{}
+	out, _, err := DiffSnapshotsMax(a, b, 0)
+	return out, err
+}
+
+// DiffSnapshotsMax is DiffSnapshots of at most max entities (0: all),
+// in the same order, and how many more changed: those are not read.
+func DiffSnapshotsMax(a, b *cas.Snapshot, max int) ([]EntityDiff, int, error) {
+	out, more := []EntityDiff{}, 0
 	if same, err := cas.SameBoard(a, b); err != nil {
-		return nil, err
+		return nil, 0, err
 	} else if !same {
 		old, hadOld, err := a.BoardFile()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		cur, hasNew, err := b.BoardFile()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		meta, err := diffBytes(old, cur, hadOld, hasNew, cas.MetaFile, "board", "")
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if meta != nil {
 			out = append(out, *meta)
@@ -95,19 +102,23 @@ func DiffSnapshots(a, b *cas.Snapshot) ([]EntityDiff, error) {
 	for _, d := range entityDirs {
 		names, err := cas.Changed(a, b, d.dir)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		for _, name := range names {
+			if max > 0 && len(out) >= max {
+				more++
+				continue
+			}
 			ed, err := diffFile(a, b, d.dir+"/"+name, d.kind, strings.TrimSuffix(name, ".yaml"))
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if ed != nil {
 				out = append(out, *ed)
 			}
 		}
 	}
-	return out, nil
+	return out, more, nil
 }
 
 func diffFile(a, b *cas.Snapshot, path, kind, id string) (*EntityDiff, error) {

@@ -108,8 +108,11 @@ type LogEntry struct {
 	// Reason is why the operation did what it did to its task, when it
 	// says: a rejection's, a block's, an integration failure's.
 	Reason string `json:"reason,omitempty"`
-	// Changes (with LogRequest.Patch) is what the operation changed.
-	Changes []EntityDiff `json:"changes,omitempty"`
+	// Changes (with LogRequest.Patch) is what the operation changed;
+	// MoreChanges how many more entities it changed, past
+	// LogRequest.MaxChanges.
+	Changes     []EntityDiff `json:"changes,omitempty"`
+	MoreChanges int          `json:"more_changes,omitempty"`
 }
 
 // LogRequest selects entries of the audit log.
@@ -119,6 +122,9 @@ type LogRequest struct {
 	Agent string // only changes made by this agent (or "human")
 	Max   int    // at most this many entries; 0 for all
 	Patch bool   // each entry with what it changed, field by field
+	// MaxChanges bounds the entities an entry's changes diff (0: all);
+	// the others are counted in MoreChanges.
+	MaxChanges int
 }
 
 // Log is the audit log, newest first: the commits of refs/liza/state.
@@ -159,7 +165,7 @@ func (s *Service) Log(ctx context.Context, r LogRequest) ([]LogEntry, error) {
 				e.Reason = reasonOf(s.Repo, c, e.Task)
 			}
 			if r.Patch {
-				if e.Changes, err = s.commitChanges(c); err != nil {
+				if e.Changes, e.MoreChanges, err = s.commitChanges(c, r.MaxChanges); err != nil {
 					return nil, err
 				}
 			}
@@ -208,10 +214,10 @@ func (s *Service) signer(ctx context.Context, id refstore.Hash, agent string) st
 }
 
 // commitChanges is what a state commit changed from its first parent.
-func (s *Service) commitChanges(c *refstore.Commit) ([]EntityDiff, error) {
+func (s *Service) commitChanges(c *refstore.Commit, max int) ([]EntityDiff, int, error) {
 	cur, err := cas.ReadSnapshot(s.Repo, c.ID)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var parent refstore.Hash
 	if len(c.Parents) > 0 {
@@ -219,9 +225,9 @@ func (s *Service) commitChanges(c *refstore.Commit) ([]EntityDiff, error) {
 	}
 	prev, err := cas.ReadSnapshot(s.Repo, parent)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return DiffSnapshots(prev, cur)
+	return DiffSnapshotsMax(prev, cur, max)
 }
 
 func logEntry(c *refstore.Commit) LogEntry {

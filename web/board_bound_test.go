@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -64,5 +65,26 @@ func TestBoardPageBoundsItsSections(t *testing.T) {
 		if res, body := do(t, req); res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400 or 404\n%s", bad, res.StatusCode, body)
 		}
+	}
+}
+
+// The log page diffs at most maxLogChanges entities an entry (an import
+// of 50,000 tasks made it 34 MB), and says how many more there are.
+func TestLogPageBoundsAnEntrysChanges(t *testing.T) {
+	b := newBoard(t, Options{})
+	entries, err := b.human.Log(context.Background(), ops.LogRequest{Max: 1})
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("log: %v", err)
+	}
+	e := entries[0]
+	for i := range maxLogChanges {
+		e.Changes = append(e.Changes, ops.EntityDiff{Kind: "task", ID: fmt.Sprintf("t%d", i), Change: "added"})
+	}
+	e.MoreChanges = 49900
+	rec := httptest.NewRecorder()
+	b.srv.render(rec, http.StatusOK, "log", logData{Entries: []ops.LogEntry{e}, N: 1})
+	page := rec.Body.String()
+	if !strings.Contains(page, "and 49900 more changed: <code>git liza log -p</code> shows them all") {
+		t.Errorf("the log page does not say how many more entities the entry changed:\n%s", page)
 	}
 }

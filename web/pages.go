@@ -384,6 +384,11 @@ type logData struct {
 	N       int
 }
 
+// maxLogChanges bounds the entities each entry of the log page shows
+// changed: an import of 50,000 tasks made a log page of 34 MB, read again
+// by every browser on it at each move of the state.
+const maxLogChanges = 100
+
 func (s *Server) logPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := logData{Task: q.Get("task"), Agent: q.Get("agent"), N: 50}
@@ -392,7 +397,7 @@ func (s *Server) logPage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.page(w, r, "log", func(*ops.Board) (string, any, error) {
 		var err error
-		d.Entries, err = s.svc.Log(r.Context(), ops.LogRequest{Task: d.Task, Agent: d.Agent, Max: d.N, Patch: true})
+		d.Entries, err = s.svc.Log(r.Context(), ops.LogRequest{Task: d.Task, Agent: d.Agent, Max: d.N, Patch: true, MaxChanges: maxLogChanges})
 		return "log", d, err
 	})
 }
