@@ -354,7 +354,6 @@ func (s *sup) stillHeld(ctx context.Context, t *contracts.Task) *contracts.Task 
 	return nil
 }
 
-
 // replaced is why an agent was stopped when its supervisor was replaced;
 // timeboxStop starts the reason of one stopped at its timebox;
 // stalledStop of one stopped because it only retried a failure of its
