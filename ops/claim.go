@@ -188,7 +188,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, erro
 				// locked, as a claim killed after its push leaves it, and
 				// the next claim's recovery keeps it or removes it by
 				// what the board says, even where this process lives on
-				// (a supervisor, the MCP server): the lock says it stopped.
+				// (a supervisor): the lock says it stopped.
 				_ = worktree.Abandon(context.WithoutCancel(ctx), s.Repo, plan.id)
 				return nil, err
 			}

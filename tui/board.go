@@ -97,6 +97,8 @@ type model struct {
 	err     error
 	tip     refstore.Hash // the state commit shown
 	loading bool
+	// fetching: a fetch of the remote's board (fetch) is under way.
+	fetching bool
 	// loadedAt and loadTook are when the last read ended and how long it
 	// took.
 	loadedAt time.Time
@@ -246,13 +248,15 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		switch {
 		case time.Since(m.loadedAt) >= max(m.o.Interval, quietReads*m.loadTook):
 			return m, tea.Batch(tick(m.o.Interval), m.reload(m.remote))
-		case m.remote:
-			// The remote's board is fetched at every tick: the poll reads
-			// it once it has moved the state here.
+		case m.remote && !m.fetching:
+			// The remote's board is fetched at every tick (one fetch at a
+			// time): the poll reads it once it has moved the state here.
+			m.fetching = true
 			return m, tea.Batch(tick(m.o.Interval), m.fetch())
 		}
 		return m, tick(m.o.Interval)
 	case fetchedMsg:
+		m.fetching = false
 		if msg.err != nil {
 			m.err = msg.err
 		}

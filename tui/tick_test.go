@@ -44,4 +44,17 @@ func TestTickReadsALargeQuietBoardSeldom(t *testing.T) {
 	if !tick(800*time.Millisecond, 17*time.Second) {
 		t.Error("a board read in 0.8 s was not read again at a tick 17 s after the last read")
 	}
+	// A shared board that is not read at a tick is fetched, one fetch at
+	// a time.
+	m := newModel(ctx, Options{Service: svc, Interval: 5 * time.Second})
+	m.remote, m.loadTook, m.loadedAt = true, 800*time.Millisecond, time.Now().Add(-6*time.Second)
+	m.Update(tickMsg{})
+	if m.loading || !m.fetching {
+		t.Fatalf("a quiet shared board at a tick: loading %v, fetching %v; want a fetch and no read", m.loading, m.fetching)
+	}
+	fetch := m.fetch()
+	m.Update(fetch())
+	if m.fetching || m.err != nil {
+		t.Errorf("after the fetch: fetching %v, error %v", m.fetching, m.err)
+	}
 }

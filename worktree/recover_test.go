@@ -189,7 +189,7 @@ func TestRecoverDeadClaim(t *testing.T) {
 		r.sound()
 	})
 	// A claim whose push may have landed, in a process that lives on (a
-	// supervisor, the MCP server), gives its worktree over to the next
+	// supervisor), gives its worktree over to the next
 	// claim's recovery (Abandon), as if it had been killed there: its lock
 	// no longer holds the worktree for a process that runs.
 	stopped := func(t *testing.T, r *testRepo) string {

@@ -117,8 +117,8 @@ func Unlock(ctx context.Context, repo *refstore.Repo, id string) error {
 // leaves its worktree for a recovery that keeps it when the board says
 // the claim landed and removes it when not, and that recovery leaves
 // alone a worktree whose owner runs. A process that lives on (a
-// supervisor, the MCP server) would hold it until it ended, and no claim
-// of the task on this machine could take it. The lock stays, naming the
+// supervisor) would hold it until it ended, and no claim of the task on
+// this machine could take it. The lock stays, naming the
 // claim and this process, marked stopped. A worktree another process
 // locked is not touched.
 func Abandon(ctx context.Context, repo *refstore.Repo, id string) error {
