@@ -53,6 +53,9 @@ func TestBoardPageBoundsItsSections(t *testing.T) {
 	if strings.Contains(first, `id="task-a"`) || !strings.Contains(first, `href="/?status=UNCLAIMED&amp;page=2"`) {
 		t.Error("the first page of UNCLAIMED shows another status's task, or no link to the next page")
 	}
+	if !strings.Contains(first, fmt.Sprintf(` · CLAIMED 1 · UNCLAIMED %d`, unclaimed)) && !strings.Contains(first, fmt.Sprintf(` · UNCLAIMED %d · CLAIMED 1`, unclaimed)) {
+		t.Error("the page of one status does not count every status in its head")
+	}
 	second := get(t, b, "/?status=UNCLAIMED&page=2")
 	if n := len(listedTask.FindAllString(second, -1)); n != unclaimed-statusPageTasks {
 		t.Errorf("the second page of UNCLAIMED lists %d tasks, want %d", n, unclaimed-statusPageTasks)

@@ -29,6 +29,23 @@ type boardData struct {
 	Sections []boardSection
 	Log      []ops.LogEntry
 	Status   contracts.Status
+	// Counts are every status's tasks, listed or not, for the page's head.
+	Counts []statusCount
+}
+
+// statusCount is how many tasks a status has.
+type statusCount struct {
+	Status contracts.Status
+	Total  int
+}
+
+// counts are the statuses of sections and their tasks.
+func counts(sections []ops.Section) []statusCount {
+	out := make([]statusCount, 0, len(sections))
+	for _, sec := range sections {
+		out = append(out, statusCount{sec.Status, len(sec.Tasks)})
+	}
+	return out
 }
 
 // boardSection is one status's tasks as a page lists them: Tasks, the
@@ -69,8 +86,9 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) {
 		writeHTML(w, http.StatusOK, html)
 		return
 	}
-	d := boardData{Board: b, Log: log}
-	for _, sec := range b.Sections() {
+	all := b.Sections()
+	d := boardData{Board: b, Log: log, Counts: counts(all)}
+	for _, sec := range all {
 		bs := boardSection{Status: sec.Status, Tasks: sec.Tasks, Total: len(sec.Tasks), From: 1}
 		if len(bs.Tasks) > maxSectionTasks {
 			bs.Tasks, bs.More = bs.Tasks[:maxSectionTasks], len(bs.Tasks)-maxSectionTasks
@@ -105,7 +123,8 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request, b *ops.Board
 		}
 	}
 	var tasks []ops.BoardTask
-	for _, sec := range b.Sections() {
+	all := b.Sections()
+	for _, sec := range all {
 		if sec.Status == st {
 			tasks = sec.Tasks
 		}
@@ -124,7 +143,7 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request, b *ops.Board
 		bs.Next = statusLink(st, n+1)
 	}
 	v := s.frame(string(st), r, b)
-	v.Page = boardData{Board: b, Log: log, Sections: []boardSection{bs}, Status: st}
+	v.Page = boardData{Board: b, Log: log, Sections: []boardSection{bs}, Status: st, Counts: counts(all)}
 	s.render(w, http.StatusOK, "board", v)
 }
 
