@@ -266,7 +266,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // quietReads is how many reads' time a board whose state has not moved
 // waits before a tick reads it again, for what the clock changes alone (a
-// lease running out, the time left). A board read in 20 ms is read at
+// lease that runs out raises an alarm and moves its task up; the time
+// left is drawn at each redraw). A board read in 20 ms is read at
 // every tick; one of 50,000 tasks, read in about 0.8 s of a core, every
 // 16 s rather than every 5, when nothing moved on it.
 const quietReads = 20

@@ -10,8 +10,8 @@ import (
 	"github.com/liza-dev/git-liza/testrepo"
 )
 
-// A board left open on a quiet team is read again at each tick only for
-// what the clock changes (a lease running out, the time left): where a read
+// A board left open on a quiet team is read again at a tick only for what
+// the clock changes (a lease that runs out, its alarm): where a read
 // takes long (50,000 tasks: about 0.8 s of a core), that was a sixth of a
 // core for a board on which nothing moved. A board whose read is quick is
 // read at every tick, as before; one whose state moved is read by the poll.
