@@ -14,8 +14,20 @@ import (
 func ParseState(data []byte) (*State, error) {
 	var s State
 	// A seed-format file keeps the agents and the handoffs in one mapping
-	// each, as many as the board has: no cap on a mapping's keys.
-	if err := decode("", data, &s, 0); err != nil {
+	// each, as many as the board has: those two are decoded entry by entry
+	// (openMappings), every other mapping is capped as in any state file.
+	doc, err := parseDoc("", data)
+	if err != nil {
+		return nil, err
+	}
+	open, err := takeOpenMappings(doc)
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeDoc("", doc, &s, MaxMappingKeys); err != nil {
+		return nil, err
+	}
+	if err := open.into(&s); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -70,16 +82,26 @@ func EncodeYAML(v any) ([]byte, error) {
 }
 
 func decode(prefix string, data []byte, v any, maxKeys int) error {
+	doc, err := parseDoc(prefix, data)
+	if err != nil {
+		return err
+	}
+	return decodeDoc(prefix, doc, v, maxKeys)
+}
+
+// parseDoc reads the one YAML document data holds (an empty one, or more
+// than one, is an error).
+func parseDoc(prefix string, data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return Invalidf("%sempty document", prefix)
+			return nil, Invalidf("%sempty document", prefix)
 		}
-		return Invalidf("%s%s", prefix, yamlMessage(err))
+		return nil, Invalidf("%s%s", prefix, yamlMessage(err))
 	}
 	if isEmpty(&doc) {
-		return Invalidf("%sempty document", prefix)
+		return nil, Invalidf("%sempty document", prefix)
 	}
 	for {
 		var more yaml.Node
@@ -88,19 +110,22 @@ func decode(prefix string, data []byte, v any, maxKeys int) error {
 			break
 		}
 		if err != nil {
-			return Invalidf("%s%s", prefix, yamlMessage(err))
+			return nil, Invalidf("%s%s", prefix, yamlMessage(err))
 		}
 		if !isEmpty(&more) {
-			return Invalidf("%sline %d: more than one YAML document", prefix, more.Content[0].Line)
+			return nil, Invalidf("%sline %d: more than one YAML document", prefix, more.Content[0].Line)
 		}
 	}
-	if a := firstRefused(&doc, maxKeys); a != nil {
-		if a.Kind == yaml.AliasNode {
-			return Invalidf("%sline %d: an alias (*%s): a state file names each value where it stands, with no YAML aliases", prefix, a.Line, a.Value)
-		}
-		return Invalidf("%sline %d: a mapping of %d keys: a state file's mappings hold at most %d", prefix, a.Line, len(a.Content)/2, maxKeys)
+	return &doc, nil
+}
+
+// decodeDoc decodes doc into v, once it holds nothing a state file may not
+// (firstRefused).
+func decodeDoc(prefix string, doc *yaml.Node, v any, maxKeys int) error {
+	if a := firstRefused(doc, maxKeys); a != nil {
+		return refused(prefix, a, maxKeys)
 	}
-	keepTimestampsAsText(&doc)
+	keepTimestampsAsText(doc)
 	if err := doc.Decode(v); err != nil {
 		return Invalidf("%s%s", prefix, yamlMessage(err))
 	}
@@ -128,6 +153,14 @@ func firstRefused(n *yaml.Node, maxKeys int) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// refused is the error of a node firstRefused found.
+func refused(prefix string, a *yaml.Node, maxKeys int) error {
+	if a.Kind == yaml.AliasNode {
+		return Invalidf("%sline %d: an alias (*%s): a state file names each value where it stands, with no YAML aliases", prefix, a.Line, a.Value)
+	}
+	return Invalidf("%sline %d: a mapping of %d keys: a state file's mappings hold at most %d", prefix, a.Line, len(a.Content)/2, maxKeys)
 }
 
 // keepTimestampsAsText makes untagged timestamps plain strings, so that
