@@ -62,30 +62,33 @@ func takeOpenMappings(doc *yaml.Node) (openMappings, error) {
 
 // into decodes the open mappings into s, entry by entry.
 func (o openMappings) into(s *State) error {
+	var err error
 	for _, m := range o {
-		n := m.node
 		switch m.key {
 		case "agents":
-			s.Agents = make(map[string]*Agent, len(n.Content)/2)
-			for j := 0; j+1 < len(n.Content); j += 2 {
-				var a *Agent
-				if err := n.Content[j+1].Decode(&a); err != nil {
-					return Invalidf("%s", yamlMessage(err))
-				}
-				s.Agents[n.Content[j].Value] = a
-			}
+			s.Agents, err = entries[Agent](m.node)
 		case "handoff":
-			s.Handoff = make(map[string]*Handoff, len(n.Content)/2)
-			for j := 0; j+1 < len(n.Content); j += 2 {
-				var h *Handoff
-				if err := n.Content[j+1].Decode(&h); err != nil {
-					return Invalidf("%s", yamlMessage(err))
-				}
-				s.Handoff[n.Content[j].Value] = h
-			}
+			s.Handoff, err = entries[Handoff](m.node)
 		default:
 			panic(fmt.Sprintf("open mapping %q", m.key))
 		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// entries decodes mapping n, whose keys takeOpenMappings checked, value
+// by value.
+func entries[T any](n *yaml.Node) (map[string]*T, error) {
+	out := make(map[string]*T, len(n.Content)/2)
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		var v *T
+		if err := n.Content[j+1].Decode(&v); err != nil {
+			return nil, Invalidf("%s", yamlMessage(err))
+		}
+		out[n.Content[j].Value] = v
+	}
+	return out, nil
 }
