@@ -42,7 +42,9 @@ func takeOpenMappings(doc *yaml.Node) (openMappings, error) {
 		seen := make(map[string]int, len(v.Content)/2)
 		for j := 0; j+1 < len(v.Content); j += 2 {
 			key, val := v.Content[j], v.Content[j+1]
-			if key.Kind != yaml.ScalarNode {
+			if key.Kind != yaml.ScalarNode || key.ShortTag() == "!!merge" {
+				// A merge key (<<) would merge its mapping's entries in:
+				// a name is a key of its own.
 				return nil, Invalidf("line %d: a key of %s is not a name", key.Line, k.Value)
 			}
 			if line, dup := seen[key.Value]; dup {

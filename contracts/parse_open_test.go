@@ -62,6 +62,8 @@ func TestParseStateOpenMappingsRefused(t *testing.T) {
 			`^line \d+: an alias \(\*a\): a state file names each value where it stands, with no YAML aliases$`},
 		"key not a name": {big + "  [x]: {role: coder}\n",
 			`^line \d+: a key of agents is not a name$`},
+		"merge key": {big + "  <<: {coder-x: {role: coder, status: IDLE}}\n",
+			`^line \d+: a key of agents is not a name$`},
 		"big mapping elsewhere": {strings.Replace(big, "tasks: []", "tasks: []\nextra_map:\n"+manyKeys(MaxMappingKeys+1), 1),
 			fmt.Sprintf(`^line 7: a mapping of %d keys: a state file's mappings hold at most %d$`, MaxMappingKeys+1, MaxMappingKeys)},
 	} {
