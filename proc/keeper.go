@@ -37,7 +37,8 @@ type GroupKeeper struct {
 }
 
 // keeperScript is the keeper: one line "+PGID" or "-PGID" per group kept
-// or dropped, then, at the end of its input, the groups still kept ended.
+// or dropped, then, at the end of its input, the groups still kept ended
+// (never group 0 or 1: kill -1 signals every process it may).
 const keeperScript = `trap '' HUP INT QUIT TERM PIPE
 kept=
 while read -r line; do
@@ -50,9 +51,9 @@ while read -r line; do
 	esac
 done
 [ -n "$kept" ] || exit 0
-for g in $kept; do kill -s TERM -- "-$g" 2>/dev/null; done
+for g in $kept; do [ "$g" -gt 1 ] && kill -s TERM -- "-$g" 2>/dev/null; done
 sleep 1
-for g in $kept; do kill -s KILL -- "-$g" 2>/dev/null; done
+for g in $kept; do [ "$g" -gt 1 ] && kill -s KILL -- "-$g" 2>/dev/null; done
 exit 0
 `
 
