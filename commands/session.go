@@ -84,13 +84,16 @@ func (e *Env) progress() func(string) {
 	if !e.terminal() {
 		return nil
 	}
-	return func(msg string) { fmt.Fprintf(e.Stderr, "git-liza: %s...\n", msg) }
+	return func(msg string) { fmt.Fprintf(e.Stderr, "git-liza: %s...\n", contracts.Printable(msg)) }
 }
 
 // notice is where operations say what they repaired on the way (the
 // leftovers of killed processes): a line on stderr, always, for people
-// and scripts alike.
-func (e *Env) notice(msg string) { fmt.Fprintf(e.Stderr, "git-liza: %s\n", msg) }
+// and scripts alike. It quotes what the leftover held (a worktree's lock
+// reason, its path), which an agent can write: escapes are spelled out.
+func (e *Env) notice(msg string) {
+	fmt.Fprintf(e.Stderr, "git-liza: %s\n", contracts.Printable(msg))
+}
 
 // clock is the one source of time: Env.Clock, else the wall clock. The
 // shipped binary reads no clock override from its environment (an agent
