@@ -73,7 +73,7 @@ func (e *Env) statusCmd() *cli.Command {
 				return err
 			}
 			if b.Unverified != "" {
-				fmt.Fprintf(e.Stderr, "git-liza: warning: %s\n", b.Unverified)
+				fmt.Fprintf(e.Stderr, "git-liza: warning: %s\n", contracts.Printable(b.Unverified))
 			}
 			if s.json {
 				return s.printJSON(b)
