@@ -292,9 +292,6 @@ func (s *Service) listed(snap *cas.Snapshot, r StatusRequest, now time.Time) (ma
 	return out, nil
 }
 
-// refresh fetches remote's board and fast-forwards the local one to it
-// when the local one is only behind (or absent); a local board with
-// operations of its own is left for sync.
 // Refresh, in remote mode, fetches the remote's board and brings this
 // clone's to it when it is behind (as Status with Fetch does), without
 // reading it: a viewer that reads the board only when it has moved.
@@ -305,6 +302,9 @@ func (s *Service) Refresh(ctx context.Context) error {
 	return nil
 }
 
+// refresh fetches remote's board and fast-forwards the local one to it
+// when the local one is only behind (or absent); a local board with
+// operations of its own is left for sync.
 func (s *Service) refresh(ctx context.Context, remote string) error {
 	theirs, ok, err := s.Store.FetchState(ctx, remote)
 	if err != nil || !ok {
