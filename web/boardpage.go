@@ -49,19 +49,20 @@ func counts(sections []ops.Section) []statusCount {
 }
 
 // boardSection is one status's tasks as a page lists them: Tasks, the
-// From-th to the From+len(Tasks)-1-th (from 1) of Total; More after them;
-// Link to the status alone (on the board page), Prev and Next to the pages
-// around (on a status's page).
+// From-th to the To-th (from 1) of Total; Link to the status alone (on the
+// board page), Prev and Next to the pages around (on a status's page).
 type boardSection struct {
 	Status           contracts.Status
 	Tasks            []ops.BoardTask
 	Total, From      int
-	More             int
 	Link, Prev, Next string
 }
 
 // To is the number of the last task listed.
 func (b boardSection) To() int { return b.From + len(b.Tasks) - 1 }
+
+// More is how many of the status's tasks come after those listed.
+func (b boardSection) More() int { return b.Total - b.To() }
 
 func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
@@ -91,7 +92,7 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) {
 	for _, sec := range all {
 		bs := boardSection{Status: sec.Status, Tasks: sec.Tasks, Total: len(sec.Tasks), From: 1}
 		if len(bs.Tasks) > maxSectionTasks {
-			bs.Tasks, bs.More = bs.Tasks[:maxSectionTasks], len(bs.Tasks)-maxSectionTasks
+			bs.Tasks = bs.Tasks[:maxSectionTasks]
 			bs.Link = statusLink(sec.Status, 1)
 		}
 		d.Sections = append(d.Sections, bs)
@@ -135,7 +136,7 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request, b *ops.Board
 		return
 	}
 	to := min(from+statusPageTasks, len(tasks))
-	bs := boardSection{Status: st, Tasks: tasks[from:to], Total: len(tasks), From: from + 1, More: len(tasks) - to}
+	bs := boardSection{Status: st, Tasks: tasks[from:to], Total: len(tasks), From: from + 1}
 	if n > 1 {
 		bs.Prev = statusLink(st, n-1)
 	}
