@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
 
 	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/transcript"
@@ -41,11 +40,11 @@ func (s *sup) sessionUsage(ses *session) *contracts.Usage {
 
 // modelName is a model name as the board records it: the agent's stream
 // names it, and may put a line break, a terminal escape or a bidi override
-// in it; each control or format character is recorded as ?, so that the
-// name is one printable line in the board's files.
+// in it; each character Printable would escape is recorded as ?, so that
+// the name is one printable line in the board's files.
 func modelName(m string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+		if contracts.Unprintable(r) {
 			return '?'
 		}
 		return r

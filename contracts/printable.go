@@ -103,6 +103,15 @@ func firstUnprintable(s string, lines bool) int {
 	return len(s)
 }
 
+// Unprintable reports whether Printable escapes the character r (an
+// invalid byte reads as utf8.RuneError, and is escaped too).
+func Unprintable(r rune) bool {
+	if r < utf8.RuneSelf {
+		return !keepByte(byte(r), false)
+	}
+	return r == utf8.RuneError || hidden(r)
+}
+
 // keepByte reports whether the ASCII byte c is shown as is.
 func keepByte(c byte, lines bool) bool {
 	if c >= 0x20 && c != 0x7f {
