@@ -293,8 +293,10 @@ func cmdPushBoth(ts *testscript.TestScript, neg bool, args []string) {
 // httpgit VAR DIR. Three prefixes serve the same repositories:
 // /open/NAME (anyone may push), /auth/NAME (HTTP basic authentication as
 // ada:secret, 401 otherwise) and /ro/NAME (anyone may fetch; a push gets
-// 403); and /hang/NAME answers nothing, ever (a hung server). VAR_HOST is
-// set to its host:port, for URLs with credentials.
+// 403); /hang/NAME answers nothing, ever (a hung server); /stall/NAME
+// and /cut/NAME send the first bytes of a fetch's pack, then nothing or
+// the end (a link lost in the middle of a transfer). VAR_HOST is set to
+// its host:port, for URLs with credentials.
 func cmdHTTPGit(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: httpgit VAR DIR")
@@ -335,6 +337,26 @@ func cmdHTTPGit(ts *testscript.TestScript, neg bool, args []string) {
 		case <-r.Context().Done():
 		}
 	}))
+	// /stall/NAME answers a fetch's pack with its first stallAfter bytes
+	// and then nothing (a link that dies in the middle of a transfer);
+	// /cut/NAME with the same bytes and then the end of the response.
+	stall := backend("/stall", "")
+	mux.Handle("/stall/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/git-upload-pack") {
+			stall.ServeHTTP(w, r)
+			return
+		}
+		sw := &stallWriter{ResponseWriter: w, left: stallAfter, hung: hung, done: r.Context().Done()}
+		stall.ServeHTTP(sw, r)
+	}))
+	cut := backend("/cut", "")
+	mux.Handle("/cut/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/git-upload-pack") {
+			cut.ServeHTTP(w, r)
+			return
+		}
+		cut.ServeHTTP(&stallWriter{ResponseWriter: w, left: stallAfter}, r)
+	}))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	ts.Check(err)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -343,6 +365,41 @@ func cmdHTTPGit(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Defer(func() { srv.Close() })
 	ts.Setenv(args[0], "http://"+l.Addr().String())
 	ts.Setenv(args[0]+"_HOST", l.Addr().String())
+}
+
+// stallAfter is how many bytes of a fetch's answer /stall/ and /cut/
+// send: git's index-pack has written part of the pack by then.
+const stallAfter = 64 << 10
+
+// stallWriter passes the first left bytes of a response on; past them it
+// waits until hung or done is closed (nil: it drops the rest at once).
+type stallWriter struct {
+	http.ResponseWriter
+	left       int
+	hung, done <-chan struct{}
+}
+
+func (w *stallWriter) Write(p []byte) (int, error) {
+	if w.left <= 0 {
+		return 0, errors.New("stalled")
+	}
+	n := min(len(p), w.left)
+	w.left -= n
+
+	if _, err := w.ResponseWriter.Write(p[:n]); err != nil {
+		return 0, err
+	}
+	if w.left > 0 {
+		return len(p), nil
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+	if w.done != nil {
+		select {
+		case <-w.hung:
+		case <-w.done:
+		}
+	}
+	return 0, errors.New("stalled")
 }
 
 // cmdTmuxRun starts COMMAND in a detached tmux session of COLSxROWS on its

@@ -114,14 +114,16 @@ func execGitMax(ctx context.Context, dir string, env []string, stdin []byte, arg
 // gitRun is one git command: execGitMax's arguments, and group, which
 // puts git in a process group of its own, stopped whole when ctx ends, so
 // that what it started (ssh, a remote helper) goes with it and cannot hold
-// its output open.
+// its output open. With group, the temporary files its processes hold
+// open in the object directory objects go with them (stopGroup).
 type gitRun struct {
-	dir   string
-	env   []string
-	stdin []byte
-	args  []string
-	max   int
-	group bool
+	dir     string
+	env     []string
+	stdin   []byte
+	args    []string
+	max     int
+	group   bool
+	objects string
 }
 
 func execGitOpts(ctx context.Context, g gitRun) (out []byte, cut bool, err error) {
@@ -139,7 +141,7 @@ func execGitOpts(ctx context.Context, g gitRun) (out []byte, cut bool, err error
 	cmd.Dir, cmd.Env = dir, env
 	if g.group {
 		ownGroup(cmd)
-		cmd.Cancel = func() error { return killGroup(cmd) }
+		cmd.Cancel = func() error { return stopGroup(cmd, g.objects) }
 		cmd.WaitDelay = 2 * time.Second
 	}
 	if stdin != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -64,7 +65,8 @@ var errRemoteSlow = errors.New("the remote took too long")
 
 // remoteGit runs git with args in this repository, as Git does, bounded by
 // RemoteTimeout(code): past it git is stopped with the processes it
-// started (ssh, a remote helper), and the error says the remote did not
+// started (ssh, a remote helper, index-pack, whose partial pack goes with
+// it), and the error says the remote did not
 // answer in time, as an unreachable remote (exit 3). A push that timed
 // out may still have landed; the next operation reads the remote's board
 // and finds it there by its request id.
@@ -77,8 +79,15 @@ func (r *Repo) remoteGit(ctx context.Context, remote string, code bool, stdin []
 	d := r.RemoteTimeout(code)
 	ctx, cancel := context.WithTimeoutCause(ctx, d, errRemoteSlow)
 	defer cancel()
-	out, _, err := execGitOpts(ctx, gitRun{dir: r.Dir(), env: containGit(nil, args), stdin: stdin, args: args, max: -1, group: true})
-	if err == nil || ctx.Err() == nil {
+	objects := filepath.Join(r.CommonDir, "objects")
+	temps := packTemps(objects)
+	out, _, err := execGitOpts(ctx, gitRun{dir: r.Dir(), env: containGit(nil, args), stdin: stdin, args: args, max: -1,
+		group: true, objects: objects})
+	if err == nil {
+		return out, nil
+	}
+	if ctx.Err() == nil {
+		removeLeftTemps(objects, temps)
 		return out, err
 	}
 	name := args[0]
