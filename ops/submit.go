@@ -194,8 +194,12 @@ func submitFacts(ctx context.Context, v *Verifier, parent *cas.Tx, in *submitInp
 }
 
 // publishBranch pushes task/ID in remote mode, so that a reviewer on
-// another machine can fetch the commit it reviews. The remote's branch must
-// be an ancestor of ours: work on a task branch only moves forward.
+// another machine can fetch the commit it reviews. Work on a task branch
+// only moves forward: a remote branch at a commit a submission of the task
+// recorded must be an ancestor of ours. Only a submission puts the branch
+// on the remote, so a tip no submission recorded is nobody's work (an
+// agent with push access planted it, hoping the coder merges it): it is
+// replaced, and Notice says so.
 func (s *Service) publishBranch(ctx context.Context, id string) error {
 	return s.publishBranchTo(ctx, s.remote(), id)
 }
@@ -223,7 +227,14 @@ func (s *Service) publishBranchTo(ctx context.Context, r, id string) error {
 		if ff, err := s.Repo.IsAncestor(ctx, remote.String(), local.String()); err != nil {
 			return err
 		} else if !ff {
-			return contracts.Invalidf("%s on %s has commits that %s lacks: merge them first", worktree.Branch(id), r, worktree.Branch(id))
+			recorded, err := s.submitted(ctx, r, id)
+			if err != nil {
+				return err
+			}
+			if recorded[remote.String()] {
+				return contracts.Invalidf("%s on %s has commits that %s lacks: merge them first", worktree.Branch(id), r, worktree.Branch(id))
+			}
+			s.notice(fmt.Sprintf("%s on %s was at %s, which no submission of %s recorded: replaced", worktree.Branch(id), r, short(remote.String()), id))
 		}
 	}
 	err = s.Repo.Push(ctx, r, refstore.RefUpdate{Name: ref, Old: remote, New: local})
@@ -231,6 +242,40 @@ func (s *Service) publishBranchTo(ctx context.Context, r, id string) error {
 		return contracts.Errorf(contracts.CodeContention, "%s moved on %s while submitting; submit again", worktree.Branch(id), r)
 	}
 	return err
+}
+
+// submitted is every commit a submission of task id recorded, on this
+// clone's board and on remote r's as last fetched.
+func (s *Service) submitted(ctx context.Context, r, id string) (map[string]bool, error) {
+	recorded := map[string]bool{}
+	for _, ref := range []string{refstore.StateRef, refstore.TrackingRef(r, refstore.StateRef)} {
+		tip, ok, err := s.Repo.ReadRef(ref)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		snap, err := cas.ReadSnapshot(s.Repo, tip)
+		if err != nil {
+			return nil, err
+		}
+		t, err := snap.Task(id)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			continue
+		}
+		recorded[t.ReviewCommit] = true
+		for _, ev := range t.History {
+			if ev != nil && ev.Event == "submitted" && ev.Commit != "" {
+				recorded[ev.Commit] = true
+			}
+		}
+	}
+	delete(recorded, "")
+	return recorded, nil
 }
 
 // submission resolves and checks the commit a coder submits; integ is the
