@@ -323,7 +323,7 @@ func (s *Service) plan(ctx context.Context, tx *cas.Tx, id string, skip map[stri
 	// an integration fix starts over from the integration tip, into
 	// which the coder merges its branch.
 	if t.BaseCommit != "" && t.Status != contracts.IntegrationFailed {
-		tip, hasBranch, err := s.taskBranch(ctx, id)
+		tip, hasBranch, err := s.taskBranch(ctx, t)
 		if err != nil {
 			return nil, err
 		}

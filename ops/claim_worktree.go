@@ -3,25 +3,84 @@ package ops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/refstore"
 	"github.com/liza-dev/git-liza/worktree"
 )
 
-// taskBranch finds task/ID here, or in remote mode on the remote, where
-// another machine's coder published it; a branch found only on the remote
-// is created here so the worktree can check it out.
-func (s *Service) taskBranch(ctx context.Context, id string) (refstore.Hash, bool, error) {
-	tip, ok, err := s.Repo.ReadRef(worktree.BranchRef(id))
+// taskBranch finds task t's branch here, or in remote mode on the remote,
+// where another machine's coder published it; a branch found only on the
+// remote is created here so the worktree can check it out. Only a
+// submission publishes the branch, so the remote's is taken only at a
+// commit a submission of t recorded (remoteWork).
+func (s *Service) taskBranch(ctx context.Context, t *contracts.Task) (refstore.Hash, bool, error) {
+	tip, ok, err := s.Repo.ReadRef(worktree.BranchRef(t.ID))
 	if err != nil || ok || s.remote() == "" {
 		return tip, ok, err
 	}
-	if tip, ok, err = s.branchTip(ctx, worktree.BranchRef(id)); err != nil || !ok {
+	if tip, ok, err = s.branchTip(ctx, worktree.BranchRef(t.ID)); err != nil || !ok {
 		return tip, ok, err
 	}
-	err = s.Repo.UpdateRefs(ctx, "liza: "+worktree.Branch(id)+" from "+s.remote(), refstore.RefUpdate{Name: worktree.BranchRef(id), New: tip})
+	if tip, ok, err = s.remoteWork(ctx, t, tip); err != nil || !ok {
+		return tip, ok, err
+	}
+	err = s.Repo.UpdateRefs(ctx, "liza: "+worktree.Branch(t.ID)+" from "+s.remote(), refstore.RefUpdate{Name: worktree.BranchRef(t.ID), New: tip})
 	return tip, err == nil, err
+}
+
+// remoteWork is where a claim starts task t's work from the remote's
+// branch at tip: tip itself when a submission of t recorded it; the last
+// submission when tip is past it (an agent with push access planted
+// commits on top, which the guard lets through while the task is being
+// worked on); else nothing: a branch no submission put there is nobody's
+// work. Notice says what was not taken.
+func (s *Service) remoteWork(ctx context.Context, t *contracts.Task, tip refstore.Hash) (refstore.Hash, bool, error) {
+	recorded, last := submissions(t)
+	if recorded[tip.String()] {
+		return tip, true, nil
+	}
+	at := fmt.Sprintf("%s on %s is at %s", worktree.Branch(t.ID), s.remote(), short(tip.String()))
+	if last.IsZero() {
+		s.notice(fmt.Sprintf("%s, which no submission of %s recorded: not taken", at, t.ID))
+		return refstore.Hash{}, false, nil
+	}
+	past, err := s.Repo.IsAncestor(ctx, last.String(), tip.String())
+	if err != nil {
+		return refstore.Hash{}, false, err
+	}
+	if !past {
+		// A remote that rewrote the branch (an unguarded one): the last
+		// submission, if this clone has it.
+		if _, err := s.Repo.ReadCommit(last); err != nil {
+			s.notice(fmt.Sprintf("%s, which does not hold the last submission of %s (%s): not taken", at, t.ID, short(last.String())))
+			return refstore.Hash{}, false, nil
+		}
+	}
+	s.notice(fmt.Sprintf("%s, past the last submission of %s (%s): starting from it", at, t.ID, short(last.String())))
+	return last, true, nil
+}
+
+// submissions is every commit a submission of t recorded, and the last
+// one (zero when t was never submitted).
+func submissions(t *contracts.Task) (map[string]bool, refstore.Hash) {
+	recorded := map[string]bool{}
+	var last refstore.Hash
+	for _, ev := range t.History {
+		if ev != nil && ev.Event == "submitted" && ev.Commit != "" {
+			recorded[ev.Commit] = true
+			if h, ok := refstore.ParseHash(ev.Commit); ok {
+				last = h
+			}
+		}
+	}
+	if h, ok := refstore.ParseHash(t.ReviewCommit); ok {
+		recorded[t.ReviewCommit] = true
+		last = h
+	}
+	return recorded, last
 }
 
 // madeWorktree is a worktree a claim made, which it removes if the claim

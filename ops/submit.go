@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,17 +265,11 @@ func (s *Service) submitted(ctx context.Context, r, id string) (map[string]bool,
 		if err != nil {
 			return nil, err
 		}
-		if t == nil {
-			continue
-		}
-		recorded[t.ReviewCommit] = true
-		for _, ev := range t.History {
-			if ev != nil && ev.Event == "submitted" && ev.Commit != "" {
-				recorded[ev.Commit] = true
-			}
+		if t != nil {
+			these, _ := submissions(t)
+			maps.Copy(recorded, these)
 		}
 	}
-	delete(recorded, "")
 	return recorded, nil
 }
 
