@@ -51,15 +51,18 @@ func (s *Service) remoteWork(ctx context.Context, t *contracts.Task, tip refstor
 	if err != nil {
 		return refstore.Hash{}, false, err
 	}
-	if !past {
-		// A remote that rewrote the branch (an unguarded one): the last
-		// submission, if this clone has it.
-		if _, err := s.Repo.ReadCommit(last); err != nil {
-			s.notice(fmt.Sprintf("%s, which does not hold the last submission of %s (%s): not taken", at, t.ID, short(last.String())))
-			return refstore.Hash{}, false, nil
-		}
+	if past {
+		s.notice(fmt.Sprintf("%s, past the last submission of %s (%s): starting from it", at, t.ID, short(last.String())))
+		return last, true, nil
 	}
-	s.notice(fmt.Sprintf("%s, past the last submission of %s (%s): starting from it", at, t.ID, short(last.String())))
+	// A remote that rewrote the branch (an unguarded one): the last
+	// submission, if this clone has it.
+	lost := fmt.Sprintf("%s, which does not hold the last submission of %s (%s)", at, t.ID, short(last.String()))
+	if _, err := s.Repo.ReadCommit(last); err != nil {
+		s.notice(lost + ": not taken")
+		return refstore.Hash{}, false, nil
+	}
+	s.notice(lost + ": starting from it")
 	return last, true, nil
 }
 

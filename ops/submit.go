@@ -228,7 +228,7 @@ func (s *Service) publishBranchTo(ctx context.Context, r, id string) error {
 		if ff, err := s.Repo.IsAncestor(ctx, remote.String(), local.String()); err != nil {
 			return err
 		} else if !ff {
-			recorded, err := s.submitted(ctx, r, id)
+			recorded, err := s.submitted(r, id)
 			if err != nil {
 				return err
 			}
@@ -247,7 +247,7 @@ func (s *Service) publishBranchTo(ctx context.Context, r, id string) error {
 
 // submitted is every commit a submission of task id recorded, on this
 // clone's board and on remote r's as last fetched.
-func (s *Service) submitted(ctx context.Context, r, id string) (map[string]bool, error) {
+func (s *Service) submitted(r, id string) (map[string]bool, error) {
 	recorded := map[string]bool{}
 	for _, ref := range []string{refstore.StateRef, refstore.TrackingRef(r, refstore.StateRef)} {
 		tip, ok, err := s.Repo.ReadRef(ref)

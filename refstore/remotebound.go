@@ -66,10 +66,11 @@ var errRemoteSlow = errors.New("the remote took too long")
 // remoteGit runs git with args in this repository, as Git does, bounded by
 // RemoteTimeout(code): past it git is stopped with the processes it
 // started (ssh, a remote helper, index-pack, whose partial pack goes with
-// it), and the error says the remote did not
-// answer in time, as an unreachable remote (exit 3). A push that timed
-// out may still have landed; the next operation reads the remote's board
-// and finds it there by its request id.
+// it), and the error says the remote did not answer in time, as an
+// unreachable remote (exit 3). A push that timed out may still have
+// landed; the next operation reads the remote's board and finds it there
+// by its request id. A git that failed on its own has the temporary files
+// it left in objects/pack removed (removeLeftTemps).
 func (r *Repo) remoteGit(ctx context.Context, remote string, code bool, stdin []byte, args ...string) ([]byte, error) {
 	// git runs in a process group of its own, which a signal to this
 	// process's group does not reach: a command that would die of it
