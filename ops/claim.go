@@ -321,11 +321,15 @@ func (s *Service) plan(ctx context.Context, tx *cas.Tx, id string, skip map[stri
 	}
 	// Work already on the task's branch keeps the base it started from;
 	// an integration fix starts over from the integration tip, into
-	// which the coder merges its branch.
-	if t.BaseCommit != "" && t.Status != contracts.IntegrationFailed {
+	// which the coder merges its branch (brought from the remote, on a
+	// machine without it).
+	if t.BaseCommit != "" {
 		tip, hasBranch, err := s.taskBranch(ctx, t)
 		if err != nil {
 			return nil, err
+		}
+		if t.Status == contracts.IntegrationFailed {
+			return plan, nil
 		}
 		if kind != ClaimFresh || hasBranch {
 			plan.base, _ = refstore.ParseHash(t.BaseCommit)
