@@ -168,6 +168,10 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 				return nil, err
 			}
 			remote.Fetched = true
+		} else if err := s.catchUp(ctx, rem); err != nil {
+			// An operation fetched and was refused: the board shown is
+			// the one it fetched, which its time says.
+			return nil, err
 		}
 	}
 	snap, err := s.Snapshot(ctx, r.Rev)
@@ -310,6 +314,23 @@ func (s *Service) refresh(ctx context.Context, remote string) error {
 	if err != nil || !ok {
 		return err
 	}
+	return s.forward(ctx, remote, theirs)
+}
+
+// catchUp brings the local board to remote's as last fetched when the
+// local one is only behind: an operation that fetched and was then
+// refused (or answered from its request id) moved only the tracking ref.
+func (s *Service) catchUp(ctx context.Context, remote string) error {
+	theirs, ok, err := s.Repo.ReadRef(refstore.TrackingRef(remote, refstore.StateRef))
+	if err != nil || !ok {
+		return err
+	}
+	return s.forward(ctx, remote, theirs)
+}
+
+// forward fast-forwards the local board to theirs, remote's board, when
+// the local one is only behind it (or absent).
+func (s *Service) forward(ctx context.Context, remote string, theirs refstore.Hash) error {
 	ours, has, err := s.Repo.ReadRef(refstore.StateRef)
 	if err != nil || ours == theirs {
 		return err
@@ -319,7 +340,7 @@ func (s *Service) refresh(ctx context.Context, remote string) error {
 			return err
 		}
 	}
-	err = s.Repo.UpdateRefs(ctx, "liza: status --fetch from "+remote, refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
+	err = s.Repo.UpdateRefs(ctx, "liza: status from "+remote, refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
 	if errors.Is(err, refstore.ErrStale) {
 		return nil // another process moved it meanwhile; it is at least as new
 	}
