@@ -105,6 +105,7 @@ func TestScript(t *testing.T) {
 			"freeport":  cmdFreePort,
 			"pushboth":  cmdPushBoth,
 			"httpgit":   cmdHTTPGit,
+			"sshgit":    cmdSSHGit,
 			"blackhole": cmdBlackhole,
 			"tmuxrun":   cmdTmuxRun,
 			"waitpane":  cmdWaitPane,
