@@ -15,7 +15,8 @@ import (
 
 // cmdSSHGit serves the repositories under DIR over ssh on 127.0.0.1 for
 // the rest of the script, with OpenSSH's own sshd running as this user:
-// sshgit VAR DIR. VAR is set to the URL of DIR (ssh://127.0.0.1:PORT/DIR,
+// sshgit VAR DIR. Its commands run with the script's PATH, as on a server
+// where git-liza is installed, and its clock. VAR is set to the URL of DIR (ssh://127.0.0.1:PORT/DIR,
 // so that $VAR/hub.git names DIR/hub.git), VAR_COMMAND to the ssh command
 // (for GIT_SSH_COMMAND) whose key may run anything, and VAR_STALL to one
 // whose key's every command sends its first stallAfter bytes and then
@@ -50,12 +51,20 @@ func cmdSSHGit(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		return strings.TrimSpace(string(b))
 	}
-	stall := filepath.Join(dir, "stall.sh")
-	// dd passes each read on as it comes (head would hold it in its
-	// buffer, and the exchange would stall before it began).
-	ts.Check(os.WriteFile(stall, []byte(fmt.Sprintf("sh -c \"$SSH_ORIGINAL_COMMAND\" | { dd bs=1 count=%d 2>/dev/null; sleep 30; }\n", stallAfter)), 0o755))
+	// The commands run with the script's PATH, as on a server where
+	// git-liza is installed (the guard's hook runs it), and its pinned
+	// home, git configuration and clock. dd passes each read on as it
+	// comes (head would hold it in its buffer, and the exchange would
+	// stall before it began).
+	var env string
+	for _, k := range []string{"PATH", "HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "LIZA_NOW", "TZ"} {
+		env += k + "=" + shellQuote(ts.Getenv(k)) + "; export " + k + "\n"
+	}
+	run, stall := filepath.Join(dir, "run.sh"), filepath.Join(dir, "stall.sh")
+	ts.Check(os.WriteFile(run, []byte(env+"exec sh -c \"$SSH_ORIGINAL_COMMAND\"\n"), 0o755))
+	ts.Check(os.WriteFile(stall, []byte(env+fmt.Sprintf("sh -c \"$SSH_ORIGINAL_COMMAND\" | { dd bs=1 count=%d 2>/dev/null; sleep 30; }\n", stallAfter)), 0o755))
 	keys := filepath.Join(dir, "authorized_keys")
-	ts.Check(os.WriteFile(keys, []byte(pub(open)+"\ncommand=\"sh "+stall+"\" "+pub(stalled)+"\n"), 0o600))
+	ts.Check(os.WriteFile(keys, []byte("command=\"sh "+run+"\" "+pub(open)+"\ncommand=\"sh "+stall+"\" "+pub(stalled)+"\n"), 0o600))
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	ts.Check(err)
@@ -98,3 +107,6 @@ func cmdSSHGit(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0]+"_COMMAND", client(open))
 	ts.Setenv(args[0]+"_STALL", client(stalled))
 }
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
