@@ -16,12 +16,13 @@ import (
 // cmdSSHGit serves the repositories under DIR over ssh on 127.0.0.1 for
 // the rest of the script, with OpenSSH's own sshd running as this user:
 // sshgit VAR DIR. Its commands run with the script's PATH, as on a server
-// where git-liza is installed, and its clock. VAR is set to the URL of DIR (ssh://127.0.0.1:PORT/DIR,
-// so that $VAR/hub.git names DIR/hub.git), VAR_COMMAND to the ssh command
-// (for GIT_SSH_COMMAND) whose key may run anything, and VAR_STALL to one
-// whose key's every command sends its first stallAfter bytes and then
-// nothing (a link lost in the middle of a transfer). A script that uses
-// it skips where sshd is not installed (.ci/run installs it, as root).
+// where git-liza is installed, and its clock. VAR is set to the URL of
+// DIR (ssh://127.0.0.1:PORT/DIR, so that $VAR/hub.git names
+// DIR/hub.git), VAR_COMMAND to the ssh command (for GIT_SSH_COMMAND)
+// whose key runs what it is asked, and VAR_STALL to one whose key's every
+// command sends its first stallAfter bytes and then nothing (a link lost
+// in the middle of a transfer). A script that uses it skips where sshd is
+// not installed (.ci/run installs it, as root).
 func cmdSSHGit(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: sshgit VAR DIR")
