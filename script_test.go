@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -341,7 +343,11 @@ func cmdHTTPGit(ts *testscript.TestScript, neg bool, args []string) {
 	// /stall/NAME answers a fetch's pack with its first stallAfter bytes
 	// and then nothing (a link that dies in the middle of a transfer);
 	// /cut/NAME with the same bytes and then the end of the response.
+	// The handler says "cgi: copy error" when a stalled answer ends; the
+	// stall is the point here, not a fault to log.
+	quiet := log.New(io.Discard, "", 0)
 	stall := backend("/stall", "")
+	stall.(*cgi.Handler).Logger = quiet
 	mux.Handle("/stall/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/git-upload-pack") {
 			stall.ServeHTTP(w, r)
@@ -351,6 +357,7 @@ func cmdHTTPGit(ts *testscript.TestScript, neg bool, args []string) {
 		stall.ServeHTTP(sw, r)
 	}))
 	cut := backend("/cut", "")
+	cut.(*cgi.Handler).Logger = quiet
 	mux.Handle("/cut/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/git-upload-pack") {
 			cut.ServeHTTP(w, r)

@@ -343,21 +343,6 @@ func (s *Service) plan(ctx context.Context, tx *cas.Tx, id string, skip map[stri
 	return plan, nil
 }
 
-// branchBase is where a task's branch, at tip, starts: the base the task
-// records, unless the branch holds no work of its own (its tip is in the
-// integration branch, at integ): then the tip itself. A branch with no work
-// is not always the one the task records a base for: a claim without a
-// worktree records a base and makes no branch, and a branch left by a claim
-// killed before it committed, made from a later integration tip, is taken
-// up by the next claim. Taking the recorded base there would count the
-// merges between the two as the task's own change.
-func (s *Service) branchBase(ctx context.Context, recorded, tip, integ refstore.Hash) (refstore.Hash, error) {
-	if empty, err := s.Repo.IsAncestor(ctx, tip.String(), integ.String()); err != nil || !empty {
-		return recorded, err
-	}
-	return tip, nil
-}
-
 // applyClaim is phase three, run inside the compare-and-swap (and where a
 // claim is verified): check again and record the claim.
 func applyClaim(tx *cas.Tx, in *claimInput) (any, error) {

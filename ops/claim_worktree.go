@@ -86,6 +86,21 @@ func submissions(t *contracts.Task) (map[string]bool, refstore.Hash) {
 	return recorded, last
 }
 
+// branchBase is where a task's branch, at tip, starts: the base the task
+// records, unless the branch holds no work of its own (its tip is in the
+// integration branch, at integ): then the tip itself. A branch with no work
+// is not always the one the task records a base for: a claim without a
+// worktree records a base and makes no branch, and a branch left by a claim
+// killed before it committed, made from a later integration tip, is taken
+// up by the next claim. Taking the recorded base there would count the
+// merges between the two as the task's own change.
+func (s *Service) branchBase(ctx context.Context, recorded, tip, integ refstore.Hash) (refstore.Hash, error) {
+	if empty, err := s.Repo.IsAncestor(ctx, tip.String(), integ.String()); err != nil || !empty {
+		return recorded, err
+	}
+	return tip, nil
+}
+
 // madeWorktree is a worktree a claim made, which it removes if the claim
 // does not commit, with the branch when the claim made that too.
 type madeWorktree struct {
