@@ -346,25 +346,23 @@ func cmdHTTPGit(ts *testscript.TestScript, neg bool, args []string) {
 	// The handler says "cgi: copy error" when a stalled answer ends; the
 	// stall is the point here, not a fault to log.
 	quiet := log.New(io.Discard, "", 0)
-	stall := backend("/stall", "")
-	stall.(*cgi.Handler).Logger = quiet
-	mux.Handle("/stall/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/git-upload-pack") {
-			stall.ServeHTTP(w, r)
-			return
-		}
-		sw := &stallWriter{ResponseWriter: w, left: stallAfter, hung: hung, done: r.Context().Done()}
-		stall.ServeHTTP(sw, r)
-	}))
-	cut := backend("/cut", "")
-	cut.(*cgi.Handler).Logger = quiet
-	mux.Handle("/cut/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/git-upload-pack") {
-			cut.ServeHTTP(w, r)
-			return
-		}
-		cut.ServeHTTP(&stallWriter{ResponseWriter: w, left: stallAfter}, r)
-	}))
+	cutPack := func(prefix string, stalls bool) {
+		h := backend(prefix, "")
+		h.(*cgi.Handler).Logger = quiet
+		mux.Handle(prefix+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasSuffix(r.URL.Path, "/git-upload-pack") {
+				h.ServeHTTP(w, r)
+				return
+			}
+			sw := &stallWriter{ResponseWriter: w, left: stallAfter}
+			if stalls {
+				sw.hung, sw.done = hung, r.Context().Done()
+			}
+			h.ServeHTTP(sw, r)
+		}))
+	}
+	cutPack("/stall", true)
+	cutPack("/cut", false)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	ts.Check(err)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
