@@ -49,7 +49,6 @@ func cmdMCPCall(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("git-liza mcp did not start: %v\n%s", err, stderr.String())
 	}
-	defer cs.Close()
 	for _, line := range strings.Split(strings.TrimSpace(ts.ReadFile(args[len(args)-1])), "\n") {
 		verb, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
 		switch verb {
@@ -75,6 +74,10 @@ func cmdMCPCall(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("mcpcall: unknown request %q (list, call NAME JSON)", line)
 		}
 	}
+	// Closed, the server has exited and its stderr is whole: what it
+	// told there (what a tool repaired or replaced) is the script's.
+	cs.Close()
+	fmt.Fprint(ts.Stderr(), stderr.String())
 }
 
 // renderResult is one line for a tool's result.

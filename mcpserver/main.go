@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -36,7 +37,11 @@ func Main(ctx context.Context, clock func() time.Time, args []string, getenv fun
 		fmt.Fprintf(stderr, "git-liza: mcp takes no arguments (usage: git liza mcp [--human])\n")
 		return 1
 	}
-	srv, err := Open(getenv, *human, clock)
+	// What an operation repairs or replaces on the way (a stale lock, a
+	// task branch planted on the remote) is told on stderr, in the agent
+	// CLI's log, as the commands tell it.
+	notice := func(msg string) { fmt.Fprintf(stderr, "git-liza: %s\n", contracts.Printable(msg)) }
+	srv, err := open(getenv, *human, clock, notice)
 	if err != nil {
 		fmt.Fprintf(stderr, "git-liza: %s\n", refuse(err).Reason)
 		return 1
@@ -53,6 +58,11 @@ func Main(ctx context.Context, clock func() time.Time, args []string, getenv fun
 // the working directory), with clock as its one source of time (nil: the
 // wall clock).
 func Open(getenv func(string) string, human bool, clock func() time.Time) (*Server, error) {
+	return open(getenv, human, clock, nil)
+}
+
+// open is Open, telling notice what operations repair or replace.
+func open(getenv func(string) string, human bool, clock func() time.Time, notice func(string)) (*Server, error) {
 	id, err := FromEnv(getenv, human)
 	if err != nil {
 		return nil, err
@@ -73,7 +83,7 @@ func Open(getenv func(string) string, human bool, clock func() time.Time) (*Serv
 	if err != nil {
 		return nil, err
 	}
-	o := ops.Options{Agent: id.Agent, Generation: id.Generation, Clock: clock}
+	o := ops.Options{Agent: id.Agent, Generation: id.Generation, Clock: clock, Notice: notice}
 	if id.Human() {
 		o.Author = ops.OperatorAuthor(repo, getenv)
 	}
