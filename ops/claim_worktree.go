@@ -58,7 +58,7 @@ func (s *Service) remoteWork(ctx context.Context, t *contracts.Task, tip refstor
 	// A remote that rewrote the branch (an unguarded one): the last
 	// submission, if this clone has it.
 	lost := fmt.Sprintf("%s, which does not hold the last submission of %s (%s)", at, t.ID, short(last.String()))
-	if _, err := s.Repo.ReadCommit(last); err != nil {
+	if !s.Repo.HasObject(last) {
 		s.notice(lost + ": not taken")
 		return refstore.Hash{}, false, nil
 	}

@@ -9,7 +9,8 @@ import (
 	"syscall"
 )
 
-// stopGroup kills the process group ownGroup gave cmd, and removes the temporary files its processes had open in the object
+// stopGroup kills the process group ownGroup gave cmd (killGroup), and
+// removes the temporary files its processes had open in the object
 // directory objects ("" for none). A fetch stopped in the middle of a
 // pack leaves git's index-pack's tmp_pack_* (and the tmp_idx_*, tmp_obj_*
 // beside it) where git gc removes them only weeks later; on a link that
@@ -17,13 +18,12 @@ import (
 // so that what its processes hold open can be read before they die; only
 // those files go, never another git's at work in the same repository.
 func stopGroup(cmd *exec.Cmd, objects string) error {
-	pid := cmd.Process.Pid
 	if objects == "" {
-		return syscall.Kill(-pid, syscall.SIGKILL)
+		return killGroup(cmd)
 	}
-	_ = syscall.Kill(-pid, syscall.SIGSTOP)
-	temps := openTemps(pid, objects)
-	err := syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGSTOP)
+	temps := openTemps(cmd.Process.Pid, objects)
+	err := killGroup(cmd)
 	for _, name := range temps {
 		_ = os.Remove(name)
 	}
@@ -145,14 +145,5 @@ func isGitTemp(name, objects string) bool {
 	if filepath.Clean(parent) != objects {
 		return false
 	}
-	return sub == "pack" || len(sub) == 2 && isHex(sub)
-}
-
-func isHex(s string) bool {
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	return sub == "pack" || len(sub) == 2 && strings.Trim(sub, "0123456789abcdef") == ""
 }
