@@ -13,7 +13,8 @@ import (
 )
 
 // Snapshot opens the state at rev (a commit of refs/liza/state), or at the
-// tip of refs/liza/state when rev is empty.
+// tip of refs/liza/state when rev is empty (in remote mode, brought up to
+// the remote's board as last fetched when it is only behind it).
 func (s *Service) Snapshot(ctx context.Context, rev string) (*cas.Snapshot, error) {
 	var commit refstore.Hash
 	if rev != "" {
@@ -29,6 +30,12 @@ func (s *Service) Snapshot(ctx context.Context, rev string) (*cas.Snapshot, erro
 		}
 		if !ok {
 			if tip, err = s.join(ctx); err != nil {
+				return nil, err
+			}
+		} else if rem := s.remote(); rem != "" {
+			// An operation that fetched and was refused moved only the
+			// tracking ref: what it fetched is what is read.
+			if tip, err = s.catchUp(ctx, rem, tip); err != nil {
 				return nil, err
 			}
 		}

@@ -168,11 +168,10 @@ func (s *Service) Status(ctx context.Context, r StatusRequest) (*Board, error) {
 				return nil, err
 			}
 			remote.Fetched = true
-		} else if err := s.catchUp(ctx, rem); err != nil {
-			// An operation fetched and was refused: the board shown is
-			// the one it fetched, which its time says.
-			return nil, err
 		}
+		// Without --fetch, Snapshot brings a board that is only behind
+		// the one last fetched up to it: an operation that fetched and
+		// was refused left it there, and the time shown is that fetch's.
 	}
 	snap, err := s.Snapshot(ctx, r.Rev)
 	if err != nil {
@@ -317,15 +316,23 @@ func (s *Service) refresh(ctx context.Context, remote string) error {
 	return s.forward(ctx, remote, theirs)
 }
 
-// catchUp brings the local board to remote's as last fetched when the
-// local one is only behind: an operation that fetched and was then
-// refused (or answered from its request id) moved only the tracking ref.
-func (s *Service) catchUp(ctx context.Context, remote string) error {
+// catchUp is the board to read in remote mode, ours being this clone's
+// tip: the remote's as last fetched when ours is only behind it (an
+// operation that fetched and was then refused, or answered from its
+// request id, moved only the tracking ref), else ours. The local board is
+// brought to it on the way; a reader that may not move it (a sandbox that
+// keeps the repository read-only) still reads the fetched board, which
+// was verified when it was fetched.
+func (s *Service) catchUp(ctx context.Context, remote string, ours refstore.Hash) (refstore.Hash, error) {
 	theirs, ok, err := s.Repo.ReadRef(refstore.TrackingRef(remote, refstore.StateRef))
-	if err != nil || !ok {
-		return err
+	if err != nil || !ok || theirs == ours {
+		return ours, err
 	}
-	return s.forward(ctx, remote, theirs)
+	if behind, err := s.Repo.IsAncestor(ctx, ours.String(), theirs.String()); err != nil || !behind {
+		return ours, err
+	}
+	_ = s.forward(ctx, remote, theirs) // read either way; see above
+	return theirs, nil
 }
 
 // forward fast-forwards the local board to theirs, remote's board, when
@@ -340,7 +347,7 @@ func (s *Service) forward(ctx context.Context, remote string, theirs refstore.Ha
 			return err
 		}
 	}
-	err = s.Repo.UpdateRefs(ctx, "liza: status from "+remote, refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
+	err = s.Repo.UpdateRefs(ctx, "liza: board from "+remote, refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
 	if errors.Is(err, refstore.ErrStale) {
 		return nil // another process moved it meanwhile; it is at least as new
 	}
