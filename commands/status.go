@@ -28,7 +28,7 @@ func (e *Env) statusCmd() *cli.Command {
 			&cli.StringSliceFlag{Name: "status", Usage: "only tasks in these statuses (`S`,S)"},
 			&cli.StringFlag{Name: "agent", Local: true, Usage: "only tasks assigned to or reviewed by agent `ID`"},
 			&cli.BoolFlag{Name: "mine", Usage: "only the tasks of the acting agent (git liza --agent ID status --mine, or LIZA_AGENT_ID)"},
-			&cli.IntFlag{Name: "limit", Value: defaultLimit, Usage: "list at most `N` tasks of each status (with --ready, at most N) and sum up the rest (0: all)"},
+			&cli.IntFlag{Name: "limit", Value: defaultLimit, Usage: "list at most `N` tasks of each status (with --ready, at most N) and sum up the rest (0: all; --json lists all unless it is given)"},
 			&cli.BoolFlag{Name: "ready", Usage: "only what can be claimed now, in the order claim takes it (for the acting coder with --agent ID)"},
 			atFlag(),
 		},
@@ -65,7 +65,8 @@ func (e *Env) statusCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if !s.json {
+			// --json lists every task unless --limit is given.
+			if !s.json || cmd.IsSet("limit") {
 				r.Limit = limit
 			}
 			b, err := s.ops.Status(ctx, r)
@@ -76,6 +77,9 @@ func (e *Env) statusCmd() *cli.Command {
 				fmt.Fprintf(e.Stderr, "git-liza: warning: %s\n", contracts.Printable(b.Unverified))
 			}
 			if s.json {
+				if r.Limit > 0 {
+					b.Page(r.Limit, len(r.Statuses) > 0)
+				}
 				return s.printJSON(b)
 			}
 			var out bytes.Buffer
@@ -257,8 +261,8 @@ func (e *Env) ready(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if s.json {
-		limit = 0
+	if s.json && !cmd.IsSet("limit") {
+		limit = 0 // --json lists them all unless --limit is given
 	}
 	tasks, more, err := s.ops.Ready(ctx, limit)
 	if err != nil {
