@@ -93,12 +93,18 @@ func (h *heldObjects) put(id Hash, t objType, data []byte) bool {
 // Hold keeps the objects written from now on in memory, where this
 // process reads them, until FlushObjects writes them together: an
 // operation's dozen new objects then cost one pack and its index, not a
-// file each. The returned function ends the hold; objects written since
-// the last flush are then dropped (the operation that made them failed),
-// and when the last hold ends after a flush wrote a pack, the repository's
-// small packs are tidied (tidyPacks). Holds nest and may be open in several
-// goroutines at once: a flush writes what all of them hold. A repository
-// read through git's plumbing writes through it, unheld.
+// file each. The returned function ends the hold; when the last hold ends,
+// what is still held is written, and when a flush of these holds wrote a
+// pack, the repository's small packs are tidied (tidyPacks). Holds nest
+// and may be open in several goroutines at once: a flush writes what all
+// of them hold, and what another goroutine wrote meanwhile, outside any
+// hold, is held with them. So nothing held is dropped: a supervisor's merge
+// lane that wrote a merge commit while its heartbeat's operation held was
+// about to name it to git, which found no such object when the heartbeat's
+// hold ended and dropped it. An operation that failed before its flush
+// leaves its objects on disk, unreachable, as git does; git gc prunes them
+// in time. A repository read through git's plumbing writes through it,
+// unheld.
 func (r *Repo) Hold() (end func()) {
 	o := r.odb
 	if o.plumbing {
@@ -119,8 +125,17 @@ func (r *Repo) Hold() (end func()) {
 			o.held.mu.Lock()
 			o.held.open--
 			last := o.held.open == 0
-			tidy := last && o.held.wrote
-			if last {
+			o.held.mu.Unlock()
+			if !last {
+				return
+			}
+			// Best effort: what cannot be written now is written by no
+			// one; a git command that names it says so.
+			_ = o.flush()
+			o.held.mu.Lock()
+			tidy := o.held.open == 0 && o.held.wrote
+			if o.held.open == 0 {
+				// A hold opened meanwhile keeps what was written since.
 				o.held.objs, o.held.order, o.held.wrote, o.held.size = nil, nil, false, 0
 				holding.mu.Lock()
 				delete(holding.odbs, o)
