@@ -110,7 +110,7 @@ func recoverLocked(ctx context.Context, repo *refstore.Repo, rec Recovery) ([]Re
 		return nil, err
 	}
 	var out []Repair
-	if ents, _ := os.ReadDir(trashDir(repo)); len(ents) > 0 && emptyTrash(repo) == nil {
+	if leftByKilled(repo) && emptyTrash(repo) == nil {
 		out = append(out, Repair{Path: displayPath(repo, trashDir(repo)), What: fmt.Sprintf("emptied %s: what a killed removal had set aside", displayPath(repo, trashDir(repo)))})
 	}
 	add := func(e *entry, fix, format string, a ...any) {

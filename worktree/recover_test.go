@@ -2,7 +2,9 @@ package worktree
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -447,4 +449,41 @@ func TestRecoverWhenFree(t *testing.T) {
 		t.Fatalf("commondir = %q", b)
 	}
 	r.sound()
+}
+
+// What a removal that still runs set aside is its own: it empties the
+// trash once it lets the worktrees' lock go, and another command's
+// recovery that takes the lock first must not report it as left by a
+// killed removal (a busy team's logs had dozens of such lines). An entry
+// whose process is gone, or that names none, is reported.
+func TestRecoverTrashOfALiveRemoval(t *testing.T) {
+	r := newRepo(t)
+	setAside := func(name string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(trashDir(r.repo), name, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	report := regexp.MustCompile(`(?m)^emptied .git/liza/trash: what a killed removal had set aside$`)
+	for _, c := range []struct {
+		entry  string
+		report bool
+	}{
+		{fmt.Sprintf("t-1-%d-1a2b", os.Getpid()), false},
+		{fmt.Sprintf("t-1-%d-1a2b", gone.Process.Pid), true},
+		{"t-1", true},
+	} {
+		setAside(c.entry)
+		got := whats(recoverOK(t, r, holds("refs/heads/integration")))
+		if report.MatchString(got) != c.report {
+			t.Errorf("%s in the trash: reported %v, want %v:\n%s", c.entry, !c.report, c.report, got)
+		}
+		if ents, _ := os.ReadDir(trashDir(r.repo)); len(ents) != 0 {
+			t.Errorf("%s in the trash: not emptied when the lock was let go", c.entry)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -112,6 +113,46 @@ func emptyTrash(repo *refstore.Repo) error {
 		}
 	}
 	return nil
+}
+
+// leftByKilled reports whether the trash holds what a removal that no
+// longer runs set aside. toTrash names each entry after the pid of the
+// process that moved it; a process that still runs empties the trash
+// itself once it has let the worktrees' lock go, and another command may
+// take the lock before it has: what it set aside is not a killed
+// removal's. An entry that names no pid (an older git-liza's) counts as
+// left.
+func leftByKilled(repo *refstore.Repo) bool {
+	ents, _ := os.ReadDir(trashDir(repo))
+	for _, e := range ents {
+		if pid, ok := trashOwner(e.Name()); !ok || !proc.Running(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// trashOwner is the pid in the name toTrash gives an entry (BASE-PID-HEX).
+func trashOwner(name string) (int, bool) {
+	rest, hex, ok := cutLast(name, "-")
+	if !ok || hex == "" || strings.Trim(hex, "0123456789abcdef") != "" {
+		return 0, false
+	}
+	_, digits, ok := cutLast(rest, "-")
+	pid, err := strconv.Atoi(digits)
+	if !ok || err != nil || pid <= 0 || strconv.Itoa(pid) != digits {
+		return 0, false
+	}
+	return pid, true
+}
+
+// cutLast is strings.Cut at the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
 }
 
 // removeAll is os.RemoveAll that also deletes read-only directories (a Go
