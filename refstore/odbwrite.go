@@ -98,13 +98,13 @@ func (h *heldObjects) put(id Hash, t objType, data []byte) bool {
 // pack, the repository's small packs are tidied (tidyPacks). Holds nest
 // and may be open in several goroutines at once: a flush writes what all
 // of them hold, and what another goroutine wrote meanwhile, outside any
-// hold, is held with them. So nothing held is dropped: a supervisor's merge
-// lane that wrote a merge commit while its heartbeat's operation held was
-// about to name it to git, which found no such object when the heartbeat's
-// hold ended and dropped it. An operation that failed before its flush
-// leaves its objects on disk, unreachable, as git does; git gc prunes them
-// in time. A repository read through git's plumbing writes through it,
-// unheld.
+// hold, is held with them. So nothing held is dropped: a reviewer's merge
+// lane (a goroutine of its supervisor) wrote a merge commit while the
+// supervisor's claim of a review held, and was about to name it to git,
+// which found no such object once that hold ended and dropped it. An
+// operation that failed before its flush leaves its objects on disk,
+// unreachable, as git does; git gc prunes them in time. A repository read
+// through git's plumbing writes through it, unheld.
 func (r *Repo) Hold() (end func()) {
 	o := r.odb
 	if o.plumbing {

@@ -151,8 +151,8 @@ func TestHoldFewObjectsLoose(t *testing.T) {
 
 // Objects still held when the last hold ends are written, not dropped:
 // another goroutine may have written them meanwhile, outside any hold (a
-// supervisor's merge lane beside its heartbeat's operation), and be about
-// to name them to git. A soak of a team lost such a merge commit about
+// reviewer's merge lane beside its supervisor's claim of a review), and be
+// about to name them to git. A soak of a team lost such a merge commit about
 // once in 80 merges ("invalid reference" from git worktree add).
 func TestHoldEndWritesWhatIsHeld(t *testing.T) {
 	dir := newRepo(t)
