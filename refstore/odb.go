@@ -399,6 +399,9 @@ func (o *odb) unpack(p *pack, off int64, lim limit) (objType, []byte, error) {
 		if err != nil {
 			return 0, nil, err
 		}
+		if !ok && p.gone.Load() {
+			return 0, nil, errPackClosed
+		}
 		if !ok {
 			return 0, nil, fmt.Errorf("delta base %s is not in the pack", e.baseID)
 		}

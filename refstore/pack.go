@@ -28,7 +28,9 @@ type pack struct {
 	pk     *packFile
 	size   int64 // of the .pack
 	// fresh says this process set the pack's time (odb.present).
-	fresh  atomic.Bool
+	fresh atomic.Bool
+	// gone says the pack was let go of (close).
+	gone   atomic.Bool
 	v2     bool
 	count  uint32
 	fanout [256]uint32
@@ -124,7 +126,9 @@ func (p *pack) find(id Hash) (int64, bool, error) {
 	name := buf[:len(want)]
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if _, err := p.idx.ReadAt(name, p.nameAt(mid)); err != nil {
+		if _, err := p.idx.ReadAt(name, p.nameAt(mid)); errors.Is(err, errPackClosed) {
+			return 0, false, nil // let go of since: as when tidied away before it was opened
+		} else if err != nil {
 			return 0, false, fmt.Errorf("%s.idx: %w", p.path, err)
 		}
 		switch c := bytes.Compare(want, name); {

@@ -2,9 +2,12 @@ package refstore
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
+	"sync"
 )
 
 // packFile is one file of a pack (its .idx or its .pack), read at offsets:
@@ -13,10 +16,20 @@ import (
 // search in memory: a claim on a board of 10,000 tasks made about 1,300
 // pread calls to find its objects in a dozen packs.
 type packFile struct {
-	f    *os.File // nil once mapped
-	data []byte   // the mapped file
-	size int64
+	// mu is held to read while a read copies out of the file, and to
+	// write to close it: a pack let go of (pack.close) by one goroutine
+	// while another still reads it is unmapped once that read is done.
+	mu     sync.RWMutex
+	closed bool
+	f      *os.File // nil once mapped
+	data   []byte   // the mapped file
+	size   int64
 }
+
+// errPackClosed is a read of a pack file let go of since (pack.close): it
+// was tidied away, and its reader lists the packs again, as for one whose
+// files went before it opened them.
+var errPackClosed = fmt.Errorf("pack file let go of: %w", fs.ErrNotExist)
 
 // maxMapped is the largest file mapped; a larger one is read with
 // positioned reads.
@@ -51,6 +64,11 @@ func openPackFile(path string) (*packFile, error) {
 
 // ReadAt reads len(b) bytes at off, as os.File.ReadAt does.
 func (pf *packFile) ReadAt(b []byte, off int64) (n int, err error) {
+	pf.mu.RLock()
+	defer pf.mu.RUnlock()
+	if pf.closed {
+		return 0, errPackClosed
+	}
 	if pf.data == nil {
 		return pf.f.ReadAt(b, off)
 	}
@@ -73,6 +91,12 @@ func (pf *packFile) ReadAt(b []byte, off int64) (n int, err error) {
 }
 
 func (pf *packFile) Close() error {
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
+	if pf.closed {
+		return nil
+	}
+	pf.closed = true
 	if pf.data != nil {
 		err := unmapFile(pf.data)
 		pf.data = nil

@@ -146,7 +146,7 @@ func (o *odb) listPacks(rescan bool) (packs []*pack, gone bool, err error) {
 				continue
 			}
 			p := known[path]
-			if p == nil {
+			if p == nil || p.gone.Load() {
 				p = &pack{path: path, algo: o.algo}
 			}
 			list = append(list, found{p, fi.ModTime().UnixNano()})
@@ -166,6 +166,12 @@ func (o *odb) listPacks(rescan bool) (packs []*pack, gone bool, err error) {
 	packs = make([]*pack, 0, len(list))
 	for _, f := range list {
 		packs = append(packs, f.p)
+	}
+	// What the listing no longer finds was tidied away: let go of.
+	for _, p := range o.packs {
+		if !slices.Contains(packs, p) {
+			p.close()
+		}
 	}
 	o.packs, o.scanned = packs, true
 	return o.packs, gone, nil

@@ -300,8 +300,18 @@ func (p *pack) all() ([]packIndexEntry, error) {
 	return list, nil
 }
 
-// close closes the files of a pack opened outside the odb's list.
+// close lets go of a pack's files: one opened outside the odb's list (a
+// tidy's), or one a listing no longer finds (tidied away). A process that
+// runs for hours (a supervisor) otherwise kept every pack it had read
+// mapped, thousands after a few hundred tasks, each holding its deleted
+// file's space on disk and a mapping toward the system's limit. A reader
+// that still holds the pack finds it gone, as one whose files went before
+// it opened them, and lists the packs again; what it was reading is
+// unmapped once that read is done (packFile.Close).
 func (p *pack) close() {
+	p.gone.Store(true)
+	p.once.Do(func() { p.err = fs.ErrNotExist })
+	p.pkOnce.Do(func() { p.pkErr = fs.ErrNotExist })
 	if p.idx != nil {
 		p.idx.Close()
 	}
