@@ -36,16 +36,18 @@ import (
 
 type options struct {
 	servePages int
-	runs       int
-	sizes      []int
-	json       bool
-	keep       bool
-	shared     string
-	remote     bool
-	relay      bool
-	trust      bool
-	compare    string // a git revision of the module's repository to time against; "" for none
-	formats    bool
+	// soakTasks and soakCoders size the soak (-only soak).
+	soakTasks, soakCoders int
+	runs                  int
+	sizes                 []int
+	json                  bool
+	keep                  bool
+	shared                string
+	remote                bool
+	relay                 bool
+	trust                 bool
+	compare               string // a git revision of the module's repository to time against; "" for none
+	formats               bool
 	// scaleTasks and scaleHistory size the board of the whole-board
 	// measurements (scaleTasks 0: none).
 	scaleTasks, scaleHistory int
@@ -87,7 +89,7 @@ type options struct {
 }
 
 // sections are the parts of a run -only can name.
-var sections = []string{"base", "claims", "hub", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "batch", "collide", "bigpush", "spend", "mcp", "worktree", "serve"}
+var sections = []string{"base", "claims", "hub", "formats", "remote", "fairness", "trust", "scale", "team", "queue", "batch", "collide", "bigpush", "spend", "mcp", "worktree", "serve", "soak"}
 
 // want reports whether section runs: -only names it, or -only is empty
 // and its own flag allows it.
@@ -146,6 +148,8 @@ func main() {
 	flag.StringVar(&collideCoders, "collide-coders", "4,8", "with -collide-tasks: the team sizes (`N,...` coders)")
 	flag.IntVar(&opt.queue, "queue", 100, "time one task's claim, review and merge with no other task in review, and with `N` in review (0: not)")
 	flag.IntVar(&opt.worktreeRounds, "worktree-rounds", 7, "time `N` rounds of 10 new worktrees whose scripts/worktree-setup.sh installs an npm tree offline, with npm's cache shared through LIZA_CACHE_DIR and private (0: not)")
+	flag.IntVar(&opt.soakTasks, "soak-tasks", 300, "with -only soak: a team of scripted agents merges `N` tasks, its rate by tenths, its log's failed merges and repairs, its supervisors' files and memory")
+	flag.IntVar(&opt.soakCoders, "soak-coders", 2, "with -only soak: the team's `CODERS`")
 	flag.IntVar(&opt.servePages, "serve-pages", 50, "time the web board (git liza serve) with `N` pages open on its events stream (0: not)")
 	var only, claimSizes string
 	flag.StringVar(&claimSizes, "claim-sizes", "100,10000,50000", "the boards (`N,...` tasks) the claims section times a claim by id, a claim of the best task and an add on, against the floor")
@@ -430,6 +434,16 @@ func run(opt options) error {
 			return fmt.Errorf("serve: %v", err)
 		}
 		rep.Serve = &r
+	}
+	if opt.want("soak", false) {
+		if opt.soakTasks < 10 || opt.soakCoders < 1 {
+			return errors.New("-only soak needs -soak-tasks of at least 10 and -soak-coders of at least 1")
+		}
+		r, err := b.measureSoak()
+		if err != nil {
+			return fmt.Errorf("soak: %v", err)
+		}
+		rep.Soak = &r
 	}
 	if opt.want("bigpush", opt.bigpush) {
 		r, err := b.measureBigPush()

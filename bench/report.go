@@ -104,6 +104,7 @@ type report struct {
 	Spend         *spendResult       `json:"spend,omitempty"`
 	MCP           *mcpResult         `json:"mcp,omitempty"`
 	Serve         *serveResult       `json:"serve,omitempty"`
+	Soak          *soakResult        `json:"soak,omitempty"`
 	Worktree      *worktreeResult    `json:"worktree,omitempty"`
 	Compare       *compareInfo       `json:"compare,omitempty"`
 }
@@ -164,6 +165,7 @@ func printTable(r report) {
 	printSpend(r.Spend)
 	printMCP(r.MCP)
 	printServe(r.Serve)
+	printSoak(r.Soak)
 	printWorktree(r.Worktree)
 	if r.Scale != nil {
 		printScale(r.Scale)

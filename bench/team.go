@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,6 +104,9 @@ type teamSetup struct {
 	// a merge that fast-forwards to a task's branch adds the task's own
 	// commits to that line, not one commit.
 	countBoard bool
+	// watch, when set, is called at each look at the team with the
+	// number of tasks merged so far.
+	watch func(team *exec.Cmd, merged int)
 }
 
 // measureTeamWith runs one team on a board set up as setup says.
@@ -199,6 +203,9 @@ func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup te
 			}
 		} else if count, err := firstParents(repo, b.env, "refs/heads/integration"); err == nil {
 			n = count - base
+		}
+		if setup.watch != nil {
+			setup.watch(team, n)
 		}
 		now := time.Now()
 		if n > 0 && first.IsZero() {
