@@ -233,7 +233,8 @@ func decode[T any](res *cas.Result) (T, error) {
 
 // Class is the exit-code class of an error from an operation: the code a
 // *contracts.Error carries, CodeGit for a failed git command, CodeContention
-// for a cancelled or timed-out context, and CodeInvalid for anything else.
+// for a cancelled or timed-out context or a ref moved meanwhile
+// (refstore.ErrStale), and CodeInvalid for anything else.
 func Class(err error) contracts.Code {
 	var ce *contracts.Error
 	var ge *refstore.GitError
@@ -243,6 +244,10 @@ func Class(err error) contracts.Code {
 	case errors.As(err, &ge):
 		return contracts.CodeGit
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return contracts.CodeContention
+	case errors.Is(err, refstore.ErrStale):
+		// A ref another process moved meanwhile: a race lost, which a
+		// sync tries again (SyncWith) and a caller may retry.
 		return contracts.CodeContention
 	}
 	return contracts.CodeInvalid

@@ -317,6 +317,11 @@ func TestClass(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", contracts.Errorf(contracts.CodeInconsistent, "x")), contracts.CodeInconsistent},
 		{&refstore.GitError{Args: []string{"merge-tree"}, ExitCode: 128}, contracts.CodeGit},
 		{context.DeadlineExceeded, contracts.CodeContention},
+		// A sync's fast-forward of the local board that another process
+		// of the clone (a sibling supervisor's sync) moved meanwhile:
+		// tried again, not exit 1 and "cannot sync with the remote" in
+		// an unattended team's log.
+		{fmt.Errorf("moving refs/liza/state: %w", refstore.ErrStale), contracts.CodeContention},
 		{errors.New("anything else"), contracts.CodeInvalid},
 	} {
 		if got := ops.Class(tc.err); got != tc.want {
