@@ -331,7 +331,7 @@ func (s *Service) catchUp(ctx context.Context, remote string, ours refstore.Hash
 	if behind, err := s.Repo.IsAncestor(ctx, ours.String(), theirs.String()); err != nil || !behind {
 		return ours, err
 	}
-	_ = s.forward(ctx, remote, theirs) // read either way; see above
+	_ = s.advance(ctx, remote, ours, theirs) // read either way; see above
 	return theirs, nil
 }
 
@@ -347,7 +347,12 @@ func (s *Service) forward(ctx context.Context, remote string, theirs refstore.Ha
 			return err
 		}
 	}
-	err = s.Repo.UpdateRefs(ctx, "liza: board from "+remote, refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
+	return s.advance(ctx, remote, ours, theirs)
+}
+
+// advance moves the local board from ours, found only behind, to theirs.
+func (s *Service) advance(ctx context.Context, remote string, ours, theirs refstore.Hash) error {
+	err := s.Repo.UpdateRefs(ctx, "liza: board from "+remote, refstore.RefUpdate{Name: refstore.StateRef, Old: ours, New: theirs})
 	if errors.Is(err, refstore.ErrStale) {
 		return nil // another process moved it meanwhile; it is at least as new
 	}

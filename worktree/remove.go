@@ -134,25 +134,16 @@ func leftByKilled(repo *refstore.Repo) bool {
 
 // trashOwner is the pid in the name toTrash gives an entry (BASE-PID-HEX).
 func trashOwner(name string) (int, bool) {
-	rest, hex, ok := cutLast(name, "-")
-	if !ok || hex == "" || strings.Trim(hex, "0123456789abcdef") != "" {
+	parts := strings.Split(name, "-")
+	if len(parts) < 3 {
 		return 0, false
 	}
-	_, digits, ok := cutLast(rest, "-")
+	digits, hex := parts[len(parts)-2], parts[len(parts)-1]
 	pid, err := strconv.Atoi(digits)
-	if !ok || err != nil || pid <= 0 || strconv.Itoa(pid) != digits {
+	if hex == "" || strings.Trim(hex, "0123456789abcdef") != "" || err != nil || pid <= 0 || strconv.Itoa(pid) != digits {
 		return 0, false
 	}
 	return pid, true
-}
-
-// cutLast is strings.Cut at the last sep.
-func cutLast(s, sep string) (before, after string, found bool) {
-	i := strings.LastIndex(s, sep)
-	if i < 0 {
-		return s, "", false
-	}
-	return s[:i], s[i+len(sep):], true
 }
 
 // removeAll is os.RemoveAll that also deletes read-only directories (a Go
