@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -36,6 +35,9 @@ func (e *Env) runCmd() *cli.Command {
 			"git liza logs -f does; --json prints the events as JSON lines. A supervisor that stops for a\n" +
 			"missing dependency or its environment (exit 5) stops the team: run says why once and exits 5.\n" +
 			"run also watches the board and sends notifications as watch does, unless --no-notify.\n" +
+			"A supervisor that dies (killed outright, crashed) is started again after --backoff, doubled for\n" +
+			"each death in a row, and resumes its work; after 3 deaths in 5 minutes it is given up on, and the\n" +
+			"board records why (an alarm in status, a notification).\n" +
 			"Ctrl-C, SIGTERM or SIGHUP stops every supervisor: a coder's task is parked with its work, and the next run\n" +
 			"resumes it (status shows it parked, with no alarm). So does closing run's output (git liza run | head):\n" +
 			"run says so on stderr and exits 0. A supervisor never outlives run: killed (SIGKILL), run leaves\n" +
@@ -102,7 +104,8 @@ func (e *Env) runCmd() *cli.Command {
 			longLived()
 			defer s.startNotifier(ctx, cmd.Bool("no-notify"))()
 			err = e.team(ctx, teamSpec{planner: !cmd.Bool("no-planner"), coders: coders, reviewers: reviewers, args: extra, keys: cmd.String("keys"), out: out, progress: e.progress(),
-				events: true, json: cmd.Bool("json"), follow: splitList(cmd.StringSlice("follow")), followAll: cmd.Bool("verbose"), sessions: filepath.Join(s.repo.CommonDir, "liza", "logs", "sessions")})
+				events: true, json: cmd.Bool("json"), follow: splitList(cmd.StringSlice("follow")), followAll: cmd.Bool("verbose"), sessions: filepath.Join(s.repo.CommonDir, "liza", "logs", "sessions"),
+				backoff: cmd.Duration("backoff"), gaveUp: func(id, why string) { e.retire(s, id, why) }})
 			if errors.Is(context.Cause(ctx), errOutputClosed) {
 				// Said where it may still be read: stderr.
 				fmt.Fprintf(e.Stderr, "git-liza: run: %v: stopped the team (each coder's task parked with its work)\n", errOutputClosed)
@@ -138,6 +141,11 @@ type teamSpec struct {
 	// progress, when set, is told what the team is doing (starting,
 	// stopping): on a terminal only.
 	progress func(string)
+	// backoff is the wait before a supervisor that died is started again
+	// (doubled for each death in a row); gaveUp, when set, is told of a
+	// supervisor given up on, and why (see crew).
+	backoff time.Duration
+	gaveUp  func(id, why string)
 }
 
 // team runs one supervisor process per agent and waits for all of them.
@@ -208,13 +216,10 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 			fmt.Fprintf(t.out, "[%-*s] %s\n", width, ev.Agent, eventLine(ev))
 		}
 	}
-	var wg sync.WaitGroup
-	type result struct {
-		id     string
-		err    error
-		stderr []string // its last lines on stderr
-	}
-	results := make(chan result, len(ids))
+	env := slices.DeleteFunc(agentEnviron(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(t.unset, k)
+	})
 	if t.progress != nil {
 		t.progress(fmt.Sprintf("starting %s; Ctrl-C stops them", strings.Join(ids, ", ")))
 	}
@@ -224,17 +229,7 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 		stopFollow := followAgents(t.follow, t.sessions, emit)
 		defer stopFollow()
 	}
-	var procs []*exec.Cmd
-	stop := func() {
-		for _, p := range procs {
-			_ = p.Process.Signal(syscall.SIGTERM)
-		}
-	}
-	env := slices.DeleteFunc(agentEnviron(), func(kv string) bool {
-		k, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(t.unset, k)
-	})
-	for _, id := range ids {
+	cr := newCrew(t, emit, func(id string) *exec.Cmd {
 		role, _ := contracts.ParseAgentID(id)
 		args := append(append([]string{"agent", role.IDPrefix(), "--agent", id}, keyArgs[id]...), t.args...)
 		if t.events {
@@ -249,38 +244,20 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 		c.Dir, c.Env = e.Dir, env
 		ownGroup(c)
 		proc.DieWithParent(c.SysProcAttr)
-		pr, pw := io.Pipe()
-		er, ew := io.Pipe()
-		c.Stdout, c.Stderr = pw, ew
-		if err := start(c); err != nil {
-			pw.Close()
-			ew.Close()
-			stop()
-			for range procs {
-				<-results
-			}
-			wg.Wait()
+		return c
+	}, start)
+	for _, id := range ids {
+		if err := cr.launch(id); err != nil {
+			cr.stop()
+			cr.wait()
 			return contracts.Invalidf("cannot start the supervisor of %s: %v; stopped the others", id, err)
 		}
-		procs = append(procs, c)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			relayEvents(pr, id, emit)
-		}()
-		tail := make(chan []string, 1)
-		go func() { tail <- lastLines(er, stderrLines) }()
-		go func() {
-			err := c.Wait()
-			pw.Close()
-			ew.Close()
-			results <- result{id, err, <-tail}
-		}()
 	}
+	results := cr.results
 	var failed []string
 	var envFail []string // the lines of supervisors that exited 5, each once
 	stopping := false
-	for range procs {
+	for range ids {
 		var r result
 		select {
 		case r = <-results:
@@ -290,7 +267,7 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 				if t.progress != nil {
 					t.progress("stopping the team: each coder's task is parked with its work, and the next git liza run resumes it")
 				}
-				stop()
+				cr.stop()
 			}
 			r = <-results
 		}
@@ -311,18 +288,20 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 				if t.progress != nil {
 					t.progress("stopping the team: " + r.id + " cannot go on here")
 				}
-				stop()
+				cr.stop()
 			}
 			continue
 		}
-		for _, l := range r.stderr {
-			emit(agent.Event{T: time.Now(), Agent: r.id, Kind: agent.EventError, Msg: l})
+		if !r.told {
+			for _, l := range r.stderr {
+				emit(agent.Event{T: time.Now(), Agent: r.id, Kind: agent.EventError, Msg: l})
+			}
 		}
 		if r.err != nil {
 			failed = append(failed, fmt.Sprintf("%s (%v)", r.id, r.err))
 		}
 	}
-	wg.Wait()
+	cr.wait()
 	if len(envFail) > 0 {
 		return contracts.Errorf(contracts.CodeMissingDep, "%s", strings.Join(envFail, "; "))
 	}

@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/liza-dev/git-liza/agent"
 	"github.com/liza-dev/git-liza/contracts"
@@ -81,5 +84,150 @@ not an event
 	b, _ := json.Marshal(got[0])
 	if want := `{"t":"2026-01-17T10:00:00Z","agent":"coder-1","kind":"claimed","task":"a","msg":"claimed a (claimed)"}`; string(b) != want {
 		t.Errorf("json = %s, want %s", b, want)
+	}
+}
+
+// standIn writes a stand-in supervisor, run as `sh agent ROLE --agent ID
+// ...`, that counts its starts in count.ID, logs them, runs what dies says
+// for its id and start (a shell command), then runs until SIGTERM.
+func standIn(t *testing.T, dies string) string {
+	t.Helper()
+	dir := t.TempDir()
+	script := `n=$(cat count.$3 2>/dev/null || echo 0); n=$((n+1)); echo $n > count.$3
+echo "started $3 $n" >> log
+` + dies + `
+trap 'echo "stopped $3 $n" >> log; exit 0' TERM
+while :; do sleep 0.05; done
+`
+	if err := os.WriteFile(filepath.Join(dir, "agent"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// waitFor waits until dir/log holds line, for at most 20 s.
+func waitFor(t *testing.T, dir, line string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(dir, "log"))
+		if strings.Contains(string(b), line+"\n") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the stand-ins' log:\n%s", line, b)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer written by the team's goroutines and read
+// by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// wantLine fails t unless out has a line of coder-1's that says msg.
+func wantLine(t *testing.T, out, msg string) {
+	t.Helper()
+	if !regexp.MustCompile(`(?m)^\[coder-1 +\] \d\d:\d\d:\d\d ` + regexp.QuoteMeta(msg) + `$`).MatchString(out) {
+		t.Errorf("run's output has no line of coder-1's saying %q:\n%s", msg, out)
+	}
+}
+
+// TestTeamRestartsASupervisorThatDied: a supervisor killed outright (an
+// out-of-memory kill, a stray kill -9) is started again after the backoff,
+// and run says so; the team then stops as it always does.
+func TestTeamRestartsASupervisorThatDied(t *testing.T) {
+	dir := standIn(t, `[ $3 = coder-1 ] && [ $n = 1 ] && kill -9 $$`)
+	var out syncBuffer
+	e := &Env{Dir: dir, Stdout: &out, Stderr: &out, Getenv: os.Getenv}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- e.team(ctx, teamSpec{coders: 1, reviewers: 1, out: &out, exe: "sh", events: true, backoff: 10 * time.Millisecond})
+	}()
+	waitFor(t, dir, "started coder-1 2")
+	waitFor(t, dir, "started code-reviewer-1 1")
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("team = %v, want a clean stop", err)
+	}
+	waitFor(t, dir, "stopped coder-1 2")
+	waitFor(t, dir, "stopped code-reviewer-1 1")
+	wantLine(t, out.String(), "the supervisor of coder-1 died (signal: killed); starting it again in 10ms")
+}
+
+// TestTeamGivesUpOnASupervisorThatKeepsDying: a supervisor that dies each
+// time it starts is started again agent.CrashLimit-1 times, then given up
+// on (gaveUp is told why, so that the board records it), and the team goes
+// on without it.
+func TestTeamGivesUpOnASupervisorThatKeepsDying(t *testing.T) {
+	dir := standIn(t, `[ $3 = coder-1 ] && kill -9 $$`)
+	var out syncBuffer
+	e := &Env{Dir: dir, Stdout: &out, Stderr: &out, Getenv: os.Getenv}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gaveUp := make(chan string, 2)
+	done := make(chan error, 1)
+	go func() {
+		done <- e.team(ctx, teamSpec{coders: 1, reviewers: 1, out: &out, exe: "sh", events: true, backoff: time.Millisecond,
+			gaveUp: func(id, why string) { gaveUp <- id + ": " + why }})
+	}()
+	select {
+	case got := <-gaveUp:
+		if want := "coder-1: the supervisor died 3 times in 5m0s, last: signal: killed"; got != want {
+			t.Errorf("gave up %q, want %q", got, want)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the team did not give up on coder-1:\n%s", out.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "count.coder-1")); strings.TrimSpace(string(b)) != "3" {
+		t.Errorf("coder-1 was started %s times, want 3", b)
+	}
+	wantLine(t, out.String(), "the supervisor of coder-1 died 3 times in 5m0s (signal: killed): not starting it again")
+	select {
+	case err := <-done:
+		t.Fatalf("the team stopped (%v) while code-reviewer-1 ran", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("team = %v, want a clean stop", err)
+	}
+	waitFor(t, dir, "stopped code-reviewer-1 1")
+}
+
+// TestTeamDoesNotRestartAStopThatMeantIt: a supervisor that ended on its
+// own (exit 0: the goal completed, ABORT) or refused to go on (exit 1: its
+// agent crash-looped, another supervisor took its id) is not started
+// again; when no supervisor is left, run ends, with an error for the one
+// that failed.
+func TestTeamDoesNotRestartAStopThatMeantIt(t *testing.T) {
+	dir := standIn(t, `case $3 in coder-1) exit 1;; coder-2) exit 0;; esac`)
+	var out syncBuffer
+	e := &Env{Dir: dir, Stdout: &out, Stderr: &out, Getenv: os.Getenv}
+	err := e.team(context.Background(), teamSpec{coders: 2, out: &out, exe: "sh", events: true, backoff: time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "supervisors failed: coder-1 (exit status 1)") {
+		t.Errorf("team = %v, want coder-1's failure", err)
+	}
+	for _, id := range []string{"coder-1", "coder-2"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, "count."+id)); strings.TrimSpace(string(b)) != "1" {
+			t.Errorf("%s was started %s times, want once", id, b)
+		}
+	}
+	if strings.Contains(out.String(), "starting it again") {
+		t.Errorf("run restarted a supervisor that meant to stop:\n%s", out.String())
 	}
 }

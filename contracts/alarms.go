@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -115,6 +116,16 @@ func Alarms(st *State, in AlarmInput) []Alarm {
 		out.task(t, st, cfg, now)
 	}
 	out.budgets(st, cfg)
+	for _, name := range slices.Sorted(maps.Keys(st.Agents)) {
+		// A supervisor that stopped for something a person must see to
+		// (a crash loop, its environment, run giving up on it after it
+		// died again and again) records why until the next registration.
+		if a := st.Agents[name]; a != nil && a.StopReason != "" && a.Host == "" {
+			role, _ := ParseAgentID(name)
+			out.add(AlarmWarning, "supervisor_stopped", name, "",
+				"SUPERVISOR STOPPED: %s — %s (git liza doctor, then git liza agent %s)", name, alarmLine(a.StopReason), role.IDPrefix())
+		}
+	}
 	for _, d := range st.Discovered {
 		if d == nil || d.Urgency != "immediate" || d.ConvertedToTask != "" {
 			continue

@@ -389,3 +389,21 @@ func keys(as []Alarm) []string {
 	}
 	return out
 }
+
+// TestAlarmsSupervisorStopped: a supervisor that stopped for a reason a
+// person must see to is an alarm until its agent is registered again; one
+// that stopped cleanly is none.
+func TestAlarmsSupervisorStopped(t *testing.T) {
+	st := &State{Agents: map[string]*Agent{
+		"coder-1":         {Role: "coder", Status: "IDLE", StopReason: "the supervisor died 3 times in 5m0s,\nlast: signal: killed"},
+		"coder-2":         {Role: "coder", Status: "IDLE"},
+		"code-reviewer-1": {Role: "code_reviewer", Status: "IDLE", StopReason: "crash loop", Host: "box pid 7"},
+	}}
+	got := Alarms(st, AlarmInput{Now: alarmNow})
+	if k := keys(got); !slices.Equal(k, []string{"supervisor_stopped/coder-1"}) {
+		t.Fatalf("got %+v", got)
+	}
+	if want := "⚠️ SUPERVISOR STOPPED: coder-1 — the supervisor died 3 times in 5m0s, last: signal: killed (git liza doctor, then git liza agent coder)"; got[0].Message != want {
+		t.Errorf("message %q, want %q", got[0].Message, want)
+	}
+}
