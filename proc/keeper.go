@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 )
 
@@ -28,12 +29,15 @@ import (
 // out of its reach, as it is of the supervisor's own stop. A process
 // killed between a session's start and its Keep leaves that session to
 // the parent-death signal alone. Without a shell, or where the keeper
-// cannot start, Keep does nothing more.
+// cannot start, Keep does nothing more. A keeper killed on its own is
+// reaped and started again at the next Keep or Drop, and told every group
+// still kept.
 type GroupKeeper struct {
 	mu     sync.Mutex
 	w      *os.File
 	cmd    *exec.Cmd
 	failed bool
+	kept   []int // the groups kept now
 }
 
 // keeperScript is the keeper: one line "+PGID" or "-PGID" per group kept
@@ -70,30 +74,47 @@ func (k *GroupKeeper) send(op byte, pgid int) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.w == nil && !k.failed && op == '+' {
-		k.start()
+	k.kept = slices.DeleteFunc(k.kept, func(g int) bool { return g == pgid })
+	if op == '+' {
+		k.kept = append(k.kept, pgid)
 	}
-	if k.w == nil {
-		return
-	}
-	if _, err := fmt.Fprintf(k.w, "%c%d\n", op, pgid); err != nil {
-		// The keeper is gone (killed on its own): what it kept is left
-		// to the parent-death signal, as without one.
+	for range 2 {
+		var err error
+		switch {
+		case k.w != nil:
+			_, err = fmt.Fprintf(k.w, "%c%d\n", op, pgid)
+		case k.failed || len(k.kept) == 0 || !k.start():
+			return
+		default:
+			// A keeper started now learns every group still kept.
+			var b []byte
+			for _, g := range k.kept {
+				b = fmt.Appendf(b, "+%d\n", g)
+			}
+			_, err = k.w.Write(b)
+		}
+		if err == nil {
+			return
+		}
+		// The keeper is gone (killed on its own): it is reaped, and the
+		// next try starts another, which learns every group still kept.
 		k.w.Close()
-		k.w, k.failed = nil, true
+		cmd := k.cmd
+		go func() { _ = cmd.Wait() }()
+		k.w, k.cmd = nil, nil
 	}
 }
 
-// start starts the keeper (under k.mu).
-func (k *GroupKeeper) start() {
+// start starts the keeper (under k.mu), and says whether it did.
+func (k *GroupKeeper) start() bool {
 	if !groups {
 		k.failed = true
-		return
+		return false
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		k.failed = true
-		return
+		return false
 	}
 	cmd := exec.Command("/bin/sh", "-c", keeperScript)
 	cmd.Stdin = r // its only input; the write end stays here (close-on-exec)
@@ -103,9 +124,10 @@ func (k *GroupKeeper) start() {
 	if err != nil {
 		w.Close()
 		k.failed = true
-		return
+		return false
 	}
 	k.w, k.cmd = w, cmd
+	return true
 }
 
 // Close ends the keeper: the groups still kept are ended as if this

@@ -101,3 +101,39 @@ func TestGroupKeeperWithoutGroups(t *testing.T) {
 		t.Fatal("a keeper started with nothing to keep")
 	}
 }
+
+// TestGroupKeeperKilledIsStartedAgain: a keeper killed on its own (a
+// stray kill -9) is reaped and started again at the next Keep or Drop,
+// and learns every group still kept, the ones kept before it was killed
+// too: they still end with this process.
+func TestGroupKeeperKilledIsStartedAgain(t *testing.T) {
+	first, firstChild := group(t)
+	second, secondChild := group(t)
+	var k GroupKeeper
+	k.Keep(first.Process.Pid)
+	old := k.cmd.Process.Pid
+	_ = syscall.Kill(old, syscall.SIGKILL)
+	for syscall.Kill(old, 0) == nil {
+		if st, err := readStat(old); err != nil || st == "Z" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	k.Keep(second.Process.Pid)
+	if k.cmd == nil || k.cmd.Process.Pid == old {
+		t.Fatal("the killed keeper was not started again")
+	}
+	for i := 0; syscall.Kill(old, 0) == nil; i++ {
+		if i == 500 {
+			t.Errorf("the killed keeper (pid %d) was not reaped", old)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	k.Close()
+	for _, pid := range []int{first.Process.Pid, firstChild, second.Process.Pid, secondChild} {
+		if !gone(pid) {
+			t.Errorf("process %d of a kept group still runs after the keeper's writer ended", pid)
+		}
+	}
+}
