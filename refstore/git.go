@@ -163,7 +163,10 @@ func execGitOpts(ctx context.Context, g gitRun) (out []byte, cut bool, err error
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			code = ee.ExitCode()
-		} else if stderr.Len() == 0 {
+		}
+		if code < 0 && stderr.Len() == 0 {
+			// Not an exit: git could not start, or was killed ("signal:
+			// killed"), which its error says better than "exit -1".
 			stderr.WriteString(err.Error())
 		}
 		return stdout.Bytes(), false, &GitError{Args: stripConfig(args), ExitCode: code, Stderr: stderr.String()}

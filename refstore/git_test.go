@@ -165,3 +165,12 @@ func TestRunInIgnoresLocatingVariables(t *testing.T) {
 		t.Errorf("a reset in %s reached the checkout GIT_WORK_TREE names: README is %q", dir, b)
 	}
 }
+
+// TestGitKilledSaysSo: a git killed by a signal (kill -9, an out-of-memory
+// kill) fails with the signal named, not "exit -1".
+func TestGitKilledSaysSo(t *testing.T) {
+	_, err := Run(context.Background(), t.TempDir(), nil, "-c", "alias.boom=!kill -9 $PPID", "boom")
+	if err == nil || !strings.HasSuffix(err.Error(), " failed: signal: killed") {
+		t.Fatalf("a killed git failed with %v, want its signal named", err)
+	}
+}
