@@ -36,8 +36,10 @@ import (
 
 type options struct {
 	servePages int
-	// soakTasks and soakCoders size the soak (-only soak).
+	// soakTasks and soakCoders size the soak (-only soak); soakKill, when
+	// set, is about how often it kills a process of the team (kill -9).
 	soakTasks, soakCoders int
+	soakKill              time.Duration
 	runs                  int
 	sizes                 []int
 	json                  bool
@@ -150,6 +152,7 @@ func main() {
 	flag.IntVar(&opt.worktreeRounds, "worktree-rounds", 7, "time `N` rounds of 10 new worktrees whose scripts/worktree-setup.sh installs an npm tree offline, with npm's cache shared through LIZA_CACHE_DIR and private (0: not)")
 	flag.IntVar(&opt.soakTasks, "soak-tasks", 300, "with -only soak: a team of scripted agents merges `N` tasks, its rate by tenths, its log's failed merges and repairs, its supervisors' files and memory")
 	flag.IntVar(&opt.soakCoders, "soak-coders", 2, "with -only soak: the team's `CODERS`")
+	flag.DurationVar(&opt.soakKill, "soak-kill", 0, "with -only soak: kill -9 a random process of the team (a supervisor, a session, a git it runs) about every `INTERVAL`, and check what is left at the end")
 	flag.IntVar(&opt.servePages, "serve-pages", 50, "time the web board (git liza serve) with `N` pages open on its events stream (0: not)")
 	var only, claimSizes string
 	flag.StringVar(&claimSizes, "claim-sizes", "100,10000,50000", "the boards (`N,...` tasks) the claims section times a claim by id, a claim of the best task and an add on, against the floor")

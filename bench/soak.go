@@ -29,6 +29,7 @@ type soakResult struct {
 	Repairs      int          `json:"repairs"`
 	Examples     []string     `json:"examples,omitempty"` // the first lines of each kind
 	Supervisors  []soakSample `json:"supervisors"`
+	Kills        *soakKills   `json:"kills,omitempty"`
 }
 
 // soakSample is one supervisor's first and last look.
@@ -58,7 +59,15 @@ func (b *bench) measureSoak() (soakResult, error) {
 	tenths := make([]time.Time, 0, 10)
 	sups := map[int]*soakSample{}
 	var looked time.Time
-	watch := func(team *exec.Cmd, merged int) {
+	var kl *killer
+	setup := teamSetup{test: "#!/bin/sh\nexit 0\n"}
+	if b.opt.soakKill > 0 {
+		r.Kills = &soakKills{Every: b.opt.soakKill.String(), Killed: map[string]int{}}
+		kl = &killer{every: b.opt.soakKill, next: time.Now().Add(b.opt.soakKill), k: r.Kills}
+		setup.agent = soakAgent
+	}
+	setup.watch = func(team *exec.Cmd, merged int) {
+		kl.look(team.Process.Pid)
 		for len(tenths) < 10 && merged*10 >= (len(tenths)+1)*r.Tasks {
 			tenths = append(tenths, time.Now())
 		}
@@ -79,7 +88,7 @@ func (b *bench) measureSoak() (soakResult, error) {
 			s.FDs1, s.RSS1, s.Maps1, s.Looks = l.fds, l.rss, l.maps, s.Looks+1
 		}
 	}
-	if _, err := b.measureTeamWith(dir, r.Coders, r.Tasks, 0, teamSetup{test: "#!/bin/sh\nexit 0\n", watch: watch}); err != nil {
+	if _, err := b.measureTeamWith(dir, r.Coders, r.Tasks, 0, setup); err != nil {
 		return r, err
 	}
 	r.Seconds = time.Since(start).Seconds()
@@ -96,6 +105,9 @@ func (b *bench) measureSoak() (soakResult, error) {
 	log, err := os.ReadFile(filepath.Join(dir, "team.log"))
 	if err != nil {
 		return r, err
+	}
+	if r.Kills != nil {
+		r.Kills.after(b, filepath.Join(dir, "repo"), string(log))
 	}
 	seen := map[*regexp.Regexp]bool{}
 	for _, line := range strings.Split(string(log), "\n") {
@@ -189,6 +201,7 @@ func printSoak(r *soakResult) {
 	for _, e := range r.Examples {
 		fmt.Printf("    e.g. %s\n", e)
 	}
+	printKills(r.Kills)
 	for _, s := range r.Supervisors {
 		fmt.Printf("  supervisor %-16s open files %d -> %d, resident %d -> %d KB, memory mappings %d -> %d (%d looks)\n", s.Agent, s.FDs, s.FDs1, s.RSS, s.RSS1, s.Maps, s.Maps1, s.Looks)
 	}

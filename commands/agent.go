@@ -193,8 +193,7 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 			}
 		}
 	}
-	mine := noteSupervisor(s.repo, id)
-	defer forgetSupervisor(s.repo, id, mine)
+	defer forgetSupervisor(s.repo, id)
 	gen := reg.Generation
 	board := s.ops.As(id, gen)
 	// A reviewer merges one task after another: its integration tests
@@ -298,60 +297,6 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 		return contracts.Invalidf("%s: %v", id, runErr)
 	}
 	return nil
-}
-
-// register registers id for this supervisor. A registration still held
-// by a supervisor of this machine that ended without unregistering (killed
-// outright: SIGKILL, an out-of-memory kill), which the file noteSupervisor
-// wrote names, is taken over at once (ops.RegisterRequest.ReplaceGone)
-// rather than refused until its lease runs out: the next git liza run
-// starts the agent again and resumes its work. A supervisor that runs, or
-// one of another machine, still holds its id.
-func (e *Env) register(ctx context.Context, s *session, id string, replace bool) (*ops.Registration, error) {
-	// One write: the board takes ReplaceGone into account only where a
-	// live lease of that very host string holds the id.
-	return s.ops.As(id, 0).Register(ctx, ops.RegisterRequest{Replace: replace, ReplaceGone: goneSupervisor(s.repo, id)})
-}
-
-// supervisorFile is where a supervisor of this machine notes its process
-// (proc.Owner), for as long as it holds its agent id.
-func supervisorFile(repo *refstore.Repo, id string) string {
-	return filepath.Join(repo.CommonDir, "liza", "supervisors", id)
-}
-
-// noteSupervisor notes this process as id's supervisor, and returns what
-// it wrote.
-func noteSupervisor(repo *refstore.Repo, id string) string {
-	me := proc.Me().String()
-	path := supervisorFile(repo, id)
-	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-		_ = os.WriteFile(path, []byte(me+"\n"), 0o644)
-	}
-	return me
-}
-
-// forgetSupervisor removes the note of noteSupervisor, if it is still
-// this process's.
-func forgetSupervisor(repo *refstore.Repo, id, mine string) {
-	path := supervisorFile(repo, id)
-	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) == mine {
-		_ = os.Remove(path)
-	}
-}
-
-// goneSupervisor returns how the board names id's supervisor ("HOSTNAME
-// pid N", as ops.Register records it) when the note of this machine says
-// it was that process and that process has ended; "" otherwise.
-func goneSupervisor(repo *refstore.Repo, id string) string {
-	b, err := os.ReadFile(supervisorFile(repo, id))
-	if err != nil {
-		return ""
-	}
-	o, ok := proc.ParseOwner(strings.TrimSpace(string(b)))
-	if !ok || !o.Gone() {
-		return ""
-	}
-	return fmt.Sprintf("%s pid %d", o.Host, o.PID)
 }
 
 // parkedLine says, after a coder's supervisor stopped, which tasks it

@@ -219,6 +219,7 @@ func (e *Env) retire(s *session, id, why string) {
 	reg, err := e.register(ctx, s, id, false)
 	if err == nil {
 		_, err = s.ops.As(id, reg.Generation).Unregister(ctx, ops.UnregisterRequest{Reason: why})
+		forgetSupervisor(s.repo, id)
 	}
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "git-liza: %s: recording that its supervisor was given up on: %s\n", id, contracts.Printable(err.Error()))
