@@ -63,7 +63,7 @@ func (b *bench) measureSoak() (soakResult, error) {
 	setup := teamSetup{test: "#!/bin/sh\nexit 0\n"}
 	if b.opt.soakKill > 0 {
 		r.Kills = &soakKills{Every: b.opt.soakKill.String(), Killed: map[string]int{}}
-		kl = &killer{every: b.opt.soakKill, next: time.Now().Add(b.opt.soakKill), k: r.Kills}
+		kl = &killer{every: b.opt.soakKill, next: time.Now().Add(b.opt.soakKill), k: r.Kills, supervisors: map[string][]time.Time{}}
 		setup.agent = soakAgent
 	}
 	setup.watch = func(team *exec.Cmd, merged int) {

@@ -39,6 +39,11 @@ type killer struct {
 	every time.Duration
 	next  time.Time
 	k     *soakKills
+	// supervisors are the times each agent's supervisor was killed: one
+	// killed twice within agent.CrashWindow is spared, as run gives up on
+	// a supervisor at its third death in that window (which the soak
+	// would then wait on for ever).
+	supervisors map[string][]time.Time
 }
 
 // look kills one of run's descendants (never run itself: nothing would
@@ -52,8 +57,16 @@ func (kl *killer) look(run int) {
 	// alone, the long-lived ones (supervisors, keepers) would take most of
 	// the kills, and a git that runs for milliseconds almost none.
 	byKind := map[string][]int{}
+	agents := map[int]string{}
 	for _, pid := range descendants(run) {
 		kind := killKind(pid)
+		if kind == "supervisor" {
+			id, _ := procLook(pid)
+			if kl.spared(id.agent) {
+				continue
+			}
+			agents[pid] = id.agent
+		}
 		byKind[kind] = append(byKind[kind], pid)
 	}
 	if len(byKind) == 0 {
@@ -62,10 +75,29 @@ func (kl *killer) look(run int) {
 	kinds := slices.Sorted(maps.Keys(byKind))
 	kind := kinds[rand.N(len(kinds))]
 	pids := byKind[kind]
-	if syscall.Kill(pids[rand.N(len(pids))], syscall.SIGKILL) == nil {
+	pid := pids[rand.N(len(pids))]
+	if syscall.Kill(pid, syscall.SIGKILL) == nil {
 		kl.k.Killed[kind]++
+		if id := agents[pid]; id != "" {
+			kl.supervisors[id] = append(kl.supervisors[id], time.Now())
+		}
 	}
 }
+
+// spared says whether agent id's supervisor was killed twice within
+// agent.CrashWindow.
+func (kl *killer) spared(id string) bool {
+	n := 0
+	for _, at := range kl.supervisors[id] {
+		if time.Since(at) < crashWindow {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// crashWindow is agent.CrashWindow (the bench does not link git-liza).
+const crashWindow = 5 * time.Minute
 
 // descendants are the pids under pid, nearest first.
 func descendants(pid int) []int {
@@ -112,7 +144,7 @@ func killKind(pid int) string {
 func (k *soakKills) after(b *bench, repo, log string) {
 	k.Restarted = strings.Count(log, "; starting it again in ")
 	k.GivenUp = strings.Count(log, ": not starting it again")
-	k.Crashed = strings.Count(log, "] agent crashed (")
+	k.Crashed = strings.Count(log, " agent crashed (")
 	if out, err := command(repo, b.env, "git", "liza", "status", "--json").Output(); err == nil {
 		k.Blocked = strings.Count(string(out), `"status":"BLOCKED"`)
 	}

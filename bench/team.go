@@ -178,15 +178,15 @@ func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup te
 	if err := team.Start(); err != nil {
 		return r, err
 	}
+	ended := make(chan struct{}) // closed once run has ended
+	go func() { team.Wait(); close(ended) }()
 	stop := func() {
 		stopGroup(team)
-		done := make(chan struct{})
-		go func() { team.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-ended:
 		case <-time.After(30 * time.Second):
 			killGroup(team)
-			<-done
+			<-ended
 		}
 	}
 	// Merges are counted on the integration branch (one commit each on its
@@ -224,6 +224,11 @@ func (b *bench) measureTeamWith(dir string, coders, live, finished int, setup te
 		if now.After(deadline) {
 			stop()
 			return r, fmt.Errorf("only %d of %d tasks merged after %s (see %s)", n, live, time.Since(start).Round(time.Second), log.Name())
+		}
+		select {
+		case <-ended:
+			return r, fmt.Errorf("the team stopped (%v) with %d of %d tasks merged after %s (see %s)", team.ProcessState, n, live, time.Since(start).Round(time.Second), log.Name())
+		default:
 		}
 		if setup.countBoard {
 			time.Sleep(200 * time.Millisecond)
