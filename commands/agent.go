@@ -193,7 +193,6 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 			}
 		}
 	}
-	defer forgetSupervisor(s.repo, id)
 	gen := reg.Generation
 	board := s.ops.As(id, gen)
 	// A reviewer merges one task after another: its integration tests
@@ -262,6 +261,7 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 	sp.Close()
 	keeper.Close()
 	if errors.Is(runErr, agent.ErrStale) {
+		forgetSupervisor(s.repo, id) // the board names its successor
 		return contracts.Invalidf("%v", runErr)
 	}
 	// Unregister even when interrupted: the work must be released. More
@@ -282,8 +282,10 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 		out, err = board.Unregister(done, ops.UnregisterRequest{Reason: stopReason(runErr)})
 	}
 	if err != nil {
+		// Its note stays: the board may still name this process.
 		fmt.Fprintf(e.Stderr, "git-liza: %s: %s\n", id, contracts.Printable(err.Error()))
 	} else {
+		forgetSupervisor(s.repo, id)
 		say(agent.EventStopped, "%s stopped%s", id, parkedLine(role, out.Released))
 	}
 	// An agent CLI that cannot work here (not logged in, its endpoint

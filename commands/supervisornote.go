@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/proc"
 	"github.com/liza-dev/git-liza/refstore"
@@ -21,9 +22,11 @@ import (
 // that runs, or one of another machine, still holds its id.
 //
 // This process notes itself before it registers, so that wherever it is
-// killed once registered, its note is there; the note stays while it holds
-// the id (forgetSupervisor removes it), and is removed by the next
-// registration once the process has ended.
+// killed once registered, its note is there. The note stays while the
+// board may name this process: until a refusal, an unregistration or a
+// successor's registration (forgetSupervisor removes it then); a note left
+// by a process that has ended is removed by the next registration of the
+// id here.
 func (e *Env) register(ctx context.Context, s *session, id string, replace bool) (*ops.Registration, error) {
 	gone, notes := goneSupervisors(s.repo, id)
 	noteSupervisor(s.repo, id)
@@ -44,7 +47,12 @@ func (e *Env) register(ctx context.Context, s *session, id string, replace bool)
 		}
 	}
 	if err != nil {
-		forgetSupervisor(s.repo, id)
+		// A refusal wrote nothing. Any other failure (interrupted, a push
+		// whose answer was lost) may have registered this process on the
+		// remote: its note stays, for the next registration to find.
+		if ops.Class(err) == contracts.CodeInvalid {
+			forgetSupervisor(s.repo, id)
+		}
 		return nil, err
 	}
 	for _, n := range notes {

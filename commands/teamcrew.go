@@ -218,8 +218,9 @@ func (e *Env) retire(s *session, id, why string) {
 	defer cancel()
 	reg, err := e.register(ctx, s, id, false)
 	if err == nil {
-		_, err = s.ops.As(id, reg.Generation).Unregister(ctx, ops.UnregisterRequest{Reason: why})
-		forgetSupervisor(s.repo, id)
+		if _, err = s.ops.As(id, reg.Generation).Unregister(ctx, ops.UnregisterRequest{Reason: why}); err == nil {
+			forgetSupervisor(s.repo, id)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "git-liza: %s: recording that its supervisor was given up on: %s\n", id, contracts.Printable(err.Error()))
