@@ -30,6 +30,7 @@ type Board interface {
 	SessionEnded(ctx context.Context, r ops.SessionRequest) (ops.Written, error)
 	Handoff(ctx context.Context, r ops.HandoffRequest) (*ops.TaskResult, error)
 	ReviewCheckout(ctx context.Context, agent, task string) (string, error)
+	TidyMerged(ctx context.Context) ([]ops.PruneItem, error)
 }
 
 // Config is one supervisor.

@@ -99,6 +99,10 @@ func (f *fakeBoard) ReviewCheckout(_ context.Context, agent, task string) (strin
 	return "", f.do("review checkout " + task)
 }
 
+func (f *fakeBoard) TidyMerged(context.Context) ([]ops.PruneItem, error) {
+	return nil, f.do("tidy")
+}
+
 // verbs lists the calls.
 func (f *fakeBoard) verbs() []string {
 	f.mu.Lock()

@@ -54,6 +54,9 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 	if err := s.setupHeld(); err != nil {
 		return nil, false, err
 	}
+	if s.Remote {
+		s.tidy(ctx)
+	}
 	var c *ops.ClaimResult
 	err := s.do(func() (err error) { c, err = s.Board.Claim(ctx, ops.ClaimRequest{}); return })
 	if err != nil {
@@ -73,6 +76,20 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 		s.eventf(EventClaimed, c.ID, "claimed %s (%s)", c.ID, c.Kind)
 	}
 	return s.reload(ctx, c.ID)
+}
+
+// tidy removes this clone's worktrees of MERGED tasks before a claim (see
+// ops.TidyMerged): in remote mode the merge on the reviewer's clone
+// cannot remove them, and each is a whole checkout.
+func (s *sup) tidy(ctx context.Context) {
+	var done []ops.PruneItem
+	err := s.do(func() (err error) { done, err = s.Board.TidyMerged(ctx); return })
+	for _, d := range done {
+		s.eventf(EventInfo, d.ID, "removed %s: %s", d.Path, d.Reason)
+	}
+	if err != nil {
+		s.eventf(EventError, "", "removing the worktrees of merged tasks: %v", err)
+	}
 }
 
 // mayClaim reports whether the board, as read, has a task this coder may
