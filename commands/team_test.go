@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -119,25 +118,6 @@ func waitFor(t *testing.T, dir, line string) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer written by the team's goroutines and read
-// by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // wantLine fails t unless out has a line of coder-1's that says msg.
 func wantLine(t *testing.T, out, msg string) {
 	t.Helper()
@@ -151,7 +131,7 @@ func wantLine(t *testing.T, out, msg string) {
 // and run says so; the team then stops as it always does.
 func TestTeamRestartsASupervisorThatDied(t *testing.T) {
 	dir := standIn(t, `[ $3 = coder-1 ] && [ $n = 1 ] && kill -9 $$`)
-	var out syncBuffer
+	var out lockedBuffer
 	e := &Env{Dir: dir, Stdout: &out, Stderr: &out, Getenv: os.Getenv}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -175,7 +155,7 @@ func TestTeamRestartsASupervisorThatDied(t *testing.T) {
 // on without it.
 func TestTeamGivesUpOnASupervisorThatKeepsDying(t *testing.T) {
 	dir := standIn(t, `[ $3 = coder-1 ] && kill -9 $$`)
-	var out syncBuffer
+	var out lockedBuffer
 	e := &Env{Dir: dir, Stdout: &out, Stderr: &out, Getenv: os.Getenv}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -216,7 +196,7 @@ func TestTeamGivesUpOnASupervisorThatKeepsDying(t *testing.T) {
 // that failed.
 func TestTeamDoesNotRestartAStopThatMeantIt(t *testing.T) {
 	dir := standIn(t, `case $3 in coder-1) exit 1;; coder-2) exit 0;; esac`)
-	var out syncBuffer
+	var out lockedBuffer
 	e := &Env{Dir: dir, Stdout: &out, Stderr: &out, Getenv: os.Getenv}
 	err := e.team(context.Background(), teamSpec{coders: 2, out: &out, exe: "sh", events: true, backoff: time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "supervisors failed: coder-1 (exit status 1)") {
