@@ -65,6 +65,7 @@ type sup struct {
 	logged string     // the last waiting message, printed once
 	// toldLogsMax: the repository's liza.sessionLogsMax, ignored, was said.
 	toldLogsMax bool
+	tidied      time.Time // when tidy last ran
 	crashes     []time.Time
 	startFails  []time.Time
 	idles       map[string]int // by task: sessions in a row that ended without moving it
@@ -254,6 +255,9 @@ func (s *sup) loop(ctx context.Context) error {
 		}
 		if st.Goal.Status == "COMPLETED" {
 			s.eventf(EventStopping, "", "goal %s is completed: stopping", st.Goal.ID)
+			if s.Role == contracts.RoleCoder && s.Remote {
+				s.tidy(ctx)
+			}
 			return nil
 		}
 		w, acted, err := s.next(ctx, st)

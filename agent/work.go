@@ -42,6 +42,9 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 	}
 	may, awaited := s.mayClaim(st)
 	if !may {
+		if s.Remote && time.Since(s.tidied) >= tidyIdle {
+			s.tidy(ctx) // what was merged while this coder waits
+		}
 		if awaited != nil {
 			s.awaited = awaited.ID
 			s.waitOn = []string{cas.EntityFile(cas.TasksDir, awaited.ID), cas.EntityFile(cas.ArchiveDir, awaited.ID), cas.EntityFile(cas.AgentsDir, s.ID)}
@@ -78,10 +81,13 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 	return s.reload(ctx, c.ID)
 }
 
-// tidy removes this clone's worktrees of MERGED tasks before a claim (see
+// tidy removes this clone's worktrees of MERGED tasks (see
 // ops.TidyMerged): in remote mode the merge on the reviewer's clone
-// cannot remove them, and each is a whole checkout.
+// cannot remove them, and each is a whole checkout. A coder tidies before
+// each claim, every tidyIdle while it may not claim, and as it stops at
+// the goal's completion.
 func (s *sup) tidy(ctx context.Context) {
+	s.tidied = time.Now()
 	var done []ops.PruneItem
 	err := s.do(func() (err error) { done, err = s.Board.TidyMerged(ctx); return })
 	for _, d := range done {
@@ -91,6 +97,9 @@ func (s *sup) tidy(ctx context.Context) {
 		s.eventf(EventError, "", "removing the worktrees of merged tasks: %v", err)
 	}
 }
+
+// tidyIdle is how often a coder that may not claim tidies.
+const tidyIdle = 30 * time.Second
 
 // mayClaim reports whether the board, as read, has a task this coder may
 // claim, by the rules the claim checks: a coder whose work awaits review
