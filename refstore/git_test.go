@@ -174,3 +174,19 @@ func TestGitKilledSaysSo(t *testing.T) {
 		t.Fatalf("a killed git failed with %v, want its signal named", err)
 	}
 }
+
+// TestRemoteErrorKilledGit: a fetch or push whose git was killed here is
+// a failed git command, not an unreachable remote (whose message advises
+// --offline).
+func TestRemoteErrorKilledGit(t *testing.T) {
+	killed := &GitError{Args: []string{"fetch"}, ExitCode: -1, Stderr: "signal: killed"}
+	err := remoteError("origin", killed, false)
+	var u *ErrUnreachable
+	if errors.As(err, &u) || err.Error() != "git fetch failed: signal: killed" {
+		t.Errorf("a killed fetch = %v, want git's own failure", err)
+	}
+	down := &GitError{Args: []string{"fetch"}, ExitCode: 128, Stderr: "fatal: unable to connect to 127.0.0.1:\n"}
+	if !errors.As(remoteError("origin", down, false), &u) {
+		t.Error("a fetch that could not connect is no longer an unreachable remote")
+	}
+}

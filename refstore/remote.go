@@ -95,6 +95,11 @@ func remoteError(remote string, err error, write bool) error {
 	if !errors.As(err, &ge) {
 		return e
 	}
+	if ge.ExitCode < 0 && strings.HasPrefix(ge.Stderr, "signal: ") {
+		// git killed here (an out-of-memory kill, a stray kill -9): the
+		// remote has nothing to do with it, and --offline is no answer.
+		return err
+	}
 	for _, line := range strings.Split(ge.Stderr, "\n") {
 		if strings.HasPrefix(line, "fatal: ") && len(ge.Args) > 0 {
 			e.detail = "git " + ge.Args[0] + " failed: " + strings.TrimSpace(line)
