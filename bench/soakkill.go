@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -76,7 +75,7 @@ func (kl *killer) look(run int) {
 	kind := kinds[rand.N(len(kinds))]
 	pids := byKind[kind]
 	pid := pids[rand.N(len(pids))]
-	if syscall.Kill(pid, syscall.SIGKILL) == nil {
+	if killPID(pid) {
 		kl.k.Killed[kind]++
 		if id := agents[pid]; id != "" {
 			kl.supervisors[id] = append(kl.supervisors[id], time.Now())

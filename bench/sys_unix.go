@@ -42,3 +42,6 @@ func selfCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// killPID kills process pid outright (the soak's -soak-kill).
+func killPID(pid int) bool { return syscall.Kill(pid, syscall.SIGKILL) == nil }

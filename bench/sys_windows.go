@@ -21,3 +21,9 @@ func maxRSSKB(*os.ProcessState) (int64, bool) { return 0, false }
 
 // selfCPU is unknown here.
 func selfCPU() time.Duration { return 0 }
+
+// killPID kills process pid outright (the soak's -soak-kill).
+func killPID(pid int) bool {
+	p, err := os.FindProcess(pid)
+	return err == nil && p.Kill() == nil
+}
