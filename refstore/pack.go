@@ -134,6 +134,9 @@ func (p *pack) find(id Hash) (int64, bool, error) {
 		switch c := bytes.Compare(want, name); {
 		case c == 0:
 			off, err := p.offset(mid)
+			if errors.Is(err, errPackClosed) {
+				return 0, false, nil // let go of between the two reads
+			}
 			return off, err == nil, err
 		case c < 0:
 			hi = mid
