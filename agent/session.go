@@ -90,6 +90,9 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 			return s.cannotStart(ctx, err.Error())
 		}
 		defer cleanup()
+		if s.Role == contracts.RoleCoder {
+			s.clearLocks(ctx, t.ID, wd)
+		}
 		dir, pc.Worktree = wd, wd
 		env = append(env, "LIZA_TASK="+t.ID, "LIZA_WORKTREE="+dir)
 		if s.Role == contracts.RoleReviewer {

@@ -98,6 +98,20 @@ func (s *sup) tidy(ctx context.Context) {
 	}
 }
 
+// clearLocks removes the locks of git's that a git of an earlier session
+// of task left in its checkout wd, killed holding the checkout's index
+// (see refstore.Repo.ClearWorktreeLocks): every add and commit there
+// would fail, and the sessions crash until the task is blocked.
+func (s *sup) clearLocks(ctx context.Context, task, wd string) {
+	removed, err := s.Repo.ClearWorktreeLocks(ctx, wd)
+	for _, l := range removed {
+		s.eventf(EventInfo, task, "%s", l)
+	}
+	if err != nil && ctx.Err() == nil {
+		s.eventf(EventError, task, "looking for locks a killed git left in %s: %v", wd, err)
+	}
+}
+
 // tidyIdle is how often a coder that may not claim tidies.
 const tidyIdle = 30 * time.Second
 

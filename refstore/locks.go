@@ -138,6 +138,12 @@ func LockStale(path string) bool {
 // judgeLock says what it finds of the lock at path, and removes it when it
 // is stale and remove is set (lockRemoved means stale, when not).
 func judgeLock(path string, remove bool) (lockVerdict, string, time.Duration, error) {
+	return judgeLockIn(path, nil, remove)
+}
+
+// judgeLockIn is judgeLock with the directories whose git processes may
+// hold the lock given (nil: the whole repository's, repoDirs).
+func judgeLockIn(path string, dirs []string, remove bool) (lockVerdict, string, time.Duration, error) {
 	if !strings.HasSuffix(path, ".lock") {
 		return lockUnknown, "not a lock file", 0, nil
 	}
@@ -158,7 +164,10 @@ func judgeLock(path string, remove bool) (lockVerdict, string, time.Duration, er
 	if err != nil {
 		return lockUnknown, "", 0, err
 	}
-	pids, known := proc.GitIn(repoDirs(path))
+	if dirs == nil {
+		dirs = repoDirs(path)
+	}
+	pids, known := proc.GitIn(dirs)
 	age := time.Since(fi.ModTime())
 	switch {
 	case !known:
