@@ -255,7 +255,7 @@ func (s *sup) loop(ctx context.Context) error {
 		}
 		if st.Goal.Status == "COMPLETED" {
 			s.eventf(EventStopping, "", "goal %s is completed: stopping", st.Goal.ID)
-			if s.Role == contracts.RoleCoder && s.Remote {
+			if s.Role == contracts.RoleCoder {
 				s.tidy(ctx)
 			}
 			return nil

@@ -42,7 +42,7 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 	}
 	may, awaited := s.mayClaim(st)
 	if !may {
-		if s.Remote && time.Since(s.tidied) >= tidyIdle {
+		if time.Since(s.tidied) >= tidyIdle {
 			s.tidy(ctx) // what was merged while this coder waits
 		}
 		if awaited != nil {
@@ -57,7 +57,7 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 	if err := s.setupHeld(); err != nil {
 		return nil, false, err
 	}
-	if s.Remote {
+	if s.Remote || time.Since(s.tidied) >= tidyIdle {
 		s.tidy(ctx)
 	}
 	var c *ops.ClaimResult
@@ -83,9 +83,10 @@ func (s *sup) nextCoder(ctx context.Context, st *contracts.State) (*work, bool, 
 
 // tidy removes this clone's worktrees of MERGED tasks (see
 // ops.TidyMerged): in remote mode the merge on the reviewer's clone
-// cannot remove them, and each is a whole checkout. A coder tidies before
-// each claim, every tidyIdle while it may not claim, and as it stops at
-// the goal's completion.
+// cannot remove them, and each is a whole checkout; in local mode the
+// merge removes them, unless it was killed before. A coder tidies before
+// each claim in remote mode, at most every tidyIdle in local mode and
+// while it may not claim, and as it stops at the goal's completion.
 func (s *sup) tidy(ctx context.Context) {
 	s.tidied = time.Now()
 	var done []ops.PruneItem
