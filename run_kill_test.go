@@ -95,9 +95,7 @@ func runKilled(t *testing.T, bin, how string) {
 	}
 	supervisors := map[string]int{}
 	for id, a := range readBoard(t, must).Agents {
-		f := strings.Fields(a.Host)
-		if len(f) == 3 && f[1] == "pid" {
-			n, _ := strconv.Atoi(f[2])
+		if n := hostPID(a.Host); n != 0 {
 			supervisors[id] = n
 		}
 	}
@@ -187,19 +185,36 @@ func runKilled(t *testing.T, bin, how string) {
 	}
 }
 
-// killBoard is what the kill test reads of git liza show --json.
+// killBoard is what the kill and restart tests read of git liza show
+// --json.
 type killBoard struct {
 	Agents map[string]struct {
 		Status          string `json:"status"`
 		LeaseExpires    string `json:"lease_expires"`
 		SupervisorLease string `json:"supervisor_lease"`
 		Host            string `json:"host"`
+		Generation      int    `json:"generation"`
+		StopReason      string `json:"stop_reason"`
 	} `json:"agents"`
-	Tasks []struct {
-		ID           string `json:"id"`
-		Status       string `json:"status"`
-		LeaseExpires string `json:"lease_expires"`
-	} `json:"tasks"`
+	Tasks []killTask `json:"tasks"`
+}
+
+type killTask struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	Assigned     string `json:"assigned_to"`
+	LeaseExpires string `json:"lease_expires"`
+}
+
+// hostPID is the pid of the supervisor a registration's host names
+// ("HOSTNAME pid N"), 0 when it names none.
+func hostPID(host string) int {
+	f := strings.Fields(host)
+	if len(f) != 3 || f[1] != "pid" {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[2])
+	return n
 }
 
 func readBoard(t *testing.T, must func(string, ...string) string) killBoard {

@@ -4,7 +4,6 @@ package main_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,11 +115,7 @@ func TestRunRestartsAKilledSupervisor(t *testing.T) {
 	if !strings.Contains(out.String(), "the supervisor of coder-1 died 3 times in 5m0s (signal: killed): not starting it again\n") {
 		t.Errorf("run did not say it gave coder-1 up:\n%s", out.String())
 	}
-	var b restartBoard
-	if err := json.Unmarshal([]byte(f.must("git-liza", "show", "--json")), &b); err != nil {
-		t.Fatal(err)
-	}
-	a := b.Agents["coder-1"]
+	a := readBoard(t, f.must).Agents["coder-1"]
 	if want := "the supervisor died 3 times in 5m0s, last: signal: killed"; a.StopReason != want || a.Host != "" {
 		t.Errorf("coder-1 on the board: stop_reason %q, host %q; want %q and no host", a.StopReason, a.Host, want)
 	}
@@ -132,53 +127,23 @@ func TestRunRestartsAKilledSupervisor(t *testing.T) {
 	}
 }
 
-// restartBoard is what the restart test reads of git liza show --json.
-type restartBoard struct {
-	Agents map[string]struct {
-		Host       string `json:"host"`
-		Generation int    `json:"generation"`
-		StopReason string `json:"stop_reason"`
-	} `json:"agents"`
-	Tasks []restartTask `json:"tasks"`
-}
-
-type restartTask struct {
-	ID           string `json:"id"`
-	Status       string `json:"status"`
-	Assigned     string `json:"assigned_to"`
-	LeaseExpires string `json:"lease_expires"`
-}
-
 // supervisorOf is coder-1's supervisor's pid and generation on the board
-// (0 when none holds the id).
+// (pid 0 when none holds the id).
 func supervisorOf(t *testing.T, must func(string, ...string) string) (int, int) {
 	t.Helper()
-	var b restartBoard
-	if err := json.Unmarshal([]byte(must("git-liza", "show", "--json")), &b); err != nil {
-		t.Fatal(err)
-	}
-	a := b.Agents["coder-1"]
-	f := strings.Fields(a.Host)
-	if len(f) != 3 || f[1] != "pid" {
-		return 0, a.Generation
-	}
-	pid, _ := strconv.Atoi(f[2])
-	return pid, a.Generation
+	a := readBoard(t, must).Agents["coder-1"]
+	return hostPID(a.Host), a.Generation
 }
 
-func taskOf(t *testing.T, must func(string, ...string) string, id string) restartTask {
+func taskOf(t *testing.T, must func(string, ...string) string, id string) killTask {
 	t.Helper()
-	var b restartBoard
-	if err := json.Unmarshal([]byte(must("git-liza", "show", "--json")), &b); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range b.Tasks {
+	for _, k := range readBoard(t, must).Tasks {
 		if k.ID == id {
 			return k
 		}
 	}
 	t.Fatalf("no task %s on the board", id)
-	return restartTask{}
+	return killTask{}
 }
 
 // sessionOf is the task a coder's session works on and its pid, from the

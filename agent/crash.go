@@ -16,7 +16,7 @@ import (
 // of the agent's output.
 func (s *sup) crashed(ctx context.Context, w *work, c crash, tail lastWords) error {
 	why := c.String()
-	s.crashes = recent(append(s.crashes, time.Now()), time.Now())
+	s.crashes = Recent(append(s.crashes, time.Now()), time.Now())
 	n := len(s.crashes)
 	if n >= CrashLimit {
 		s.eventf(EventCrashLoop, taskOf(w), "agent crashed %d times in %s (%s): stopping", n, CrashWindow, why)
@@ -34,7 +34,7 @@ func (s *sup) crashed(ctx context.Context, w *work, c crash, tail lastWords) err
 // of them within CrashWindow. This is no crash of the agent: the task is
 // neither blocked nor counted against, and stopping releases it.
 func (s *sup) cannotStart(ctx context.Context, why string) error {
-	s.startFails = recent(append(s.startFails, time.Now()), time.Now())
+	s.startFails = Recent(append(s.startFails, time.Now()), time.Now())
 	n := len(s.startFails)
 	if n >= CrashLimit {
 		s.eventf(EventCrashLoop, "", "%s (%d times in %s): stopping", why, n, CrashWindow)
@@ -46,8 +46,9 @@ func (s *sup) cannotStart(ctx context.Context, why string) error {
 	return nil
 }
 
-// recent keeps the times within CrashWindow of now.
-func recent(times []time.Time, now time.Time) []time.Time {
+// Recent keeps the times within CrashWindow of now: the crashes, or the
+// deaths of a supervisor (git liza run), that count toward CrashLimit.
+func Recent(times []time.Time, now time.Time) []time.Time {
 	out := times[:0]
 	for _, t := range times {
 		if now.Sub(t) <= CrashWindow {

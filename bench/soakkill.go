@@ -17,16 +17,16 @@ import (
 // agent sessions that crashed); and the board and the repository once the
 // team stopped (every task merged is the soak's own condition).
 type soakKills struct {
-	Every      string         `json:"every"`
-	Killed     map[string]int `json:"killed"`
-	Restarted  int            `json:"supervisors_restarted"`
-	GivenUp    int            `json:"supervisors_given_up"`
-	Crashed    int            `json:"sessions_crashed"`
-	Blocked    int            `json:"tasks_blocked"`
-	Valid      bool           `json:"board_valid"`
-	FsckClean  bool           `json:"fsck_clean"`
-	Worktrees  int            `json:"worktrees_left"`
-	Supervisor []string       `json:"left_running,omitempty"`
+	Every     string         `json:"every"`
+	Killed    map[string]int `json:"killed"`
+	Restarted int            `json:"supervisors_restarted"`
+	GivenUp   int            `json:"supervisors_given_up"`
+	Crashed   int            `json:"sessions_crashed"`
+	Blocked   int            `json:"tasks_blocked"`
+	Valid     bool           `json:"board_valid"`
+	FsckClean bool           `json:"fsck_clean"`
+	Worktrees int            `json:"worktrees_left"`
+	Left      []string       `json:"left_running,omitempty"`
 }
 
 // soakAgent is the team runs' agent made to be started again on its task
@@ -58,13 +58,12 @@ func (kl *killer) look(run int) {
 	byKind := map[string][]int{}
 	agents := map[int]string{}
 	for _, pid := range descendants(run) {
-		kind := killKind(pid)
+		kind, agent := killKind(pid)
 		if kind == "supervisor" {
-			id, _ := procLook(pid)
-			if kl.spared(id.agent) {
+			if kl.spared(agent) {
 				continue
 			}
-			agents[pid] = id.agent
+			agents[pid] = agent
 		}
 		byKind[kind] = append(byKind[kind], pid)
 	}
@@ -112,18 +111,28 @@ func descendants(pid int) []int {
 	return out
 }
 
-// killKind names what pid runs: a supervisor, an agent's session, the
-// keeper of the sessions' groups, a git-liza command, git, or other.
-func killKind(pid int) string {
+// killKind names what pid runs: a supervisor (and the agent it
+// supervises), an agent's session, the keeper of the sessions' groups, a
+// git-liza command, git, or other.
+func killKind(pid int) (kind, agent string) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		return "other"
+		return "other", ""
 	}
 	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 	name := filepath.Base(args[0])
+	if strings.HasPrefix(name, "git-liza") && len(args) > 1 && args[1] == "agent" {
+		if i := slices.Index(args, "--agent"); i >= 0 && i+1 < len(args) {
+			agent = args[i+1]
+		}
+		return "supervisor", agent
+	}
+	return commandKind(name, args), ""
+}
+
+// commandKind names what a process other than a supervisor runs.
+func commandKind(name string, args []string) string {
 	switch {
-	case strings.HasPrefix(name, "git-liza") && len(args) > 1 && args[1] == "agent":
-		return "supervisor"
 	case strings.HasPrefix(name, "git-liza"):
 		return "git-liza command"
 	case name == "git" && len(args) > 1 && args[1] == "liza":
@@ -162,7 +171,8 @@ func (k *soakKills) after(b *bench, repo, log string) {
 			var n int
 			fmt.Sscan(pid, &n)
 			if n != os.Getpid() {
-				k.Supervisor = append(k.Supervisor, pid+" "+killKind(n))
+				kind, _ := killKind(n)
+				k.Left = append(k.Left, pid+" "+kind)
 			}
 		}
 	}
@@ -180,5 +190,5 @@ func printKills(k *soakKills) {
 	}
 	fmt.Printf("  killed (kill -9, about every %s): %d processes: %s\n", k.Every, total, strings.Join(kinds, ", "))
 	fmt.Printf("  supervisors started again: %d, given up on: %d; agent sessions that crashed: %d; tasks BLOCKED: %d\n", k.Restarted, k.GivenUp, k.Crashed, k.Blocked)
-	fmt.Printf("  after: board valid %v, git fsck clean %v, worktrees left %d, processes left %d %v\n", k.Valid, k.FsckClean, k.Worktrees, len(k.Supervisor), k.Supervisor)
+	fmt.Printf("  after: board valid %v, git fsck clean %v, worktrees left %d, processes left %d %v\n", k.Valid, k.FsckClean, k.Worktrees, len(k.Left), k.Left)
 }

@@ -229,7 +229,7 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 		stopFollow := followAgents(t.follow, t.sessions, emit)
 		defer stopFollow()
 	}
-	cr := newCrew(t, emit, func(id string) *exec.Cmd {
+	cr := newCrew(t, len(ids), emit, func(id string) *exec.Cmd {
 		role, _ := contracts.ParseAgentID(id)
 		args := append(append([]string{"agent", role.IDPrefix(), "--agent", id}, keyArgs[id]...), t.args...)
 		if t.events {
@@ -253,14 +253,13 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 			return contracts.Invalidf("cannot start the supervisor of %s: %v; stopped the others", id, err)
 		}
 	}
-	results := cr.results
 	var failed []string
 	var envFail []string // the lines of supervisors that exited 5, each once
 	stopping := false
 	for range ids {
 		var r result
 		select {
-		case r = <-results:
+		case r = <-cr.results:
 		case <-ctx.Done():
 			if !stopping {
 				stopping = true
@@ -269,7 +268,7 @@ func (e *Env) team(ctx context.Context, t teamSpec) error {
 				}
 				cr.stop()
 			}
-			r = <-results
+			r = <-cr.results
 		}
 		// A supervisor stopped by a missing dependency or an environment
 		// failure (exit 5) stops the team: the others would meet it too.

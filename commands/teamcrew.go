@@ -52,12 +52,13 @@ type result struct {
 	told   bool     // those lines were shown already
 }
 
-func newCrew(t teamSpec, emit func(agent.Event), command func(string) *exec.Cmd, start func(*exec.Cmd) error) *crew {
+// newCrew makes the crew of a team of n supervisors.
+func newCrew(t teamSpec, n int, emit func(agent.Event), command func(string) *exec.Cmd, start func(*exec.Cmd) error) *crew {
 	if t.backoff <= 0 {
 		t.backoff = 2 * time.Second
 	}
 	return &crew{spec: t, emit: emit, command: command, start: start,
-		results: make(chan result, 128), procs: map[string]*exec.Cmd{}, halt: make(chan struct{})}
+		results: make(chan result, n), procs: map[string]*exec.Cmd{}, halt: make(chan struct{})}
 }
 
 // launch starts id's supervisor, and keeps it: a death that is not its
@@ -126,10 +127,7 @@ func (c *crew) keep(id string, ended <-chan result) {
 		}
 		r.told = true
 		now := time.Now()
-		deaths = append(deaths, now)
-		for len(deaths) > 0 && now.Sub(deaths[0]) > agent.CrashWindow {
-			deaths = deaths[1:]
-		}
+		deaths = agent.Recent(append(deaths, now), now)
 		if n := len(deaths); n >= agent.CrashLimit {
 			c.emit(agent.Event{T: now, Agent: id, Kind: agent.EventError,
 				Msg: fmt.Sprintf("the supervisor of %s died %d times in %s (%s): not starting it again", id, n, agent.CrashWindow, why)})

@@ -43,10 +43,11 @@ func (s *Service) TidyMerged(ctx context.Context) ([]PruneItem, error) {
 				return done, err
 			}
 		}
-		if reason, err := s.unsafeToRemove(ctx, w, integ); err != nil || reason != "" {
-			if err != nil {
-				return done, err
-			}
+		reason, err := s.unsafeToRemove(ctx, w, integ)
+		if err != nil {
+			return done, err
+		}
+		if reason != "" {
 			continue
 		}
 		if err := worktree.Remove(ctx, s.Repo, w.ID, integ, w.OnlyDeleted); err != nil {
