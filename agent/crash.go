@@ -107,7 +107,12 @@ func (s *sup) keepAlive(ctx context.Context, stop context.CancelCauseFunc) {
 			return
 		case <-t.C:
 		}
-		if err := s.do(func() error { _, err := s.Board.Heartbeat(ctx, ops.Call{}); return err }); err != nil {
+		err := s.do(func() error { _, err := s.Board.Heartbeat(ctx, ops.Call{}); return err })
+		switch {
+		case err == nil:
+			s.remoteAnswered()
+		case s.remoteFailed(err):
+		default:
 			if serr := s.staleNow(); serr != nil {
 				s.eventf(EventStopping, "", "%v", serr)
 				stop(serr)

@@ -87,6 +87,9 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 			return nil
 		}
 		if err != nil {
+			if s.remoteFailed(err) {
+				return nil // the loop waits for the remote
+			}
 			return s.cannotStart(ctx, err.Error())
 		}
 		defer cleanup()
@@ -239,6 +242,10 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		s.crashes = nil
 		if cur := s.stillHeld(ctx, w.task); cur != nil {
 			why := fmt.Sprintf("exited 0 but %s is still %s and held: no submit, block or handoff", w.task.ID, cur.Status)
+			if s.failedOnOutage(ctx, ses.started) {
+				s.notCounted(ctx, w, ses, label, "exited 0 without moving "+w.task.ID, "an idle session", ops.SessionIdle, why)
+				return nil
+			}
 			s.record(ctx, w, ses, ops.SessionIdle, why)
 			return s.idle(ctx, w, ses, why)
 		}
@@ -247,6 +254,10 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		return nil
 	}
 	c := crashOf(status, took)
+	if s.failedOnOutage(ctx, ses.started) {
+		s.notCounted(ctx, w, ses, label, fmt.Sprintf("exited %d after %s", status, took), "a crash", ops.SessionCrash, c.String())
+		return nil
+	}
 	s.record(ctx, w, ses, ops.SessionCrash, c.String())
 	return s.crashed(ctx, w, c, ses.lastOutput())
 }
@@ -271,7 +282,9 @@ func (s *sup) record(ctx context.Context, w *work, ses *session, outcome, detail
 		// agent's entry: it counts toward the goal.
 		if usage != nil {
 			r := ops.SessionRequest{Outcome: outcome, Exit: ses.exit, Usage: usage}
-			if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); err != nil {
+			if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); s.remoteFailed(err) {
+				s.keepRecord(r)
+			} else if err != nil {
 				s.eventf(EventError, "", "record the session's usage: %v", err)
 			}
 		}
@@ -279,7 +292,9 @@ func (s *sup) record(ctx context.Context, w *work, ses *session, outcome, detail
 	}
 	r := ops.SessionRequest{Task: w.task.ID, Outcome: outcome, Exit: ses.exit,
 		Seconds: int(time.Since(ses.started).Seconds()), Log: s.relPath(ses.log), Detail: detail, Usage: usage}
-	if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); err != nil {
+	if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); s.remoteFailed(err) {
+		s.keepRecord(r) // recorded once the remote answers
+	} else if err != nil {
 		s.eventf(EventError, w.task.ID, "record the session on %s: %v", w.task.ID, err)
 	}
 }
@@ -568,29 +583,4 @@ func (t *tailWriter) lastLines(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// syncDuring fetches the remote's board every d until the returned func is
-// called, in remote mode (nothing otherwise): a kill switch set on another
-// clone then moves this clone's ref, which watchRun reads.
-func (s *sup) syncDuring(ctx context.Context, d time.Duration) func() {
-	if !s.Remote {
-		return func() {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	over := make(chan struct{})
-	go func() {
-		defer close(over)
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			_ = s.do(func() error { _, err := s.Board.Sync(ctx, ""); return err })
-		}
-	}()
-	return func() { cancel(); <-over }
 }

@@ -75,6 +75,7 @@ type sup struct {
 	env         envTrack          // sessions that failed for their environment (envfail.go)
 	setup       setupWait         // the wait after a new worktree's setup failed (setup.go)
 	lane        mergeLane         // the reviewer's merges, beside its reviews
+	outage      outage            // the remote not answering (outage.go)
 	screened    map[string]string // by task: what its merge check last merged onto (screen.go)
 	viewMu      sync.Mutex        // the loop and keepAlive both read the board
 	view        cas.View          // the board, read once and then by what changed
@@ -163,7 +164,11 @@ func (s *sup) do(call func() error) error {
 // board reads the state at the tip, syncing first in remote mode.
 func (s *sup) board(ctx context.Context) (*contracts.State, refstore.Hash, error) {
 	if s.Remote {
-		if err := s.do(func() error { _, err := s.Board.Sync(ctx, ""); return err }); err != nil {
+		err := s.do(func() error { _, err := s.Board.Sync(ctx, ""); return err })
+		switch {
+		case err == nil:
+			s.remoteAnswered()
+		case !s.remoteFailed(err):
 			s.waiting("cannot sync with the remote: " + err.Error())
 		}
 	}
@@ -253,6 +258,9 @@ func (s *sup) loop(ctx context.Context) error {
 			s.sleep(ctx, s.poll(st), tip)
 			continue
 		}
+		if !s.remoteDown() {
+			s.recordKept(ctx)
+		}
 		if st.Goal.Status == "COMPLETED" {
 			s.eventf(EventStopping, "", "goal %s is completed: stopping", st.Goal.ID)
 			if s.Role == contracts.RoleCoder {
@@ -260,8 +268,15 @@ func (s *sup) loop(ctx context.Context) error {
 			}
 			return nil
 		}
+		if s.remoteDown() {
+			s.sleep(ctx, s.outageWait(), tip)
+			continue
+		}
 		w, acted, err := s.next(ctx, st)
 		if err != nil {
+			if s.remoteFailed(err) {
+				continue // the next look waits for the remote
+			}
 			if serr := s.staleNow(); serr != nil {
 				return serr
 			}

@@ -51,16 +51,16 @@ func (s *Store) fetchState(ctx context.Context, remote string, track bool) (refs
 	// The record says when the tracking refs took the remote's values, so
 	// a fetch in place that left them is not one.
 	if track || !inPlace {
-		s.recordFetch(remote)
+		s.RecordFetch(remote)
 	}
 	tip, ok := got[refstore.StateRef]
 	return tip, ok, s.noteRewind(ctx, remote, was, tip)
 }
 
-// recordFetch notes that the tracking refs hold remote's values as of now
+// RecordFetch notes that the tracking refs hold remote's values as of now
 // (LastFetch). Best effort: a record that cannot be written only makes the
 // age unknown.
-func (s *Store) recordFetch(remote string) {
+func (s *Store) RecordFetch(remote string) {
 	if f := s.fetchRecord(remote); os.MkdirAll(filepath.Dir(f), 0o755) == nil {
 		_ = os.WriteFile(f, []byte(contracts.FormatTime(s.now())+"\n"), 0o644)
 	}

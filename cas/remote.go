@@ -53,7 +53,7 @@ func (s *Store) publish(ctx context.Context, op Op, updates []refstore.RefUpdate
 	err := s.Repo.MoveRefs(ctx, "liza: "+string(op.Name)+" (published to "+s.Remote+")", s.author(op.Agent, time.Now()), local...)
 	if err == nil {
 		// The state's tracking ref is the remote's value as the push left it.
-		s.recordFetch(s.Remote)
+		s.RecordFetch(s.Remote)
 	}
 	if errors.Is(err, refstore.ErrStale) {
 		// Another local process moved a ref meanwhile; the remote has the

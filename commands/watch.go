@@ -191,6 +191,7 @@ func (w *watcher) tip(ctx context.Context) (refstore.Hash, error) {
 	if r := w.s.ops.Remote(); r != "" {
 		got, err := repo.Fetch(ctx, r, refstore.StateRef)
 		if err == nil {
+			w.s.ops.Store.RecordFetch(r) // the mark of the next outage's event
 			if w.fetchErr != "" {
 				w.fetchErr = ""
 				w.notice("✅ FETCH RECOVERED: " + r + " answers again")
@@ -207,11 +208,18 @@ func (w *watcher) tip(ctx context.Context) (refstore.Hash, error) {
 		if errors.As(err, &unreachable) {
 			err = fmt.Errorf("%s is unreachable: %v", r, unreachable.Err)
 		}
-		if msg := contracts.FirstLine(err.Error()); msg != w.fetchErr {
+		msg := contracts.FirstLine(err.Error())
+		if msg != w.fetchErr {
 			w.fetchErr = msg
 			w.notice(fmt.Sprintf("⚠️ FETCH FAILED: %s (watching the last state fetched)", msg))
 		}
-		if h, ok, err := repo.ReadRef(refstore.TrackingRef(r, refstore.StateRef)); err != nil || ok {
+		h, ok, err := repo.ReadRef(refstore.TrackingRef(r, refstore.StateRef))
+		if at, fetched := w.s.ops.Store.LastFetch(r); fetched && w.notifier != nil {
+			if e, late := notify.RemoteUnreachable(r, msg, at, h.String(), w.clock()); late {
+				w.notifier.Notify(ctx, []notify.Event{e})
+			}
+		}
+		if err != nil || ok {
 			return h, err
 		}
 	}

@@ -37,7 +37,7 @@ func (d *Desktop) Name() string { return "desktop" }
 // terminals may show the title: both are made plain text.
 func (d *Desktop) Send(ctx context.Context, e Event) error {
 	urgency := "normal"
-	if e.Kind == KindBlocked || e.Kind == KindIntegrationFailed || e.Kind == KindBreakerTriggered || e.Kind == KindSupervisorStopped {
+	if e.Kind == KindBlocked || e.Kind == KindIntegrationFailed || e.Kind == KindBreakerTriggered || e.Kind == KindSupervisorStopped || e.Kind == KindRemoteUnreachable {
 		urgency = "critical"
 	}
 	body := html.EscapeString(contracts.PrintableText(e.Body + "\n→ " + e.Action))

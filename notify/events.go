@@ -26,12 +26,13 @@ const (
 	KindPaused            = "paused"
 	KindAborted           = "aborted"
 	KindSupervisorStopped = "supervisor_stopped"
+	KindRemoteUnreachable = "remote_unreachable"
 	KindGoalCompleted     = "goal_completed"
 )
 
 // Kinds lists every kind of event.
 var Kinds = []string{KindBlocked, KindIntegrationFailed, KindReviewWaiting, KindBreakerTriggered,
-	KindCheckpoint, KindPaused, KindAborted, KindSupervisorStopped, KindGoalCompleted}
+	KindCheckpoint, KindPaused, KindAborted, KindSupervisorStopped, KindRemoteUnreachable, KindGoalCompleted}
 
 // The bounds of an event's text, in bytes: a title fits a desktop
 // notification's first line, a body a phone's screen; agents' text
@@ -177,6 +178,31 @@ func Events(st *contracts.State, commit string, now time.Time) []Event {
 			Action: "git liza sprint metrics"})
 	}
 	return out
+}
+
+// RemoteAfter is how long the board's remote may go without answering
+// before a watcher calls a person: the supervisors wait an outage out by
+// themselves and go on once it ends, and a hub's restart takes less.
+const RemoteAfter = 5 * time.Minute
+
+// RemoteUnreachable is the event of a remote that has not answered since
+// fetched, the last time this clone fetched its board, looked at at now
+// (why is the last failure): none before RemoteAfter. Unlike the others it
+// is not on the board, which cannot be fetched; its mark, the time of the
+// last fetch, is what every watcher of the clone reads alike, so that the
+// outage is told once.
+func RemoteUnreachable(remote, why string, fetched time.Time, commit string, now time.Time) (Event, bool) {
+	gone := now.Sub(fetched)
+	if gone < RemoteAfter {
+		return Event{}, false
+	}
+	at := contracts.FormatTime(fetched)
+	return Event{ID: id(KindRemoteUnreachable, remote, at), Kind: KindRemoteUnreachable,
+		Title: clip(oneLine(fmt.Sprintf("the remote %s has not answered for %s", remote, gone.Round(time.Minute))), MaxTitle),
+		Body: clip(contracts.PrintableText(fmt.Sprintf("Last fetched at %s. The last failure: %s\n"+
+			"The supervisors wait for it, start no session meanwhile, and go on by themselves once it answers.", at, why)), MaxBody),
+		Action: fmt.Sprintf("check the server of %s: git ls-remote %s", remote, remote),
+		Commit: commit, Time: contracts.FormatTime(now)}, true
 }
 
 func id(kind, subject, mark string) string {

@@ -216,6 +216,8 @@ func Samples(commit string, now time.Time) []Event {
 		mk(KindPaused, "", "", "the team is PAUSED (by human)", "Since "+at, "git liza resume"),
 		mk(KindAborted, "", "", "the team is ABORTED (by human)", "Since "+at, "git liza resume"),
 		mk(KindSupervisorStopped, "", "coder-1", "the supervisor of coder-1 stopped: crash loop", "Reason: crash loop: 3 crashes in 10m0s", "git liza doctor, then git liza agent coder"),
+		mk(KindRemoteUnreachable, "", "", "the remote origin has not answered for 6m0s",
+			"Last fetched at "+at+". The last failure: git fetch failed: fatal: unable to connect to hub.example.com", "check the server of origin: git ls-remote origin"),
 		mk(KindGoalCompleted, "", "", "goal goal-1 COMPLETED", "Completed at "+at, "git liza sprint metrics"),
 	}
 }

@@ -103,7 +103,7 @@ func TestNotifyOnce(t *testing.T) {
 	if len(ok.got) != len(evs) || len(bad.got) != 1 || len(said) != 1 {
 		t.Fatalf("command got %d, webhook tried %d, %d lines said", len(ok.got), len(bad.got), len(said))
 	}
-	if said[0] != "notify: webhook: test/blocked@2026-01-17T10:00:00Z: answered 503 (and 8 more events not sent through it)" {
+	if said[0] != "notify: webhook: test/blocked@2026-01-17T10:00:00Z: answered 503 (and 9 more events not sent through it)" {
 		t.Fatalf("said %q", said[0])
 	}
 	// No channel: nothing remembered, the events wait.

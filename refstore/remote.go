@@ -64,11 +64,26 @@ const (
 	Forbidden
 )
 
-func (e *ErrUnreachable) Error() string {
-	var why any = e.Err
+// RemoteDown reports whether err is a remote that does not answer: no
+// connection, no repository at its address, no answer within
+// liza.remoteTimeout. Refused credentials or access are not: they last
+// until a person acts.
+func RemoteDown(err error) bool {
+	var u *ErrUnreachable
+	return errors.As(err, &u) && u.Why == Unreachable
+}
+
+// Reason is what went wrong, without the advice: git's telling line, or
+// the error.
+func (e *ErrUnreachable) Reason() string {
 	if e.detail != "" {
-		why = e.detail
+		return e.detail
 	}
+	return fmt.Sprint(e.Err)
+}
+
+func (e *ErrUnreachable) Error() string {
+	why := e.Reason()
 	switch {
 	case e.Why == AuthFailed:
 		return fmt.Sprintf("remote %s refused the credentials (%v): check the ones git uses for it (a password or token in the credential helper or the URL, ssh-add for ssh), then try again; --offline commits locally meanwhile", e.Remote, why)

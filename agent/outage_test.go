@@ -1,0 +1,154 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/liza-dev/git-liza/contracts"
+	"github.com/liza-dev/git-liza/ops"
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// down is what a fetch or push returns while the hub does not answer.
+func down() error {
+	return &refstore.ErrUnreachable{Remote: "origin", Err: errors.New("git fetch failed: fatal: unable to connect to 127.0.0.1")}
+}
+
+// TestOutageSaidOnce: a remote that does not answer is said once, again
+// every outageRemind while it lasts, and once when it answers again; a
+// refusal of the credentials is no outage, and nothing is one in local
+// mode.
+func TestOutageSaidOnce(t *testing.T) {
+	s, log := newSup(contracts.RoleCoder, "coder-1", &fakeBoard{})
+	s.Remote = true
+	for i := 0; i < 5; i++ {
+		if !s.remoteFailed(down()) {
+			t.Fatal("an unreachable remote is not an outage")
+		}
+	}
+	if n := strings.Count(log.String(), "the remote origin does not answer (git fetch failed: fatal: unable to connect to 127.0.0.1)"); n != 1 {
+		t.Errorf("the outage was said %d times:\n%s", n, log)
+	}
+	if w := []time.Duration{s.outageWait(), s.outageWait(), s.outageWait()}; !slices.Equal(w, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}) {
+		t.Errorf("waits %v, want 1s 2s 4s", w)
+	}
+	for i := 0; i < 10; i++ {
+		s.outageWait()
+	}
+	if w := s.outageWait(); w != outageMaxWait {
+		t.Errorf("the wait grew to %v, want at most %v", w, outageMaxWait)
+	}
+
+	s.outage.told = time.Now().Add(-outageRemind - time.Second)
+	s.outage.since = time.Now().Add(-outageRemind - time.Second)
+	s.remoteFailed(down())
+	s.remoteFailed(down())
+	if n := strings.Count(log.String(), "the remote origin has not answered for 10m1s"); n != 1 {
+		t.Errorf("reminded %d times:\n%s", n, log)
+	}
+
+	s.remoteAnswered()
+	s.remoteAnswered()
+	if n := strings.Count(log.String(), "the remote origin answers again after 10m1s: work goes on"); n != 1 {
+		t.Errorf("the end of the outage was said %d times:\n%s", n, log)
+	}
+	if s.remoteDown() || s.outageWait() != time.Second {
+		t.Error("the outage is not over, or its wait not reset")
+	}
+
+	auth := &refstore.ErrUnreachable{Remote: "origin", Why: refstore.AuthFailed, Err: errors.New("401")}
+	if s.remoteFailed(auth) || s.remoteFailed(errors.New("refused")) || s.remoteFailed(nil) {
+		t.Error("a refusal, or another error, taken for an outage")
+	}
+	s.Remote = false
+	if s.remoteFailed(down()) {
+		t.Error("an outage in local mode")
+	}
+}
+
+// TestMergeLaneWaitsOutAnOutage: a merge that failed because the hub did
+// not answer is no failure of its task (no INTEGRATION_FAILED line, no
+// delay of its own, which grew to five minutes over a long outage and
+// held the merge that long after the hub came back); no merge starts
+// while the hub does not answer, and the merge goes on once it answers.
+func TestMergeLaneWaitsOutAnOutage(t *testing.T) {
+	var hubDown atomic.Bool
+	hubDown.Store(true)
+	f := &fakeBoard{reply: func(verb string) error {
+		if hubDown.Load() && (strings.HasPrefix(verb, "merge") || verb == "sync") {
+			return down()
+		}
+		return nil
+	}}
+	s, log := newSup(contracts.RoleReviewer, "code-reviewer-1", f)
+	s.Remote = true
+	st := &contracts.State{Tasks: []*contracts.Task{
+		{ID: "a", Status: contracts.Approved, ApprovedBy: "code-reviewer-1", ReviewCommit: "c1"},
+	}}
+	ctx := context.Background()
+	if !s.startMerge(ctx, st) {
+		t.Fatal("no merge started")
+	}
+	s.waitMerges()
+	if s.lane.failures["a"] != nil || strings.Contains(log.String(), "merge a failed") {
+		t.Errorf("the outage was charged to a:\n%s", log)
+	}
+	if !strings.Contains(log.String(), "the remote origin does not answer") {
+		t.Errorf("the outage was not said:\n%s", log)
+	}
+	f.reset()
+	if s.startMerge(ctx, st) {
+		t.Error("a merge started while the hub does not answer")
+	}
+
+	hubDown.Store(false)
+	s.remoteAnswered()
+	if !s.startMerge(ctx, st) {
+		t.Fatal("no merge once the hub answers")
+	}
+	s.waitMerges()
+	if !strings.Contains(log.String(), "merged a into") {
+		t.Errorf("a was not merged once the hub answered:\n%s", log)
+	}
+}
+
+// TestSessionEndKeptThroughAnOutage: the end of a session that could not
+// be recorded while the hub did not answer is kept, and recorded once it
+// answers, in order; a merge check that failed on it is not said.
+func TestSessionEndKeptThroughAnOutage(t *testing.T) {
+	var hubDown atomic.Bool
+	hubDown.Store(true)
+	f := &fakeBoard{reply: func(verb string) error {
+		if hubDown.Load() {
+			return down()
+		}
+		return nil
+	}}
+	s, log := newSup(contracts.RoleCoder, "coder-1", f)
+	s.Remote = true
+	ctx := context.Background()
+	for _, id := range []string{"a", "b"} {
+		s.record(ctx, &work{task: &contracts.Task{ID: id}}, &session{out: &tailWriter{}, started: time.Now()}, ops.SessionCrash, "exit status 3")
+	}
+	if strings.Contains(log.String(), "record the session") {
+		t.Errorf("a kept record was said as an error:\n%s", log)
+	}
+	s.recordKept(ctx) // still down: kept again
+	if len(s.outage.pending) != 2 {
+		t.Fatalf("%d records kept, want 2", len(s.outage.pending))
+	}
+	hubDown.Store(false)
+	f.reset()
+	s.recordKept(ctx)
+	if got := f.verbs(); !slices.Equal(got, []string{"session a crash", "session b crash"}) {
+		t.Errorf("recorded %q once the hub answered", got)
+	}
+	if len(s.outage.pending) != 0 {
+		t.Error("records still kept")
+	}
+}
