@@ -147,7 +147,9 @@ func setupScript(env *testscript.Env) error {
 }
 
 // scriptCondition adds [root]: the script runs as uid 0,
-// [exists:PATH]: PATH exists on this machine, and [e2e]: the slow
+// [exists:PATH]: PATH exists on this machine, [tmpfs]: a small file
+// system can be mounted in a mount namespace of the script's own
+// (unshare -rm), for a disk that fills, and [e2e]: the slow
 // end-to-end runs are on (LIZA_E2E=1, as .ci/run sets it); a script that
 // is one starts with [!e2e] skip.
 func scriptCondition(cond string) (bool, error) {
@@ -157,12 +159,26 @@ func scriptCondition(cond string) (bool, error) {
 	if cond == "e2e" {
 		return os.Getenv(e2eEnv) == "1", nil
 	}
+	if cond == "tmpfs" {
+		return canMountTmpfs(), nil
+	}
 	if p, ok := strings.CutPrefix(cond, "exists:"); ok {
 		_, err := os.Stat(p)
 		return err == nil, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
+
+// canMountTmpfs reports whether unshare -rm can mount a tmpfs here (Linux
+// with user namespaces, or root); looked at once.
+var canMountTmpfs = sync.OnceValue(func() bool {
+	dir, err := os.MkdirTemp("", "liza-tmpfs")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(dir)
+	return exec.Command("unshare", "-rm", "mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).Run() == nil
+})
 
 // cmdRepo makes a repository in DIR (default: the current directory) with
 // one commit holding specs/vision.md, as a project starting Liza has.

@@ -111,7 +111,7 @@ func (s *sup) keepAlive(ctx context.Context, stop context.CancelCauseFunc) {
 		switch {
 		case err == nil:
 			s.remoteAnswered()
-		case s.remoteFailed(err):
+		case s.holding(err):
 		default:
 			if serr := s.staleNow(); serr != nil {
 				s.eventf(EventStopping, "", "%v", serr)

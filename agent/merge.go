@@ -72,7 +72,7 @@ func (s *sup) startMerge(ctx context.Context, st *contracts.State) bool {
 // board's order (the lane's lock held).
 func (s *sup) nextMerges(st *contracts.State) []contracts.Task {
 	s.forgetFailures(st)
-	if h := s.lane.held; (h != nil && time.Now().Before(h.retryAt)) || s.remoteDown() {
+	if h := s.lane.held; (h != nil && time.Now().Before(h.retryAt)) || s.held() {
 		return nil
 	}
 	var out []contracts.Task
@@ -161,8 +161,8 @@ func (s *sup) mergeOne(ctx context.Context, t contracts.Task, poll time.Duration
 	switch {
 	case errors.As(err, &moved):
 		s.mergeHeld(err, poll)
-	case s.remoteFailed(err):
-		// No failure of t's: the merge waits for the remote (nextMerges).
+	case s.holding(err):
+		// No failure of t's: the merge waits for the hold (nextMerges).
 	case err != nil:
 		s.mergeFailed(&t, err, poll)
 	default:
@@ -214,7 +214,7 @@ func (s *sup) mergeBatch(ctx context.Context, ts []contracts.Task, poll time.Dur
 	switch {
 	case errors.As(err, &moved):
 		s.mergeHeld(err, poll)
-	case s.remoteFailed(err):
+	case s.holding(err):
 	case err != nil && s.halted():
 		// A kill switch stopped the batch: nothing failed, and the
 		// loop says PAUSED; the tasks left merge after the resume.

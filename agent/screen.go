@@ -51,9 +51,9 @@ func (s *sup) sendBack(ctx context.Context, id, author string) (back, ok bool) {
 	err := s.do(func() (err error) { r, err = s.Board.CheckMerges(ctx, ops.CheckMergesRequest{Task: id}); return })
 	if err != nil {
 		// The check only saves sessions: one that fails leaves the task
-		// to the review, and is logged once per failure (an outage once
-		// for all: remoteFailed).
-		if !s.remoteFailed(err) {
+		// to the review, and is logged once per failure (a hold once for
+		// all: hold.go).
+		if !s.holding(err) {
 			s.waiting("checking that " + id + " merges failed: " + err.Error())
 		}
 		return false, false

@@ -87,8 +87,8 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 			return nil
 		}
 		if err != nil {
-			if s.remoteFailed(err) {
-				return nil // the loop waits for the remote
+			if s.holding(err) {
+				return nil // the loop waits for the hold to end
 			}
 			return s.cannotStart(ctx, err.Error())
 		}
@@ -119,7 +119,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	}
 	file, err := s.savePrompt(sname, prompt)
 	if err != nil {
-		return err
+		return s.unlessDiskFull(err)
 	}
 	env = append(env, "LIZA_PROMPT_FILE="+file)
 	if sd.MCP != nil {
@@ -143,7 +143,7 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 	ses.model = launchModel(ses.format, argv, env)
 	logFile, err := s.openLog(sname)
 	if err != nil {
-		return err
+		return s.unlessDiskFull(err)
 	}
 	defer logFile.Close()
 	ses.log = logFile.Name()
@@ -242,8 +242,8 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		s.crashes = nil
 		if cur := s.stillHeld(ctx, w.task); cur != nil {
 			why := fmt.Sprintf("exited 0 but %s is still %s and held: no submit, block or handoff", w.task.ID, cur.Status)
-			if s.failedOnOutage(ctx, ses.started) {
-				s.notCounted(ctx, w, ses, label, "exited 0 without moving "+w.task.ID, "an idle session", ops.SessionIdle, why)
+			if during := s.failedOnHold(ctx, ses.started); during != "" {
+				s.notCounted(ctx, w, ses, label, "exited 0 without moving "+w.task.ID, during, "an idle session", ops.SessionIdle, why)
 				return nil
 			}
 			s.record(ctx, w, ses, ops.SessionIdle, why)
@@ -254,8 +254,8 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		return nil
 	}
 	c := crashOf(status, took)
-	if s.failedOnOutage(ctx, ses.started) {
-		s.notCounted(ctx, w, ses, label, fmt.Sprintf("exited %d after %s", status, took), "a crash", ops.SessionCrash, c.String())
+	if during := s.failedOnHold(ctx, ses.started); during != "" {
+		s.notCounted(ctx, w, ses, label, fmt.Sprintf("exited %d after %s", status, took), during, "a crash", ops.SessionCrash, c.String())
 		return nil
 	}
 	s.record(ctx, w, ses, ops.SessionCrash, c.String())
@@ -282,7 +282,7 @@ func (s *sup) record(ctx context.Context, w *work, ses *session, outcome, detail
 		// agent's entry: it counts toward the goal.
 		if usage != nil {
 			r := ops.SessionRequest{Outcome: outcome, Exit: ses.exit, Usage: usage}
-			if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); s.remoteFailed(err) {
+			if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); s.holding(err) {
 				s.keepRecord(r)
 			} else if err != nil {
 				s.eventf(EventError, "", "record the session's usage: %v", err)
@@ -292,8 +292,8 @@ func (s *sup) record(ctx context.Context, w *work, ses *session, outcome, detail
 	}
 	r := ops.SessionRequest{Task: w.task.ID, Outcome: outcome, Exit: ses.exit,
 		Seconds: int(time.Since(ses.started).Seconds()), Log: s.relPath(ses.log), Detail: detail, Usage: usage}
-	if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); s.remoteFailed(err) {
-		s.keepRecord(r) // recorded once the remote answers
+	if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); s.holding(err) {
+		s.keepRecord(r) // recorded once the hold ends
 	} else if err != nil {
 		s.eventf(EventError, w.task.ID, "record the session on %s: %v", w.task.ID, err)
 	}

@@ -75,7 +75,7 @@ type sup struct {
 	env         envTrack          // sessions that failed for their environment (envfail.go)
 	setup       setupWait         // the wait after a new worktree's setup failed (setup.go)
 	lane        mergeLane         // the reviewer's merges, beside its reviews
-	outage      outage            // the remote not answering (outage.go)
+	waits       holds             // the remote not answering, the disk full (hold.go)
 	screened    map[string]string // by task: what its merge check last merged onto (screen.go)
 	viewMu      sync.Mutex        // the loop and keepAlive both read the board
 	view        cas.View          // the board, read once and then by what changed
@@ -258,7 +258,10 @@ func (s *sup) loop(ctx context.Context) error {
 			s.sleep(ctx, s.poll(st), tip)
 			continue
 		}
-		if !s.remoteDown() {
+		if s.diskHeld() {
+			s.lookDisk(false)
+		}
+		if !s.held() {
 			s.recordKept(ctx)
 		}
 		if st.Goal.Status == "COMPLETED" {
@@ -268,14 +271,14 @@ func (s *sup) loop(ctx context.Context) error {
 			}
 			return nil
 		}
-		if s.remoteDown() {
-			s.sleep(ctx, s.outageWait(), tip)
+		if s.held() {
+			s.sleep(ctx, s.holdWait(), tip)
 			continue
 		}
 		w, acted, err := s.next(ctx, st)
 		if err != nil {
-			if s.remoteFailed(err) {
-				continue // the next look waits for the remote
+			if s.holding(err) {
+				continue // the next look waits for the hold to end
 			}
 			if serr := s.staleNow(); serr != nil {
 				return serr

@@ -94,7 +94,7 @@ func (s *sup) tidy(ctx context.Context) {
 	for _, d := range done {
 		s.eventf(EventInfo, d.ID, "removed %s: %s", d.Path, d.Reason)
 	}
-	if err != nil && !s.remoteFailed(err) {
+	if err != nil && !s.holding(err) {
 		s.eventf(EventError, "", "removing the worktrees of merged tasks: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/liza-dev/git-liza/proc"
 	"github.com/liza-dev/git-liza/refstore"
@@ -127,6 +128,15 @@ func (s *Service) integrationTest(ctx context.Context, id string, integ, result 
 		if ctx.Err() != nil {
 			// Stopped, not failed: the task stays APPROVED.
 			return logPath, context.Cause(ctx)
+		}
+		if refstore.DiskFull(wt) || refstore.DiskFull(s.Repo.CommonDir) {
+			// A test that failed with no room left on its disk says
+			// nothing of the task: it stays APPROVED, and the lane tries
+			// again once there is room. What the test left goes with its
+			// checkout, not kept for the next test: it may be what filled
+			// the disk.
+			s.TestCheckout.Drop(wt)
+			return logPath, fmt.Errorf("%s failed with the disk full, which charges no task (%w)", IntegrationTest, syscall.ENOSPC)
 		}
 		if context.Cause(testCtx) == errTestTimedOut {
 			return logPath, &testFailure{msg: fmt.Sprintf("%s timed out after %s (config.integration_test_timeout)", IntegrationTest, bounds.test)}

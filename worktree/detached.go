@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/liza-dev/git-liza/refstore"
 )
@@ -103,6 +104,29 @@ type Kept struct {
 	// (ignored files: node_modules, a virtualenv) stays through the move,
 	// and the setup does not run again.
 	setupKey string
+	// dropped is the path Drop asked to remove as it is given back.
+	dropped atomic.Pointer[string]
+}
+
+// Drop asks that the worktree at path, which Checkout gave, be removed as
+// it is given back, not kept for the next test: what the test left in it
+// must not stay until then (it filled the disk, and the next test would
+// wait for room). A new worktree is removed when given back anyway.
+func (k *Kept) Drop(path string) {
+	if k != nil {
+		k.dropped.Store(&path)
+	}
+}
+
+// release gives the kept worktree back, removing it when Drop asked to.
+func (k *Kept) release(ctx context.Context, repo *refstore.Repo) func() {
+	return func() {
+		if p := k.dropped.Swap(nil); p != nil && *p == k.path {
+			RemoveDetached(context.WithoutCancel(ctx), repo, k.path)
+			k.path, k.setupKey = "", ""
+		}
+		k.mu.Unlock()
+	}
 }
 
 // Checkout returns a worktree detached at commit for task id's test, and
@@ -177,7 +201,7 @@ func (k *Kept) CheckoutPrepared(ctx context.Context, repo *refstore.Repo, commit
 					k.setupKey = key
 				}
 			}
-			return k.path, got, k.mu.Unlock, nil
+			return k.path, got, k.release(ctx, repo), nil
 		}
 		// Removed by hand, or half moved by a cancelled git: start again.
 		RemoveDetached(context.WithoutCancel(ctx), repo, k.path)
@@ -198,7 +222,7 @@ func (k *Kept) CheckoutPrepared(ctx context.Context, repo *refstore.Repo, commit
 	if got != nil && got.Setup != nil {
 		k.setupKey = key
 	}
-	return path, got, k.mu.Unlock, nil
+	return path, got, k.release(ctx, repo), nil
 }
 
 // moveTo makes the worktree at path hold exactly commit, detached: what

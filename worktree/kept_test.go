@@ -173,3 +173,44 @@ func TestAddDetachedKilledBeforeCheckout(t *testing.T) {
 	}
 	r.sound()
 }
+
+// TestKeptDrop: a kept worktree that Drop names is removed as it is given
+// back (what the test left there filled the disk), and the next test gets
+// a new one; a drop of another path, or none, keeps it.
+func TestKeptDrop(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	k := &Kept{}
+	path, done, err := k.Checkout(ctx, r.repo, r.base, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Drop(filepath.Join(path, "elsewhere"))
+	done()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("a drop of another path removed the kept worktree: %v", err)
+	}
+	again, done, err := k.Checkout(ctx, r.repo, r.base, "t2")
+	if err != nil || again != path {
+		t.Fatalf("checkout %s, %v: want the kept %s", again, err, path)
+	}
+	if err := os.WriteFile(filepath.Join(again, "filler"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k.Drop(again)
+	done()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the dropped worktree is still there (%v)", err)
+	}
+	next, done, err := k.Checkout(ctx, r.repo, r.base, "t3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(next, "filler")); !os.IsNotExist(err) {
+		t.Errorf("the next test got the dropped test's files (%v)", err)
+	}
+	done()
+	if err := k.Close(ctx, r.repo); err != nil {
+		t.Error(err)
+	}
+}

@@ -3,9 +3,12 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,7 +23,7 @@ func down() error {
 }
 
 // TestOutageSaidOnce: a remote that does not answer is said once, again
-// every outageRemind while it lasts, and once when it answers again; a
+// every holdRemind while it lasts, and once when it answers again; a
 // refusal of the credentials is no outage, and nothing is one in local
 // mode.
 func TestOutageSaidOnce(t *testing.T) {
@@ -34,18 +37,18 @@ func TestOutageSaidOnce(t *testing.T) {
 	if n := strings.Count(log.String(), "the remote origin does not answer (git fetch failed: fatal: unable to connect to 127.0.0.1)"); n != 1 {
 		t.Errorf("the outage was said %d times:\n%s", n, log)
 	}
-	if w := []time.Duration{s.outageWait(), s.outageWait(), s.outageWait()}; !slices.Equal(w, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}) {
+	if w := []time.Duration{s.holdWait(), s.holdWait(), s.holdWait()}; !slices.Equal(w, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}) {
 		t.Errorf("waits %v, want 1s 2s 4s", w)
 	}
 	for i := 0; i < 10; i++ {
-		s.outageWait()
+		s.holdWait()
 	}
-	if w := s.outageWait(); w != outageMaxWait {
-		t.Errorf("the wait grew to %v, want at most %v", w, outageMaxWait)
+	if w := s.holdWait(); w != holdMaxWait {
+		t.Errorf("the wait grew to %v, want at most %v", w, holdMaxWait)
 	}
 
-	s.outage.told = time.Now().Add(-outageRemind - time.Second)
-	s.outage.since = time.Now().Add(-outageRemind - time.Second)
+	s.waits.remote.told = time.Now().Add(-holdRemind - time.Second)
+	s.waits.remote.since = time.Now().Add(-holdRemind - time.Second)
 	s.remoteFailed(down())
 	s.remoteFailed(down())
 	if n := strings.Count(log.String(), "the remote origin has not answered for 10m1s"); n != 1 {
@@ -57,9 +60,14 @@ func TestOutageSaidOnce(t *testing.T) {
 	if n := strings.Count(log.String(), "the remote origin answers again after 10m1s: work goes on"); n != 1 {
 		t.Errorf("the end of the outage was said %d times:\n%s", n, log)
 	}
-	if s.remoteDown() || s.outageWait() != time.Second {
-		t.Error("the outage is not over, or its wait not reset")
+	if s.held() {
+		t.Error("the outage is not over")
 	}
+	s.remoteFailed(down()) // the next outage looks again soon
+	if w := s.holdWait(); w != time.Second {
+		t.Errorf("the next outage waits %v first, want 1s", w)
+	}
+	s.remoteAnswered()
 
 	auth := &refstore.ErrUnreachable{Remote: "origin", Why: refstore.AuthFailed, Err: errors.New("401")}
 	if s.remoteFailed(auth) || s.remoteFailed(errors.New("refused")) || s.remoteFailed(nil) {
@@ -139,8 +147,8 @@ func TestSessionEndKeptThroughAnOutage(t *testing.T) {
 		t.Errorf("a kept record was said as an error:\n%s", log)
 	}
 	s.recordKept(ctx) // still down: kept again
-	if len(s.outage.pending) != 2 {
-		t.Fatalf("%d records kept, want 2", len(s.outage.pending))
+	if len(s.waits.pending) != 2 {
+		t.Fatalf("%d records kept, want 2", len(s.waits.pending))
 	}
 	hubDown.Store(false)
 	f.reset()
@@ -148,7 +156,36 @@ func TestSessionEndKeptThroughAnOutage(t *testing.T) {
 	if got := f.verbs(); !slices.Equal(got, []string{"session a crash", "session b crash"}) {
 		t.Errorf("recorded %q once the hub answered", got)
 	}
-	if len(s.outage.pending) != 0 {
+	if len(s.waits.pending) != 0 {
 		t.Error("records still kept")
+	}
+}
+
+// TestDiskFullHold: a write of the supervisor's own that failed for room
+// (ENOSPC) holds the team and is said once; git's words for it alone do
+// not while the disk has room (text quoted into an error cannot hold the
+// team), and a look at the disk that finds room ends the hold.
+func TestDiskFullHold(t *testing.T) {
+	s, log := newSup(contracts.RoleCoder, "coder-1", &fakeBoard{})
+	s.Root = "/repo"
+	s.Repo = &refstore.Repo{CommonDir: t.TempDir()}
+	full := &os.PathError{Op: "write", Path: ".git/objects/pack/tmp_pack_1", Err: syscall.ENOSPC}
+	for i := 0; i < 3; i++ {
+		if !s.diskFailed(fmt.Errorf("writing a pack: %w", full)) {
+			t.Fatal("ENOSPC is not a full disk")
+		}
+	}
+	if n := strings.Count(log.String(), "the disk of /repo is full (writing a pack: write .git/objects/pack/tmp_pack_1: no space left on device): sessions and merges wait until there is room"); n != 1 {
+		t.Errorf("said %d times:\n%s", n, log)
+	}
+	if during := s.heldSince(time.Now().Add(-time.Second)); during != "while the disk of /repo was full" {
+		t.Errorf("heldSince = %q", during)
+	}
+	s.lookDisk(false) // the temporary directory's disk has room
+	if s.held() || !strings.Contains(log.String(), "there is room on the disk of /repo again after") {
+		t.Errorf("room did not end the hold:\n%s", log)
+	}
+	if s.diskFailed(errors.New("task t1 is blocked: fatal: No space left on device")) || s.held() {
+		t.Error("an error's words held the team while the disk has room")
 	}
 }
