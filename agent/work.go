@@ -201,6 +201,9 @@ func (s *sup) nextReviewer(ctx context.Context, st *contracts.State) (*work, boo
 		return nil, false, wait
 	}
 	if err != nil {
+		if s.holding(err) {
+			return nil, false, nil // said once, by the hold
+		}
 		if waitable(err) {
 			s.waiting("no review to take: " + err.Error())
 			return nil, false, nil
