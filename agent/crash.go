@@ -99,14 +99,7 @@ func (s *sup) keepAlive(ctx context.Context, stop context.CancelCauseFunc) {
 			}
 		}
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, interval, func() bool {
 		err := s.do(func() error { _, err := s.Board.Heartbeat(ctx, ops.Call{}); return err })
 		switch {
 		case err == nil:
@@ -116,9 +109,26 @@ func (s *sup) keepAlive(ctx context.Context, stop context.CancelCauseFunc) {
 			if serr := s.staleNow(); serr != nil {
 				s.eventf(EventStopping, "", "%v", serr)
 				stop(serr)
-				return
+				return false
 			}
 			s.eventf(EventError, "", "heartbeat: %v", err)
+		}
+		return true
+	})
+}
+
+// every calls fn every d until ctx ends or fn returns false.
+func every(ctx context.Context, d time.Duration, fn func() bool) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !fn() {
+			return
 		}
 	}
 }

@@ -38,21 +38,15 @@ func (s *sup) syncDuring(ctx context.Context, d time.Duration) func() {
 	over := make(chan struct{})
 	go func() {
 		defer close(over)
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		every(ctx, d, func() bool {
 			err := s.do(func() error { _, err := s.Board.Sync(ctx, ""); return err })
 			if err == nil {
 				s.remoteAnswered()
 			} else {
 				s.remoteFailed(err)
 			}
-		}
+			return true
+		})
 	}()
 	return func() { cancel(); <-over }
 }
