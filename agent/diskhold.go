@@ -3,9 +3,9 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
 
+	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/refstore"
 )
 
@@ -21,7 +21,7 @@ func (s *sup) diskFailed(err error) bool {
 		return false
 	}
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		s.begin(&s.waits.disk, diskWords, s.Root, firstLine(err.Error()))
+		s.begin(&s.waits.disk, diskWords, s.Root, contracts.FirstLine(err.Error()))
 		return true
 	}
 	return s.lookDisk(true)
@@ -63,10 +63,4 @@ func (s *sup) diskHeld() bool {
 	s.waits.mu.Lock()
 	defer s.waits.mu.Unlock()
 	return !s.waits.disk.since.IsZero()
-}
-
-// firstLine is s up to its first line break.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }

@@ -181,12 +181,7 @@ func (s *sup) failedOnHold(ctx context.Context, started time.Time) string {
 	}
 	s.lookDisk(true)
 	if s.Remote {
-		err := s.do(func() error { _, err := s.Board.Sync(ctx, ""); return err })
-		if err == nil {
-			s.end(&s.waits.remote, remoteWords)
-		} else {
-			s.remoteFailed(err)
-		}
+		_ = s.syncRemote(ctx) // only the hold it notes counts here
 	}
 	return s.heldSince(started)
 }

@@ -25,6 +25,20 @@ func (s *sup) remoteFailed(err error) bool {
 // not before.
 func (s *sup) remoteAnswered() { s.end(&s.waits.remote, remoteWords) }
 
+// syncRemote fetches the remote's board and notes whether the remote
+// answered (remoteAnswered, remoteFailed); it returns the failure that
+// is no outage, which the hold does not say.
+func (s *sup) syncRemote(ctx context.Context) error {
+	err := s.do(func() error { _, err := s.Board.Sync(ctx, ""); return err })
+	switch {
+	case err == nil:
+		s.remoteAnswered()
+	case s.remoteFailed(err):
+		return nil
+	}
+	return err
+}
+
 // syncDuring fetches the remote's board every d until the returned func is
 // called, in remote mode (nothing otherwise): a kill switch set on another
 // clone then moves this clone's ref, which watchRun reads; and a remote
@@ -39,12 +53,7 @@ func (s *sup) syncDuring(ctx context.Context, d time.Duration) func() {
 	go func() {
 		defer close(over)
 		every(ctx, d, func() bool {
-			err := s.do(func() error { _, err := s.Board.Sync(ctx, ""); return err })
-			if err == nil {
-				s.remoteAnswered()
-			} else {
-				s.remoteFailed(err)
-			}
+			_ = s.syncRemote(ctx) // a failure is the next look's to say
 			return true
 		})
 	}()

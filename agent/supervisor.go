@@ -164,11 +164,7 @@ func (s *sup) do(call func() error) error {
 // board reads the state at the tip, syncing first in remote mode.
 func (s *sup) board(ctx context.Context) (*contracts.State, refstore.Hash, error) {
 	if s.Remote {
-		err := s.do(func() error { _, err := s.Board.Sync(ctx, ""); return err })
-		switch {
-		case err == nil:
-			s.remoteAnswered()
-		case !s.remoteFailed(err):
+		if err := s.syncRemote(ctx); err != nil {
 			s.waiting("cannot sync with the remote: " + err.Error())
 		}
 	}

@@ -15,9 +15,10 @@ import (
 // supervisor calls it: in remote mode the merge happens on the reviewer's
 // clone, which cannot remove the coder's worktree, and without it a
 // coder's machine kept a whole checkout for every task it ever worked; in
-// local mode a merge killed between its commit and its cleanup left one. It is prune's removal narrowed to MERGED tasks (no repair,
-// no unknown or archived task, nothing locked), for the supervisor, not
-// the agent: no command or tool offers it.
+// local mode a merge killed between its commit and its cleanup left one.
+// It is prune's removal narrowed to MERGED tasks (no repair, no unknown or
+// archived task, nothing locked), for the supervisor, not the agent: no
+// command or tool offers it.
 func (s *Service) TidyMerged(ctx context.Context) ([]PruneItem, error) {
 	infos, err := worktree.List(ctx, s.Repo)
 	if err != nil || len(infos) == 0 {

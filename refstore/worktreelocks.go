@@ -19,19 +19,14 @@ import (
 // for until it is that old, at most StaleLockAge. It returns a line for
 // each lock it removed.
 func (r *Repo) ClearWorktreeLocks(ctx context.Context, dir string) ([]string, error) {
-	b, err := ReadFile(filepath.Join(dir, ".git"))
+	gitDir, err := readGitFile(filepath.Join(dir, ".git"))
 	if err != nil {
 		return nil, nil // not a linked checkout (or none): nothing of its own
-	}
-	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if !ok {
-		return nil, nil
 	}
 	// Only the checkout's own registration in this repository's
 	// worktrees/, which names it back: its .git file is the agent's to
 	// write, and could name another checkout's.
-	gitDir, err = filepath.EvalSymlinks(absFrom(dir, gitDir))
-	if err != nil {
+	if gitDir, err = filepath.EvalSymlinks(gitDir); err != nil {
 		return nil, nil
 	}
 	common, err := filepath.EvalSymlinks(filepath.Join(r.CommonDir, "worktrees"))
