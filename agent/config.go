@@ -16,6 +16,7 @@ import (
 // *ops.Service implements.
 type Board interface {
 	Sync(ctx context.Context, remote string) (*ops.SyncReport, error)
+	ProbeStore(ctx context.Context) error
 	Claim(ctx context.Context, r ops.ClaimRequest) (*ops.ClaimResult, error)
 	Review(ctx context.Context, r ops.ReviewRequest) (*ops.ReviewResult, error)
 	CheckMerges(ctx context.Context, r ops.CheckMergesRequest) (*ops.CheckMergesResult, error)

@@ -11,8 +11,9 @@ import (
 
 // A hold is a condition of the machine or the network that every agent of
 // the team suffers alike, and that no agent or task caused: the shared
-// remote not answering (remoteFailed, in remote mode) or the repository's
-// disk full (diskFailed). While one lasts the supervisor
+// remote not answering (remoteFailed, in remote mode) or not storing what
+// it is sent (storeFailed, in remote mode: its disk full), or the
+// repository's disk full (diskFailed). While one lasts the supervisor
 //
 //   - says so once, every holdRemind again while it lasts, and once when it
 //     ends, with how long it lasted;
@@ -34,6 +35,7 @@ import (
 type holds struct {
 	mu      sync.Mutex
 	remote  hold
+	store   hold
 	disk    hold
 	wait    time.Duration // the delay before the next look
 	pending []ops.SessionRequest
@@ -66,6 +68,12 @@ var (
 		ended:  "the remote %s answers again after %s: work goes on",
 		during: "while the remote %s did not answer",
 	}
+	storeWords = holdWords{
+		begun:  "the remote %s cannot store what it is sent (%s): sessions and merges wait until it can",
+		remind: "the remote %s has stored nothing for %s (%s): sessions and merges still wait",
+		ended:  "the remote %s stores again after %s: work goes on",
+		during: "while the remote %s could not store",
+	}
 	diskWords = holdWords{
 		begun:  "the disk of %s is full (%s): sessions and merges wait until there is room",
 		remind: "the disk of %s has been full for %s (%s): sessions and merges still wait",
@@ -81,14 +89,16 @@ func (s *sup) begin(h *hold, w holdWords, what, why string) {
 	s.waits.mu.Lock()
 	first := h.since.IsZero()
 	if first {
-		h.since, h.what = now, what
-		other := &s.waits.disk
-		if h == other {
-			other = &s.waits.remote
+		others := 0
+		for _, o := range s.waits.all() {
+			if o != h && !o.since.IsZero() {
+				others++
+			}
 		}
-		if other.since.IsZero() {
+		if others == 0 {
 			s.waits.wait = 0 // the only hold: look again soon
 		}
+		h.since, h.what = now, what
 	}
 	h.last = now
 	remind := !first && now.Sub(h.told) >= holdRemind
@@ -118,11 +128,19 @@ func (s *sup) end(h *hold, w holdWords) {
 	}
 }
 
+// all lists the kinds of hold.
+func (h *holds) all() []*hold { return []*hold{&h.remote, &h.store, &h.disk} }
+
 // held reports whether a hold holds now.
 func (s *sup) held() bool {
 	s.waits.mu.Lock()
 	defer s.waits.mu.Unlock()
-	return !s.waits.remote.since.IsZero() || !s.waits.disk.since.IsZero()
+	for _, h := range s.waits.all() {
+		if !h.since.IsZero() {
+			return true
+		}
+	}
+	return false
 }
 
 // heldSince says, when a hold was seen at t or after, what the session
@@ -133,6 +151,8 @@ func (s *sup) heldSince(t time.Time) string {
 	switch h := &s.waits; {
 	case !h.remote.last.IsZero() && !h.remote.last.Before(t):
 		return fmt.Sprintf(remoteWords.during, h.remote.what)
+	case !h.store.last.IsZero() && !h.store.last.Before(t):
+		return fmt.Sprintf(storeWords.during, h.store.what)
 	case !h.disk.last.IsZero() && !h.disk.last.Before(t):
 		return fmt.Sprintf(diskWords.during, h.disk.what)
 	}
@@ -150,13 +170,14 @@ func (s *sup) firstHoldWait() time.Duration {
 
 // holdWait is the delay before the next look at a hold: at the remote,
 // twice the last one, up to holdMaxWait (each look is a request to a
-// server that may be coming back under every clone's looks); at the disk
-// alone, the first delay always (a look is one statfs, and a full disk is
-// often freed for a short while only).
+// server that may be coming back under every clone's looks, a probe of
+// its store two pushes); at the disk alone, the first delay always (a
+// look is one statfs, and a full disk is often freed for a short while
+// only).
 func (s *sup) holdWait() time.Duration {
 	s.waits.mu.Lock()
 	defer s.waits.mu.Unlock()
-	if s.waits.remote.since.IsZero() {
+	if s.waits.remote.since.IsZero() && s.waits.store.since.IsZero() {
 		return s.firstHoldWait()
 	}
 	if s.waits.wait == 0 {
@@ -167,21 +188,24 @@ func (s *sup) holdWait() time.Duration {
 	return s.waits.wait
 }
 
-// holding reports whether err is a hold's (the remote not answering, the
-// disk full), and notes it.
-func (s *sup) holding(err error) bool { return s.remoteFailed(err) || s.diskFailed(err) }
+// holding reports whether err is a hold's (the remote not answering or
+// not storing, the disk full), and notes it.
+func (s *sup) holding(err error) bool {
+	return s.remoteFailed(err) || s.storeFailed(err) || s.diskFailed(err)
+}
 
 // failedOnHold says, when a session that started at started and did not
 // end well may have failed on a hold, what it went through: a hold was
-// seen while it ran, or holds now (one look at the remote and the disk);
-// "" otherwise.
+// seen while it ran, or holds now (one look at the disk, at the remote,
+// and at its store: its agent's writes may have been refused where its
+// fetches were not); "" otherwise.
 func (s *sup) failedOnHold(ctx context.Context, started time.Time) string {
 	if during := s.heldSince(started); during != "" {
 		return during
 	}
 	s.lookDisk(true)
-	if s.Remote {
-		_ = s.syncRemote(ctx) // only the hold it notes counts here
+	if s.Remote && s.syncRemote(ctx) == nil && s.heldSince(started) == "" {
+		s.lookStore(ctx)
 	}
 	return s.heldSince(started)
 }

@@ -189,3 +189,79 @@ func TestDiskFullHold(t *testing.T) {
 		t.Error("an error's words held the team while the disk has room")
 	}
 }
+
+// unstoredPush is what a push returns that the hub took but could not
+// store.
+func unstoredPush() error {
+	return &refstore.ErrRejected{Remote: "origin", Ref: refstore.StateRef, Unstored: true,
+		Reason: "fatal: unable to write loose object file: No space left on device"}
+}
+
+// TestStoreHold: a push the remote could not store holds the team only
+// when a probe cannot be stored either (a push too big for the remote is
+// the push's own failure); the hold is said once, probed again at the
+// loop's looks, and said to end once a probe lands. A hook's refusal, and
+// anything in local mode, is no hold.
+func TestStoreHold(t *testing.T) {
+	var full atomic.Bool
+	b := &fakeBoard{reply: func(verb string) error {
+		if verb == "probe" && full.Load() {
+			return unstoredPush()
+		}
+		return nil
+	}}
+	s, log := newSup(contracts.RoleCoder, "coder-1", b)
+	s.Remote = true
+	probes := func() (n int) {
+		for _, v := range b.verbs() {
+			if v == "probe" {
+				n++
+			}
+		}
+		return n
+	}
+
+	if s.holding(unstoredPush()) || s.held() {
+		t.Fatal("a push too big for the remote, whose probe landed, holds the team")
+	}
+	if n := probes(); n != 1 {
+		t.Fatalf("%d probes, want 1", n)
+	}
+	full.Store(true)
+	for i := 0; i < 3; i++ {
+		if !s.holding(unstoredPush()) {
+			t.Fatal("a remote that stores no probe is no hold")
+		}
+	}
+	if n := probes(); n != 2 {
+		t.Errorf("%d probes, want 2: a hold that holds is not probed at each refusal", n)
+	}
+	if n := strings.Count(log.String(), "the remote origin cannot store what it is sent (fatal: unable to write loose object file: No space left on device)"); n != 1 {
+		t.Errorf("the hold was said %d times:\n%s", n, log)
+	}
+	if w := []time.Duration{s.holdWait(), s.holdWait()}; !slices.Equal(w, []time.Duration{time.Second, 2 * time.Second}) {
+		t.Errorf("waits %v, want 1s 2s", w)
+	}
+	if !s.lookStore(context.Background()) || !s.held() {
+		t.Error("the look at a store still full ended the hold")
+	}
+	full.Store(false)
+	if s.lookStore(context.Background()) || s.held() {
+		t.Error("a probe that landed did not end the hold")
+	}
+	s.lookStore(context.Background())
+	if n := strings.Count(log.String(), "the remote origin stores again after"); n != 1 {
+		t.Errorf("the end was said %d times:\n%s", n, log)
+	}
+
+	hook := &refstore.ErrRejected{Remote: "origin", Ref: refstore.StateRef, Reason: "No space left on device"}
+	full.Store(true)
+	before := probes()
+	if s.holding(hook) || probes() != before {
+		t.Error("a hook's refusal probed or held")
+	}
+	s.Remote = false
+	if s.holding(unstoredPush()) || probes() != before {
+		t.Error("a hold of the remote's store in local mode")
+	}
+}

@@ -257,6 +257,9 @@ func (s *sup) loop(ctx context.Context) error {
 		if s.diskHeld() {
 			s.lookDisk(false)
 		}
+		if s.storeHeld() {
+			s.lookStore(ctx)
+		}
 		if !s.held() {
 			s.recordKept(ctx)
 		}

@@ -43,6 +43,7 @@ func (f *fakeBoard) do(verb string) error {
 func (f *fakeBoard) Sync(context.Context, string) (*ops.SyncReport, error) {
 	return &ops.SyncReport{}, f.do("sync")
 }
+func (f *fakeBoard) ProbeStore(context.Context) error { return f.do("probe") }
 func (f *fakeBoard) Claim(_ context.Context, r ops.ClaimRequest) (*ops.ClaimResult, error) {
 	return &ops.ClaimResult{ID: r.Task}, f.do(strings.TrimSpace("claim " + r.Task))
 }

@@ -241,7 +241,8 @@ func Class(err error) contracts.Code {
 	switch {
 	case errors.As(err, &ce):
 		return ce.Code
-	case errors.As(err, &ge):
+	case errors.As(err, &ge), refstore.RemoteUnstored(err):
+		// git failed, here or on the remote (a push it could not store)
 		return contracts.CodeGit
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return contracts.CodeContention

@@ -43,6 +43,10 @@ func (s *Service) Sync(ctx context.Context, remote string) (*SyncReport, error) 
 	return s.SyncWith(ctx, remote, SyncOptions{})
 }
 
+// ProbeStore tells, by a write, whether the board's remote stores what it
+// is sent (cas.Store.ProbeStore); nil in local mode.
+func (s *Service) ProbeStore(ctx context.Context) error { return s.Store.ProbeStore(ctx) }
+
 // FollowRewind is Sync for a clone whose remote was rewound: this clone's
 // state becomes the remote's (the old one is kept under
 // refs/liza/offline/), and only the operations it had not published yet

@@ -44,3 +44,36 @@ func TestPushWaitingForLock(t *testing.T) {
 		t.Fatalf("hub's %s is %s, want %s", StateRef, got, c1)
 	}
 }
+
+// A push the remote took but could not store is told from a hook's
+// refusal by receive-pack's report, never by the words around it: a pack
+// over the remote's receive.maxInputSize fails to unpack as on a full disk
+// (RemoteUnstored), and a pre-receive hook that declines, whatever it
+// prints, is a plain refusal.
+func TestPushUnstored(t *testing.T) {
+	r, c1, c2 := twoCommits(t)
+	hub := filepath.Join(t.TempDir(), "hub.git")
+	git(t, r.Dir(), "init", "-q", "--bare", "--object-format="+mode.format, hub)
+	git(t, r.Dir(), "remote", "add", "hub", hub)
+	ctx := context.Background()
+
+	git(t, hub, "config", "receive.maxInputSize", "20")
+	err := r.Push(ctx, "hub", RefUpdate{Name: StateRef, New: c1})
+	var rej *ErrRejected
+	if !errors.As(err, &rej) || !RemoteUnstored(err) {
+		t.Fatalf("a push over the remote's size limit: %v (%#v), want an unstored refusal", err, rej)
+	}
+
+	git(t, hub, "config", "--unset", "receive.maxInputSize")
+	hook := filepath.Join(hub, "hooks", "pre-receive")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\necho 'fatal: unable to write loose object file: No space left on device (unpacker error)'\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err = r.Push(ctx, "hub", RefUpdate{Name: StateRef, New: c2})
+	if !errors.As(err, &rej) || RemoteUnstored(err) {
+		t.Fatalf("a hook's refusal that says the disk is full: %v, want a refusal that is not unstored", err)
+	}
+	if RemoteUnstored(errors.New("[remote rejected] (unpacker error)")) || RemoteUnstored(nil) {
+		t.Error("words taken for an unstored push")
+	}
+}

@@ -143,14 +143,47 @@ func remoteError(remote string, err error, write bool) error {
 func (e *ErrUnreachable) Unwrap() error { return e.Err }
 
 // ErrRejected is a push the remote refused for a reason other than a lost
-// race: its hooks declined it, or it is not allowed.
+// race: its hooks declined it, it is not allowed, or the remote could not
+// store it.
 type ErrRejected struct {
 	Remote string
 	Ref    string
 	Reason string
+	// Unstored: the remote's git took the push but could not store it
+	// (its report: the objects not unpacked or not moved into the
+	// repository, the refs' transaction failed), as when its disk is
+	// full. That alone does not tell the remote from the push: a pack
+	// over the remote's size limit fails the same way (see RemoteUnstored).
+	Unstored bool
+}
+
+// RemoteUnstored reports whether err is a push the remote took but could
+// not store (ErrRejected.Unstored): perhaps its disk is full, perhaps the
+// push was too big for it. Only another push, small, tells which.
+func RemoteUnstored(err error) bool {
+	var r *ErrRejected
+	return errors.As(err, &r) && r.Unstored
+}
+
+// unstored reports whether a push's summary ("[remote rejected]
+// (<reason>)") is receive-pack's for a push it could not store: the
+// reasons its git gives when unpacking, moving the objects out of
+// quarantine, or committing the refs' transaction fails. A hook's refusal
+// or a rule of the remote's config never reads so.
+func unstored(summary string) bool {
+	for _, m := range []string{"(unpacker error)", "(unable to migrate objects to permanent storage)",
+		"(atomic transaction failed)", "(transaction failed to start)", "(failed to update refs)", "(failed to delete)"} {
+		if strings.HasSuffix(summary, m) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *ErrRejected) Error() string {
+	if e.Unstored {
+		return fmt.Sprintf("remote %s could not store the push of %s: %s (is its disk full?)", e.Remote, e.Ref, e.Reason)
+	}
 	msg := fmt.Sprintf("remote %s refused %s: %s", e.Remote, e.Ref, e.Reason)
 	if strings.Contains(e.Reason, "newer than this git-liza knows") {
 		// The guard's own words ("upgrade git-liza") are about the
@@ -334,7 +367,7 @@ func (r *Repo) Push(ctx context.Context, remote string, updates ...RefUpdate) er
 		if lostRace(f[2]) || lostRace(ge.Stderr) {
 			return r.lockedRef(err, ge.Stderr)
 		}
-		return &ErrRejected{Remote: remote, Ref: to, Reason: remoteReason(ge.Stderr, f[2])}
+		return &ErrRejected{Remote: remote, Ref: to, Reason: remoteReason(ge.Stderr, f[2]), Unstored: unstored(f[2])}
 	}
 	if strings.Contains(report, "atomic push failed") || lostRace(report) {
 		return r.lockedRef(err, ge.Stderr)

@@ -1,0 +1,53 @@
+package agent
+
+import (
+	"context"
+	"errors"
+
+	"github.com/liza-dev/git-liza/refstore"
+)
+
+// storeFailed reports whether err is a push that the shared remote took
+// but could not store (refstore.RemoteUnstored), in remote mode, while the
+// remote stores nothing: then it notes the hold (hold.go). The refusal
+// alone does not tell the remote from the push (a pack over the remote's
+// size limit is refused alike, and an agent can make one), so a probe
+// tells, unless the hold holds already.
+func (s *sup) storeFailed(err error) bool {
+	var r *refstore.ErrRejected
+	if !s.Remote || !refstore.RemoteUnstored(err) || !errors.As(err, &r) {
+		return false
+	}
+	if s.storeHeld() {
+		s.begin(&s.waits.store, storeWords, r.Remote, r.Reason)
+		return true
+	}
+	return s.lookStore(context.Background())
+}
+
+// lookStore probes the remote's store (Board.ProbeStore: a push of a few
+// hundred bytes, taken away at once): the hold begins (or goes on) when
+// the remote cannot store it, and ends when it stored it. It reports
+// whether the remote cannot store. A probe that fails otherwise (the
+// remote not answering: that hold is noted) tells nothing of the store.
+func (s *sup) lookStore(ctx context.Context) bool {
+	err := s.do(func() error { return s.Board.ProbeStore(ctx) })
+	var r *refstore.ErrRejected
+	switch {
+	case err == nil:
+		s.end(&s.waits.store, storeWords)
+	case refstore.RemoteUnstored(err) && errors.As(err, &r):
+		s.begin(&s.waits.store, storeWords, r.Remote, r.Reason)
+		return true
+	default:
+		s.remoteFailed(err)
+	}
+	return false
+}
+
+// storeHeld reports whether the store hold holds.
+func (s *sup) storeHeld() bool {
+	s.waits.mu.Lock()
+	defer s.waits.mu.Unlock()
+	return !s.waits.store.since.IsZero()
+}
