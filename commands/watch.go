@@ -67,6 +67,7 @@ type watcher struct {
 	notifier   *notify.Notifier  // nil: no notification channel configured
 	alarmsOff  bool              // run's watcher: notifications only
 	parked     map[string]string // continuous: the tasks parked at the last look, by id, with the time of the park
+	held       held              // the holds the board does not show (watch_held.go)
 }
 
 func (s *session) newWatcher() (*watcher, error) {
@@ -153,6 +154,7 @@ func (w *watcher) poll(ctx context.Context) ([]contracts.Alarm, error) {
 		return nil, err
 	}
 	now := w.clock()
+	w.lookHeld(ctx, tip, now)
 	snap, err := cas.ReadSnapshot(w.s.repo, tip)
 	if err != nil {
 		return nil, err

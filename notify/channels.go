@@ -37,7 +37,8 @@ func (d *Desktop) Name() string { return "desktop" }
 // terminals may show the title: both are made plain text.
 func (d *Desktop) Send(ctx context.Context, e Event) error {
 	urgency := "normal"
-	if e.Kind == KindBlocked || e.Kind == KindIntegrationFailed || e.Kind == KindBreakerTriggered || e.Kind == KindSupervisorStopped || e.Kind == KindRemoteUnreachable {
+	if e.Kind == KindBlocked || e.Kind == KindIntegrationFailed || e.Kind == KindBreakerTriggered || e.Kind == KindSupervisorStopped || e.Kind == KindRemoteUnreachable ||
+		e.Kind == KindRemoteUnstored || e.Kind == KindDiskFull {
 		urgency = "critical"
 	}
 	body := html.EscapeString(contracts.PrintableText(e.Body + "\n→ " + e.Action))

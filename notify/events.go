@@ -27,12 +27,14 @@ const (
 	KindAborted           = "aborted"
 	KindSupervisorStopped = "supervisor_stopped"
 	KindRemoteUnreachable = "remote_unreachable"
+	KindRemoteUnstored    = "remote_unstored"
+	KindDiskFull          = "disk_full"
 	KindGoalCompleted     = "goal_completed"
 )
 
 // Kinds lists every kind of event.
 var Kinds = []string{KindBlocked, KindIntegrationFailed, KindReviewWaiting, KindBreakerTriggered,
-	KindCheckpoint, KindPaused, KindAborted, KindSupervisorStopped, KindRemoteUnreachable, KindGoalCompleted}
+	KindCheckpoint, KindPaused, KindAborted, KindSupervisorStopped, KindRemoteUnreachable, KindRemoteUnstored, KindDiskFull, KindGoalCompleted}
 
 // The bounds of an event's text, in bytes: a title fits a desktop
 // notification's first line, a body a phone's screen; agents' text
@@ -202,6 +204,48 @@ func RemoteUnreachable(remote, why string, fetched time.Time, commit string, now
 		Body: clip(contracts.PrintableText(fmt.Sprintf("Last fetched at %s. The last failure: %s\n"+
 			"The supervisors wait for it, start no session meanwhile, and go on by themselves once it answers.", at, why)), MaxBody),
 		Action: fmt.Sprintf("check the server of %s: git ls-remote %s", remote, remote),
+		Commit: commit, Time: contracts.FormatTime(now)}, true
+}
+
+// HeldAfter is how long the remote may store nothing, or the repository's
+// disk stay full, before a watcher calls a person: the supervisors wait
+// either out by themselves, and a disk filled by a build or a log for a
+// minute or two is freed as often as not; past that, something keeps it
+// full that a person must see to.
+const HeldAfter = 2 * time.Minute
+
+// RemoteUnstored is the event of a remote that has stored nothing the
+// supervisors pushed since since (the first of them to see it, as they
+// record it: see agent's hold markers), looked at at now; why is what the
+// remote said. None before HeldAfter.
+func RemoteUnstored(remote, why string, since time.Time, commit string, now time.Time) (Event, bool) {
+	held := now.Sub(since)
+	if held < HeldAfter {
+		return Event{}, false
+	}
+	return Event{ID: id(KindRemoteUnstored, remote, contracts.FormatTime(since)), Kind: KindRemoteUnstored,
+		Title: clip(oneLine(fmt.Sprintf("the remote %s has stored nothing for %s", remote, held.Round(time.Minute))), MaxTitle),
+		Body: clip(contracts.PrintableText(fmt.Sprintf("Since %s it refuses every push it is sent: %s\n"+
+			"Its disk may be full. The supervisors wait, start no session meanwhile, and go on by themselves once it stores again.",
+			contracts.FormatTime(since), why)), MaxBody),
+		Action: fmt.Sprintf("make room on the server of %s (df; git gc there)", remote),
+		Commit: commit, Time: contracts.FormatTime(now)}, true
+}
+
+// DiskFull is the event of the repository's disk full since since (as
+// this watcher saw it) at dir, looked at at now; room says what is left.
+// None before HeldAfter. Its mark is the state commit at the tip, commit,
+// which every watcher of the repository reads alike and which does not
+// move while the disk is full: the disk is told once per fill.
+func DiskFull(dir, room string, since time.Time, commit string, now time.Time) (Event, bool) {
+	held := now.Sub(since)
+	if held < HeldAfter {
+		return Event{}, false
+	}
+	return Event{ID: id(KindDiskFull, "", commit), Kind: KindDiskFull,
+		Title:  clip(oneLine(fmt.Sprintf("the disk of %s has been full for %s", dir, held.Round(time.Minute))), MaxTitle),
+		Body:   clip(contracts.PrintableText(fmt.Sprintf("%s. The supervisors wait, start no session meanwhile, and go on by themselves once there is room.", room)), MaxBody),
+		Action: fmt.Sprintf("make room on the disk of %s (df %s)", dir, dir),
 		Commit: commit, Time: contracts.FormatTime(now)}, true
 }
 

@@ -126,6 +126,11 @@ type Notifier struct {
 	// Report is told, in one line each, what failed: a channel that did
 	// not deliver, a memory that could not be kept.
 	Report func(string)
+
+	// here is what this notifier sent while the memory file could not be
+	// written (a full disk, most often: itself an event), until it can be.
+	here    *Memory
+	unsaved string // what kept the file from being written, said once
 }
 
 // Notify sends each event it was not sent before through every channel,
@@ -133,40 +138,25 @@ type Notifier struct {
 // through the channels, delivered or not: a receiver that is down is told
 // in one line, not retried on every look (at most once, never twice). The memory is read afresh and written
 // before the sending, under a lock, so that a second watcher of the same
-// repository (run's, and a watch) sends nothing the first one took. With no channel,
+// repository (run's, and a watch) sends nothing the first one took. A
+// memory that cannot be written (its disk full) is kept in this process
+// until it can be, and said once: each event is then sent once by this
+// watcher, and perhaps once more by another watcher of the repository,
+// where sending nothing would leave a full disk untold. With no channel,
 // nothing is sent nor remembered: the events wait for a channel.
 func (n *Notifier) Notify(ctx context.Context, events []Event) []Event {
 	if len(n.Channels) == 0 || len(events) == 0 {
 		return nil
 	}
-	unlock, err := lockMemory(n.MemoryPath)
-	if err != nil {
-		n.Report("notify: " + firstLine(err.Error()))
-		return nil
-	}
-	mem, err := LoadMemory(n.MemoryPath)
-	if err != nil {
-		unlock()
-		n.Report("notify: " + firstLine(err.Error()))
-		return nil
-	}
-	var todo []Event
-	for _, e := range events {
-		if !mem.Sent(e.ID) {
-			mem.Add(e.ID)
-			todo = append(todo, e)
-		}
+	todo, err := n.take(events)
+	switch {
+	case err != nil && n.unsaved == "":
+		n.unsaved = firstLine(err.Error())
+		n.Report("notify: remembering what was sent: " + n.unsaved + " (each event is sent once by this watcher until it can)")
+	case err == nil:
+		n.unsaved = ""
 	}
 	if len(todo) == 0 {
-		unlock()
-		return nil
-	}
-	err = mem.Save()
-	unlock() // taken and written down: the sending needs no lock
-	if err != nil {
-		// Without its memory a watcher would send these again on every
-		// look: better not to send them at all now.
-		n.Report("notify: remembering what was sent: " + firstLine(err.Error()))
 		return nil
 	}
 	// A channel that fails is not tried with the next events of this look:
@@ -197,6 +187,52 @@ func (n *Notifier) Notify(ctx context.Context, events []Event) []Event {
 	return todo
 }
 
+// take returns the events not sent yet and remembers them as sent: in
+// the memory file, under its lock, and in this process when the file
+// cannot be kept (the error says why).
+func (n *Notifier) take(events []Event) ([]Event, error) {
+	if n.here == nil {
+		n.here = &Memory{set: map[string]bool{}}
+	}
+	fresh := func(mem *Memory) []Event {
+		var todo []Event
+		for _, e := range events {
+			if !mem.Sent(e.ID) && !n.here.Sent(e.ID) {
+				mem.Add(e.ID)
+				todo = append(todo, e)
+			}
+		}
+		return todo
+	}
+	keepHere := func(todo []Event, err error) ([]Event, error) {
+		for _, e := range todo {
+			n.here.Add(e.ID)
+		}
+		return todo, err
+	}
+	unlock, err := lockMemory(n.MemoryPath)
+	if err != nil {
+		return keepHere(fresh(&Memory{set: map[string]bool{}}), err)
+	}
+	defer unlock()
+	mem, err := LoadMemory(n.MemoryPath)
+	if err != nil {
+		return keepHere(fresh(&Memory{set: map[string]bool{}}), err)
+	}
+	todo := fresh(mem)
+	if len(todo) == 0 && len(n.here.ids) == 0 {
+		return nil, nil
+	}
+	for _, id := range n.here.ids {
+		mem.Add(id)
+	}
+	if err := mem.Save(); err != nil {
+		return keepHere(todo, err)
+	}
+	n.here = nil // the file holds it all
+	return todo, nil
+}
+
 // Samples is one event of each kind, as `git liza notify test` sends
 // them: made up, and marked so.
 func Samples(commit string, now time.Time) []Event {
@@ -218,6 +254,9 @@ func Samples(commit string, now time.Time) []Event {
 		mk(KindSupervisorStopped, "", "coder-1", "the supervisor of coder-1 stopped: crash loop", "Reason: crash loop: 3 crashes in 10m0s", "git liza doctor, then git liza agent coder"),
 		mk(KindRemoteUnreachable, "", "", "the remote origin has not answered for 6m0s",
 			"Last fetched at "+at+". The last failure: git fetch failed: fatal: unable to connect to hub.example.com", "check the server of origin: git ls-remote origin"),
+		mk(KindRemoteUnstored, "", "", "the remote origin has stored nothing for 3m0s",
+			"Since "+at+" it refuses every push it is sent: fatal: unable to write loose object file: No space left on device", "make room on the server of origin (df; git gc there)"),
+		mk(KindDiskFull, "", "", "the disk of /srv/proj has been full for 3m0s", "0 KiB and 1200 files left", "make room on the disk of /srv/proj (df /srv/proj)"),
 		mk(KindGoalCompleted, "", "", "goal goal-1 COMPLETED", "Completed at "+at, "git liza sprint metrics"),
 	}
 }

@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,7 +104,7 @@ func TestNotifyOnce(t *testing.T) {
 	if len(ok.got) != len(evs) || len(bad.got) != 1 || len(said) != 1 {
 		t.Fatalf("command got %d, webhook tried %d, %d lines said", len(ok.got), len(bad.got), len(said))
 	}
-	if said[0] != "notify: webhook: test/blocked@2026-01-17T10:00:00Z: answered 503 (and 9 more events not sent through it)" {
+	if said[0] != "notify: webhook: test/blocked@2026-01-17T10:00:00Z: answered 503 (and 11 more events not sent through it)" {
 		t.Fatalf("said %q", said[0])
 	}
 	// No channel: nothing remembered, the events wait.
@@ -150,5 +151,45 @@ func TestShowURL(t *testing.T) {
 		if got := ShowURL(in); got != want {
 			t.Errorf("ShowURL(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// A memory that cannot be written (a full disk, here a memory whose
+// directory is a file) no longer keeps the events from going out: each
+// is sent once by the watcher, which says once why it could not remember
+// them, and writes them down once it can, so that a watcher started
+// after sends nothing again.
+func TestNotifyWithoutMemory(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "liza")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(blocker, "notify-sent.json")
+	ch := &fakeChannel{name: "command"}
+	var said []string
+	n := &Notifier{Channels: []Channel{ch}, MemoryPath: path, Report: func(l string) { said = append(said, l) }}
+	evs := Samples("c", time.Date(2026, 1, 17, 10, 0, 0, 0, time.UTC))[:3]
+	for i := 0; i < 3; i++ {
+		n.Notify(context.Background(), evs)
+	}
+	if len(ch.got) != 3 {
+		t.Fatalf("sent %d events in three looks, want each once (3)", len(ch.got))
+	}
+	if len(said) != 1 || !strings.HasPrefix(said[0], "notify: remembering what was sent: ") {
+		t.Fatalf("said %q, want one line", said)
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if n.Notify(context.Background(), evs) != nil || len(ch.got) != 3 {
+		t.Fatal("sent again once the memory could be written")
+	}
+	n2 := &Notifier{Channels: []Channel{ch}, MemoryPath: path, Report: func(l string) { said = append(said, l) }}
+	if n2.Notify(context.Background(), evs) != nil {
+		t.Fatal("a watcher started after the memory was written sent again")
+	}
+	if len(said) != 1 {
+		t.Fatalf("said %q", said)
 	}
 }
