@@ -52,8 +52,9 @@ type hold struct {
 // How long a supervisor waits at most between two looks at a hold, and
 // how often it says again that it holds.
 const (
-	holdMaxWait = 30 * time.Second
-	holdRemind  = 10 * time.Minute
+	holdMaxWait  = 30 * time.Second
+	storeMaxWait = 5 * time.Second
+	holdRemind   = 10 * time.Minute
 )
 
 // The words of each kind of hold.
@@ -110,6 +111,8 @@ func (s *sup) begin(h *hold, w holdWords, what, why string) {
 	switch {
 	case first && h == &s.waits.disk:
 		s.eventf(EventWaiting, "", w.begun+"; looking again every %s", what, why, s.firstHoldWait())
+	case first && h == &s.waits.store:
+		s.eventf(EventWaiting, "", w.begun+"; looking again in %s, then less often, up to every %s", what, why, s.firstHoldWait(), storeMaxWait)
 	case first:
 		s.eventf(EventWaiting, "", w.begun+"; looking again in %s, then less often, up to every %s", what, why, s.firstHoldWait(), holdMaxWait)
 	case remind:
@@ -168,22 +171,30 @@ func (s *sup) firstHoldWait() time.Duration {
 	return time.Second
 }
 
-// holdWait is the delay before the next look at a hold: at the remote,
-// twice the last one, up to holdMaxWait (each look is a request to a
-// server that may be coming back under every clone's looks, a probe of
-// its store two pushes); at the disk alone, the first delay always (a
-// look is one statfs, and a full disk is often freed for a short while
-// only).
+// holdWait is the delay before the next look at a hold: at a remote that
+// does not answer, twice the last one, up to holdMaxWait (each look is a
+// request to a server that may be coming back under every clone's looks);
+// at a remote that answers but stores nothing, the same up to
+// storeMaxWait (a probe is two pushes to a server that is up, and a full
+// disk is often freed for a short while only: a soak whose hub was full
+// for 15 to 35 s at a time held its supervisors for up to 82 s with the
+// outage's 30); at the disk alone, the first delay always (a look is one
+// statfs).
 func (s *sup) holdWait() time.Duration {
 	s.waits.mu.Lock()
 	defer s.waits.mu.Unlock()
-	if s.waits.remote.since.IsZero() && s.waits.store.since.IsZero() {
+	most := holdMaxWait
+	switch {
+	case !s.waits.remote.since.IsZero():
+	case !s.waits.store.since.IsZero():
+		most = storeMaxWait
+	default:
 		return s.firstHoldWait()
 	}
 	if s.waits.wait == 0 {
 		s.waits.wait = s.firstHoldWait()
 	} else {
-		s.waits.wait = min(2*s.waits.wait, holdMaxWait)
+		s.waits.wait = min(2*s.waits.wait, most)
 	}
 	return s.waits.wait
 }
@@ -216,6 +227,31 @@ func (s *sup) failedOnHold(ctx context.Context, started time.Time) string {
 func (s *sup) notCounted(ctx context.Context, w *work, ses *session, label, how, during, as, outcome, detail string) {
 	s.eventf(EventSessionEnded, taskOf(w), "%s: %s %s: not counted as %s", label, how, during, as)
 	s.record(ctx, w, ses, outcome, detail+" "+during)
+}
+
+// recordUnlessHeld records the end of a session that failed for its own
+// reason as far as failedOnHold could tell, and reports whether the record,
+// itself a write to the remote, met a hold that the look missed (a hub
+// with a few blocks left stores a probe of a few hundred bytes, and not
+// the next push): then the session is not counted after all, and the
+// record kept for the hold's end says so.
+func (s *sup) recordUnlessHeld(ctx context.Context, w *work, ses *session, label, how, as, outcome, detail string) bool {
+	s.record(ctx, w, ses, outcome, detail)
+	during := s.heldSince(ses.started)
+	if during == "" {
+		return false
+	}
+	task := ""
+	if w.task != nil {
+		task = w.task.ID
+	}
+	s.waits.mu.Lock()
+	if n := len(s.waits.pending); n > 0 && s.waits.pending[n-1].Task == task && s.waits.pending[n-1].Outcome == outcome {
+		s.waits.pending[n-1].Detail = withOutput(detail+" "+during, ses.lastOutput())
+	}
+	s.waits.mu.Unlock()
+	s.eventf(EventSessionEnded, taskOf(w), "%s: %s %s: not counted as %s", label, how, during, as)
+	return true
 }
 
 // keepRecord keeps the end of a session that could not be recorded for a

@@ -197,11 +197,11 @@ func unstoredPush() error {
 		Reason: "fatal: unable to write loose object file: No space left on device"}
 }
 
-// TestStoreHold: a push the remote could not store holds the team only
-// when a probe cannot be stored either (a push too big for the remote is
-// the push's own failure); the hold is said once, probed again at the
-// loop's looks, and said to end once a probe lands. A hook's refusal, and
-// anything in local mode, is no hold.
+// TestStoreHold: a push the remote refused holds the team only when a
+// probe cannot be stored either (a push too big for the remote is the
+// push's own failure); the hold is said once, probed again at the loop's
+// looks, and said to end once a probe lands. Nothing in local mode is a
+// hold.
 func TestStoreHold(t *testing.T) {
 	var full atomic.Bool
 	b := &fakeBoard{reply: func(verb string) error {
@@ -239,8 +239,8 @@ func TestStoreHold(t *testing.T) {
 	if n := strings.Count(log.String(), "the remote origin cannot store what it is sent (fatal: unable to write loose object file: No space left on device)"); n != 1 {
 		t.Errorf("the hold was said %d times:\n%s", n, log)
 	}
-	if w := []time.Duration{s.holdWait(), s.holdWait()}; !slices.Equal(w, []time.Duration{time.Second, 2 * time.Second}) {
-		t.Errorf("waits %v, want 1s 2s", w)
+	if w := []time.Duration{s.holdWait(), s.holdWait(), s.holdWait(), s.holdWait(), s.holdWait()}; !slices.Equal(w, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, storeMaxWait, storeMaxWait}) {
+		t.Errorf("waits %v, want 1s 2s 4s, then %v", w, storeMaxWait)
 	}
 	if !s.lookStore(context.Background()) || !s.held() {
 		t.Error("the look at a store still full ended the hold")
@@ -254,14 +254,64 @@ func TestStoreHold(t *testing.T) {
 		t.Errorf("the end was said %d times:\n%s", n, log)
 	}
 
-	hook := &refstore.ErrRejected{Remote: "origin", Ref: refstore.StateRef, Reason: "No space left on device"}
-	full.Store(true)
+	// The guard, which writes as it verifies, declines a push it could
+	// not write: a hook's refusal probes too, and holds only when the
+	// probe cannot be stored either.
+	hook := &refstore.ErrRejected{Remote: "origin", Ref: refstore.StateRef, Reason: "writing object 4f09: no space left on device"}
 	before := probes()
-	if s.holding(hook) || probes() != before {
-		t.Error("a hook's refusal probed or held")
+	if s.holding(hook) || probes() != before+1 {
+		t.Error("a hook's refusal, whose probe landed, held, or was not probed")
 	}
+	full.Store(true)
+	if !s.holding(hook) || strings.Count(log.String(), "the remote origin cannot store what it is sent") != 2 {
+		t.Errorf("a hook's refusal while the remote stores nothing is no hold:\n%s", log)
+	}
+	full.Store(false)
+	s.lookStore(context.Background())
+	before = probes()
 	s.Remote = false
-	if s.holding(unstoredPush()) || probes() != before {
+	if s.holding(unstoredPush()) || s.holding(hook) || probes() != before {
 		t.Error("a hold of the remote's store in local mode")
+	}
+	if s.holding(errors.New("no space left on device")) || probes() != before {
+		t.Error("an error that is no refusal probed")
+	}
+}
+
+// TestRecordMeetsHold: a hub with a few blocks left stores the probe made
+// as a session ends badly, and not the session's record a moment later.
+// The record is a write too: a hold it meets means the session is not
+// counted after all, and the record kept for the hold's end says why.
+func TestRecordMeetsHold(t *testing.T) {
+	var full atomic.Bool
+	f := &fakeBoard{reply: func(verb string) error {
+		if full.Load() && (verb == "probe" || strings.HasPrefix(verb, "session ")) {
+			return unstoredPush()
+		}
+		return nil
+	}}
+	s, log := newSup(contracts.RoleCoder, "coder-1", f)
+	s.Remote = true
+	ctx := context.Background()
+	w := &work{task: &contracts.Task{ID: "a"}}
+	ses := &session{out: &tailWriter{}, started: time.Now()}
+	if s.failedOnHold(ctx, ses.started) != "" {
+		t.Fatal("a hold before the hub filled")
+	}
+	full.Store(true) // the probe landed; the record does not
+	if !s.recordUnlessHeld(ctx, w, ses, "a", "exited 3 after 1s", "a crash", ops.SessionCrash, "exit status 3 after 1s") {
+		t.Fatalf("a session whose record met the hold was counted:\n%s", log)
+	}
+	if len(s.waits.pending) != 1 || s.waits.pending[0].Detail != "exit status 3 after 1s while the remote origin could not store" {
+		t.Fatalf("kept %+v", s.waits.pending)
+	}
+	if !strings.Contains(log.String(), "a: exited 3 after 1s while the remote origin could not store: not counted as a crash") {
+		t.Errorf("not said:\n%s", log)
+	}
+	full.Store(false)
+	s.lookStore(ctx)
+	ses = &session{out: &tailWriter{}, started: time.Now()}
+	if s.recordUnlessHeld(ctx, w, ses, "a", "exited 3 after 1s", "a crash", ops.SessionCrash, "exit status 3 after 1s") {
+		t.Error("a session recorded on a hub that stores was not counted")
 	}
 }

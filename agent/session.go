@@ -246,7 +246,9 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 				s.notCounted(ctx, w, ses, label, "exited 0 without moving "+w.task.ID, during, "an idle session", ops.SessionIdle, why)
 				return nil
 			}
-			s.record(ctx, w, ses, ops.SessionIdle, why)
+			if s.recordUnlessHeld(ctx, w, ses, label, "exited 0 without moving "+w.task.ID, "an idle session", ops.SessionIdle, why) {
+				return nil
+			}
 			return s.idle(ctx, w, ses, why)
 		}
 		s.record(ctx, w, ses, ops.SessionDone, "")
@@ -258,7 +260,9 @@ func (s *sup) runAgent(ctx context.Context, st *contracts.State, w *work) error 
 		s.notCounted(ctx, w, ses, label, fmt.Sprintf("exited %d after %s", status, took), during, "a crash", ops.SessionCrash, c.String())
 		return nil
 	}
-	s.record(ctx, w, ses, ops.SessionCrash, c.String())
+	if s.recordUnlessHeld(ctx, w, ses, label, fmt.Sprintf("exited %d after %s", status, took), "a crash", ops.SessionCrash, c.String()) {
+		return nil
+	}
 	return s.crashed(ctx, w, c, ses.lastOutput())
 }
 

@@ -7,15 +7,17 @@ import (
 	"github.com/liza-dev/git-liza/refstore"
 )
 
-// storeFailed reports whether err is a push that the shared remote took
-// but could not store (refstore.RemoteUnstored), in remote mode, while the
-// remote stores nothing: then it notes the hold (hold.go). The refusal
-// alone does not tell the remote from the push (a pack over the remote's
-// size limit is refused alike, and an agent can make one), so a probe
-// tells, unless the hold holds already.
+// storeFailed reports whether err is a push that the shared remote
+// refused, in remote mode, while the remote stores nothing: then it notes
+// the hold (hold.go). A refusal alone does not tell: one the remote's git
+// could not store (refstore.RemoteUnstored) may be a pack over the
+// remote's size limit, which an agent can make, and the remote's guard,
+// which writes as it verifies, declines what it could not write as it
+// declines a forged commit. So a probe tells, unless the hold holds
+// already.
 func (s *sup) storeFailed(err error) bool {
 	var r *refstore.ErrRejected
-	if !s.Remote || !refstore.RemoteUnstored(err) || !errors.As(err, &r) {
+	if !s.Remote || !errors.As(err, &r) {
 		return false
 	}
 	if s.storeHeld() {
