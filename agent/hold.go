@@ -272,7 +272,7 @@ func (s *sup) recordKept(ctx context.Context) {
 	for i, r := range kept {
 		err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err })
 		switch {
-		case s.holding(err):
+		case err != nil && s.heldRecord(err):
 			s.waits.mu.Lock()
 			s.waits.pending = append(kept[i:], s.waits.pending...)
 			s.waits.mu.Unlock()

@@ -315,3 +315,34 @@ func TestRecordMeetsHold(t *testing.T) {
 		t.Error("a session recorded on a hub that stores was not counted")
 	}
 }
+
+// TestRecordUnstoredKept: a hub with a few blocks left stores the probe
+// and not the session's record: the record, the supervisor's own and
+// small, is kept and begins the hold whatever the probe found, and the
+// next look, whose probe lands, ends it and records it.
+func TestRecordUnstoredKept(t *testing.T) {
+	var refuse atomic.Bool
+	refuse.Store(true)
+	f := &fakeBoard{reply: func(verb string) error {
+		if refuse.Load() && strings.HasPrefix(verb, "session ") {
+			return unstoredPush()
+		}
+		return nil
+	}}
+	s, log := newSup(contracts.RoleCoder, "coder-1", f)
+	s.Remote = true
+	ctx := context.Background()
+	ses := &session{out: &tailWriter{}, started: time.Now()}
+	if !s.recordUnlessHeld(ctx, &work{task: &contracts.Task{ID: "a"}}, ses, "a", "exited 3 after 1s", "a crash", ops.SessionCrash, "exit status 3 after 1s") {
+		t.Fatalf("counted a session whose record the hub could not store:\n%s", log)
+	}
+	if len(s.waits.pending) != 1 || strings.Contains(log.String(), "record the session") {
+		t.Fatalf("the record was not kept (%d kept):\n%s", len(s.waits.pending), log)
+	}
+	refuse.Store(false)
+	s.lookStore(ctx)
+	s.recordKept(ctx)
+	if len(s.waits.pending) != 0 || !slices.Contains(f.verbs(), "session a crash") || s.held() {
+		t.Errorf("kept %d, calls %q, held %v", len(s.waits.pending), f.verbs(), s.held())
+	}
+}

@@ -286,9 +286,7 @@ func (s *sup) record(ctx context.Context, w *work, ses *session, outcome, detail
 		// agent's entry: it counts toward the goal.
 		if usage != nil {
 			r := ops.SessionRequest{Outcome: outcome, Exit: ses.exit, Usage: usage}
-			if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); s.holding(err) {
-				s.keepRecord(r)
-			} else if err != nil {
+			if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); err != nil && !s.kept(err, r) {
 				s.eventf(EventError, "", "record the session's usage: %v", err)
 			}
 		}
@@ -296,9 +294,7 @@ func (s *sup) record(ctx context.Context, w *work, ses *session, outcome, detail
 	}
 	r := ops.SessionRequest{Task: w.task.ID, Outcome: outcome, Exit: ses.exit,
 		Seconds: int(time.Since(ses.started).Seconds()), Log: s.relPath(ses.log), Detail: detail, Usage: usage}
-	if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); s.holding(err) {
-		s.keepRecord(r) // recorded once the hold ends
-	} else if err != nil {
+	if err := s.do(func() error { _, err := s.Board.SessionEnded(ctx, r); return err }); err != nil && !s.kept(err, r) {
 		s.eventf(EventError, w.task.ID, "record the session on %s: %v", w.task.ID, err)
 	}
 }

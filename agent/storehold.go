@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/liza-dev/git-liza/ops"
 	"github.com/liza-dev/git-liza/refstore"
 )
 
@@ -25,6 +26,34 @@ func (s *sup) storeFailed(err error) bool {
 		return true
 	}
 	return s.lookStore(context.Background())
+}
+
+// kept reports whether the record of a session's end, r, failed on a
+// hold (heldRecord), and keeps it to record once the hold ends.
+func (s *sup) kept(err error, r ops.SessionRequest) bool {
+	if !s.heldRecord(err) {
+		return false
+	}
+	s.keepRecord(r)
+	return true
+}
+
+// heldRecord reports whether a session's record failed on a hold. A
+// record the remote could not store begins the store's hold whatever a
+// probe finds: it is the supervisor's own, and small, where a probe tells
+// a hub that cannot store from a push too big for it, which an agent can
+// make (a merge); and a hub with a few blocks left stores a probe and not
+// the record after it.
+func (s *sup) heldRecord(err error) bool {
+	var rej *refstore.ErrRejected
+	switch {
+	case s.holding(err):
+	case s.Remote && refstore.RemoteUnstored(err) && errors.As(err, &rej):
+		s.begin(&s.waits.store, storeWords, rej.Remote, rej.Reason)
+	default:
+		return false
+	}
+	return true
 }
 
 // lookStore probes the remote's store (Board.ProbeStore: a push of a few
