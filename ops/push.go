@@ -41,6 +41,11 @@ func (s *Service) CheckPush(ctx context.Context, updates []refstore.RefUpdate) (
 	// a soft memory limit has the collector reclaim it rather than let
 	// the heap grow to twice what is live. It is restored after.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(pushMemoryLimit))
+	// The states the check builds again to compare are held in memory
+	// (refstore.Hold), not written one file an object: on a hub whose disk
+	// is full a check that wrote declined every push as if it broke a rule,
+	// and what it builds is only compared (the push brings what it keeps).
+	defer s.Repo.Hold()()
 	var problems []string
 	say := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	integration, err := s.pushIntegration(updates)
