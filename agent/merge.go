@@ -33,6 +33,11 @@ type mergeLane struct {
 	// which no task's merge may build on. It is logged once; merges wait
 	// until the next try, after a delay that doubles while it lasts.
 	held *mergeFailure
+	// merged are the tasks this lane merged, by id, with the reviewed
+	// commit, never merged again at that commit: the loop starts the lane
+	// with the board it read at the top of its turn, which may predate the
+	// lane's last merges.
+	merged map[string]string
 }
 
 // mergeFailure is a merge that failed without changing the board (its
@@ -97,7 +102,7 @@ func (s *sup) mayMerge(st *contracts.State, t *contracts.Task) bool {
 	if f := s.lane.failures[t.ID]; f != nil && time.Now().Before(f.retryAt) {
 		return false
 	}
-	return true
+	return s.lane.merged[t.ID] != t.ReviewCommit
 }
 
 // forgetFailures drops the failures of tasks that are no longer approved
@@ -112,6 +117,21 @@ func (s *sup) forgetFailures(st *contracts.State) {
 			delete(l.failures, id)
 		}
 	}
+	for id, commit := range l.merged {
+		// Only a board that shows the task again at another commit, or no
+		// more, forgets it: any board may be older than the merge.
+		if t := st.Task(id); t == nil || t.ReviewCommit != commit {
+			delete(l.merged, id)
+		}
+	}
+}
+
+// landed notes that the lane merged t (the lane's lock held).
+func (s *sup) landed(t contracts.Task) {
+	if s.lane.merged == nil {
+		s.lane.merged = map[string]string{}
+	}
+	s.lane.merged[t.ID] = t.ReviewCommit
 }
 
 // merge merges ts, in the lane: one task alone as the seeds merge, more
@@ -168,6 +188,7 @@ func (s *sup) mergeOne(ctx context.Context, t contracts.Task, poll time.Duration
 	default:
 		s.mergeResumed(m.IntegrationBranch)
 		delete(l.failures, t.ID)
+		s.landed(t)
 		s.eventf(EventMerged, t.ID, "merged %s into %s at %s", t.ID, m.IntegrationBranch, shortSHA(m.MergeCommit))
 	}
 	return err
@@ -197,6 +218,7 @@ func (s *sup) mergeBatch(ctx context.Context, ts []contracts.Task, poll time.Dur
 			switch o.Status {
 			case ops.QueueMerged:
 				delete(l.failures, o.ID)
+				s.landed(t)
 				s.eventf(EventMerged, o.ID, "merged %s into %s at %s", o.ID, res.IntegrationBranch, shortSHA(o.MergeCommit))
 			case ops.QueueFailed:
 				s.eventf(EventIntegrationFailed, o.ID, "merge %s failed: %s; it is INTEGRATION_FAILED", o.ID, o.Reason)

@@ -412,3 +412,56 @@ func TestLaneGoesOn(t *testing.T) {
 		t.Fatalf("calls = %q, want %q: a paused team merges nothing more", got, want)
 	}
 }
+
+// TestLaneMergesOnce: the loop starts the lane with the board it read at
+// the top of its turn, which may predate the lane's last merges (it read
+// while the lane went on by itself). A task the lane merged is not merged
+// again from such a board: before, the second merge failed ("t is MERGED,
+// not APPROVED") and was said as a failure.
+func TestLaneMergesOnce(t *testing.T) {
+	f := &fakeBoard{}
+	s, log := newSup(contracts.RoleReviewer, "code-reviewer-1", f)
+	approved := func(ids ...string) *contracts.State {
+		st := &contracts.State{}
+		for _, id := range ids {
+			st.Tasks = append(st.Tasks, &contracts.Task{ID: id, Status: contracts.Approved, ApprovedBy: "code-reviewer-1", ReviewCommit: "c-" + id})
+		}
+		return st
+	}
+	// The loop read a and b approved; the lane merges a, reads b, merges
+	// it, then reads a board where both are MERGED.
+	done := approved("a", "b")
+	for _, t := range done.Tasks {
+		t.Status = contracts.Merged
+	}
+	mid := approved("a", "b")
+	mid.Tasks[0].Status = contracts.Merged
+	boards := []*contracts.State{mid, done}
+	s.lane.read = func() (*contracts.State, error) {
+		if len(boards) == 0 {
+			return done, nil
+		}
+		st := boards[0]
+		boards = boards[1:]
+		return st, nil
+	}
+	stale := approved("a", "b")
+	s.startMerge(context.Background(), approved("a"))
+	s.waitMerges()
+	if s.startMerge(context.Background(), stale) {
+		s.waitMerges()
+	}
+	if got, want := f.verbs(), []string{"merge a", "merge b"}; !slices.Equal(got, want) {
+		t.Fatalf("calls = %q, want %q: a task the lane merged was merged again from an older board", got, want)
+	}
+	// Approved again at another commit (sent back, reviewed again), it
+	// is merged again.
+	again := approved("a")
+	again.Tasks[0].ReviewCommit = "c-a2"
+	s.startMerge(context.Background(), again)
+	s.waitMerges()
+	if got := f.verbs(); len(got) != 3 || got[2] != "merge a" {
+		t.Fatalf("calls = %q: a task approved again was not merged", got)
+	}
+	_ = log
+}
