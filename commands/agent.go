@@ -168,6 +168,16 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 		return contracts.Invalidf("agents need a checkout: run git liza agent in a repository with a work tree")
 	}
 	id := cmd.String("agent")
+	// Before the supervisor runs, a wait to register is said where its
+	// events go (run shows them), made printable either way.
+	tell := func(msg string) {
+		ev := agent.Event{T: s.ops.Now(), Agent: id, Kind: agent.EventWaiting, Msg: msg}
+		if cmd.String("events") == "json" {
+			_ = json.NewEncoder(e.Stdout).Encode(ev)
+		} else {
+			fmt.Fprintf(e.Stdout, "%s %s\n", ev.T.Format("15:04:05"), contracts.Printable(msg))
+		}
+	}
 	var reg *ops.Registration
 	if id != "" {
 		got, err := contracts.ParseAgentID(id)
@@ -177,14 +187,14 @@ func (e *Env) supervise(ctx context.Context, cmd *cli.Command, role contracts.Ro
 		if got != role {
 			return contracts.Invalidf("agent id %s is not a %s id (want %s-N)", id, role.IDPrefix(), role.IDPrefix())
 		}
-		if reg, err = e.register(ctx, s, id, cmd.Bool("replace")); err != nil {
+		if reg, err = e.registerWaiting(ctx, s, id, cmd.Bool("replace"), tell); err != nil {
 			return err
 		}
 	} else {
 		// The first free id of the role, as the seeds number agents.
 		for n := 1; ; n++ {
 			id = fmt.Sprintf("%s-%d", role.IDPrefix(), n)
-			reg, err = e.register(ctx, s, id, false)
+			reg, err = e.registerWaiting(ctx, s, id, false, tell)
 			if err == nil {
 				break
 			}
