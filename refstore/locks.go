@@ -170,6 +170,9 @@ func judgeLockIn(path string, dirs []string, remove bool) (lockVerdict, string, 
 	pids, known := proc.GitIn(dirs)
 	age := time.Since(fi.ModTime())
 	switch {
+	case deadRefLock(path, fi, age):
+		// Past the checks below: a team whose supervisors run git all the
+		// time (their fetches) would keep it for ever.
 	case !known:
 		return lockUnknown, "this machine's processes cannot be seen to tell whether git holds it", age, nil
 	case len(pids) > 0:
@@ -191,6 +194,17 @@ func judgeLockIn(path string, dirs []string, remove bool) (lockVerdict, string, 
 		return lockUnknown, "", age, err
 	}
 	return lockRemoved, "", age, nil
+}
+
+// deadRefLock reports whether the lock at path is a ref's lock (under
+// refs/) that is still empty at age StaleLockAge: git writes a ref's new
+// value into its lock as it takes it, and holds an empty one only while it
+// deletes the ref, for milliseconds. Such a lock is a dead writer's (git
+// killed in that instant: a session's process group ended, an
+// out-of-memory kill), whatever git processes run in the repository.
+func deadRefLock(path string, fi os.FileInfo, age time.Duration) bool {
+	return fi.Size() == 0 && fi.Mode().IsRegular() && age >= StaleLockAge &&
+		strings.Contains(filepath.ToSlash(path), "/refs/")
 }
 
 // notice tells r.Notice, when it is set.

@@ -30,7 +30,7 @@ func TestClearStaleLock(t *testing.T) {
 	var told []string
 	r.Notice = func(s string) { told = append(told, s) }
 	lock := filepath.Join(r.CommonDir, "refs", "heads", "main.lock")
-	writeFile(t, lock, "")
+	writeFile(t, lock, strings.Repeat("a", 40)+"\n")
 
 	// Young: kept.
 	if gone, why, err := r.ClearStaleLock(lock); err != nil || gone || !strings.HasPrefix(why, "it is ") {
@@ -67,6 +67,22 @@ func TestClearStaleLock(t *testing.T) {
 	if gone, why, err := r.ClearStaleLock(lock); err != nil || gone || !strings.HasPrefix(why, "git (pid ") {
 		t.Fatalf("lock with git running: %v %q %v", gone, why, err)
 	}
+	// But a ref's lock still empty past StaleLockAge is a dead writer's
+	// (git writes the value as it locks), whatever git runs: a team whose
+	// supervisors fetch all the time kept one for ever, and stood still.
+	dead := filepath.Join(r.CommonDir, "refs", "liza", "state.lock")
+	writeFile(t, dead, "")
+	stale(t, dead)
+	if gone, why, err := r.ClearStaleLock(dead); err != nil || !gone {
+		t.Fatalf("an empty ref lock 1m old with git running: %v %q %v", gone, why, err)
+	}
+	young := filepath.Join(r.CommonDir, "refs", "liza", "young.lock")
+	writeFile(t, young, "")
+	if gone, _, err := r.ClearStaleLock(young); err != nil || gone {
+		t.Fatalf("a young empty lock was removed: %v %v", gone, err)
+	}
+	os.Remove(young)
+	told = nil
 	in.Close()
 	cmd.Wait()
 
