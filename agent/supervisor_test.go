@@ -361,6 +361,16 @@ func TestMergeBesideReview(t *testing.T) {
 	}
 }
 
+// approved is a board whose tasks ids are APPROVED by code-reviewer-1,
+// each at the commit c-ID.
+func approved(ids ...string) *contracts.State {
+	st := &contracts.State{}
+	for _, id := range ids {
+		st.Tasks = append(st.Tasks, &contracts.Task{ID: id, Status: contracts.Approved, ApprovedBy: "code-reviewer-1", ReviewCommit: "c-" + id})
+	}
+	return st
+}
+
 // TestLaneGoesOn: after a merge that landed, the lane reads the board and
 // merges the next approved task itself, while the loop is busy elsewhere;
 // it stops when none is left, when a merge fails, and when the team is
@@ -373,13 +383,6 @@ func TestLaneGoesOn(t *testing.T) {
 		return nil
 	}}
 	s, _ := newSup(contracts.RoleReviewer, "code-reviewer-1", f)
-	approved := func(ids ...string) *contracts.State {
-		st := &contracts.State{}
-		for _, id := range ids {
-			st.Tasks = append(st.Tasks, &contracts.Task{ID: id, Status: contracts.Approved, ApprovedBy: "code-reviewer-1", ReviewCommit: "c-" + id})
-		}
-		return st
-	}
 	// The board after each merge: b, then c (whose merge fails), then d.
 	boards := []*contracts.State{approved("b"), approved("c"), approved("d")}
 	s.lane.freed = make(chan struct{}, 1)
@@ -421,13 +424,6 @@ func TestLaneGoesOn(t *testing.T) {
 func TestLaneMergesOnce(t *testing.T) {
 	f := &fakeBoard{}
 	s, log := newSup(contracts.RoleReviewer, "code-reviewer-1", f)
-	approved := func(ids ...string) *contracts.State {
-		st := &contracts.State{}
-		for _, id := range ids {
-			st.Tasks = append(st.Tasks, &contracts.Task{ID: id, Status: contracts.Approved, ApprovedBy: "code-reviewer-1", ReviewCommit: "c-" + id})
-		}
-		return st
-	}
 	// The loop read a and b approved; the lane merges a, reads b, merges
 	// it, then reads a board where both are MERGED.
 	done := approved("a", "b")

@@ -9,15 +9,22 @@ import (
 	"time"
 )
 
+// hubOf is twoCommits' repository with an empty bare repository beside
+// it as its remote "hub", and the hub's path.
+func hubOf(t *testing.T) (*Repo, Hash, Hash, string) {
+	r, c1, c2 := twoCommits(t)
+	hub := filepath.Join(t.TempDir(), "hub.git")
+	git(t, r.Dir(), "init", "-q", "--bare", "--object-format="+mode.format, hub)
+	git(t, r.Dir(), "remote", "add", "hub", hub)
+	return r, c1, c2, hub
+}
+
 // A push that meets a young lock of git's on a remote that is a path (one
 // a push killed a moment ago left, or a live push's) waits for it:
 // PushWaiting goes through once the lock goes, where Push gives up at
 // once, naming the lock.
 func TestPushWaitingForLock(t *testing.T) {
-	r, c1, _ := twoCommits(t)
-	hub := filepath.Join(t.TempDir(), "hub.git")
-	git(t, r.Dir(), "init", "-q", "--bare", "--object-format="+mode.format, hub)
-	git(t, r.Dir(), "remote", "add", "hub", hub)
+	r, c1, _, hub := hubOf(t)
 	ctx := context.Background()
 	lock := filepath.Join(hub, "refs", "liza", "state.lock")
 	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
@@ -51,10 +58,7 @@ func TestPushWaitingForLock(t *testing.T) {
 // (RemoteUnstored), and a pre-receive hook that declines, whatever it
 // prints, is a plain refusal.
 func TestPushUnstored(t *testing.T) {
-	r, c1, c2 := twoCommits(t)
-	hub := filepath.Join(t.TempDir(), "hub.git")
-	git(t, r.Dir(), "init", "-q", "--bare", "--object-format="+mode.format, hub)
-	git(t, r.Dir(), "remote", "add", "hub", hub)
+	r, c1, c2, hub := hubOf(t)
 	ctx := context.Background()
 
 	git(t, hub, "config", "receive.maxInputSize", "20")
