@@ -38,7 +38,7 @@ func (s *sup) lookDisk(keep bool) bool {
 	if !ok {
 		return false
 	}
-	if room < refstore.MinRoom || files == 0 {
+	if refstore.Full(room, files) {
 		s.begin(&s.waits.disk, diskWords, s.Root, fmt.Sprintf("%d KiB and %d files left", room>>10, files))
 		return true
 	}

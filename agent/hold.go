@@ -57,9 +57,11 @@ const (
 	holdRemind   = 10 * time.Minute
 )
 
-// The words of each kind of hold.
+// The words of each kind of hold, and how far apart its looks may grow
+// (0: every firstHoldWait).
 type holdWords struct {
 	begun, remind, ended, during string
+	most                         time.Duration
 }
 
 var (
@@ -68,12 +70,14 @@ var (
 		remind: "the remote %s has not answered for %s (%s): sessions and merges still wait",
 		ended:  "the remote %s answers again after %s: work goes on",
 		during: "while the remote %s did not answer",
+		most:   holdMaxWait,
 	}
 	storeWords = holdWords{
 		begun:  "the remote %s cannot store what it is sent (%s): sessions and merges wait until it can",
 		remind: "the remote %s has stored nothing for %s (%s): sessions and merges still wait",
 		ended:  "the remote %s stores again after %s: work goes on",
 		during: "while the remote %s could not store",
+		most:   storeMaxWait,
 	}
 	diskWords = holdWords{
 		begun:  "the disk of %s is full (%s): sessions and merges wait until there is room",
@@ -91,8 +95,8 @@ func (s *sup) begin(h *hold, w holdWords, what, why string) {
 	first := h.since.IsZero()
 	if first {
 		others := 0
-		for _, o := range s.waits.all() {
-			if o != h && !o.since.IsZero() {
+		for _, k := range s.waits.kinds() {
+			if k.h != h && !k.h.since.IsZero() {
 				others++
 			}
 		}
@@ -109,12 +113,10 @@ func (s *sup) begin(h *hold, w holdWords, what, why string) {
 	since := h.since
 	s.waits.mu.Unlock()
 	switch {
-	case first && h == &s.waits.disk:
+	case first && w.most == 0:
 		s.eventf(EventWaiting, "", w.begun+"; looking again every %s", what, why, s.firstHoldWait())
-	case first && h == &s.waits.store:
-		s.eventf(EventWaiting, "", w.begun+"; looking again in %s, then less often, up to every %s", what, why, s.firstHoldWait(), storeMaxWait)
 	case first:
-		s.eventf(EventWaiting, "", w.begun+"; looking again in %s, then less often, up to every %s", what, why, s.firstHoldWait(), holdMaxWait)
+		s.eventf(EventWaiting, "", w.begun+"; looking again in %s, then less often, up to every %s", what, why, s.firstHoldWait(), w.most)
 	case remind:
 		s.eventf(EventWaiting, "", w.remind, what, roundHold(now.Sub(since)), why)
 	}
@@ -131,15 +133,23 @@ func (s *sup) end(h *hold, w holdWords) {
 	}
 }
 
-// all lists the kinds of hold.
-func (h *holds) all() []*hold { return []*hold{&h.remote, &h.store, &h.disk} }
+// kinds lists the kinds of hold with their words.
+func (h *holds) kinds() []struct {
+	h *hold
+	w holdWords
+} {
+	return []struct {
+		h *hold
+		w holdWords
+	}{{&h.remote, remoteWords}, {&h.store, storeWords}, {&h.disk, diskWords}}
+}
 
 // held reports whether a hold holds now.
 func (s *sup) held() bool {
 	s.waits.mu.Lock()
 	defer s.waits.mu.Unlock()
-	for _, h := range s.waits.all() {
-		if !h.since.IsZero() {
+	for _, k := range s.waits.kinds() {
+		if !k.h.since.IsZero() {
 			return true
 		}
 	}
@@ -151,13 +161,10 @@ func (s *sup) held() bool {
 func (s *sup) heldSince(t time.Time) string {
 	s.waits.mu.Lock()
 	defer s.waits.mu.Unlock()
-	switch h := &s.waits; {
-	case !h.remote.last.IsZero() && !h.remote.last.Before(t):
-		return fmt.Sprintf(remoteWords.during, h.remote.what)
-	case !h.store.last.IsZero() && !h.store.last.Before(t):
-		return fmt.Sprintf(storeWords.during, h.store.what)
-	case !h.disk.last.IsZero() && !h.disk.last.Before(t):
-		return fmt.Sprintf(diskWords.during, h.disk.what)
+	for _, k := range s.waits.kinds() {
+		if !k.h.last.IsZero() && !k.h.last.Before(t) {
+			return fmt.Sprintf(k.w.during, k.h.what)
+		}
 	}
 	return ""
 }
@@ -183,12 +190,13 @@ func (s *sup) firstHoldWait() time.Duration {
 func (s *sup) holdWait() time.Duration {
 	s.waits.mu.Lock()
 	defer s.waits.mu.Unlock()
-	most := holdMaxWait
-	switch {
-	case !s.waits.remote.since.IsZero():
-	case !s.waits.store.since.IsZero():
-		most = storeMaxWait
-	default:
+	var most time.Duration // the farthest apart the holds on allow
+	for _, k := range s.waits.kinds() {
+		if !k.h.since.IsZero() {
+			most = max(most, k.w.most)
+		}
+	}
+	if most == 0 {
 		return s.firstHoldWait()
 	}
 	if s.waits.wait == 0 {

@@ -58,6 +58,5 @@ func registerHeld(s *session, err error) bool {
 	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
 		return true
 	}
-	room, files, ok := refstore.DiskRoom(s.repo.CommonDir)
-	return ok && (room < refstore.MinRoom || files == 0)
+	return refstore.DiskFull(s.repo.CommonDir)
 }

@@ -42,7 +42,7 @@ func (w *watcher) lookDisk(ctx context.Context, tip refstore.Hash, now time.Time
 	if !ok {
 		return
 	}
-	if room >= refstore.MinRoom && files != 0 {
+	if !refstore.Full(room, files) {
 		if !w.held.diskSince.IsZero() {
 			w.heldNotice(fmt.Sprintf("✅ DISK ROOM: the disk of %s has room again", dir))
 		}

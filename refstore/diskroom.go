@@ -8,5 +8,8 @@ const MinRoom = 1 << 20
 // bytes, or no file, left for this user; false when that cannot be told.
 func DiskFull(dir string) bool {
 	bytes, files, ok := DiskRoom(dir)
-	return ok && (bytes < MinRoom || files == 0)
+	return ok && Full(bytes, files)
 }
+
+// Full reports whether a disk with bytes and files left counts as full.
+func Full(bytes, files uint64) bool { return bytes < MinRoom || files == 0 }
