@@ -104,16 +104,22 @@ func TestKept(t *testing.T) {
 	r.sound()
 }
 
-// A kept worktree whose process died is a leftover like any throwaway
-// worktree: the next Recover removes it.
-func TestKeptOfDeadProcess(t *testing.T) {
+// keptT1 is a new repository and a Kept holding t1's checkout of its base,
+// with the checkout's path and the func that gives it back.
+func keptT1(t *testing.T) (*testRepo, *Kept, string, func()) {
 	r := newRepo(t)
-	ctx := context.Background()
 	k := &Kept{}
-	path, done, err := k.Checkout(ctx, r.repo, r.base, "t1")
+	path, done, err := k.Checkout(context.Background(), r.repo, r.base, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, k, path, done
+}
+
+// A kept worktree whose process died is a leftover like any throwaway
+// worktree: the next Recover removes it.
+func TestKeptOfDeadProcess(t *testing.T) {
+	r, _, path, done := keptT1(t)
 	done()
 	lock(t, r.admin(mustRel(t, r, path)), "git-liza merge test: "+deadOwner(t))
 	got := whats(recoverOK(t, r, holds("refs/heads/integration")))
@@ -178,13 +184,8 @@ func TestAddDetachedKilledBeforeCheckout(t *testing.T) {
 // back (what the test left there filled the disk), and the next test gets
 // a new one; a drop of another path, or none, keeps it.
 func TestKeptDrop(t *testing.T) {
-	r := newRepo(t)
+	r, k, path, done := keptT1(t)
 	ctx := context.Background()
-	k := &Kept{}
-	path, done, err := k.Checkout(ctx, r.repo, r.base, "t1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	k.Drop(filepath.Join(path, "elsewhere"))
 	done()
 	if _, err := os.Stat(path); err != nil {
