@@ -79,14 +79,18 @@ func collides(paths contracts.StringList, changing []branchChanges) *collision {
 func (s *Service) preferClear(ctx context.Context, tx *cas.Tx, first string, skip map[string]bool) (string, string, error) {
 	// Only the candidates and the tasks in flight are read (the claim
 	// index), never the whole board's index: a claim costs the same on
-	// any board.
-	ft, err := tx.Summary(first)
+	// any board. The first candidate's paths come from its file, which
+	// the claim reads anyway when it keeps it (most often: a task that
+	// declares no paths, or none in flight changing them), rather than
+	// from its bucket's index line, which would cost another read.
+	t, err := tx.Task(first)
 	if err != nil {
 		return first, "", err
 	}
-	if ft == nil || len(ft.Paths) == 0 {
+	if t == nil || len(t.Paths) == 0 {
 		return first, "", nil
 	}
+	ft := t.Summary()
 	inflight, err := tx.InFlight()
 	if err != nil {
 		return first, "", err
