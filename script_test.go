@@ -115,6 +115,8 @@ func TestScript(t *testing.T) {
 			"mcpcall":   cmdMCPCall,
 			"signal":    cmdSignal,
 			"strays":    cmdStrays,
+			"proxy":     cmdProxy,
+			"conns":     cmdConns,
 		},
 	})
 }

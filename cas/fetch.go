@@ -54,6 +54,9 @@ func (s *Store) fetchState(ctx context.Context, remote string, track bool) (refs
 		s.RecordFetch(remote)
 	}
 	tip, ok := got[refstore.StateRef]
+	if remote == s.Remote {
+		sawTip(ctx, tip)
+	}
 	return tip, ok, s.noteRewind(ctx, remote, was, tip)
 }
 

@@ -17,6 +17,7 @@ import (
 // ErrStale: the caller fetches and applies the operation again.
 func (s *Store) publish(ctx context.Context, op Op, updates []refstore.RefUpdate) error {
 	if err := s.Repo.Push(ctx, s.Remote, updates...); err != nil {
+		lostTip(ctx)
 		return err
 	}
 	var local []refstore.RefUpdate
@@ -54,6 +55,11 @@ func (s *Store) publish(ctx context.Context, op Op, updates []refstore.RefUpdate
 	if err == nil {
 		// The state's tracking ref is the remote's value as the push left it.
 		s.RecordFetch(s.Remote)
+		for _, u := range updates {
+			if u.Name == refstore.StateRef {
+				sawTip(ctx, u.New)
+			}
+		}
 	}
 	if errors.Is(err, refstore.ErrStale) {
 		// Another local process moved a ref meanwhile; the remote has the

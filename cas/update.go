@@ -196,9 +196,15 @@ func (s *Store) View(agent string, fn func(tx *Tx) error) error {
 // ViewContext is View whose fetch of the remote's tip ends with ctx (an
 // interrupted command does not wait for it).
 func (s *Store) ViewContext(ctx context.Context, agent string, fn func(tx *Tx) error) error {
-	tip, err := s.tip(ctx)
-	if err != nil {
-		return err
+	tip, reused := refstore.Hash{}, false
+	if s.remoteMode() {
+		tip, reused = reusedTip(ctx)
+	}
+	if !reused {
+		var err error
+		if tip, err = s.tip(ctx); err != nil {
+			return err
+		}
 	}
 	snap, err := ReadSnapshot(s.Repo, tip)
 	if err != nil {

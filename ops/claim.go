@@ -101,6 +101,7 @@ func init() { withFacts(kindClaim, claimFacts) }
 // stopped, worktree.Abandon, so that a process that lives on does not hold
 // it).
 func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*ClaimResult, error) {
+	ctx = cas.WithViews(ctx) // its views read the tip it just fetched or pushed
 	if r.Task != "" {
 		if err := contracts.ValidTaskID(r.Task); err != nil {
 			return nil, err

@@ -82,7 +82,7 @@ func (s *Service) integrationTest(ctx context.Context, id string, integ, result 
 	// The test's worktree lies under the common directory and is locked
 	// by this process: a merge killed during the test leaves it where the
 	// next worktree command finds it, and removes it (worktree.Recover).
-	bounds, err := s.timeouts()
+	bounds, err := s.timeouts(ctx)
 	if err != nil {
 		return "", err
 	}

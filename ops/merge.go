@@ -44,6 +44,7 @@ var errIntegrationMoved = errors.New("integration branch moved")
 // integration branch and the state in one ref transaction. A conflict or a
 // failing test records INTEGRATION_FAILED and leaves the branch where it was.
 func (s *Service) Merge(ctx context.Context, r MergeRequest) (*MergeResult, error) {
+	ctx = cas.WithViews(ctx) // its views read the tip it just fetched or pushed
 	id := r.Task
 	if err := contracts.ValidTaskID(id); err != nil {
 		return nil, err

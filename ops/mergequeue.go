@@ -82,6 +82,7 @@ type queuePlan struct {
 // killed anywhere is taken up by the next, which starts from what the
 // board says.
 func (s *Service) MergeQueue(ctx context.Context, r MergeQueueRequest) (*MergeQueueResult, error) {
+	ctx = cas.WithViews(ctx) // its views read the tip it just fetched or pushed
 	if err := s.mergeGate(ctx); err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func (s *Service) prepareNew(ctx context.Context, kind, task string, source refs
 		return nil, fmt.Errorf("prepare a worktree of kind %q", kind)
 	}
 	role, _ := contracts.ParseAgentID(agent)
-	bounds, err := s.timeouts()
+	bounds, err := s.timeouts(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +44,9 @@ const SetupEventTag = "worktree_setup"
 // a run of the integration test.
 type timeouts struct{ setup, test time.Duration }
 
-func (s *Service) timeouts() (timeouts, error) {
+func (s *Service) timeouts(ctx context.Context) (timeouts, error) {
 	var t timeouts
-	err := s.view(context.Background(), func(tx *cas.Tx) error {
+	err := s.view(context.WithoutCancel(ctx), func(tx *cas.Tx) error {
 		m, err := tx.Meta()
 		if err != nil {
 			return err

@@ -54,7 +54,7 @@ func (s *Service) PruneWorktrees(ctx context.Context) (*PruneReport, error) {
 	if err := s.finishTornMerge(ctx, integration); err != nil {
 		return nil, err
 	}
-	repaired, err := worktree.Recover(ctx, s.Repo, s.recovery())
+	repaired, err := worktree.Recover(ctx, s.Repo, s.recovery(ctx))
 	if err != nil {
 		return nil, err
 	}

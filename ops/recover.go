@@ -23,7 +23,7 @@ import (
 // commands run it first. The board is read only when a dead claim's
 // worktree has to be judged.
 func (s *Service) recoverWorktrees(ctx context.Context) ([]worktree.Repair, error) {
-	rec := s.recovery()
+	rec := s.recovery(ctx)
 	done, err := worktree.Recover(ctx, s.Repo, rec)
 	for _, r := range done {
 		s.notice(r.String())
@@ -40,7 +40,7 @@ func (s *Service) recoverWorktrees(ctx context.Context) ([]worktree.Repair, erro
 // team of eight coders by a sixth, since the reviewer every task waits on
 // spent it at each review and merge.
 func (s *Service) recoverWhenFree(ctx context.Context) error {
-	done, _, err := worktree.RecoverWhenFree(ctx, s.Repo, s.recovery())
+	done, _, err := worktree.RecoverWhenFree(ctx, s.Repo, s.recovery(ctx))
 	for _, r := range done {
 		s.notice(r.String())
 	}
@@ -51,14 +51,15 @@ func (s *Service) recoverWhenFree(ctx context.Context) error {
 // once when first needed, and the task whose worktree a dead claim left,
 // read when asked. Reading every task in play to know which hold their
 // worktrees cost each merge a decode per task in review, to judge the
-// reviewer's checkout, which the index judges alone.
-func (s *Service) recovery() worktree.Recovery {
+// reviewer's checkout, which the index judges alone. The board is read
+// in ctx's scope of views (cas.WithViews), and whatever becomes of ctx.
+func (s *Service) recovery(ctx context.Context) worktree.Recovery {
 	var once sync.Once
 	var idx map[string]*contracts.TaskSummary
 	var integ string
 	var viewErr error
 	read := func() {
-		viewErr = s.view(context.Background(), func(tx *cas.Tx) error {
+		viewErr = s.view(context.WithoutCancel(ctx), func(tx *cas.Tx) error {
 			m, err := tx.Meta()
 			if err != nil {
 				return err
@@ -84,7 +85,7 @@ func (s *Service) recovery() worktree.Recovery {
 			return false, nil
 		}
 		held := false
-		err := s.view(context.Background(), func(tx *cas.Tx) error {
+		err := s.view(context.WithoutCancel(ctx), func(tx *cas.Tx) error {
 			t, err := tx.Task(id)
 			held = err == nil && t != nil && t.Worktree == worktree.Rel(id)
 			return err

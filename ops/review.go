@@ -36,6 +36,7 @@ type ReviewResult struct {
 // the reviewed commits are fetched: the reviewer reads them from
 // refs/liza/remotes/<remote>/heads/task/<id>.
 func (s *Service) Review(ctx context.Context, r ReviewRequest) (*ReviewResult, error) {
+	ctx = cas.WithViews(ctx) // its views read the tip it just fetched or pushed
 	if r.Task != "" {
 		if err := contracts.ValidTaskID(r.Task); err != nil {
 			return nil, err

@@ -40,6 +40,7 @@ type SubmitResult struct {
 // from the base, clean worktree, within the task's paths and size limits),
 // then records READY_FOR_REVIEW with the full commit id.
 func (s *Service) Submit(ctx context.Context, r SubmitRequest) (*SubmitResult, error) {
+	ctx = cas.WithViews(ctx) // its views read the tip it just fetched or pushed
 	id := r.Task
 	if err := contracts.ValidTaskID(id); err != nil {
 		return nil, err

@@ -76,7 +76,8 @@ type SyncOptions struct {
 // finishes on its own) fetches and tries again, a few times.
 func (s *Service) SyncWith(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error) {
 	for try := 1; ; try++ {
-		rep, err := s.syncOnce(ctx, remote, o)
+		// Each try's view of the board reads the tip that try fetched.
+		rep, err := s.syncOnce(cas.WithViews(ctx), remote, o)
 		if try == 5 || Class(err) != contracts.CodeContention || ctx.Err() != nil {
 			if err == nil && o.SetRemote && s.Store.Remote == "" {
 				if _, cerr := s.Repo.Git(ctx, "config", "liza.remote", rep.Remote); cerr != nil {
