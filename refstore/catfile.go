@@ -39,7 +39,7 @@ func (g *gitObjects) start() error {
 	}
 	cmd := exec.Command("git", "cat-file", "--batch-command")
 	cmd.Dir = g.dir
-	cmd.Env = ContainEnv(nil)
+	cmd.Env = inEnglish(ContainEnv(nil))
 	g.stderr = new(cappedBuffer)
 	cmd.Stderr = g.stderr
 	in, err := cmd.StdinPipe()

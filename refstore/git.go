@@ -138,7 +138,7 @@ func execGitOpts(ctx context.Context, g gitRun) (out []byte, cut bool, err error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir, cmd.Env = dir, env
+	cmd.Dir, cmd.Env = dir, inEnglish(env)
 	if g.group {
 		ownGroup(cmd)
 		cmd.Cancel = func() error { return stopGroup(cmd, g.objects) }
@@ -323,4 +323,21 @@ func parseGitVersion(s string) (major, minor int, ok bool) {
 	major, err1 = strconv.Atoi(parts[0])
 	minor, err2 = strconv.Atoi(parts[1])
 	return major, minor, err1 == nil && err2 == nil
+}
+
+// inEnglish is env (the process's own when nil) with git's messages in
+// English. git-liza reads what git says on stderr (a ref the remote lacks,
+// a race lost, a lock held, a push the remote could not store), and git
+// says it in the user's language where its translations are installed:
+// with German ones, a task's first submit in remote mode failed on
+// "Schwerwiegend: Konnte Remote-Referenz ... nicht finden". LANGUAGE=C
+// sets the language of messages alone, not how characters are read:
+// gettext reads it before LC_ALL, LC_MESSAGES and LANG, and has no
+// catalog for C. Only git gets it (and what git runs, such as hooks); an
+// agent's session and the project's own scripts keep the user's.
+func inEnglish(env []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	return append(slices.Clip(env), "LANGUAGE=C")
 }

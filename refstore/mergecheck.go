@@ -62,7 +62,7 @@ func (r *Repo) gitBounded(ctx context.Context, max int, args ...string) (*limite
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir, cmd.Env = r.Dir(), ContainEnv(nil)
+	cmd.Dir, cmd.Env = r.Dir(), inEnglish(ContainEnv(nil))
 	out, stderr := &limitedBuffer{max: max}, &limitedBuffer{max: 4 << 10}
 	cmd.Stdout, cmd.Stderr = out, stderr
 	if err := cmd.Run(); err != nil {

@@ -248,7 +248,7 @@ func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTxn, error) {
 	t := &RefTxn{args: args[2:], started: make(chan error, 1), algo: r.algo, repo: r}
 	t.cmd = exec.CommandContext(ctx, "git", args...)
 	t.cmd.Dir = r.Dir()
-	t.cmd.Env = ContainEnv(append(os.Environ(), RefUpdateEnv+"=1"))
+	t.cmd.Env = inEnglish(ContainEnv(append(os.Environ(), RefUpdateEnv+"=1")))
 	t.cmd.Stderr = &t.stderr
 	ownGroup(t.cmd)
 	in, err := t.cmd.StdinPipe()

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -253,7 +254,7 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[st
 		time.Sleep(time.Duration(2+rand.IntN(5*(try+1))) * time.Millisecond)
 	}
 	if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
-		return r.fetchSome(ctx, remote, refs)
+		return r.fetchSome(ctx, remote, refs, err, ge.Stderr)
 	}
 	if err != nil {
 		return nil, remoteError(remote, err, false)
@@ -285,37 +286,30 @@ func allState(refs []string) bool {
 	return len(refs) > 0
 }
 
-// fetchSome is Fetch when some refs may be missing on the remote: it asks
-// which exist first.
-func (r *Repo) fetchSome(ctx context.Context, remote string, refs []string) (map[string]Hash, error) {
-	out, err := r.remoteGit(ctx, remote, false, nil, "ls-remote", r.PackProgram(remote, false), "--", remote)
-	if err != nil {
+// fetchSome is Fetch after git said that the remote lacks one of refs (a
+// task's branch before its first push): that ref's tracking ref goes, and
+// the others are fetched without it. Nothing else is asked of the remote:
+// a listing of its refs, as this once made, is all of them, and a forge
+// has a ref per pull request, tens of thousands on a busy project. A
+// pattern (refs/liza/queue/*) is fetched only beside a ref that is there.
+func (r *Repo) fetchSome(ctx context.Context, remote string, refs []string, err error, stderr string) (map[string]Hash, error) {
+	_, rest, _ := strings.Cut(stderr, "couldn't find remote ref ")
+	missing, _, _ := strings.Cut(rest, "\n")
+	missing = strings.TrimSpace(missing)
+	if !slices.Contains(refs, missing) {
 		return nil, remoteError(remote, err, false)
 	}
-	have := map[string]bool{}
-	for _, line := range strings.Split(string(out), "\n") {
-		if _, name, ok := strings.Cut(line, "\t"); ok {
-			have[name] = true
-		}
-	}
-	var present []string
-	var drop []RefUpdate
-	for _, ref := range refs {
-		if have[ref] || strings.HasSuffix(ref, "/*") && len(present) > 0 {
-			present = append(present, ref)
-		} else if old, ok, _ := r.ReadRef(TrackingRef(remote, ref)); ok {
-			drop = append(drop, RefUpdate{Name: TrackingRef(remote, ref), Old: old})
-		}
-	}
-	if len(drop) > 0 {
-		if err := r.UpdateRefs(ctx, "liza: "+remote+" has no such ref", drop...); err != nil && !errors.Is(err, ErrStale) {
+	if old, ok, _ := r.ReadRef(TrackingRef(remote, missing)); ok {
+		drop := RefUpdate{Name: TrackingRef(remote, missing), Old: old}
+		if err := r.UpdateRefs(ctx, "liza: "+remote+" has no such ref", drop); err != nil && !errors.Is(err, ErrStale) {
 			return nil, err
 		}
 	}
-	if len(present) == 0 {
+	others := slices.DeleteFunc(slices.Clone(refs), func(ref string) bool { return ref == missing })
+	if !slices.ContainsFunc(others, func(ref string) bool { return !strings.HasSuffix(ref, "/*") }) {
 		return map[string]Hash{}, nil
 	}
-	return r.Fetch(ctx, remote, present...)
+	return r.Fetch(ctx, remote, others...)
 }
 
 // Push moves refs on a remote, atomically: each update names the value the
@@ -416,7 +410,7 @@ func (r *Repo) RemoteHas(ctx context.Context, remote, ref string) bool {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--exit-code", r.PackProgram(remote, false), "--", remote, ref)
 	cmd.Dir = r.Dir()
-	cmd.Env = ContainEnv(append(os.Environ(), "GIT_TERMINAL_PROMPT=0"))
+	cmd.Env = inEnglish(ContainEnv(append(os.Environ(), "GIT_TERMINAL_PROMPT=0")))
 	return cmd.Run() == nil
 }
 
