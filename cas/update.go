@@ -138,11 +138,14 @@ func (s *Store) update(ctx context.Context, op Op, turn *turn, budget time.Durat
 			s.reap(ctx, turn)
 			return res, nil
 		}
-		if turn != nil && turn.guessed && !errors.Is(err, errYield) && ctx.Err() == nil {
+		if turn != nil && turn.guessed && !errors.Is(err, errYield) && ctx.Err() == nil && !refstore.RemoteDown(err) {
 			// The attempt built on the tip this clone saw last, and it
 			// was refused (here or by the remote, which had moved), or
 			// changed nothing: what the remote holds now decides, so the
 			// operation is tried again on it at once, as its first try.
+			// A remote that did not answer (its push may yet land) is
+			// not asked again at once: that is said, and the caller
+			// (a supervisor's hold) decides when to look again.
 			turn.guessed = false
 			attempt--
 			continue
