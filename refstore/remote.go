@@ -254,7 +254,7 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refs ...string) (map[st
 		time.Sleep(time.Duration(2+rand.IntN(5*(try+1))) * time.Millisecond)
 	}
 	if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
-		return r.fetchSome(ctx, remote, refs, err, ge.Stderr)
+		return r.fetchSome(ctx, remote, refs, err)
 	}
 	if err != nil {
 		return nil, remoteError(remote, err, false)
@@ -286,14 +286,16 @@ func allState(refs []string) bool {
 	return len(refs) > 0
 }
 
-// fetchSome is Fetch after git said that the remote lacks one of refs (a
-// task's branch before its first push): that ref's tracking ref goes, and
-// the others are fetched without it. Nothing else is asked of the remote:
+// fetchSome is Fetch after git said (err, a GitError) that the remote
+// lacks one of refs (a task's branch before its first push): that ref's
+// tracking ref goes, and the others are fetched without it. Nothing else is asked of the remote:
 // a listing of its refs, as this once made, is all of them, and a forge
 // has a ref per pull request, tens of thousands on a busy project. A
 // pattern (refs/liza/queue/*) is fetched only beside a ref that is there.
-func (r *Repo) fetchSome(ctx context.Context, remote string, refs []string, err error, stderr string) (map[string]Hash, error) {
-	_, rest, _ := strings.Cut(stderr, "couldn't find remote ref ")
+func (r *Repo) fetchSome(ctx context.Context, remote string, refs []string, err error) (map[string]Hash, error) {
+	var failed *GitError
+	errors.As(err, &failed)
+	_, rest, _ := strings.Cut(failed.Stderr, "couldn't find remote ref ")
 	missing, _, _ := strings.Cut(rest, "\n")
 	missing = strings.TrimSpace(missing)
 	if !slices.Contains(refs, missing) {
