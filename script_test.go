@@ -26,6 +26,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/liza-dev/git-liza/commands"
+	"github.com/liza-dev/git-liza/contracts"
 	"github.com/liza-dev/git-liza/httpdo"
 	"github.com/liza-dev/git-liza/mcpserver"
 	"github.com/liza-dev/git-liza/relay"
@@ -34,6 +35,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Every state file the scripts' git-liza writes or reads is written
+	// or read by the YAML library too, and a difference panics.
+	contracts.CrossCheckCanon()
 	testscript.Main(scriptsM{m}, map[string]func(){
 		"git-liza": func() {
 			os.Exit(commands.RunAt(context.Background(), testClock(), os.Args, os.Stdin, os.Stdout, os.Stderr))

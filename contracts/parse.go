@@ -56,6 +56,12 @@ func MarshalTask(t *Task) ([]byte, error) {
 // DecodeYAML decodes a single non-empty YAML document into v. Errors are
 // exit-1 *Errors on one line that start with the line number.
 func DecodeYAML(data []byte, v any) error {
+	if decodeCanon(data, v) {
+		if crossCheck.Load() {
+			checkDecode(data, v)
+		}
+		return nil
+	}
 	return decode("", data, v, MaxMappingKeys)
 }
 
@@ -69,6 +75,17 @@ const MaxMappingKeys = 1000
 
 // EncodeYAML renders v as YAML with 2-space indent.
 func EncodeYAML(v any) ([]byte, error) {
+	if b, ok := encodeCanon(v); ok {
+		if crossCheck.Load() {
+			checkEncode(v, b)
+		}
+		return b, nil
+	}
+	return encodeLibrary(v)
+}
+
+// encodeLibrary is EncodeYAML by the library alone.
+func encodeLibrary(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
