@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"cmp"
 	"math"
 	"reflect"
 	"slices"
@@ -174,24 +175,52 @@ func (e *canonEncoder) entries(v reflect.Value, indent int, inItem bool, fields 
 }
 
 // orderedKey reports whether k is a key whose place the library gives
-// by keyOrder: printable ASCII with no digit, at most 128 bytes (a longer
-// key is written as a complex key).
+// by keyOrder: printable ASCII, at most 128 bytes (a longer key is written
+// as a complex key), and with no digit but, perhaps, a number at its end
+// after a dash, with no leading zero (an agent's id: coder-12).
 func orderedKey(k string) bool {
-	return k != "" && len(k) <= 128 && printableASCII(k) && strings.IndexAny(k, "0123456789") < 0
+	if k == "" || len(k) > 128 || !printableASCII(k) {
+		return false
+	}
+	d := strings.IndexAny(k, "0123456789")
+	if d < 0 {
+		return true
+	}
+	if d == 0 || k[d-1] != '-' || k[d] == '0' {
+		return false
+	}
+	for i := d; i < len(k); i++ {
+		if !isDigit(k[i]) {
+			return false
+		}
+	}
+	return true
 }
 
-// keyOrder orders two keys without digits as the library does: at the
+// keyOrder orders two keys of orderedKey's as the library does: at the
 // first byte where they differ, a letter goes after anything that is not
-// one, and otherwise the bytes' order decides; a key goes before the
-// longer keys it starts.
+// one; two numbers go by their value, and a number after anything else;
+// otherwise the bytes' order decides. A key goes before the longer keys it
+// starts.
 func keyOrder(a, b string) int {
 	for i := 0; i < len(a) && i < len(b); i++ {
 		if a[i] == b[i] {
 			continue
 		}
 		al, bl := isLetter(a[i]), isLetter(b[i])
-		if al != bl {
+		ad, bd := isDigit(a[i]), isDigit(b[i])
+		switch {
+		case al != bl:
 			if al {
+				return 1
+			}
+			return -1
+		case ad && bd:
+			// Both in the numbers that end the keys, which start at the
+			// same place and have no leading zero.
+			return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
+		case ad != bd:
+			if ad {
 				return 1
 			}
 			return -1

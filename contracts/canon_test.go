@@ -137,7 +137,8 @@ func TestCanonWritesStructsInMapsAndLists(t *testing.T) {
 		&struct {
 			Agents map[string]*Agent `yaml:"agents"`
 			Tasks  []any             `yaml:"tasks"`
-		}{Agents: map[string]*Agent{"coder": {Role: "coder"}, "code-reviewer": {}}, Tasks: []any{Task{ID: "a"}, &Checkpoint{}}},
+		}{Agents: map[string]*Agent{"coder-1": {Role: "coder"}, "code-reviewer-1": {}, "coder-10": {}, "coder-9": {}, "coder-100": {},
+			"coder-19": {}, "planner-1": {}, "coder_x": {}, "coder-": {}, "coder-a": {}, "coder": {}, "Coder-2": {}, "coder-x-3": {}}, Tasks: []any{Task{ID: "a"}, &Checkpoint{}}},
 	} {
 		got, ok := encodeCanon(v)
 		if want, _ := encodeLibrary(v); !ok || !bytes.Equal(got, want) {
@@ -153,7 +154,8 @@ func TestCanonStepsAside(t *testing.T) {
 		&Task{ID: "x", Extra: Extra{"k8s": "ops"}},
 		&Task{ID: "x", Extra: Extra{"owner": float32(1.5)}},
 		&Task{ID: "x", Extra: Extra{"owner": (*Usage)(nil)}},
-		&Task{ID: "x", Extra: Extra{"coder-1": "a", "coder-2": "b"}},
+		&Task{ID: "x", Extra: Extra{"coder-01": "a", "coder-2": "b"}},
+		&Task{ID: "x", Extra: Extra{"a1": "a", "coder-2": "b"}},
 		&Task{ID: "x", Description: "caf\u00e9"},
 		&Task{ID: "x", Description: "tab\there"},
 		&Task{ID: "x", Description: "a\n\n"},
@@ -275,6 +277,28 @@ func FuzzCanonEncode(f *testing.F) {
 			t.Fatalf("the canonical codec does not read what it wrote:\n%s", got)
 		}
 		checkDecode(got, &back)
+	})
+}
+
+// FuzzCanonKeys writes maps whose keys end in numbers, as agents' ids
+// do, with both codecs.
+func FuzzCanonKeys(f *testing.F) {
+	f.Add("coder", "code-reviewer", uint16(1), uint16(10))
+	f.Add("a_b", "a-b", uint16(19), uint16(100))
+	f.Fuzz(func(t *testing.T, a, b string, n, m uint16) {
+		v := map[string]any{a: 1, b: 2}
+		for _, k := range []string{a, b} {
+			for _, x := range []uint16{n, m, n / 10, m * 10} {
+				v[fmt.Sprintf("%s-%d", k, x)] = int(x)
+			}
+		}
+		got, ok := encodeCanon(v)
+		if !ok {
+			return
+		}
+		if want, err := encodeLibrary(v); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("canonical:\n%s\nlibrary (%v):\n%s", got, err, want)
+		}
 	})
 }
 
