@@ -10,10 +10,11 @@ import (
 )
 
 // The canonical codec's values of no fixed type: the unknown keys a
-// struct keeps (Extra), the sprint's metrics, an anomaly's details. The
-// library writes a map's keys in an order of its own (letters after the
-// other characters, runs of digits by their value); the keys handled here
-// hold no digit, and for them that order is worked out below.
+// struct keeps (Extra), the sprint's metrics, an anomaly's details, and
+// the maps and lists of structs a seed-format state holds. The library
+// writes a map's keys in an order of its own (letters after the other
+// characters, runs of digits by their value); the keys handled here are
+// those orderedKey takes, whose order keyOrder works out.
 
 // anyValue writes a value of no fixed type after a key's colon, or a
 // sequence's dash, whose line starts at column indent.
