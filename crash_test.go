@@ -123,9 +123,12 @@ func newCrashHarness(t *testing.T, seed uint64) *crashHarness {
 		ops: map[string]int{}, points: map[string]int{}, repairs: map[string]int{}, refusals: map[string]int{}, took: map[string][]time.Duration{},
 		fix: map[string]bool{}, breaks: map[string]bool{},
 	}
-	build := exec.Command("go", "build", "-tags", "crashpoints", "-o", h.bin, ".")
+	// canoncheck: every state file the harness's git-liza writes or
+	// reads is written or read by the YAML library too, and a
+	// difference panics, which exec reports.
+	build := exec.Command("go", "build", "-tags", "crashpoints,canoncheck", "-o", h.bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags crashpoints: %v\n%s", err, out)
+		t.Fatalf("go build -tags crashpoints,canoncheck: %v\n%s", err, out)
 	}
 	home := filepath.Join(work, "home")
 	os.MkdirAll(home, 0o755)
@@ -231,6 +234,9 @@ func (h *crashHarness) exec(dir string, kill time.Duration, group bool, crash st
 	if crash != "" && group {
 		// The point killed its group: git children ended with it.
 		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if !r.killed && strings.Contains(r.stderr, "panic: ") && strings.Contains(r.stderr, "goroutine ") {
+		h.fail("%s %s panicked:\n%s", name, strings.Join(args, " "), r.stderr)
 	}
 	h.countRepairs(r.stderr)
 	return r

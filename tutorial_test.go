@@ -273,7 +273,7 @@ func tutorialBinary(t *testing.T, work string) string {
 		}
 	}
 	bin := filepath.Join(work, "bin", "git-liza")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "canoncheck", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
