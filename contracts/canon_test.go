@@ -311,6 +311,8 @@ func FuzzCanonDecode(f *testing.F) {
 	}
 	f.Add([]byte("id: x\ndescription: |-\n  a\n\n  b\n"))
 	f.Add([]byte("id: 'it''s'\npriority: -3\nintegration_fix: true\n"))
+	f.Add([]byte("id: x\nowner:\n  - a: b\n    c:\n      - d\n  - {}\n  - e\nexit: 0\nrate: 0.25\ncoder-2: null\n"))
+	f.Add([]byte("id: x\nhistory:\n  - time: \"2026-11-28T12:24:01Z\"\n    checkpoint:\n      intent: |\n        line\n      files_to_modify: []\n    usage:\n      cost_usd: 1e-05\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got Task
 		if !decodeCanon(data, &got) {
