@@ -182,19 +182,14 @@ func custom(t reflect.Type) bool {
 	if t == durationType || t == timeType {
 		return true
 	}
-	xs := []reflect.Type{t}
-	if t.Kind() != reflect.Pointer {
-		xs = append(xs, reflect.PointerTo(t))
-	}
-	for _, x := range xs {
-		if x.NumMethod() == 0 {
-			continue
-		}
-		if x.Implements(marshalerType) || x.Implements(unmarshalerType) || x.Implements(textMarshalerType) || x.Implements(textUnmarshalType) {
-			return true
-		}
-	}
-	return false
+	return marshals(t) || t.Kind() != reflect.Pointer && marshals(reflect.PointerTo(t))
+}
+
+// marshals reports whether t has a method the library calls to write or
+// read a value of it.
+func marshals(t reflect.Type) bool {
+	return t.NumMethod() > 0 && (t.Implements(marshalerType) || t.Implements(unmarshalerType) ||
+		t.Implements(textMarshalerType) || t.Implements(textUnmarshalType))
 }
 
 // kindOf is the kind of a field of type t, and the struct type it holds

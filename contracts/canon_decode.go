@@ -12,7 +12,7 @@ import (
 // as it was when it did not, and the caller then uses the library.
 func decodeCanon(data []byte, v any) bool {
 	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || len(data) == 0 || bytes.IndexByte(data, '\t') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
 		return false
 	}
 	if e := rv.Elem(); !e.IsZero() && (e.Kind() != reflect.Map || e.Len() > 0) {
@@ -22,7 +22,7 @@ func decodeCanon(data []byte, v any) bool {
 		return decodeTop(data, rv.Elem())
 	}
 	p := planFor(rv.Elem().Type())
-	if p == nil || len(data) == 0 || bytes.IndexByte(data, '\t') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
+	if p == nil {
 		return false
 	}
 	d := canonDecoder{data: data}
@@ -38,7 +38,7 @@ func decodeCanon(data []byte, v any) bool {
 // keys to interfaces, or a slice of interfaces.
 func decodeTop(data []byte, v reflect.Value) bool {
 	t := v.Type()
-	if custom(t) || bytes.IndexByte(data, '\t') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
+	if custom(t) {
 		return false
 	}
 	d := canonDecoder{data: data}
